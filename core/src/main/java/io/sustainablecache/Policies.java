@@ -1,0 +1,84 @@
+package io.sustainablecache;
+
+import java.util.random.RandomGenerator;
+
+/** The built-in {@link RefreshPolicy} implementations, reached through its factories. */
+final class Policies {
+
+  private Policies() {}
+
+  static double checkBeta(double beta) {
+    if (!(beta > 0) || Double.isInfinite(beta)) {
+      throw new IllegalArgumentException("beta must be finite and positive: " + beta);
+    }
+    return beta;
+  }
+
+  static double checkFraction(double fraction) {
+    if (!(fraction > 0) || fraction > 1) {
+      throw new IllegalArgumentException("ttlFraction must be in (0, 1]: " + fraction);
+    }
+    return fraction;
+  }
+
+  enum NoRefresh implements RefreshPolicy {
+    INSTANCE;
+
+    @Override
+    public Mode mode() {
+      return Mode.NONE;
+    }
+
+    @Override
+    public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
+        long loadMillis, RandomGenerator random) {
+      return false;
+    }
+
+    @Override
+    public String toString() {
+      return "none";
+    }
+  }
+
+  record XFetch(double beta) implements RefreshPolicy {
+
+    @Override
+    public Mode mode() {
+      return Mode.INLINE;
+    }
+
+    @Override
+    public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
+        long loadMillis, RandomGenerator random) {
+      return RefreshPolicy.xfetch(nowMillis, expiresAtMillis, loadMillis * beta, random);
+    }
+
+    @Override
+    public String toString() {
+      return "PER(beta=" + beta + ")";
+    }
+  }
+
+  record Sustainable(double beta, double ttlFraction) implements RefreshPolicy {
+
+    static final Sustainable DEFAULT = new Sustainable(1.0, 0.1);
+
+    @Override
+    public Mode mode() {
+      return Mode.BACKGROUND;
+    }
+
+    @Override
+    public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
+        long loadMillis, RandomGenerator random) {
+      double delta = Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
+      return RefreshPolicy.xfetch(nowMillis, expiresAtMillis, delta * beta, random);
+    }
+
+    @Override
+    public String toString() {
+      return "SUS(beta=" + beta + ", ttlFraction=" + ttlFraction + ")";
+    }
+  }
+}

@@ -1,0 +1,140 @@
+package io.sustainablecache;
+
+import java.util.random.RandomGenerator;
+
+/**
+ * Decides, on every read of a cached entry, whether to recompute it before it expires, and where
+ * the recomputation runs.
+ *
+ * <p>The built-in policies all use the XFetch test of Vattani, Chierichetti and Lowenstein,
+ * "Optimal Probabilistic Cache Stampede Prevention" (VLDB 2015): a read at time {@code now}
+ * recomputes when
+ *
+ * <pre>{@code now - delta * beta * ln(U) >= expiry      U uniform in (0, 1]}</pre>
+ *
+ * so that the probability of refreshing on a read {@code r} milliseconds before expiry is
+ * {@code exp(-r / (delta * beta))}. They differ in {@code delta} and in where the refresh runs:
+ *
+ * <table class="striped">
+ *   <caption>Built-in policies</caption>
+ *   <tr><th>policy</th><th>delta</th><th>runs</th><th>past expiry</th></tr>
+ *   <tr><td>{@link #none()}</td><td>-</td><td>never early</td><td>load inline (a miss)</td></tr>
+ *   <tr><td>{@link #xfetch(double)} (PER)</td><td>measured load time</td><td>on the reading
+ *     thread</td><td>load inline (a miss)</td></tr>
+ *   <tr><td>{@link #sustainable()} (SUS)</td><td>max(load time, TTL/10)</td><td>background
+ *     executor, one per key</td><td>serve stale, refresh in background</td></tr>
+ * </table>
+ *
+ * <p>Implementations must be immutable and thread-safe; {@link #shouldRefresh} is on every
+ * read's path and must not allocate or block.
+ */
+public interface RefreshPolicy {
+
+  /** Where a refresh decided by {@link #shouldRefresh} runs. */
+  enum Mode {
+    /** The policy never refreshes early; expired entries are reloaded by the reader. */
+    NONE,
+    /** The reading thread recomputes, writes and returns the new value (the paper's PER). */
+    INLINE,
+    /**
+     * The reader returns the cached value at once and a background executor recomputes it, at
+     * most once per key at a time; past the logical expiry the stale value is served while the
+     * refresh runs.
+     */
+    BACKGROUND
+  }
+
+  /**
+   * Where this policy's refreshes run.
+   *
+   * @return never {@code null}
+   */
+  Mode mode();
+
+  /**
+   * Decides whether a read of an entry that has not yet logically expired should refresh it.
+   *
+   * @param nowMillis the reader's wall-clock time, epoch milliseconds
+   * @param fetchedAtMillis when the entry was loaded, epoch milliseconds
+   * @param expiresAtMillis the entry's logical expiry, epoch milliseconds
+   * @param loadMillis how long the entry's load took, milliseconds, {@code >= 0}
+   * @param random the cache's random source
+   * @return {@code true} to refresh now
+   */
+  boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
+      long loadMillis, RandomGenerator random);
+
+  /**
+   * Plain TTL demand-fill: no early refresh; a read after the logical expiry loads the value on
+   * the caller's thread (concurrent callers in one JVM share that load). The baseline.
+   *
+   * @return a shared instance
+   */
+  static RefreshPolicy none() {
+    return Policies.NoRefresh.INSTANCE;
+  }
+
+  /**
+   * Probabilistic early recomputation exactly as the paper describes (PER, "XFetch"), with
+   * {@code delta} the measured load time, executed on the reading thread without cross-thread
+   * deduplication. Provided as the honest baseline for SUS: with fast loaders and low request
+   * rates its refresh window is too short to be hit.
+   *
+   * @param beta the paper's {@code beta}; {@code 1.0} is the paper's default, larger refreshes
+   *     earlier
+   * @return a new immutable policy
+   * @throws IllegalArgumentException if {@code beta} is not finite and positive
+   */
+  static RefreshPolicy xfetch(double beta) {
+    return new Policies.XFetch(Policies.checkBeta(beta));
+  }
+
+  /**
+   * The sustainable policy (SUS), the default: XFetch with {@code beta = 1} and {@code delta =
+   * max(load time, TTL / 10)}, refreshed in the background. Entries are used for about 90% of
+   * their TTL and refreshed probabilistically in the last 10%; with a TTL of 10 s or more the
+   * window is at least 1 s, so even one read per second refreshes in time.
+   *
+   * @return a shared instance
+   */
+  static RefreshPolicy sustainable() {
+    return Policies.Sustainable.DEFAULT;
+  }
+
+  /**
+   * The sustainable policy with explicit parameters.
+   *
+   * @param beta the XFetch {@code beta}, finite and positive
+   * @param ttlFraction the floor of {@code delta} as a fraction of the entry's TTL, in {@code
+   *     (0, 1]}; SUS uses {@code 0.1}
+   * @return a new immutable policy
+   * @throws IllegalArgumentException if a parameter is out of range
+   */
+  static RefreshPolicy sustainable(double beta, double ttlFraction) {
+    return new Policies.Sustainable(Policies.checkBeta(beta), Policies.checkFraction(ttlFraction));
+  }
+
+  /**
+   * The XFetch test itself: {@code now - delta * beta * ln(U) >= expiry} with {@code U = 1 -
+   * random.nextDouble()}, uniform in {@code (0, 1]}. Always {@code true} at or past the expiry;
+   * always {@code false} before it when {@code deltaTimesBeta <= 0}. Draws one random number only
+   * when the outcome is not already decided.
+   *
+   * @param nowMillis the reader's time, epoch milliseconds
+   * @param expiresAtMillis the logical expiry, epoch milliseconds
+   * @param deltaTimesBeta {@code delta * beta} in milliseconds
+   * @param random the random source
+   * @return whether to recompute
+   */
+  static boolean xfetch(long nowMillis, long expiresAtMillis, double deltaTimesBeta,
+      RandomGenerator random) {
+    if (nowMillis >= expiresAtMillis) {
+      return true;
+    }
+    if (!(deltaTimesBeta > 0)) {
+      return false;
+    }
+    double u = 1.0 - random.nextDouble();
+    return nowMillis - deltaTimesBeta * Math.log(u) >= expiresAtMillis;
+  }
+}

@@ -1,0 +1,131 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.spi.InMemoryStore;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.Test;
+
+final class SustainableCacheBuilderTest {
+
+  private final InMemoryStore store = InMemoryStore.create();
+
+  @Test
+  void buildsWithOnlyATtl() {
+    try (SustainableCache<byte[]> cache = SustainableCache.builder(store)
+        .ttl(Duration.ofSeconds(1)).build()) {
+      assertThat(cache.toString()).contains("SUS(beta=1.0, ttlFraction=0.1)")
+          .contains("grace=PT2S").contains("ValueCodec.bytes()");
+    }
+  }
+
+  @Test
+  void defaultGraceIsATenthOfTheTtlWhenThatExceedsTwoSeconds() {
+    try (SustainableCache<byte[]> cache = SustainableCache.builder(store)
+        .ttl(Duration.ofMinutes(5)).build()) {
+      assertThat(cache.toString()).contains("grace=PT30S");
+    }
+  }
+
+  @Test
+  void ttlIsRequired() {
+    assertThatThrownBy(() -> SustainableCache.builder(store).build())
+        .isInstanceOf(IllegalStateException.class).hasMessage("ttl must be set");
+  }
+
+  @Test
+  void rejectsTtlOutOfRangeNamingTheValue() {
+    assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0S");
+    assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofSeconds(-3)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-3S");
+    assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofNanos(10)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1 ms");
+    assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofDays(366)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT8784H");
+  }
+
+  @Test
+  void rejectsNegativeGrace() {
+    assertThatThrownBy(() -> SustainableCache.builder(store).grace(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.001S");
+  }
+
+  @Test
+  void rejectsBadNamespaces() {
+    assertThatThrownBy(() -> SustainableCache.builder(store).namespace(""))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 64");
+    assertThatThrownBy(() -> SustainableCache.builder(store).namespace("a:b"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("':' at index 1");
+    assertThatThrownBy(() -> SustainableCache.builder(store).namespace("x".repeat(65)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 65");
+    assertThat(SustainableCache.builder(store).namespace("user-svc_v2.1+a")).isNotNull();
+  }
+
+  @Test
+  void rejectsExecutorSizesOutOfRange() {
+    assertThatThrownBy(() -> SustainableCache.builder(store).refreshThreads(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(": 0");
+    assertThatThrownBy(() -> SustainableCache.builder(store).refreshQueueCapacity(-1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(": -1");
+  }
+
+  @Test
+  void everyOptionCanBeSetOnlyOnce() {
+    SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(store)
+        .ttl(Duration.ofSeconds(1)).namespace("a").grace(Duration.ZERO)
+        .refreshPolicy(RefreshPolicy.none()).refreshThreads(2).refreshQueueCapacity(10);
+    assertThatThrownBy(() -> builder.ttl(Duration.ofSeconds(2)))
+        .isInstanceOf(IllegalStateException.class).hasMessage("ttl was already set to PT1S");
+    assertThatThrownBy(() -> builder.namespace("b")).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> builder.grace(Duration.ZERO))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> builder.refreshPolicy(RefreshPolicy.none()))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("none");
+    assertThatThrownBy(() -> builder.refreshThreads(3))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> builder.refreshQueueCapacity(3))
+        .isInstanceOf(IllegalStateException.class);
+    builder.codec(ValueCodec.utf8());
+    assertThatThrownBy(() -> builder.codec(ValueCodec.bytes()))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void executorExcludesThreadAndQueueSettings() {
+    var pool = Executors.newSingleThreadExecutor();
+    try {
+      assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofSeconds(1))
+          .refreshExecutor(pool).refreshThreads(2).build())
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("refreshExecutor");
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  @Test
+  void nullsAreRejectedAtTheBoundary() {
+    assertThatThrownBy(() -> SustainableCache.builder(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("store");
+    assertThatThrownBy(() -> SustainableCache.builder(store).ttl(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("ttl");
+    assertThatThrownBy(() -> SustainableCache.builder(store).clock(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("clock");
+    assertThatThrownBy(() -> SustainableCache.builder(store).random(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("random");
+  }
+
+  @Test
+  void userExecutorIsNotShutDownByClose() {
+    var pool = Executors.newSingleThreadExecutor();
+    try {
+      SustainableCache.builder(store).ttl(Duration.ofSeconds(1)).refreshExecutor(pool).build()
+          .close();
+      assertThat(pool.isShutdown()).isFalse();
+    } finally {
+      pool.shutdown();
+    }
+  }
+}

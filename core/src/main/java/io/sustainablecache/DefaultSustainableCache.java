@@ -11,6 +11,8 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -98,6 +100,21 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   @Override
   public V get(String key, Loader<? extends V> loader) {
     requireNonNull(loader, "loader");
+    return join(getAsync(key, k -> {
+      try {
+        return CompletableFuture.completedFuture(loader.load(k));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return CompletableFuture.failedFuture(e);
+      } catch (Exception e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }));
+  }
+
+  @Override
+  public CompletableFuture<V> getAsync(String key, AsyncLoader<? extends V> loader) {
+    requireNonNull(loader, "loader");
     String storeKey = keys.storeKey(key);
     StoreItem item;
     try {
@@ -128,13 +145,13 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         }
         scheduleRefresh(key, storeKey, item.casToken(), loader, now);
       }
-      return value;
+      return CompletableFuture.completedFuture(value);
     }
     if (mode == RefreshPolicy.Mode.BACKGROUND) {
       stats.hits.increment();
       stats.staleHits.increment();
       scheduleRefresh(key, storeKey, item.casToken(), loader, now);
-      return value;
+      return CompletableFuture.completedFuture(value);
     }
     stats.misses.increment();
     return loadShared(key, storeKey, loader, item.casToken(), false);
@@ -247,32 +264,38 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   // ---------------------------------------------------------------------------------------------
   // Caller-facing loads: single-flight per key in this JVM
 
-  private V loadShared(String key, String storeKey, Loader<? extends V> loader, long casToken,
-      boolean recheck) {
+  private CompletableFuture<V> loadShared(String key, String storeKey,
+      AsyncLoader<? extends V> loader, long casToken, boolean recheck) {
     CompletableFuture<V> mine = new CompletableFuture<>();
     CompletableFuture<V> leader = loads.putIfAbsent(storeKey, mine);
     if (leader != null) {
-      return await(leader);
+      return leader.copy();
     }
-    try {
-      V value = recheck ? freshValue(storeKey) : null;
-      if (value == null) {
-        Loaded<V> loaded = load(key, loader);
-        if (casToken == NO_CAS && loads.get(storeKey) != mine) {
-          stats.staleSetDiscards.increment(); // invalidated while loading
-        } else {
-          write(storeKey, loaded, casToken);
-        }
-        value = loaded.value();
-      }
-      mine.complete(value);
-      return value;
-    } catch (RuntimeException | Error e) {
-      mine.completeExceptionally(e);
-      throw e;
-    } finally {
+    V rechecked = recheck ? freshValue(storeKey) : null;
+    if (rechecked != null) {
       loads.remove(storeKey, mine);
+      mine.complete(rechecked);
+      return mine;
     }
+    startLoad(key, loader).whenComplete((loaded, error) -> {
+      try {
+        if (error == null) {
+          if (casToken == NO_CAS && loads.get(storeKey) != mine) {
+            stats.staleSetDiscards.increment(); // invalidated while loading
+          } else {
+            write(storeKey, loaded, casToken);
+          }
+        }
+      } finally {
+        loads.remove(storeKey, mine);
+        if (error == null) {
+          mine.complete(loaded.value());
+        } else {
+          mine.completeExceptionally(error);
+        }
+      }
+    });
+    return mine.copy();
   }
 
   /**
@@ -292,47 +315,57 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     return null;
   }
 
-  private V await(CompletableFuture<V> leader) {
+  /** Waits for a load; every caller gets its own {@link CacheLoadException}. */
+  private static <V> V join(CompletableFuture<V> future) {
     try {
-      return leader.get();
+      return future.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new CacheLoadException("interrupted while waiting for a shared load", e);
+      throw new CacheLoadException("interrupted while waiting for a load", e);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
-      if (cause instanceof CacheLoadException shared) {
-        throw new CacheLoadException(shared.getMessage(), shared.getCause());
+      if (cause instanceof CacheLoadException failed) {
+        throw new CacheLoadException(failed.getMessage(), failed.getCause());
       }
       if (cause instanceof Error error) {
         throw error;
       }
-      throw new CacheLoadException("shared load failed", cause);
+      throw new CacheLoadException("load failed", cause);
     }
   }
 
   private record Loaded<V>(V value, long fetchedAtMillis, long loadMillis) {}
 
-  /** Calls the loader, measuring it; failures are counted and wrapped. */
-  private Loaded<V> load(String key, Loader<? extends V> loader) {
+  /**
+   * Starts the loader and measures it. The future fails with a {@link CacheLoadException} (the
+   * loader's exception as its cause) if the loader throws, fails or yields {@code null}; failures
+   * are counted here.
+   */
+  private CompletableFuture<Loaded<V>> startLoad(String key, AsyncLoader<? extends V> loader) {
     long start = clock.millis();
-    V value;
+    CompletionStage<? extends V> stage;
     try {
-      value = loader.load(key);
+      stage = requireNonNull(loader.load(key), "loader returned a null stage");
     } catch (Exception e) {
-      stats.recordLoadFailure(Math.max(0, clock.millis() - start));
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
+      stage = CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<Loaded<V>> result = new CompletableFuture<>();
+    stage.whenComplete((value, error) -> {
+      long end = clock.millis();
+      long elapsed = Math.max(0, end - start);
+      if (error != null || value == null) {
+        stats.recordLoadFailure(elapsed);
+        Throwable cause = error instanceof CompletionException && error.getCause() != null
+            ? error.getCause() : error;
+        result.completeExceptionally(cause == null
+            ? new CacheLoadException("loader returned null", null)
+            : new CacheLoadException("loader failed", cause));
+      } else {
+        stats.recordLoad(elapsed);
+        result.complete(new Loaded<>(value, end, elapsed));
       }
-      throw new CacheLoadException("loader failed", e);
-    }
-    long end = clock.millis();
-    long elapsed = Math.max(0, end - start);
-    if (value == null) {
-      stats.recordLoadFailure(elapsed);
-      throw new CacheLoadException("loader returned null", null);
-    }
-    stats.recordLoad(elapsed);
-    return new Loaded<>(value, end, elapsed);
+    });
+    return result;
   }
 
   /**
@@ -368,24 +401,23 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   // Refreshes
 
   /** PER: recompute on the reading thread; on failure keep serving the current value. */
-  private V refreshInline(String key, String storeKey, long casToken, Loader<? extends V> loader,
-      V current) {
-    Loaded<V> loaded;
-    try {
-      loaded = load(key, loader);
-    } catch (CacheLoadException e) {
-      stats.refreshFailures.increment();
-      refreshErrorLog.warn("inline refresh failed; serving the cached value", e.getCause());
-      return current;
-    }
-    if (write(storeKey, loaded, casToken)) {
-      stats.refreshSuccesses.increment();
-    }
-    return loaded.value();
+  private CompletableFuture<V> refreshInline(String key, String storeKey, long casToken,
+      AsyncLoader<? extends V> loader, V current) {
+    return startLoad(key, loader).handle((loaded, error) -> {
+      if (error != null) {
+        stats.refreshFailures.increment();
+        refreshErrorLog.warn("inline refresh failed; serving the cached value", error.getCause());
+        return current;
+      }
+      if (write(storeKey, loaded, casToken)) {
+        stats.refreshSuccesses.increment();
+      }
+      return loaded.value();
+    });
   }
 
   private void scheduleRefresh(String key, String storeKey, long casToken,
-      Loader<? extends V> loader, long now) {
+      AsyncLoader<? extends V> loader, long now) {
     RefreshTicket existing = refreshes.get(storeKey);
     if (existing != null && now - existing.startedAtMillis() < lifetimeMillis) {
       stats.refreshesDeduped.increment();
@@ -419,22 +451,29 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     }
   }
 
-  private void runRefresh(String key, String storeKey, long casToken, Loader<? extends V> loader,
-      RefreshTicket ticket) {
+  /** Runs on the refresh executor; the key stays in flight until the load completes. */
+  private void runRefresh(String key, String storeKey, long casToken,
+      AsyncLoader<? extends V> loader, RefreshTicket ticket) {
     try {
-      Loaded<V> loaded = load(key, loader);
-      if (write(storeKey, loaded, casToken)) {
-        stats.refreshSuccesses.increment();
-      }
-    } catch (CacheLoadException e) {
-      stats.refreshFailures.increment();
-      refreshErrorLog.warn("background refresh failed; the cached value keeps being served",
-          e.getCause() == null ? e : e.getCause());
-      if (log.isDebugEnabled()) {
-        log.debug("background refresh failed for key {}", storeKey, e);
-      }
-    } finally {
+      startLoad(key, loader).whenComplete((loaded, error) -> {
+        try {
+          if (error != null) {
+            stats.refreshFailures.increment();
+            refreshErrorLog.warn("background refresh failed; the cached value keeps being served",
+                error.getCause() == null ? error : error.getCause());
+            if (log.isDebugEnabled()) {
+              log.debug("background refresh failed for key {}", storeKey, error);
+            }
+          } else if (write(storeKey, loaded, casToken)) {
+            stats.refreshSuccesses.increment();
+          }
+        } finally {
+          refreshes.remove(storeKey, ticket);
+        }
+      });
+    } catch (RuntimeException | Error e) {
       refreshes.remove(storeKey, ticket);
+      throw e;
     }
   }
 

@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import io.sustainablecache.spi.CacheStore;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A demand-fill cache over a shared memcached or ARCUS store that refreshes hot entries before
@@ -68,6 +69,21 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @throws CacheLoadException if the value had to be loaded and the loader failed
    */
   V get(String key, Loader<? extends V> loader);
+
+  /**
+   * The asynchronous form of {@link #get}: the same decisions, with a loader that returns a
+   * {@link java.util.concurrent.CompletionStage}. The store is read on the calling thread; on a
+   * hit the returned future is already complete. Concurrent misses of one key share one load.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @param loader starts loading the value on a miss or refresh
+   * @return a future completing with the value, or exceptionally with a {@link
+   *     CacheLoadException} if the value had to be loaded and the loader failed; cancelling it
+   *     does not cancel a load other callers share
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  CompletableFuture<V> getAsync(String key, AsyncLoader<? extends V> loader);
 
   /**
    * Returns the cached value without loading or refreshing: the value if the item is present,

@@ -1,0 +1,103 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sustainablecache.spi.InMemoryStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@link SustainableCache#getAsync}: loads that complete later, driven by the test. */
+final class SustainableCacheAsyncTest {
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore store = InMemoryStore.create(clock);
+  private final ManualExecutor executor = new ManualExecutor();
+  private final List<CompletableFuture<String>> pending = new ArrayList<>();
+  private final AsyncLoader<String> db = key -> {
+    CompletableFuture<String> result = new CompletableFuture<>();
+    pending.add(result);
+    return result;
+  };
+  private SustainableCache<String> cache;
+
+  private SustainableCache<String> build(double draw) {
+    cache = SustainableCache.builder(store).ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8())
+        .refreshExecutor(executor).clock(clock).random(RefreshPolicyTest.fixed(draw)).build();
+    return cache;
+  }
+
+  @AfterEach
+  void close() {
+    cache.close();
+  }
+
+  @Test
+  void concurrentMissesShareOneLoadThatCompletesLater() throws Exception {
+    build(0.0);
+    CompletableFuture<String> first = cache.getAsync("k", db);
+    CompletableFuture<String> second = cache.getAsync("k", db);
+
+    assertThat(pending).hasSize(1);
+    assertThat(first).isNotDone();
+    clock.advanceMillis(120);
+    pending.get(0).complete("loaded");
+
+    assertThat(first.get()).isEqualTo("loaded");
+    assertThat(second.get()).isEqualTo("loaded");
+    assertThat(cache.getAsync("k", db)).isCompletedWithValue("loaded");
+    assertThat(cache.stats().totalLoadTimeMillis()).as("measured until completion").isEqualTo(120);
+  }
+
+  @Test
+  void cancellingOneCallersFutureDoesNotCancelTheSharedLoad() throws Exception {
+    build(0.0);
+    CompletableFuture<String> first = cache.getAsync("k", db);
+    CompletableFuture<String> second = cache.getAsync("k", db);
+
+    first.cancel(true);
+    pending.get(0).complete("loaded");
+
+    assertThat(second.get()).isEqualTo("loaded");
+    assertThat(cache.getIfPresent("k")).contains("loaded");
+  }
+
+  @Test
+  void failedAsyncLoadFailsEveryWaiterWithCacheLoadException() {
+    build(0.0);
+    CompletableFuture<String> first = cache.getAsync("k", db);
+    CompletableFuture<String> second = cache.getAsync("k", db);
+    IllegalStateException failure = new IllegalStateException("db down");
+
+    pending.get(0).completeExceptionally(failure);
+
+    for (CompletableFuture<String> f : List.of(first, second)) {
+      assertThat(f).failsWithin(Duration.ZERO).withThrowableOfType(ExecutionException.class)
+          .havingCause().isInstanceOf(CacheLoadException.class).withCause(failure);
+    }
+    assertThat(cache.getAsync("k", db)).as("a failure is not cached").isNotDone();
+  }
+
+  @Test
+  void backgroundRefreshKeepsTheKeyInFlightUntilItsLoadCompletes() {
+    build(Math.nextDown(1.0));
+    cache.put("k", "v0");
+
+    assertThat(cache.getAsync("k", db)).isCompletedWithValue("v0");
+    executor.runAll(); // the task starts the load and returns
+    assertThat(pending).hasSize(1);
+    assertThat(cache.getAsync("k", db)).isCompletedWithValue("v0");
+    executor.runAll();
+    assertThat(pending).as("deduplicated while the load runs").hasSize(1);
+
+    pending.get(0).complete("v1");
+    assertThat(cache.getAsync("k", db)).isCompletedWithValue("v1");
+    executor.runAll();
+    assertThat(pending).as("released after completion").hasSize(2);
+    assertThat(cache.stats().refreshDedupedCount()).isEqualTo(1);
+  }
+}

@@ -61,7 +61,8 @@ public final class SustainableCacheBuilder<V> {
    * a store; on ARCUS the namespace is the key prefix that per-prefix statistics and flushes use.
    * Default: no prefix.
    *
-   * @param namespace 1 to {@value #MAX_NAMESPACE_LENGTH} characters of {@code [A-Za-z0-9_.+-]}
+   * @param namespace 1 to {@value #MAX_NAMESPACE_LENGTH} characters of {@code [A-Za-z0-9_.+-]},
+   *     not starting with {@code '-'} (the ARCUS prefix rules)
    * @return this builder
    * @throws IllegalArgumentException if the namespace is empty, too long or has other characters
    * @throws IllegalStateException if already set
@@ -72,6 +73,10 @@ public final class SustainableCacheBuilder<V> {
     if (namespace.isEmpty() || namespace.length() > MAX_NAMESPACE_LENGTH) {
       throw new IllegalArgumentException("namespace must have 1 to " + MAX_NAMESPACE_LENGTH
           + " characters: \"" + namespace + "\" has " + namespace.length());
+    }
+    if (namespace.charAt(0) == '-') {
+      throw new IllegalArgumentException(
+          "namespace must not start with '-' (an ARCUS prefix rule): \"" + namespace + "\"");
     }
     for (int i = 0; i < namespace.length(); i++) {
       char c = namespace.charAt(i);

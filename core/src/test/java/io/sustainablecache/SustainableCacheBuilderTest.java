@@ -61,6 +61,8 @@ final class SustainableCacheBuilderTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("':' at index 1");
     assertThatThrownBy(() -> SustainableCache.builder(store).namespace("x".repeat(65)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 65");
+    assertThatThrownBy(() -> SustainableCache.builder(store).namespace("-x"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not start");
     assertThat(SustainableCache.builder(store).namespace("user-svc_v2.1+a")).isNotNull();
   }
 

@@ -1,0 +1,46 @@
+package io.sustainablecache.arcus;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testkit.CacheStoreContract;
+import io.sustainablecache.testkit.MemcachedServer;
+import java.net.InetSocketAddress;
+import net.spy.memcached.ArcusClient;
+import net.spy.memcached.ArcusClientPool;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The store contract for {@link ArcusStore} over an {@link ArcusClientPool} of three clients
+ * connected straight to the shared memcached: every operation runs on a randomly picked client,
+ * so the contract's read-after-write and CAS checks also cross clients.
+ */
+class ArcusClientPoolStoreIT extends CacheStoreContract {
+
+  private static final int POOL_SIZE = 3;
+
+  private static ArcusClientPool pool;
+  private static ArcusStore store;
+
+  @BeforeAll
+  static void connect() {
+    InetSocketAddress server = MemcachedServer.shared().address();
+    ArcusClient[] clients = new ArcusClient[POOL_SIZE];
+    for (int i = 0; i < POOL_SIZE; i++) {
+      clients[i] = Clients.connectedTo(server);
+    }
+    pool = new ArcusClientPool(POOL_SIZE, clients);
+    store = ArcusStore.of(pool);
+  }
+
+  @AfterAll
+  static void disconnect() {
+    if (pool != null) {
+      pool.shutdown();
+    }
+  }
+
+  @Override
+  protected CacheStore store() {
+    return store;
+  }
+}

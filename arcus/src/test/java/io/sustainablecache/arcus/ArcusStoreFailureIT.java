@@ -1,0 +1,37 @@
+package io.sustainablecache.arcus;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testkit.CacheStoreFailureContract;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import net.spy.memcached.ArcusClient;
+
+/**
+ * The failure contract for {@link ArcusStore} over an {@link ArcusClient} configured as the store
+ * recommends ({@code FailureMode.Cancel}, 700 ms): a stopped server fails operations at once, a
+ * frozen one after the operation timeout, and the client recovers when the server answers again.
+ */
+class ArcusStoreFailureIT extends CacheStoreFailureContract {
+
+  private final Map<CacheStore, ArcusClient> clients = new IdentityHashMap<>();
+
+  @Override
+  protected CacheStore storeConnectedTo(InetSocketAddress address) {
+    ArcusClient client = Clients.connectedTo(address);
+    ArcusStore store = ArcusStore.of(client);
+    clients.put(store, client);
+    return store;
+  }
+
+  @Override
+  protected void closeStore(CacheStore store) {
+    clients.remove(store).shutdown();
+  }
+
+  @Override
+  protected Duration operationTimeout() {
+    return ArcusStore.DEFAULT_OPERATION_TIMEOUT;
+  }
+}

@@ -72,8 +72,14 @@ final class Policies {
     @Override
     public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
         long loadMillis, RandomGenerator random) {
-      double delta = Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
-      return RefreshPolicy.xfetch(nowMillis, expiresAtMillis, delta * beta, random);
+      double window = beta
+          * Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
+      // Only the last `window` before expiry: at high request rates plain XFetch with this
+      // large delta would fire ~delta * ln(rate * delta) early, several times per TTL.
+      if (expiresAtMillis - nowMillis > window) {
+        return false;
+      }
+      return RefreshPolicy.xfetch(nowMillis, expiresAtMillis, window, random);
     }
 
     @Override

@@ -65,6 +65,17 @@ final class RefreshPolicyTest {
   }
 
   @Test
+  void sustainable_neverRefreshesBeforeTheLastDelta_evenAtHighRates() {
+    // TTL 10 s, delta 1 s: 1.001 s before expiry no draw can refresh, however many reads.
+    assertThat(refreshRate(RefreshPolicy.sustainable(), 10_000, 5, 1_001, 5)).isZero();
+    assertThat(refreshRate(RefreshPolicy.sustainable(), 10_000, 5, 1_000, 5))
+        .isCloseTo(Math.exp(-1), within(0.0056));
+    // A load time above TTL/10 widens the window to the load time.
+    assertThat(refreshRate(RefreshPolicy.sustainable(), 10_000, 2_000, 1_999, 5))
+        .isCloseTo(Math.exp(-1_999 / 2_000.0), within(0.0056));
+  }
+
+  @Test
   void sustainable_customFractionWidensTheWindow() {
     RefreshPolicy policy = RefreshPolicy.sustainable(1.0, 0.5);
     double measured = refreshRate(policy, 10_000, 5, 5_000, 9);

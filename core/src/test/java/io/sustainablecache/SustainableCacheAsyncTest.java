@@ -27,7 +27,8 @@ final class SustainableCacheAsyncTest {
 
   private SustainableCache<String> build(double draw) {
     cache = SustainableCache.builder(store).ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8())
-        .refreshExecutor(executor).clock(clock).random(RefreshPolicyTest.fixed(draw)).build();
+        .refreshPolicy(SustainableCacheTest.EAGER_SUS).refreshExecutor(executor).clock(clock)
+        .random(RefreshPolicyTest.fixed(draw)).build();
     return cache;
   }
 

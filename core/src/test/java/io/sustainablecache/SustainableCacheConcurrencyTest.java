@@ -75,6 +75,7 @@ final class SustainableCacheConcurrencyTest {
     CountDownLatch release = new CountDownLatch(1);
     try (SustainableCache<String> cache = SustainableCache.builder(store)
         .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
+        .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))) // every read wants a refresh
         .refreshThreads(4).build()) {
       cache.put("hot", "v0");
@@ -115,6 +116,7 @@ final class SustainableCacheConcurrencyTest {
     CountDownLatch release = new CountDownLatch(1);
     try (SustainableCache<String> cache = SustainableCache.builder(store)
         .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
+        .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0)))
         .refreshThreads(1).refreshQueueCapacity(2).build()) {
       int keys = 200;

@@ -27,6 +27,9 @@ final class SustainableCacheTest {
 
   private static final Duration TTL = Duration.ofSeconds(10);
 
+  /** SUS whose window spans the whole TTL: with {@link #alwaysEarly()} every read refreshes. */
+  static final RefreshPolicy EAGER_SUS = RefreshPolicy.sustainable(1.0, 1.0);
+
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore store = InMemoryStore.create(clock);
   private final ManualExecutor executor = new ManualExecutor();
@@ -104,7 +107,7 @@ final class SustainableCacheTest {
 
   @Test
   void sustainable_refreshesInTheBackground_callerGetsTheCachedValueAtOnce() {
-    build(RefreshPolicy.sustainable(), alwaysEarly());
+    build(EAGER_SUS, alwaysEarly());
     cache.get("k", loader(5));
 
     assertThat(cache.get("k", loader(5))).isEqualTo("v1");
@@ -204,7 +207,7 @@ final class SustainableCacheTest {
 
   @Test
   void refreshIsDeduplicatedPerKey() {
-    build(RefreshPolicy.sustainable(), alwaysEarly());
+    build(EAGER_SUS, alwaysEarly());
     cache.get("k", loader(5));
 
     for (int i = 0; i < 50; i++) {
@@ -221,7 +224,7 @@ final class SustainableCacheTest {
 
   @Test
   void rejectedRefreshIsCountedAndDoesNotLeaveTheKeyInFlight() {
-    build(RefreshPolicy.sustainable(), alwaysEarly());
+    build(EAGER_SUS, alwaysEarly());
     cache.get("k", loader(5));
     executor.behave(ManualExecutor.Behaviour.REJECT);
 
@@ -237,7 +240,7 @@ final class SustainableCacheTest {
 
   @Test
   void refreshSilentlyDroppedByTheExecutorIsReleasedAfterTheItemsLifetime() {
-    build(RefreshPolicy.sustainable(), alwaysEarly());
+    build(EAGER_SUS, alwaysEarly());
     cache.get("k", loader(5));
     executor.behave(ManualExecutor.Behaviour.DISCARD);
     cache.get("k", loader(5)); // marked in flight, never runs
@@ -255,7 +258,7 @@ final class SustainableCacheTest {
 
   @Test
   void refreshAfterInvalidateIsDiscarded_noStaleResurrection() {
-    build(RefreshPolicy.sustainable(), alwaysEarly());
+    build(EAGER_SUS, alwaysEarly());
     cache.get("k", loader(5));
     cache.get("k", loader(5)); // refresh queued with the CAS token of v1
 
@@ -269,7 +272,7 @@ final class SustainableCacheTest {
 
   @Test
   void refreshAfterPutIsDiscarded_thePutWins() {
-    build(RefreshPolicy.sustainable(), alwaysEarly());
+    build(EAGER_SUS, alwaysEarly());
     cache.get("k", loader(5));
     cache.get("k", loader(5));
 
@@ -296,7 +299,7 @@ final class SustainableCacheTest {
 
   @Test
   void backgroundRefreshFailureIsCountedAndTheOldValueKeepsBeingServed() {
-    build(RefreshPolicy.sustainable(), alwaysEarly());
+    build(EAGER_SUS, alwaysEarly());
     cache.get("k", loader(5));
 
     cache.get("k", key -> {
@@ -418,7 +421,7 @@ final class SustainableCacheTest {
   @Test
   void closeStopsBackgroundRefreshesButReadsKeepWorking() {
     cache = SustainableCache.builder(store).ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
-        .random(alwaysEarly()).build();
+        .refreshPolicy(EAGER_SUS).random(alwaysEarly()).build();
     cache.get("k", loader(5));
     cache.close();
 

@@ -1,0 +1,236 @@
+package io.sustainablecache.lab;
+
+import io.sustainablecache.AsyncLoader;
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreItem;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.random.RandomGenerator;
+
+/**
+ * One simulated app instance's caching strategy. {@link #get} returns when the request has its
+ * value, and says how it got it.
+ */
+interface LabPolicy extends AutoCloseable {
+
+  /** How a request was answered. */
+  enum Outcome {
+    /** From the cache, without waiting for a load. */
+    HIT,
+    /** No usable value: the request waited for a load (its own or a shared one). */
+    MISS,
+    /** PER's early recomputation on the request thread: a value existed, but it waited. */
+    REFRESH
+  }
+
+  /** The strategies the lab compares. */
+  enum Kind {
+    /** Plain TTL demand-fill as most services write it: no lock, exptime = TTL. */
+    NONE("none"),
+    /** Demand-fill with per-key single-flight in the JVM: the library with RefreshPolicy.none(). */
+    LOCK("lock"),
+    /**
+     * XFetch exactly as seed 000 ran it: delta = measured load time, beta 1, recomputed inline on
+     * the request thread, no lock, server exptime = TTL (so the one-second tick bites).
+     */
+    PER("PER"),
+    /** The library's default: SUS in the background, grace period, per-key dedup, CAS. */
+    SUS("SUS");
+
+    final String label;
+
+    Kind(String label) {
+      this.label = label;
+    }
+
+    static Kind parse(String name) {
+      for (Kind kind : values()) {
+        if (kind.label.equalsIgnoreCase(name.trim())) {
+          return kind;
+        }
+      }
+      throw new IllegalArgumentException("unknown policy '" + name
+          + "'; expected one of none, lock, PER, SUS");
+    }
+
+    @Override
+    public String toString() {
+      return label;
+    }
+  }
+
+  CompletableFuture<Outcome> get(String key);
+
+  /** Background refreshes the instance's executor rejected. */
+  long rejected();
+
+  @Override
+  void close();
+
+  /** What a policy instance needs from its run. */
+  record Context(Timeline timeline, CacheStore store, SimulatedDatabase db, String namespace,
+      Duration ttl, RandomGenerator random, SimExecutor simExecutor, int refreshThreads,
+      int refreshQueue) {
+
+    String storeKey(String key) {
+      return namespace + ":" + key;
+    }
+
+    int ttlSeconds() {
+      return Math.toIntExact(ttl.toSeconds());
+    }
+  }
+
+  static LabPolicy create(Kind kind, Context context) {
+    return switch (kind) {
+      case NONE -> new PlainTtl(context);
+      case PER -> new InlinePer(context);
+      case LOCK -> new Library(context, RefreshPolicy.none());
+      case SUS -> new Library(context, RefreshPolicy.sustainable());
+    };
+  }
+
+  /** Plain demand-fill: get; on a miss query the database and set with exptime = TTL. */
+  final class PlainTtl implements LabPolicy {
+    private final Context ctx;
+
+    PlainTtl(Context ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public CompletableFuture<Outcome> get(String key) {
+      String storeKey = ctx.storeKey(key);
+      if (read(ctx.store(), storeKey).isPresent()) {
+        return CompletableFuture.completedFuture(Outcome.HIT);
+      }
+      return ctx.db().query(key).thenApply(value -> {
+        write(ctx.store(), storeKey, value.getBytes(StandardCharsets.UTF_8), ctx.ttlSeconds());
+        return Outcome.MISS;
+      });
+    }
+
+    @Override
+    public long rejected() {
+      return 0;
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  /** Seed 000's PER, using the library's own XFetch decision code. */
+  final class InlinePer implements LabPolicy {
+    private final Context ctx;
+    private final RefreshPolicy xfetch = RefreshPolicy.xfetch(1.0);
+
+    InlinePer(Context ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public CompletableFuture<Outcome> get(String key) {
+      String storeKey = ctx.storeKey(key);
+      Optional<StoreItem> item = read(ctx.store(), storeKey);
+      if (item.isPresent() && Envelope.isValid(item.get().value())) {
+        byte[] bytes = item.get().value();
+        long now = ctx.timeline().millis();
+        if (!xfetch.shouldRefresh(now, Envelope.fetchedAt(bytes), Envelope.expiresAt(bytes),
+            Envelope.loadMillis(bytes), ctx.random())) {
+          return CompletableFuture.completedFuture(Outcome.HIT);
+        }
+        return load(key, storeKey, Outcome.REFRESH);
+      }
+      return load(key, storeKey, Outcome.MISS);
+    }
+
+    private CompletableFuture<Outcome> load(String key, String storeKey, Outcome outcome) {
+      long start = ctx.timeline().millis();
+      return ctx.db().query(key).thenApply(value -> {
+        long end = ctx.timeline().millis();
+        byte[] bytes = Envelope.encode(end, end + ctx.ttl().toMillis(), end - start,
+            value.getBytes(StandardCharsets.UTF_8));
+        write(ctx.store(), storeKey, bytes, ctx.ttlSeconds());
+        return outcome;
+      });
+    }
+
+    @Override
+    public long rejected() {
+      return 0;
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  /** The library itself, through {@link SustainableCache#getAsync}. */
+  final class Library implements LabPolicy {
+    private static final ThreadLocal<boolean[]> LOADED_HERE =
+        ThreadLocal.withInitial(() -> new boolean[1]);
+
+    private final SustainableCache<String> cache;
+    private final AsyncLoader<String> loader;
+
+    Library(Context ctx, RefreshPolicy policy) {
+      SustainableCacheBuilder<String> builder = SustainableCache.builder(ctx.store())
+          .namespace(ctx.namespace()).ttl(ctx.ttl()).refreshPolicy(policy)
+          .codec(ValueCodec.utf8()).clock(ctx.timeline()).random(ctx.random());
+      SimExecutor sim = ctx.simExecutor();
+      if (sim != null) {
+        builder.refreshExecutor(sim);
+      } else {
+        builder.refreshThreads(ctx.refreshThreads()).refreshQueueCapacity(ctx.refreshQueue());
+      }
+      this.cache = builder.build();
+      this.loader = key -> {
+        LOADED_HERE.get()[0] = true;
+        CompletableFuture<String> query = ctx.db().query(key);
+        return sim == null ? query : sim.track(query);
+      };
+    }
+
+    @Override
+    public CompletableFuture<Outcome> get(String key) {
+      boolean[] loadedHere = LOADED_HERE.get();
+      loadedHere[0] = false;
+      CompletableFuture<String> value = cache.getAsync(key, loader);
+      boolean miss = loadedHere[0] || !value.isDone();
+      loadedHere[0] = false;
+      return value.thenApply(v -> miss ? Outcome.MISS : Outcome.HIT);
+    }
+
+    @Override
+    public long rejected() {
+      return cache.stats().refreshRejectedCount();
+    }
+
+    @Override
+    public void close() {
+      cache.close();
+    }
+  }
+
+  private static Optional<StoreItem> read(CacheStore store, String key) {
+    try {
+      return store.gets(key);
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static void write(CacheStore store, String key, byte[] value, int exptime) {
+    try {
+      store.set(key, value, exptime);
+    } catch (RuntimeException e) {
+      // a failed write is a lost fill, as in any demand-fill code
+    }
+  }
+}

@@ -1,0 +1,394 @@
+package io.sustainablecache.lab;
+
+import io.sustainablecache.arcus.ArcusStore;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testkit.MemcachedServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+import net.spy.memcached.ArcusClient;
+import net.spy.memcached.ConnectionFactoryBuilder;
+
+/**
+ * The stampede lab: compares plain TTL caching, locking, PER and SUS under open-loop load and
+ * writes a table, {@code results.csv} and charts.
+ *
+ * <pre>
+ * java -jar benchmarks/target/stampede-lab.jar                 # quick preset, virtual time
+ * java -jar benchmarks/target/stampede-lab.jar --full          # the whole grid, virtual time
+ * java -jar benchmarks/target/stampede-lab.jar --quick --memcached auto
+ * java -jar benchmarks/target/stampede-lab.jar --quick --memcached 127.0.0.1:11211
+ * java -jar benchmarks/target/stampede-lab.jar --quick --arcus 127.0.0.1:2181/test
+ * </pre>
+ *
+ * Run with {@code --help} for every option.
+ */
+public final class StampedeLab {
+
+  static final String USAGE = """
+      Usage: stampede-lab [options]
+
+      Compares caching strategies on one hot key (or Zipf keys) under a fixed request rate.
+      Without --memcached/--arcus it runs in virtual time against an in-memory model of
+      memcached (including its one-second expiry tick): exactly repeatable, seconds per grid.
+
+      Presets (default: --quick)
+        --quick              none, lock, PER, SUS at 10 and 100 req/s with 1 instance, and SUS
+                             with 4 instances; TTL 3 s, DB 100 ms
+        --full               the whole grid: 4 policies x rates 1,10,100,1000 x TTL 3,10,30 s
+                             x DB 10,100,500 ms x 1 and 4 instances
+
+      Where
+        --memcached H:P|auto real time against a memcached at H:P, or one obtained like the
+                             tests do (MEMCACHED_ADDRESS, Testcontainers, local binary)
+        --arcus ZK/SVC       real time over ARCUS: ZooKeeper ensemble ZK, service code SVC
+
+      Overrides (comma-separated lists replace the preset's)
+        --policies none,lock,PER,SUS   --rates 10,100   --ttls 3,10   --db 10,100
+        --instances 1,4      --periods N (TTL periods per run incl. 1 warm-up; default 10
+                             virtual, 5 real)  --keys N  --zipf S (default 1.0)
+        --db-slowdown X      query time grows by X per extra concurrent query (default 0)
+        --refresh-threads N  --refresh-queue N   per instance (defaults 4, 1024)
+
+      Output
+        --out DIR            results.csv, results.txt and charts/ (default: lab-results)
+        --no-charts          skip the PNG charts
+        --seed N             random seed (default 42)
+      """;
+
+  private StampedeLab() {}
+
+  public static void main(String[] args) {
+    int status;
+    try {
+      status = run(args, System.out);
+    } catch (IllegalArgumentException e) {
+      System.err.println("stampede-lab: " + e.getMessage());
+      System.err.println("Run with --help for usage.");
+      status = 2;
+    }
+    System.exit(status);
+  }
+
+  /** Parsed command line. */
+  record Options(List<LabPolicy.Kind> policies, List<Integer> rates, List<Integer> ttls,
+      List<Integer> dbs, List<Integer> instances, Integer periods, int keys, double zipf,
+      double dbSlowdown, int refreshThreads, int refreshQueue, String memcached, String arcus,
+      Path out, boolean charts, long seed, boolean full, boolean help) {
+
+    boolean realTime() {
+      return memcached != null || arcus != null;
+    }
+  }
+
+  static Options parse(String[] args) {
+    List<LabPolicy.Kind> policies = null;
+    List<Integer> rates = null;
+    List<Integer> ttls = null;
+    List<Integer> dbs = null;
+    List<Integer> instances = null;
+    Integer periods = null;
+    int keys = 1;
+    double zipf = 1.0;
+    double slowdown = 0;
+    int threads = 4;
+    int queue = 1024;
+    String memcached = null;
+    String arcus = null;
+    Path out = Path.of("lab-results");
+    boolean charts = true;
+    long seed = 42;
+    boolean full = false;
+    boolean help = false;
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      switch (arg) {
+        case "--help", "-h" -> help = true;
+        case "--quick" -> full = false;
+        case "--full" -> full = true;
+        case "--no-charts" -> charts = false;
+        case "--memcached" -> memcached = value(args, ++i, arg);
+        case "--arcus" -> arcus = value(args, ++i, arg);
+        case "--out" -> out = Path.of(value(args, ++i, arg));
+        case "--seed" -> seed = number(value(args, ++i, arg), arg, Long::parseLong);
+        case "--policies" -> policies = list(value(args, ++i, arg), LabPolicy.Kind::parse);
+        case "--rates" -> rates = ints(value(args, ++i, arg), arg);
+        case "--ttls" -> ttls = ints(value(args, ++i, arg), arg);
+        case "--db" -> dbs = ints(value(args, ++i, arg), arg);
+        case "--instances" -> instances = ints(value(args, ++i, arg), arg);
+        case "--periods" -> periods = number(value(args, ++i, arg), arg, Integer::parseInt);
+        case "--keys" -> keys = number(value(args, ++i, arg), arg, Integer::parseInt);
+        case "--zipf" -> zipf = number(value(args, ++i, arg), arg, Double::parseDouble);
+        case "--db-slowdown" -> slowdown = number(value(args, ++i, arg), arg,
+            Double::parseDouble);
+        case "--refresh-threads" -> threads = number(value(args, ++i, arg), arg,
+            Integer::parseInt);
+        case "--refresh-queue" -> queue = number(value(args, ++i, arg), arg, Integer::parseInt);
+        default -> throw new IllegalArgumentException("unknown option '" + arg + "'");
+      }
+    }
+    if (memcached != null && arcus != null) {
+      throw new IllegalArgumentException("choose one of --memcached and --arcus");
+    }
+    return new Options(policies, rates, ttls, dbs, instances, periods, keys, zipf, slowdown,
+        threads, queue, memcached, arcus, out, charts, seed, full, help);
+  }
+
+  /** The runs an invocation asks for, in order. */
+  static List<RunConfig> plan(Options o) {
+    int periods = o.periods() != null ? o.periods() : o.realTime() ? 5 : 10;
+    List<RunConfig> runs = new ArrayList<>();
+    boolean custom = o.policies() != null || o.rates() != null || o.ttls() != null
+        || o.dbs() != null || o.instances() != null;
+    if (o.full() || custom) {
+      List<LabPolicy.Kind> policies = o.policies() != null ? o.policies()
+          : List.of(LabPolicy.Kind.values());
+      List<Integer> rates = or(o.rates(), o.full() ? List.of(1, 10, 100, 1000) : List.of(10, 100));
+      List<Integer> ttls = or(o.ttls(), o.full() ? List.of(3, 10, 30) : List.of(3));
+      List<Integer> dbs = or(o.dbs(), o.full() ? List.of(10, 100, 500) : List.of(100));
+      List<Integer> instances = or(o.instances(), o.full() ? List.of(1, 4) : List.of(1));
+      for (int inst : instances) {
+        for (int ttl : ttls) {
+          for (int db : dbs) {
+            for (int rate : rates) {
+              for (LabPolicy.Kind policy : policies) {
+                runs.add(config(o, policy, inst, rate, ttl, db, periods));
+              }
+            }
+          }
+        }
+      }
+      return runs;
+    }
+    for (int rate : List.of(10, 100)) {
+      for (LabPolicy.Kind policy : LabPolicy.Kind.values()) {
+        runs.add(config(o, policy, 1, rate, 3, 100, periods));
+      }
+    }
+    for (int rate : List.of(10, 100)) {
+      runs.add(config(o, LabPolicy.Kind.SUS, 4, rate, 3, 100, periods));
+    }
+    return runs;
+  }
+
+  private static RunConfig config(Options o, LabPolicy.Kind policy, int instances, int rate,
+      int ttl, int db, int periods) {
+    return new RunConfig(policy, instances, rate, ttl, db, periods, o.keys(), o.zipf(),
+        o.dbSlowdown(), o.refreshThreads(), o.refreshQueue(), o.seed());
+  }
+
+  static int run(String[] args, PrintStream out) {
+    System.setProperty("java.awt.headless", "true");
+    Options options = parse(args);
+    if (options.help()) {
+      out.print(USAGE);
+      return 0;
+    }
+    List<RunConfig> runs = plan(options);
+    Path dir = options.out();
+    try {
+      Files.createDirectories(dir.resolve("charts"));
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot create output directory " + dir + ": " + e);
+    }
+    StoreHandle handle = options.realTime() ? StoreHandle.open(options, out) : null;
+    out.printf("stampede-lab: %d runs, %s, seed %d, output in %s%n", runs.size(),
+        handle == null ? "virtual time (in-memory memcached model with a 1 s expiry tick)"
+            : "real time against " + handle.description, options.seed(), dir.toAbsolutePath());
+    List<RunResult> results = new ArrayList<>();
+    try {
+      for (int i = 0; i < runs.size(); i++) {
+        RunConfig run = runs.get(i);
+        out.printf("[%3d/%d] %s ... ", i + 1, runs.size(), run.describe());
+        out.flush();
+        RunResult result = handle == null ? LabRun.virtual(run) : LabRun.real(run, handle.store);
+        results.add(result);
+        out.printf("%d misses, %.2f loads/period, p99 %.0f ms (%.1f s)%n", result.misses(),
+            result.loadsPerPeriod(), result.p99Ms(), result.wallMillis() / 1000.0);
+        if (options.charts()) {
+          Charts.write(result, dir.resolve("charts"));
+        }
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot write charts: " + e, e);
+    } finally {
+      if (handle != null) {
+        handle.close();
+      }
+    }
+    String table = table(results);
+    out.println();
+    out.print(table);
+    out.print(verdict(results));
+    try {
+      writeCsv(results, dir.resolve("results.csv"));
+      Files.writeString(dir.resolve("results.txt"), table + verdict(results),
+          StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot write results: " + e, e);
+    }
+    out.printf("%nWrote %s, %s%s%n", dir.resolve("results.csv"), dir.resolve("results.txt"),
+        options.charts() ? " and " + dir.resolve("charts") + "/*.png" : "");
+    return 0;
+  }
+
+  static void writeCsv(List<RunResult> results, Path file) throws IOException {
+    try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      w.write(RunResult.CSV_HEADER);
+      w.write('\n');
+      for (RunResult r : results) {
+        w.write(r.csvRow());
+        w.write('\n');
+      }
+    }
+  }
+
+  static String table(List<RunResult> results) {
+    StringBuilder b = new StringBuilder();
+    b.append(String.format(Locale.ROOT,
+        "%-6s %4s %6s %5s %5s | %8s %7s %6s %6s %9s %7s | %7s %7s %7s %8s | %6s %8s%n",
+        "policy", "inst", "tps", "ttl_s", "db_ms", "requests", "misses", "waits", "loads",
+        "loads/per", "writes", "p50_ms", "p99_ms", "max_ms", "hitp99ms", "max_db", "rejected"));
+    for (RunResult r : results) {
+      RunConfig c = r.config();
+      b.append(String.format(Locale.ROOT,
+          "%-6s %4d %6d %5d %5d | %8d %7d %6d %6d %9.2f %7d | %7.0f %7.0f %7.0f %8.0f | %6d %8d%n",
+          c.policy(), c.instances(), c.tps(), c.ttlSeconds(), c.dbMillis(), r.requests(),
+          r.misses(), r.refreshWaits(), r.loads(), r.loadsPerPeriod(), r.writes(), r.p50Ms(),
+          r.p99Ms(), r.maxMs(), r.hitP99Ms(), r.maxDbConcurrency(), r.rejected()));
+    }
+    b.append("""
+        misses: requests after warm-up that found no usable value (first fills excluded);
+        waits: requests that waited for PER's inline recomputation; loads: DB queries after
+        warm-up; loads/per: loads per key per TTL period; hitp99ms: p99 of cache hits.
+        """);
+    return b.toString();
+  }
+
+  /** Checks the SUS targets on single-instance runs at 10 req/s and more. */
+  static String verdict(List<RunResult> results) {
+    List<RunResult> sus = results.stream()
+        .filter(r -> r.config().policy() == LabPolicy.Kind.SUS && r.config().instances() == 1
+            && r.config().tps() >= 10)
+        .toList();
+    if (sus.isEmpty()) {
+      return "";
+    }
+    long misses = sus.stream().mapToLong(RunResult::misses).sum();
+    double maxLoads = sus.stream().mapToDouble(RunResult::loadsPerPeriod).max().orElse(0);
+    boolean latency = sus.stream().allMatch(r -> r.p99Ms() <= 1.2 * r.hitP99Ms() + 1e-9);
+    return String.format(Locale.ROOT, """
+
+        SUS (1 instance, >= 10 req/s, %d runs): misses after warm-up %d (target 0); \
+        max loads per period %.2f (target <= 1.0); p99 within 1.2x of hit p99: %s
+        """, sus.size(), misses, maxLoads, latency ? "yes" : "no");
+  }
+
+  private static String value(String[] args, int i, String option) {
+    if (i >= args.length) {
+      throw new IllegalArgumentException(option + " needs a value");
+    }
+    return args[i];
+  }
+
+  private static <T> T number(String text, String option, Function<String, T> parse) {
+    try {
+      return parse.apply(text.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(option + " expects a number: '" + text + "'");
+    }
+  }
+
+  private static List<Integer> ints(String text, String option) {
+    return list(text, t -> number(t, option, Integer::parseInt));
+  }
+
+  private static <T> List<T> list(String text, Function<String, T> parse) {
+    return Arrays.stream(text.split(",")).filter(t -> !t.isBlank()).map(parse).toList();
+  }
+
+  private static <T> List<T> or(List<T> value, List<T> fallback) {
+    return value != null ? value : fallback;
+  }
+
+  /** The real store and whatever must be closed with it. */
+  static final class StoreHandle implements AutoCloseable {
+    final CacheStore store;
+    final String description;
+    private final ArcusClient client;
+    private final MemcachedServer server;
+
+    private StoreHandle(CacheStore store, String description, ArcusClient client,
+        MemcachedServer server) {
+      this.store = store;
+      this.description = description;
+      this.client = client;
+      this.server = server;
+    }
+
+    static StoreHandle open(Options o, PrintStream out) {
+      try {
+        if (o.arcus() != null) {
+          int slash = o.arcus().lastIndexOf('/');
+          if (slash <= 0 || slash == o.arcus().length() - 1) {
+            throw new IllegalArgumentException(
+                "--arcus expects zkHost:port/serviceCode: '" + o.arcus() + "'");
+          }
+          String zk = o.arcus().substring(0, slash);
+          String service = o.arcus().substring(slash + 1);
+          ArcusClient client = ArcusClient.createArcusClient(zk, service,
+              new ConnectionFactoryBuilder());
+          return new StoreHandle(ArcusStore.of(client), "ARCUS " + o.arcus(), client, null);
+        }
+        MemcachedServer server = null;
+        InetSocketAddress address;
+        if ("auto".equals(o.memcached())) {
+          server = MemcachedServer.shared();
+          address = server.address();
+        } else {
+          address = parseAddress(o.memcached());
+        }
+        ArcusClient client = new ArcusClient(new ConnectionFactoryBuilder().build(),
+            List.of(address));
+        String description = "memcached " + address.getHostString() + ":" + address.getPort()
+            + (server != null ? " (" + server.description() + ")" : "");
+        return new StoreHandle(ArcusStore.of(client), description, client, server);
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot connect: " + e, e);
+      } catch (RuntimeException e) {
+        if (e instanceof IllegalArgumentException) {
+          throw e;
+        }
+        // No memcached found (e.g. the testkit's "how to get one" message).
+        throw new IllegalArgumentException(e.getMessage(), e);
+      }
+    }
+
+    static InetSocketAddress parseAddress(String hostPort) {
+      int colon = hostPort.lastIndexOf(':');
+      if (colon <= 0) {
+        throw new IllegalArgumentException(
+            "--memcached expects host:port or auto: '" + hostPort + "'");
+      }
+      int port = number(hostPort.substring(colon + 1), "--memcached", Integer::parseInt);
+      return new InetSocketAddress(hostPort.substring(0, colon), port);
+    }
+
+    @Override
+    public void close() {
+      client.shutdown();
+      if (server != null) {
+        server.stop();
+      }
+    }
+  }
+}

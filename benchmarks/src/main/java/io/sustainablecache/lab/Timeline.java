@@ -1,0 +1,24 @@
+package io.sustainablecache.lab;
+
+import java.time.InstantSource;
+import java.util.concurrent.Executor;
+
+/**
+ * The lab's time and scheduling: virtual (a discrete-event loop on one thread, exactly
+ * repeatable) or real (wall clock, thread pools). Also the {@link InstantSource} handed to the
+ * caches under test, so the library's own decisions run on the lab's time.
+ */
+interface Timeline extends InstantSource {
+
+  /** Runs {@code task} at {@code atMillis} (epoch milliseconds) or as soon as possible after. */
+  void schedule(long atMillis, Runnable task);
+
+  /** Where request bodies and load completions run: inline (virtual) or on worker threads. */
+  Executor workers();
+
+  /** Whether time is simulated. */
+  boolean isVirtual();
+
+  /** Blocks the calling thread for {@code millis} of real time; virtual timelines never block. */
+  void block(long millis);
+}

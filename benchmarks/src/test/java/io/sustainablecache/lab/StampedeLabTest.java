@@ -1,0 +1,134 @@
+package io.sustainablecache.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The lab's virtual-time mode on a tiny grid: the claims the README makes, checked in CI. */
+final class StampedeLabTest {
+
+  private static RunConfig config(LabPolicy.Kind policy, int instances, int tps, int ttl, int db,
+      int periods) {
+    return new RunConfig(policy, instances, tps, ttl, db, periods, 1, 1.0, 0, 4, 1024, 42);
+  }
+
+  @ParameterizedTest(name = "{0} req/s")
+  @ValueSource(ints = {10, 100})
+  void sus_neverMissesAfterWarmUpAndLoadsAtMostOncePerPeriod(int tps) {
+    RunResult result = LabRun.virtual(config(LabPolicy.Kind.SUS, 1, tps, 3, 100, 8));
+
+    assertThat(result.requests()).isEqualTo(7L * 3 * tps);
+    assertThat(result.misses()).isZero();
+    // One load per refresh cycle; a cycle is a TTL minus at most the 10% window, so at most
+    // periods / 0.9 loads, rounded up for the load that straddles the end of the run.
+    assertThat(result.loads()).isLessThanOrEqualTo((long) Math.ceil(result.periods() / 0.9))
+        .isGreaterThanOrEqualTo(result.periods() - 1);
+    assertThat(result.maxDbConcurrency()).isEqualTo(1);
+    assertThat(result.p99Ms()).isZero(); // nobody waits for the database
+    assertThat(result.errors()).isZero();
+  }
+
+  @ParameterizedTest(name = "{0} req/s")
+  @ValueSource(ints = {10, 100})
+  void plainTtl_missesInEveryPeriod(int tps) {
+    RunResult result = LabRun.virtual(config(LabPolicy.Kind.NONE, 1, tps, 3, 100, 8));
+
+    assertThat(result.misses()).isGreaterThanOrEqualTo(result.periods() - 1);
+    assertThat(result.p99Ms()).isGreaterThan(0);
+  }
+
+  @Test
+  void plainTtl_stampedesAtHighRate_lockDoesNot() {
+    RunResult none = LabRun.virtual(config(LabPolicy.Kind.NONE, 1, 100, 3, 100, 8));
+    RunResult lock = LabRun.virtual(config(LabPolicy.Kind.LOCK, 1, 100, 3, 100, 8));
+
+    assertThat(none.maxDbConcurrency()).isGreaterThan(5); // every request in the gap loads
+    assertThat(lock.maxDbConcurrency()).isEqualTo(1);
+    assertThat(lock.misses()).as("the lock still leaves the miss latency")
+        .isGreaterThanOrEqualTo(lock.periods() - 1);
+  }
+
+  @Test
+  void per_missesAtLowRateWithAFastLoader_becauseOfTheOneSecondTick() {
+    RunResult per = LabRun.virtual(config(LabPolicy.Kind.PER, 1, 10, 3, 10, 8));
+    RunResult sus = LabRun.virtual(config(LabPolicy.Kind.SUS, 1, 10, 3, 10, 8));
+
+    assertThat(per.misses()).isGreaterThanOrEqualTo(per.periods() - 1);
+    assertThat(sus.misses()).isZero();
+  }
+
+  @Test
+  void fourSusInstancesLoadAtMostOncePerPeriodEach() {
+    RunResult result = LabRun.virtual(config(LabPolicy.Kind.SUS, 4, 100, 3, 100, 8));
+
+    assertThat(result.misses()).isZero();
+    assertThat(result.loadsPerPeriod()).isLessThanOrEqualTo(4.0);
+  }
+
+  @Test
+  void virtualRunsAreExactlyRepeatableFromTheSeed() {
+    RunConfig config = config(LabPolicy.Kind.SUS, 2, 100, 3, 100, 6);
+    assertThat(LabRun.virtual(config).csvRow()).isEqualTo(LabRun.virtual(config).csvRow());
+  }
+
+  @Test
+  void zipfKeysFollowTheSeed() {
+    RunConfig config = new RunConfig(LabPolicy.Kind.SUS, 1, 100, 3, 10, 4, 50, 1.0, 0, 4, 1024,
+        7);
+    String[] keys = LabRun.keySequence(config);
+    assertThat(keys).containsExactly(LabRun.keySequence(config));
+    long hottest = java.util.Arrays.stream(keys).filter("k0"::equals).count();
+    long coldest = java.util.Arrays.stream(keys).filter("k49"::equals).count();
+    assertThat(hottest).isGreaterThan(10 * Math.max(1, coldest));
+  }
+
+  @Test
+  void mainWritesTheCsvWithTheExactHeaderAndTheCharts(@TempDir Path dir) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int status = StampedeLab.run(new String[] {"--policies", "none,SUS", "--rates", "10",
+        "--periods", "3", "--out", dir.toString()}, new PrintStream(bytes, true,
+        StandardCharsets.UTF_8));
+
+    assertThat(status).isZero();
+    List<String> csv = Files.readAllLines(dir.resolve("results.csv"));
+    assertThat(csv.get(0)).isEqualTo("policy,instances,tps,ttl_s,db_ms,requests,misses,loads,"
+        + "periods,loads_per_period,p50_ms,p99_ms,max_ms,max_db_concurrency,rejected");
+    assertThat(csv).hasSize(3);
+    assertThat(csv.get(1)).startsWith("none,1,10,3,100,");
+    assertThat(csv.get(2)).startsWith("SUS,1,10,3,100,");
+    assertThat(dir.resolve("charts/SUS-x1-10tps-ttl3s-db100ms-latency.png")).isNotEmptyFile();
+    assertThat(dir.resolve("charts/SUS-x1-10tps-ttl3s-db100ms-db.png")).isNotEmptyFile();
+    assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("[  2/2] SUS").contains("p99");
+  }
+
+  @Test
+  void quickPresetCoversTheRequiredRuns() {
+    List<RunConfig> runs = StampedeLab.plan(StampedeLab.parse(new String[] {"--quick"}));
+    assertThat(runs).hasSize(10);
+    assertThat(runs).filteredOn(r -> r.instances() == 4)
+        .allMatch(r -> r.policy() == LabPolicy.Kind.SUS).hasSize(2);
+    assertThat(StampedeLab.plan(StampedeLab.parse(new String[] {"--full"}))).hasSize(288);
+  }
+
+  @Test
+  void badOptionsFailWithAMessage() {
+    assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--rates", "ten"}))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'ten'");
+    assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--policies", "magic"}))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("magic");
+    assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--bogus"}))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--bogus");
+    assertThatThrownBy(() -> StampedeLab.plan(StampedeLab.parse(new String[] {"--periods", "1"})))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("periods");
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * Test support shared by every {@link io.sustainablecache.spi.CacheStore} adapter.
+ *
+ * <ul>
+ *   <li>{@link io.sustainablecache.testkit.MemcachedServer} obtains a real memcached: the server
+ *       named by {@code MEMCACHED_ADDRESS}, a Testcontainers container, or a local
+ *       {@code memcached} binary started as a child process.</li>
+ *   <li>{@link io.sustainablecache.testkit.CacheStoreContract} is the JUnit 5 suite that pins
+ *       down the memcached semantics an adapter must deliver (bytes, CAS tokens, {@code add},
+ *       {@code cas}, {@code delete}, expiry, concurrency).</li>
+ *   <li>{@link io.sustainablecache.testkit.CacheStoreFailureContract} checks that an adapter fails
+ *       fast with {@link io.sustainablecache.spi.StoreException} when its server goes away or
+ *       stops answering, instead of hanging or reporting a miss.</li>
+ * </ul>
+ *
+ * <p>An adapter module depends on this artifact in {@code test} scope and extends the contracts
+ * from integration tests ({@code *IT}) run by the failsafe plugin.
+ */
+package io.sustainablecache.testkit;

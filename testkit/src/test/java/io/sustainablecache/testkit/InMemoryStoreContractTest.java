@@ -1,0 +1,18 @@
+package io.sustainablecache.testkit;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.InMemoryStore;
+
+/**
+ * Runs the contract against the in-process reference store, which needs no server: it checks
+ * the contract itself as much as the store.
+ */
+class InMemoryStoreContractTest extends CacheStoreContract {
+
+  private final InMemoryStore store = InMemoryStore.create();
+
+  @Override
+  protected CacheStore store() {
+    return store;
+  }
+}

@@ -15,6 +15,7 @@ final class Charts {
 
   private static final int WIDTH = 1000;
   private static final int HEIGHT = 420;
+  private static final int MAX_POINTS = 4_000;
 
   private Charts() {}
 
@@ -31,19 +32,38 @@ final class Charts {
 
   private static XYChart latency(String title, RunResult.Series series) {
     XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT)
-        .title(title + ": request latency (dashed: expiry of the hot key's cached value)")
+        .title(title
+            + ": request latency (vertical lines: expiry of each cached value of the hot key)")
         .xAxisTitle("time (s)").yAxisTitle("latency (ms)").build();
     chart.getStyler().setLegendVisible(false);
     chart.getStyler().setMarkerSize(3);
     chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
-    int n = series.arrivals().length;
-    double[] x = new double[n];
-    double[] y = new double[n];
-    for (int i = 0; i < n; i++) {
-      x[i] = series.arrivals()[i] / 1000.0;
-      y[i] = series.latencies()[i];
+    // Every request that waited, plus an even sample of the rest: rendering a million points
+    // would take minutes and show nothing more.
+    long[] arrivals = series.arrivals();
+    long[] latencies = series.latencies();
+    int waited = 0;
+    for (long latency : latencies) {
+      waited += latency > 0 ? 1 : 0;
     }
-    XYSeries requests = chart.addSeries("requests", x, y);
+    int keepWaited = Math.min(waited, MAX_POINTS);
+    int stride = Math.max(1, (arrivals.length - waited) / Math.max(1, MAX_POINTS - keepWaited));
+    int waitedStride = Math.max(1, waited / Math.max(1, keepWaited));
+    double[] x = new double[arrivals.length];
+    double[] y = new double[arrivals.length];
+    int n = 0;
+    int seenWaited = 0;
+    int seenOther = 0;
+    for (int i = 0; i < arrivals.length; i++) {
+      boolean keep = latencies[i] > 0 ? seenWaited++ % waitedStride == 0
+          : seenOther++ % stride == 0;
+      if (keep) {
+        x[n] = arrivals[i] / 1000.0;
+        y[n] = latencies[i];
+        n++;
+      }
+    }
+    XYSeries requests = chart.addSeries("requests", Arrays.copyOf(x, n), Arrays.copyOf(y, n));
     requests.setMarker(SeriesMarkers.CIRCLE);
     for (long expiry : series.expiries()) {
       if (expiry >= 0 && expiry <= series.durationMillis()) {

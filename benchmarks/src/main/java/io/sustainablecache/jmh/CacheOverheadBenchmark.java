@@ -1,0 +1,137 @@
+package io.sustainablecache.jmh;
+
+import io.sustainablecache.Loader;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreItem;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The CPU time and allocation the cache adds to a hit, without the network: {@code
+ * SustainableCache.get(key, loader)} over a store that answers every {@code gets} with the same
+ * prebuilt item and allocates nothing ({@link #cacheGet}), against calling that store directly
+ * ({@link #storeGets}). The difference is the cache layer's own cost per hit: key validation and
+ * namespacing, envelope check, payload decode ({@code size} bytes, {@link ValueCodec#bytes()}
+ * copies them), clock read, SUS decision ("early" read: no random draw), hit counter and the
+ * completed future. {@link HitPathBenchmark} shows how that compares with a memcached round trip.
+ *
+ * <p>Run:
+ * <pre>{@code
+ * java -jar benchmarks/target/benchmarks.jar CacheOverheadBenchmark -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc
+ * }</pre>
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
+@State(Scope.Thread)
+public class CacheOverheadBenchmark {
+
+  @Param({"128"})
+  public int size;
+
+  ConstantStore store;
+  SustainableCache<byte[]> cache;
+  Loader<byte[]> loader;
+  String key;
+  String storeKey;
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    long now = System.currentTimeMillis();
+    byte[] payload = new byte[size];
+    Arrays.fill(payload, (byte) 'v');
+    byte[] envelope = Envelope.encode(now, now + Duration.ofHours(1).toMillis(), 5, payload);
+    store = new ConstantStore(Optional.of(new StoreItem(envelope, 42L)));
+    cache = SustainableCache.builder(store).namespace("jmh").ttl(Duration.ofHours(1)).build();
+    key = "hit";
+    storeKey = "jmh:hit";
+    loader = k -> {
+      throw new IllegalStateException("a hit must not load");
+    };
+    if (cache.get(key, loader).length != size) {
+      throw new IllegalStateException("setup check failed");
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    System.out.println();
+    System.out.println("cache counters: " + cache.stats());
+    cache.close();
+  }
+
+  /**
+   * A hit through the cache over the constant store.
+   *
+   * @return the decoded value, consumed by JMH
+   */
+  @Benchmark
+  public byte[] cacheGet() {
+    return cache.get(key, loader);
+  }
+
+  /**
+   * The store call alone, the part of {@link #cacheGet} that is not the cache's.
+   *
+   * @return the stored item, consumed by JMH
+   */
+  @Benchmark
+  public Optional<StoreItem> storeGets() {
+    return store.gets(storeKey);
+  }
+
+  /** Answers every read with one prebuilt item; writes are not expected. */
+  static final class ConstantStore implements CacheStore {
+    private final Optional<StoreItem> item;
+
+    ConstantStore(Optional<StoreItem> item) {
+      this.item = item;
+    }
+
+    @Override
+    public Optional<StoreItem> gets(String key) {
+      return item;
+    }
+
+    @Override
+    public boolean add(String key, byte[] value, int exptime) {
+      throw new UnsupportedOperationException("read-only");
+    }
+
+    @Override
+    public void set(String key, byte[] value, int exptime) {
+      throw new UnsupportedOperationException("read-only");
+    }
+
+    @Override
+    public CasOutcome cas(String key, long casToken, byte[] value, int exptime) {
+      throw new UnsupportedOperationException("read-only");
+    }
+
+    @Override
+    public boolean delete(String key) {
+      throw new UnsupportedOperationException("read-only");
+    }
+  }
+}

@@ -6,7 +6,10 @@ import org.slf4j.Logger;
 /**
  * Logs a recurring warning at most once per interval, with the number of occurrences suppressed
  * since, so that a store outage at thousands of requests per second produces a handful of lines.
- * Suppressed occurrences are logged at debug level. Thread-safe.
+ *
+ * <p>The WARN line names the exception types only: messages of client and loader exceptions may
+ * contain keys (and loader exceptions even values), which are logged at DEBUG level only, with
+ * the full exception. Thread-safe.
  */
 final class RateLimitedLog {
 
@@ -27,15 +30,25 @@ final class RateLimitedLog {
         && nextAllowedNanos.compareAndSet(next, now + INTERVAL_NANOS)) {
       long skipped = suppressed.getAndSet(0);
       if (skipped > 0) {
-        log.warn("{} ({} similar warnings suppressed in the last 10 s): {}", message, skipped,
-            error.toString());
+        log.warn("{}: {} ({} similar warnings suppressed in the last 10 s; details at DEBUG)",
+            message, types(error), skipped);
       } else {
-        log.warn("{}: {}", message, error.toString());
+        log.warn("{}: {} (details at DEBUG)", message, types(error));
       }
-      log.debug("cause", error);
+      log.debug(message, error);
     } else {
       suppressed.incrementAndGet();
       log.debug(message, error);
     }
+  }
+
+  /** The exception's type and its causes' types, e.g. {@code StoreException <- TimeoutException}. */
+  static String types(Throwable error) {
+    StringBuilder b = new StringBuilder(error.getClass().getSimpleName());
+    Throwable cause = error.getCause();
+    for (int depth = 0; cause != null && depth < 4; depth++, cause = cause.getCause()) {
+      b.append(" <- ").append(cause.getClass().getSimpleName());
+    }
+    return b.toString();
   }
 }

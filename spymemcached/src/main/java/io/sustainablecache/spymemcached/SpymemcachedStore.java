@@ -31,8 +31,8 @@ import net.spy.memcached.ops.OperationStatus;
  * for the server's answer. On timeout it cancels the request and throws {@link StoreException};
  * a request already sent may still be executed by the server. Any failure of the client (lost
  * connection, cancelled request, server error such as an item larger than the server's item
- * size, interruption) is also a {@link StoreException}, whose message names the operation and
- * the key but never the value.
+ * size, interruption) is also a {@link StoreException}, whose message names the operation but
+ * never the key or the value (the cache logs these messages; keys may be personal data).
  *
  * <p>The store does <b>not</b> own the client: several stores may share one, and the caller
  * shuts it down after the last store is no longer used. Thread-safe.
@@ -94,9 +94,6 @@ public final class SpymemcachedStore implements CacheStore {
 
   /** The operation timeout unless configured. */
   static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofMillis(700);
-
-  /** Keys longer than this are shortened in exception messages. */
-  private static final int MAX_KEY_CHARS_IN_MESSAGES = 64;
 
   private final MemcachedClient client;
   private final Duration operationTimeout;
@@ -338,11 +335,12 @@ public final class SpymemcachedStore implements CacheStore {
     return millis > 0 ? millis + " ms" : operationTimeout.toString();
   }
 
+  /**
+   * Names the operation for an exception message. Keys are left out on purpose: the cache logs
+   * these messages, and keys (often user ids) may appear in logs only at debug level.
+   */
   private static String describe(String operation, String key) {
-    String shown = key.length() <= MAX_KEY_CHARS_IN_MESSAGES
-        ? key
-        : key.substring(0, MAX_KEY_CHARS_IN_MESSAGES) + "...";
-    return "memcached " + operation + " of key '" + shown + "'";
+    return "memcached " + operation;
   }
 
   /**

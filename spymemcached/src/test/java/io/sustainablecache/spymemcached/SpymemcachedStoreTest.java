@@ -150,7 +150,7 @@ class SpymemcachedStoreTest {
       try {
         // spymemcached itself refuses to enqueue the request, restoring the flag.
         StoreException e = catchThrowableOfType(StoreException.class, () -> store.gets("k"));
-        assertThat(e).hasMessageStartingWith("memcached gets of key 'k' ");
+        assertThat(e).hasMessageStartingWith("memcached gets ");
         assertThat(Thread.currentThread().isInterrupted()).isTrue();
       } finally {
         Thread.interrupted();
@@ -181,7 +181,7 @@ class SpymemcachedStoreTest {
 
       assertThat(caller.isAlive()).as("caller still waiting").isFalse();
       assertThat(thrown.get()).isInstanceOf(StoreException.class)
-          .hasMessage("memcached gets of key 'k' was interrupted")
+          .hasMessage("memcached gets was interrupted")
           .hasCauseInstanceOf(InterruptedException.class);
       assertThat(interruptedAfterwards).isTrue();
     }
@@ -190,7 +190,7 @@ class SpymemcachedStoreTest {
     void aKeyTheClientRefusesIsAStoreException() {
       assertThatThrownBy(() -> store.set("has space", SECRET, 0))
           .isInstanceOf(StoreException.class)
-          .hasMessageStartingWith("memcached set of key 'has space' was rejected by the client: ")
+          .hasMessageStartingWith("memcached set was rejected by the client: ")
           .hasCauseInstanceOf(IllegalArgumentException.class);
     }
 
@@ -199,7 +199,7 @@ class SpymemcachedStoreTest {
       String key = "k".repeat(200);
       assertThatThrownBy(() -> store.delete(key))
           .isInstanceOf(StoreException.class)
-          .hasMessage("memcached delete of key '" + "k".repeat(64) + "...' timed out after 50 ms");
+          .hasMessage("memcached delete timed out after 50 ms");
     }
 
     @Test
@@ -208,7 +208,7 @@ class SpymemcachedStoreTest {
           SpymemcachedStore.builder(client).operationTimeout(Duration.ofNanos(500_000)).build();
       assertThatThrownBy(() -> impatient.gets("k"))
           .isInstanceOf(StoreException.class)
-          .hasMessage("memcached gets of key 'k' timed out after PT0.0005S");
+          .hasMessage("memcached gets timed out after PT0.0005S");
     }
 
     @Test
@@ -231,7 +231,7 @@ class SpymemcachedStoreTest {
       long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
       assertThat(e).as(operation)
-          .hasMessage("memcached " + operation + " of key 'k' timed out after 50 ms")
+          .hasMessage("memcached " + operation + " timed out after 50 ms")
           .hasCauseInstanceOf(TimeoutException.class);
       assertThat(elapsedMillis).as("%s took", operation).isBetween(50L, 1_000L);
       assertThat(stackTrace(e)).as("%s exception with its causes", operation)

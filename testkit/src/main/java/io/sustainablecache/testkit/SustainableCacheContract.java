@@ -132,13 +132,16 @@ public abstract class SustainableCacheContract {
       assertThat(s.errors).as("SUS caller errors").isZero();
       assertThat(s.stats.missCount()).as("SUS misses, including the first fill").isEqualTo(1);
       assertThat(s.maxConcurrentLoads).as("SUS concurrent loads").isEqualTo(1);
-      // Early refreshes come up to ~30% of the TTL ahead, so a period lasts 0.7 to 1.0 TTL.
+      // Refreshes land in the last tenth of the TTL, so a refresh cycle lasts 0.9 to 1.0 TTL
+      // (plus the load); the first load is the warm-up fill.
       assertThat(s.loads.get()).as("SUS loads in %d periods", periods)
-          .isBetween((int) periods - 1, 1 + (int) Math.ceil(periods / 0.7));
+          .isBetween((int) periods - 1, 1 + (int) Math.ceil(periods / 0.9));
 
       assertThat(n.errors).isZero();
-      assertThat(n.stats.missCount()).as("plain TTL misses: the first fill and one per period")
-          .isGreaterThanOrEqualTo(periods);
+      // A period lasts a TTL plus up to one request interval and one load (about 3.25 s), so
+      // 15 s hold the first fill and at least 4 expiries.
+      assertThat(n.stats.missCount() - 1).as("plain TTL misses after the first fill")
+          .isGreaterThanOrEqualTo(periods - 1);
     }
   }
 

@@ -21,10 +21,15 @@ package io.sustainablecache;
  * @param refreshSuccessCount refreshes (background or inline) whose result was written
  * @param refreshFailureCount refreshes (background or inline) whose loader failed; the old value
  *     keeps being served
+ * @param refreshBackoffCount refresh requests skipped because the key's previous refresh failed
+ *     recently (see {@link SustainableCacheBuilder#refreshBackoff})
+ * @param staleOnErrorCount reads answered with a stale value because reloading it failed (see
+ *     {@link SustainableCacheBuilder#serveStaleOnError})
  * @param staleSetDiscardCount loaded values not written because the item changed meanwhile
  *     (invalidated, rewritten, or filled by another writer): the compare-and-set rule at work
- * @param storeErrorCount store operations that failed or timed out, and values that could not be
- *     encoded or were refused by the server
+ * @param skippedWriteCount loaded values returned to the caller but not cached, because they
+ *     exceeded {@link SustainableCacheBuilder#maxValueSize} or the codec could not encode them
+ * @param storeErrorCount store operations that failed or timed out
  * @param corruptEntryCount items that were not a valid envelope or whose payload the codec could
  *     not decode (foreign data, truncation, another format version); each was treated as a miss
  */
@@ -40,7 +45,10 @@ public record CacheStats(
     long refreshRejectedCount,
     long refreshSuccessCount,
     long refreshFailureCount,
+    long refreshBackoffCount,
+    long staleOnErrorCount,
     long staleSetDiscardCount,
+    long skippedWriteCount,
     long storeErrorCount,
     long corruptEntryCount) {
 
@@ -91,7 +99,10 @@ public record CacheStats(
         refreshRejectedCount - earlier.refreshRejectedCount,
         refreshSuccessCount - earlier.refreshSuccessCount,
         refreshFailureCount - earlier.refreshFailureCount,
+        refreshBackoffCount - earlier.refreshBackoffCount,
+        staleOnErrorCount - earlier.staleOnErrorCount,
         staleSetDiscardCount - earlier.staleSetDiscardCount,
+        skippedWriteCount - earlier.skippedWriteCount,
         storeErrorCount - earlier.storeErrorCount,
         corruptEntryCount - earlier.corruptEntryCount);
   }

@@ -60,6 +60,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final RandomGenerator random;
   private final long ttlMillis;
   private final long lifetimeMillis;
+  private final int maxValueSize;
+  private final long backoffBaseMillis;
+  private final long backoffCapMillis;
+  private final boolean serveStaleOnError;
+  private final long maxSkewMillis;
   private final Executor executor;
   private final ThreadPoolExecutor ownedExecutor;
   private final String description;
@@ -67,12 +72,21 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final StatsCounter stats = new StatsCounter();
   private final RateLimitedLog storeErrorLog = new RateLimitedLog(log);
   private final RateLimitedLog refreshErrorLog = new RateLimitedLog(log);
+  private final RateLimitedLog skippedWriteLog = new RateLimitedLog(log);
+  private final RateLimitedLog clockSkewLog = new RateLimitedLog(log);
   private final ConcurrentHashMap<String, CompletableFuture<V>> loads = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, RefreshTicket> refreshes = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Backoff> backoffs = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /** Marks a key's background refresh as in flight since {@code startedAtMillis}. */
   private record RefreshTicket(long startedAtMillis) {}
+
+  /** A key whose refreshes failed {@code failures} times in a row; next try not before then. */
+  private record Backoff(int failures, long notBeforeMillis) {}
+
+  /** Above this many keys in back-off, expired records are swept when a new one is added. */
+  private static final int BACKOFF_SWEEP_THRESHOLD = 1024;
 
   DefaultSustainableCache(SustainableCacheBuilder<?> builder, ValueCodec<V> codec) {
     this.store = builder.store;
@@ -83,8 +97,13 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     this.random = builder.resolvedRandom();
     this.ttlMillis = builder.ttl.toMillis();
     this.lifetimeMillis = ttlMillis + builder.resolvedGrace().toMillis();
+    this.maxValueSize = builder.resolvedMaxValueSize();
+    this.backoffBaseMillis = builder.resolvedRefreshBackoff().toMillis();
+    this.backoffCapMillis = Math.max(backoffBaseMillis, ttlMillis);
+    this.serveStaleOnError = builder.resolvedServeStaleOnError();
+    this.maxSkewMillis = builder.resolvedMaxClockSkew().toMillis();
     String namespace = builder.resolvedNamespace();
-    this.keys = new Keys(namespace, store.maxKeyLength());
+    this.keys = new Keys(namespace, store.maxKeyLength(), builder.resolvedKeyPolicy());
     if (builder.executor != null) {
       this.executor = builder.executor;
       this.ownedExecutor = null;
@@ -135,10 +154,18 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       return loadShared(key, storeKey, loader, item.casToken(), false);
     }
     long now = clock.millis();
+    long fetchedAt = Envelope.fetchedAt(bytes);
     long expiresAt = Envelope.expiresAt(bytes);
+    if (fetchedAt - now > maxSkewMillis) {
+      // Written by a host whose clock runs ahead: do not trust it for longer than it says.
+      clockSkewLog.warn("an entry was loaded " + (fetchedAt - now) + " ms in the future by this"
+          + " host's clock, more than maxClockSkew; treating it as expired. Check clock"
+          + " synchronization");
+      expiresAt = now;
+    }
     if (now < expiresAt) {
       stats.hits.increment();
-      if (mode != RefreshPolicy.Mode.NONE && policy.shouldRefresh(now, Envelope.fetchedAt(bytes),
+      if (mode != RefreshPolicy.Mode.NONE && policy.shouldRefresh(now, fetchedAt,
           expiresAt, Envelope.loadMillis(bytes), random)) {
         if (mode == RefreshPolicy.Mode.INLINE) {
           return refreshInline(key, storeKey, item.casToken(), loader, value);
@@ -154,7 +181,21 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       return CompletableFuture.completedFuture(value);
     }
     stats.misses.increment();
-    return loadShared(key, storeKey, loader, item.casToken(), false);
+    CompletableFuture<V> reload = loadShared(key, storeKey, loader, item.casToken(), false);
+    if (!serveStaleOnError) {
+      return reload;
+    }
+    V stale = value;
+    return reload.handle((loaded, error) -> {
+      if (error == null) {
+        return loaded;
+      }
+      stats.staleOnErrors.increment();
+      refreshErrorLog.warn("reloading an expired entry failed; serving the stale value",
+          error instanceof CompletionException && error.getCause() != null
+              ? error.getCause() : error);
+      return stale;
+    });
   }
 
   @Override
@@ -188,6 +229,10 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     String storeKey = keys.storeKey(key);
     long now = clock.millis();
     byte[] bytes = Envelope.encode(now, now + ttlMillis, 0, codec.encode(value));
+    if (bytes.length > maxValueSize) {
+      throw new IllegalArgumentException("value of " + bytes.length
+          + " bytes (envelope included) exceeds maxValueSize " + maxValueSize);
+    }
     try {
       store.set(storeKey, bytes, Exptime.of(lifetimeMillis, now));
     } catch (RuntimeException e) {
@@ -236,6 +281,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   @Override
   public String toString() {
     return description;
+  }
+
+  /** Keys with a background refresh marked in flight; for tests. */
+  int inFlightRefreshCount() {
+    return refreshes.size();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -379,7 +429,15 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       bytes = Envelope.encode(fetchedAt, fetchedAt + ttlMillis, loaded.loadMillis(),
           codec.encode(loaded.value()));
     } catch (RuntimeException e) {
-      storeError("value could not be encoded; not cached", e);
+      stats.skippedWrites.increment();
+      skippedWriteLog.warn("a loaded value could not be encoded; returned to the caller, not"
+          + " cached", e);
+      return false;
+    }
+    if (bytes.length > maxValueSize) {
+      stats.skippedWrites.increment();
+      skippedWriteLog.warn("a loaded value of " + bytes.length + " bytes exceeds maxValueSize "
+          + maxValueSize + "; returned to the caller, not cached");
       return false;
     }
     int exptime = Exptime.of(lifetimeMillis, loaded.fetchedAtMillis());
@@ -418,6 +476,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   private void scheduleRefresh(String key, String storeKey, long casToken,
       AsyncLoader<? extends V> loader, long now) {
+    Backoff backoff = backoffs.get(storeKey);
+    if (backoff != null && now < backoff.notBeforeMillis()) {
+      stats.refreshBackoffs.increment();
+      return;
+    }
     RefreshTicket existing = refreshes.get(storeKey);
     if (existing != null && now - existing.startedAtMillis() < lifetimeMillis) {
       stats.refreshesDeduped.increment();
@@ -459,13 +522,17 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         try {
           if (error != null) {
             stats.refreshFailures.increment();
+            backOff(storeKey);
             refreshErrorLog.warn("background refresh failed; the cached value keeps being served",
                 error.getCause() == null ? error : error.getCause());
             if (log.isDebugEnabled()) {
               log.debug("background refresh failed for key {}", storeKey, error);
             }
-          } else if (write(storeKey, loaded, casToken)) {
-            stats.refreshSuccesses.increment();
+          } else {
+            backoffs.remove(storeKey);
+            if (write(storeKey, loaded, casToken)) {
+              stats.refreshSuccesses.increment();
+            }
           }
         } finally {
           refreshes.remove(storeKey, ticket);
@@ -475,6 +542,26 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       refreshes.remove(storeKey, ticket);
       throw e;
     }
+  }
+
+  /**
+   * Records a failed refresh: the key's next attempt waits {@code base * 2^(failures - 1)},
+   * capped, drawn from 50 % to 150 % of that.
+   */
+  private void backOff(String storeKey) {
+    long now = clock.millis();
+    if (backoffs.size() >= BACKOFF_SWEEP_THRESHOLD) {
+      backoffs.values().removeIf(b -> now - b.notBeforeMillis() > lifetimeMillis);
+    }
+    backoffs.compute(storeKey, (k, previous) -> {
+      int failures = previous == null ? 1 : previous.failures() + 1;
+      long window = backoffBaseMillis;
+      for (int i = 1; i < failures && window < backoffCapMillis; i++) {
+        window = Math.min(backoffCapMillis, window * 2);
+      }
+      long wait = (long) (window * (0.5 + random.nextDouble()));
+      return new Backoff(failures, now + Math.max(1, wait));
+    });
   }
 
   private void storeError(String message, RuntimeException e) {

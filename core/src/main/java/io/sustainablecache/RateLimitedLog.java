@@ -23,11 +23,27 @@ final class RateLimitedLog {
     this.log = log;
   }
 
+  /** Logs {@code message} at WARN, at most once per interval; otherwise at DEBUG. */
+  void warn(String message) {
+    if (allowed()) {
+      long skipped = suppressed.getAndSet(0);
+      if (skipped > 0) {
+        log.warn("{} ({} similar warnings suppressed in the last 10 s)", message, skipped);
+      } else {
+        log.warn(message);
+      }
+    } else {
+      suppressed.incrementAndGet();
+      log.debug(message);
+    }
+  }
+
+  /**
+   * Logs {@code message} and the types of {@code error} at WARN, at most once per interval, and
+   * the full exception at DEBUG.
+   */
   void warn(String message, Throwable error) {
-    long now = System.nanoTime();
-    long next = nextAllowedNanos.get();
-    if ((next == Long.MIN_VALUE || now - next >= 0)
-        && nextAllowedNanos.compareAndSet(next, now + INTERVAL_NANOS)) {
+    if (allowed()) {
       long skipped = suppressed.getAndSet(0);
       if (skipped > 0) {
         log.warn("{}: {} ({} similar warnings suppressed in the last 10 s; details at DEBUG)",
@@ -40,6 +56,13 @@ final class RateLimitedLog {
       suppressed.incrementAndGet();
       log.debug(message, error);
     }
+  }
+
+  private boolean allowed() {
+    long now = System.nanoTime();
+    long next = nextAllowedNanos.get();
+    return (next == Long.MIN_VALUE || now - next >= 0)
+        && nextAllowedNanos.compareAndSet(next, now + INTERVAL_NANOS);
   }
 
   /** The exception's type and its causes' types, e.g. {@code StoreException <- TimeoutException}. */

@@ -16,7 +16,10 @@ final class StatsCounter {
   final LongAdder refreshesRejected = new LongAdder();
   final LongAdder refreshSuccesses = new LongAdder();
   final LongAdder refreshFailures = new LongAdder();
+  final LongAdder refreshBackoffs = new LongAdder();
+  final LongAdder staleOnErrors = new LongAdder();
   final LongAdder staleSetDiscards = new LongAdder();
+  final LongAdder skippedWrites = new LongAdder();
   final LongAdder storeErrors = new LongAdder();
   final LongAdder corruptEntries = new LongAdder();
 
@@ -43,7 +46,10 @@ final class StatsCounter {
         refreshesRejected.sum(),
         refreshSuccesses.sum(),
         refreshFailures.sum(),
+        refreshBackoffs.sum(),
+        staleOnErrors.sum(),
         staleSetDiscards.sum(),
+        skippedWrites.sum(),
         storeErrors.sum(),
         corruptEntries.sum());
   }

@@ -40,6 +40,18 @@ public final class SustainableCacheBuilder<V> {
   /** The longest namespace, in characters. */
   public static final int MAX_NAMESPACE_LENGTH = 64;
 
+  /**
+   * Default largest stored value (envelope included), in bytes: memcached's default 1 MiB item
+   * size less 1 KiB for the key and the server's item header.
+   */
+  public static final int DEFAULT_MAX_VALUE_SIZE = 1024 * 1024 - 1024;
+
+  /** Default base of the back-off between refresh attempts of a key whose refresh failed. */
+  public static final Duration DEFAULT_REFRESH_BACKOFF = Duration.ofSeconds(1);
+
+  /** Default bound on how far in the future an envelope's load time may lie. */
+  public static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofSeconds(30);
+
   final CacheStore store;
   String namespace;
   Duration ttl;
@@ -51,6 +63,11 @@ public final class SustainableCacheBuilder<V> {
   int refreshQueueCapacity = -1;
   InstantSource clock;
   RandomGenerator random;
+  KeyPolicy keyPolicy;
+  int maxValueSize = -1;
+  Duration refreshBackoff;
+  Boolean serveStaleOnError;
+  Duration maxClockSkew;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
@@ -258,6 +275,110 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * What to do with keys memcached cannot hold as they are (too long, spaces, control or
+   * non-ASCII characters). Default: {@link KeyPolicy#REJECT}.
+   *
+   * @param policy the policy
+   * @return this builder
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> keyPolicy(KeyPolicy policy) {
+    requireNonNull(policy, "policy");
+    checkUnset(this.keyPolicy, "keyPolicy");
+    this.keyPolicy = policy;
+    return this;
+  }
+
+  /**
+   * The largest value the cache writes, in bytes, envelope header included. A loaded value above
+   * it is returned to its callers but not cached (counted in {@link
+   * CacheStats#skippedWriteCount()}, one rate-limited log line); {@link SustainableCache#put}
+   * rejects it. Keep it below the server's item size ({@code -I}, 1 MiB by default) minus the
+   * key and the item header: a server that refuses an oversized item makes spymemcached and the
+   * ARCUS client drop and re-open the connection, failing other requests meanwhile. Default:
+   * {@value #DEFAULT_MAX_VALUE_SIZE}.
+   *
+   * @param bytes 17 (an empty payload) to 1 GiB
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> maxValueSize(int bytes) {
+    if (maxValueSize != -1) {
+      throw new IllegalStateException("maxValueSize was already set to " + maxValueSize);
+    }
+    if (bytes < 17 || bytes > 1 << 30) {
+      throw new IllegalArgumentException("maxValueSize must be in [17, 1073741824]: " + bytes);
+    }
+    this.maxValueSize = bytes;
+    return this;
+  }
+
+  /**
+   * The base of the back-off after a background refresh of a key fails: the key is not refreshed
+   * again for {@code base * 2^(failures - 1)}, capped at {@code max(base, ttl)}, each wait drawn
+   * uniformly from 50 % to 150 % of that, so that a failing database sees at most one attempt per
+   * key per window from each instance, and instances do not retry in step. Reads keep being
+   * served (stale within the grace period) meanwhile. Default: 1 s.
+   *
+   * @param base positive, at most {@link #MAX_TTL}
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> refreshBackoff(Duration base) {
+    requireNonNull(base, "base");
+    checkUnset(this.refreshBackoff, "refreshBackoff");
+    if (base.toMillis() <= 0 || base.compareTo(MAX_TTL) > 0) {
+      throw new IllegalArgumentException(
+          "refreshBackoff must be at least 1 ms and at most " + MAX_TTL + ": " + base);
+    }
+    this.refreshBackoff = base;
+    return this;
+  }
+
+  /**
+   * Whether a read of an entry past its logical expiry (but still on the server, within the grace
+   * period) returns the stale value when reloading it fails, instead of throwing the loader's
+   * exception. Applies to policies that reload expired entries on the caller's thread ({@code
+   * none}, PER); SUS always serves stale values within the grace period and refreshes them in the
+   * background. Counted in {@link CacheStats#staleOnErrorCount()}. A miss with nothing to fall
+   * back on always throws. Default: {@code true}.
+   *
+   * @param enabled {@code false} to make every failed load reach the caller
+   * @return this builder
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> serveStaleOnError(boolean enabled) {
+    checkUnset(this.serveStaleOnError, "serveStaleOnError");
+    this.serveStaleOnError = enabled;
+    return this;
+  }
+
+  /**
+   * How far in the future (by this host's clock) an envelope's load time may lie and still be
+   * trusted. Envelope times are the writer's wall clock; a writer whose clock runs ahead produces
+   * entries that look fresh for longer. An entry loaded more than this in the future is treated
+   * as expired (refreshed, or reloaded), and a warning suggests checking clock synchronization.
+   * Default: 30 s, far above NTP-synchronized skew.
+   *
+   * @param skew zero or positive, at most {@link #MAX_TTL}
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> maxClockSkew(Duration skew) {
+    requireNonNull(skew, "skew");
+    checkUnset(this.maxClockSkew, "maxClockSkew");
+    if (skew.isNegative() || skew.compareTo(MAX_TTL) > 0) {
+      throw new IllegalArgumentException(
+          "maxClockSkew must be between 0 and " + MAX_TTL + ": " + skew);
+    }
+    this.maxClockSkew = skew;
+    return this;
+  }
+
+  /**
    * Builds the cache.
    *
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
@@ -308,6 +429,26 @@ public final class SustainableCacheBuilder<V> {
 
   int resolvedRefreshThreads() {
     return refreshThreads == -1 ? DEFAULT_REFRESH_THREADS : refreshThreads;
+  }
+
+  KeyPolicy resolvedKeyPolicy() {
+    return keyPolicy == null ? KeyPolicy.REJECT : keyPolicy;
+  }
+
+  int resolvedMaxValueSize() {
+    return maxValueSize == -1 ? DEFAULT_MAX_VALUE_SIZE : maxValueSize;
+  }
+
+  Duration resolvedRefreshBackoff() {
+    return refreshBackoff == null ? DEFAULT_REFRESH_BACKOFF : refreshBackoff;
+  }
+
+  boolean resolvedServeStaleOnError() {
+    return serveStaleOnError == null || serveStaleOnError;
+  }
+
+  Duration resolvedMaxClockSkew() {
+    return maxClockSkew == null ? DEFAULT_MAX_CLOCK_SKEW : maxClockSkew;
   }
 
   int resolvedRefreshQueueCapacity() {

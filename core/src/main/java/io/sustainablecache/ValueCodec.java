@@ -1,7 +1,16 @@
 package io.sustainablecache;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectInputFilter;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * Turns values into the bytes stored after the envelope header, and back.
@@ -54,6 +63,31 @@ public interface ValueCodec<V> {
   static ValueCodec<String> utf8() {
     return Codecs.UTF8;
   }
+
+  /**
+   * Java serialization, restricted to an allow-list. Anyone who can write to the cache can put
+   * bytes under a key, so unrestricted deserialization of cache contents would hand them code
+   * execution through "gadget" classes on the classpath; this codec deserializes only the classes
+   * the allow-list names, and rejects everything else before it is instantiated (an {@link
+   * ObjectInputFilter}). It also bounds the graph's depth (32), references (100,000) and size (the
+   * stored item). A rejected or malformed value is a miss, counted as corrupt.
+   *
+   * <p>Prefer a data format (JSON, Protocol Buffers) through your own {@link ValueCodec} where you
+   * can; this codec exists for existing {@link Serializable} value types.
+   *
+   * @param type the value type; a decoded object of another type is rejected
+   * @param allowList {@link ObjectInputFilter.Config#createFilter} patterns of every class the
+   *     values may contain, separated by {@code ';'}, e.g. {@code
+   *     "com.example.dto.*;java.util.ArrayList;java.lang.String;java.lang.Long;java.lang.Number"};
+   *     {@code "!*"} is appended, so anything not listed is rejected
+   * @param <V> the value type
+   * @return a new stateless codec
+   * @throws IllegalArgumentException if the allow-list is blank or not a valid filter pattern
+   */
+  static <V extends Serializable> ValueCodec<V> javaSerialization(Class<V> type,
+      String allowList) {
+    return new Codecs.JavaSerialization<>(type, allowList);
+  }
 }
 
 /** The built-in codecs; package-private so the factories on {@link ValueCodec} stay the API. */
@@ -92,6 +126,59 @@ final class Codecs {
       return "ValueCodec.utf8()";
     }
   };
+
+  /** See {@link ValueCodec#javaSerialization}. */
+  static final class JavaSerialization<V extends Serializable> implements ValueCodec<V> {
+    private final Class<V> type;
+    private final String allowList;
+    private final ObjectInputFilter filter;
+
+    JavaSerialization(Class<V> type, String allowList) {
+      this.type = Objects.requireNonNull(type, "type");
+      Objects.requireNonNull(allowList, "allowList");
+      if (allowList.isBlank()) {
+        throw new IllegalArgumentException("allowList must name at least one class pattern");
+      }
+      this.allowList = allowList.strip();
+      this.filter = ObjectInputFilter.Config.createFilter(
+          "maxdepth=32;maxrefs=100000;" + this.allowList + ";!*");
+    }
+
+    @Override
+    public byte[] encode(V value) {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+        out.writeObject(value);
+      } catch (IOException e) {
+        throw new UncheckedIOException("value could not be serialized", e);
+      }
+      return bytes.toByteArray();
+    }
+
+    @Override
+    public V decode(byte[] bytes, int offset, int length) {
+      try (ObjectInputStream in = new ObjectInputStream(
+          new ByteArrayInputStream(bytes, offset, length))) {
+        in.setObjectInputFilter(filter);
+        Object value = in.readObject();
+        if (!type.isInstance(value)) {
+          throw new IllegalArgumentException("stored value is a "
+              + (value == null ? "null" : value.getClass().getName()) + ", not a "
+              + type.getName());
+        }
+        return type.cast(value);
+      } catch (IOException | ClassNotFoundException e) {
+        // InvalidClassException "filter status: REJECTED" lands here too.
+        throw new IllegalArgumentException("not a deserializable " + type.getName()
+            + " within the allow-list: " + e, e);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "ValueCodec.javaSerialization(" + type.getName() + ", \"" + allowList + "\")";
+    }
+  }
 
   private Codecs() {}
 }

@@ -282,6 +282,59 @@ final class FailureBehaviourTest {
   }
 
   // ----------------------------------------------------------------------------------------------
+  // Bad input: stored bytes
+
+  @Test
+  void truncatedEnvelopeAndFutureFormatVersionAreMissesThatTheNextLoadOverwrites() {
+    try (SustainableCache<String> cache = builder().build()) {
+      long now = clock.millis();
+      byte[] valid = Envelope.encode(now, now + 10_000, 1, "ok".getBytes(StandardCharsets.UTF_8));
+      byte[] truncated = java.util.Arrays.copyOf(valid, 9);
+      byte[] nextVersion = valid.clone();
+      nextVersion[1] = 2;
+      store.set("f:truncated", truncated, 60);
+      store.set("f:next", nextVersion, 60);
+
+      assertThat(cache.get("truncated", key -> "loaded")).isEqualTo("loaded");
+      assertThat(cache.get("next", key -> "loaded")).isEqualTo("loaded");
+
+      assertThat(cache.stats().corruptEntryCount()).isEqualTo(2);
+      assertThat(Envelope.isValid(store.gets("f:truncated").orElseThrow().value())).isTrue();
+      assertThat(Envelope.isValid(store.gets("f:next").orElseThrow().value())).isTrue();
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // TTLs
+
+  @Test
+  void subSecondTtlWorksAndTheItemOutlivesItOnTheServer() {
+    try (SustainableCache<String> shortLived = SustainableCache.builder(store).namespace("s")
+        .ttl(Duration.ofMillis(300)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+        .clock(clock).random(RefreshPolicyTest.fixed(0.0)).build()) {
+      shortLived.get("k", key -> "v1");
+      clock.advanceMillis(400); // past the 300 ms TTL: stale, refreshed in the background
+      assertThat(shortLived.get("k", key -> "v2")).isEqualTo("v1");
+      assertThat(executor.runAll()).isEqualTo(1);
+      assertThat(shortLived.get("k", key -> "v3")).isEqualTo("v2");
+      assertThat(shortLived.stats().missCount()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void ttlBeyondThirtyDaysBecomesAnAbsoluteExptimeTheServerHonours() {
+    try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(Duration.ofDays(40))
+        .grace(Duration.ZERO).codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock)
+        .build()) {
+      cache.get("k", key -> "v");
+      clock.advance(Duration.ofDays(39));
+      assertThat(store.gets("k")).isPresent();
+      clock.advance(Duration.ofDays(2));
+      assertThat(store.gets("k")).isEmpty();
+    }
+  }
+
+  // ----------------------------------------------------------------------------------------------
   // Clock skew
 
   @Test

@@ -141,17 +141,19 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     } catch (RuntimeException e) {
       storeError("read failed; treating as a miss", e);
       stats.misses.increment();
-      return loadShared(key, storeKey, loader, NO_CAS, false);
+      // The server just failed: do not make the caller wait for a write that will likely fail
+      // (or time out) too. The next successful read fills the key.
+      return loadShared(key, storeKey, loader, NO_CAS, false, false);
     }
     if (item == null) {
       stats.misses.increment();
-      return loadShared(key, storeKey, loader, NO_CAS, true);
+      return loadShared(key, storeKey, loader, NO_CAS, true, true);
     }
     byte[] bytes = item.value();
     V value = decode(bytes);
     if (value == null) {
       stats.misses.increment();
-      return loadShared(key, storeKey, loader, item.casToken(), false);
+      return loadShared(key, storeKey, loader, item.casToken(), false, true);
     }
     long now = clock.millis();
     long fetchedAt = Envelope.fetchedAt(bytes);
@@ -181,7 +183,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       return CompletableFuture.completedFuture(value);
     }
     stats.misses.increment();
-    CompletableFuture<V> reload = loadShared(key, storeKey, loader, item.casToken(), false);
+    CompletableFuture<V> reload =
+        loadShared(key, storeKey, loader, item.casToken(), false, true);
     if (!serveStaleOnError) {
       return reload;
     }
@@ -315,7 +318,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   // Caller-facing loads: single-flight per key in this JVM
 
   private CompletableFuture<V> loadShared(String key, String storeKey,
-      AsyncLoader<? extends V> loader, long casToken, boolean recheck) {
+      AsyncLoader<? extends V> loader, long casToken, boolean recheck, boolean writeBack) {
     CompletableFuture<V> mine = new CompletableFuture<>();
     CompletableFuture<V> leader = loads.putIfAbsent(storeKey, mine);
     if (leader != null) {
@@ -329,7 +332,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     }
     startLoad(key, loader).whenComplete((loaded, error) -> {
       try {
-        if (error == null) {
+        if (error == null && writeBack) {
           if (casToken == NO_CAS && loads.get(storeKey) != mine) {
             stats.staleSetDiscards.increment(); // invalidated while loading
           } else {

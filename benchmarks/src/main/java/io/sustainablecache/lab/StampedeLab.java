@@ -59,6 +59,12 @@ public final class StampedeLab {
         --db-slowdown X      query time grows by X per extra concurrent query (default 0)
         --refresh-threads N  --refresh-queue N   per instance (defaults 4, 1024)
 
+      Faults
+        --faults             instead of the comparison: the library under steady load against a
+                             real memcached (--memcached H:P, default auto) behind the lab's fault
+                             proxy: server down, server slow, database failing, refresh executor
+                             saturated; writes faults.csv
+
       Output
         --out DIR            results.csv, results.txt and charts/ (default: lab-results)
         --no-charts          skip the PNG charts
@@ -83,7 +89,7 @@ public final class StampedeLab {
   record Options(List<LabPolicy.Kind> policies, List<Integer> rates, List<Integer> ttls,
       List<Integer> dbs, List<Integer> instances, Integer periods, int keys, double zipf,
       double dbSlowdown, int refreshThreads, int refreshQueue, String memcached, String arcus,
-      Path out, boolean charts, long seed, boolean full, boolean help) {
+      Path out, boolean charts, long seed, boolean full, boolean faults, boolean help) {
 
     boolean realTime() {
       return memcached != null || arcus != null;
@@ -108,6 +114,7 @@ public final class StampedeLab {
     boolean charts = true;
     long seed = 42;
     boolean full = false;
+    boolean faults = false;
     boolean help = false;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -116,6 +123,7 @@ public final class StampedeLab {
         case "--quick" -> full = false;
         case "--full" -> full = true;
         case "--no-charts" -> charts = false;
+        case "--faults" -> faults = true;
         case "--memcached" -> memcached = value(args, ++i, arg);
         case "--arcus" -> arcus = value(args, ++i, arg);
         case "--out" -> out = Path.of(value(args, ++i, arg));
@@ -139,8 +147,11 @@ public final class StampedeLab {
     if (memcached != null && arcus != null) {
       throw new IllegalArgumentException("choose one of --memcached and --arcus");
     }
+    if (faults && arcus != null) {
+      throw new IllegalArgumentException("--faults runs against a memcached: use --memcached");
+    }
     return new Options(policies, rates, ttls, dbs, instances, periods, keys, zipf, slowdown,
-        threads, queue, memcached, arcus, out, charts, seed, full, help);
+        threads, queue, memcached, arcus, out, charts, seed, full, faults, help);
   }
 
   /** The runs an invocation asks for, in order. */
@@ -193,6 +204,9 @@ public final class StampedeLab {
       out.print(USAGE);
       return 0;
     }
+    if (options.faults()) {
+      return runFaults(options, out);
+    }
     List<RunConfig> runs = plan(options);
     Path dir = options.out();
     try {
@@ -238,6 +252,47 @@ public final class StampedeLab {
     }
     out.printf("%nWrote %s, %s%s%n", dir.resolve("results.csv"), dir.resolve("results.txt"),
         options.charts() ? " and " + dir.resolve("charts") + "/*.png" : "");
+    return 0;
+  }
+
+  /** The fault suite: needs a real memcached, by default one obtained like the tests do. */
+  static int runFaults(Options options, PrintStream out) {
+    Path dir = options.out();
+    MemcachedServer server = null;
+    InetSocketAddress address;
+    if (options.memcached() == null || "auto".equals(options.memcached())) {
+      try {
+        server = MemcachedServer.shared();
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException(e.getMessage(), e);
+      }
+      address = server.address();
+    } else {
+      address = StoreHandle.parseAddress(options.memcached());
+    }
+    out.printf("stampede-lab --faults: SUS through the ARCUS adapter against memcached %s:%d"
+        + " behind a fault proxy; output in %s%n", address.getHostString(), address.getPort(),
+        dir.toAbsolutePath());
+    List<FaultSuite.FaultResult> results;
+    try {
+      results = new FaultSuite(address, out).run();
+    } finally {
+      if (server != null) {
+        server.stop();
+      }
+    }
+    String table = FaultSuite.table(results);
+    out.println();
+    out.print(table);
+    try {
+      Files.createDirectories(dir);
+      StringBuilder csv = new StringBuilder(FaultSuite.CSV_HEADER).append('\n');
+      results.forEach(r -> csv.append(r.csvRow()).append('\n'));
+      Files.writeString(dir.resolve("faults.csv"), csv, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot write faults.csv: " + e, e);
+    }
+    out.printf("%nWrote %s%n", dir.resolve("faults.csv"));
     return 0;
   }
 

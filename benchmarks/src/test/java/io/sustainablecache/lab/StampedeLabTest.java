@@ -121,6 +121,19 @@ final class StampedeLabTest {
   }
 
   @Test
+  void faultsCsvHasTheExactHeaderAndOneRowPerScenario() {
+    FaultSuite.FaultResult down = new FaultSuite.FaultResult("down", 1250, 0, 532, 32, 143, 0, 0);
+
+    assertThat(FaultSuite.CSV_HEADER).isEqualTo(
+        "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served");
+    assertThat(down.csvRow()).isEqualTo("down,1250,0,532,32,143,0,0");
+    assertThat(FaultSuite.table(List.of(down))).contains("down").contains("1250");
+    assertThat(StampedeLab.parse(new String[] {"--faults"}).faults()).isTrue();
+    assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--faults", "--arcus", "zk:1/s"}))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--memcached");
+  }
+
+  @Test
   void badOptionsFailWithAMessage() {
     assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--rates", "ten"}))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'ten'");

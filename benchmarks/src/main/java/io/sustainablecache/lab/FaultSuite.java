@@ -1,0 +1,332 @@
+package io.sustainablecache.lab;
+
+import io.sustainablecache.CacheStats;
+import io.sustainablecache.Loader;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.arcus.ArcusStore;
+import io.sustainablecache.testkit.FaultProxy;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+import net.spy.memcached.ArcusClient;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.FailureMode;
+
+/**
+ * The lab's fault suite ({@code --faults}): the library (SUS, through the ARCUS adapter) under
+ * steady load against a real memcached behind the lab's own {@link FaultProxy}, through four
+ * faults: the server down, the server slow, the database failing, and a refresh executor
+ * saturated by ten thousand keys due at once.
+ */
+final class FaultSuite {
+
+  static final String CSV_HEADER =
+      "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served";
+
+  private static final Duration TTL = Duration.ofSeconds(3);
+  private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(300);
+  private static final int RATE = 50;
+  private static final int KEYS = 5;
+  private static final long DB_MILLIS = 20;
+
+  /**
+   * One scenario's outcome.
+   *
+   * @param scenario the fault
+   * @param requests requests issued
+   * @param callerErrors requests that ended with an exception
+   * @param loads database queries
+   * @param maxLatencyMs the slowest request
+   * @param recoveryMs from the end of the fault to the first request served from the cache again
+   *     (saturation: until every accepted refresh finished); -1 if it did not happen
+   * @param rejected refreshes the executor rejected
+   * @param staleServed requests answered with a stale value (within the grace period)
+   */
+  record FaultResult(String scenario, long requests, long callerErrors, long loads,
+      long maxLatencyMs, long recoveryMs, long rejected, long staleServed) {
+
+    String csvRow() {
+      return String.join(",", scenario, Long.toString(requests), Long.toString(callerErrors),
+          Long.toString(loads), Long.toString(maxLatencyMs), Long.toString(recoveryMs),
+          Long.toString(rejected), Long.toString(staleServed));
+    }
+  }
+
+  private final InetSocketAddress memcached;
+  private final PrintStream out;
+
+  FaultSuite(InetSocketAddress memcached, PrintStream out) {
+    this.memcached = memcached;
+    this.out = out;
+  }
+
+  List<FaultResult> run() {
+    List<FaultResult> results = new ArrayList<>();
+    results.add(steadyLoadThrough("down", Fault.DOWN));
+    results.add(steadyLoadThrough("slow", Fault.SLOW));
+    results.add(steadyLoadThrough("loader_failing", Fault.LOADER_FAILING));
+    results.add(saturation());
+    return results;
+  }
+
+  static String table(List<FaultResult> results) {
+    StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
+        "%-15s %8s %13s %6s %14s %11s %8s %12s%n", "scenario", "requests", "caller_errors",
+        "loads", "max_latency_ms", "recovery_ms", "rejected", "stale_served"));
+    for (FaultResult r : results) {
+      b.append(String.format(Locale.ROOT, "%-15s %8d %13d %6d %14d %11d %8d %12d%n",
+          r.scenario(), r.requests(), r.callerErrors(), r.loads(), r.maxLatencyMs(),
+          r.recoveryMs(), r.rejected(), r.staleServed()));
+    }
+    return b.toString();
+  }
+
+  private enum Fault { DOWN, SLOW, LOADER_FAILING }
+
+  /**
+   * 50 requests/s over 5 keys for 25 s: 5 s healthy, 10 s of the fault, 10 s healthy again.
+   */
+  private FaultResult steadyLoadThrough(String name, Fault fault) {
+    out.printf("[faults] %-15s 5 s healthy, 10 s %s, 10 s healthy ... ", name, describe(fault));
+    out.flush();
+    AtomicBoolean dbFailing = new AtomicBoolean();
+    LongAdder loads = new LongAdder();
+    Loader<String> db = key -> {
+      loads.increment();
+      Thread.sleep(DB_MILLIS);
+      if (dbFailing.get()) {
+        throw new IOException("database unavailable");
+      }
+      return key + "@" + System.currentTimeMillis();
+    };
+    try (FaultProxy proxy = FaultProxy.start(memcached);
+        Connection connection = Connection.to(proxy.address());
+        SustainableCache<String> cache = SustainableCache.builder(connection.store)
+            .namespace("faults-" + name).ttl(TTL).codec(ValueCodec.utf8()).build()) {
+      Driver driver = new Driver(cache, db);
+      long start = System.currentTimeMillis();
+      driver.start();
+      sleepUntil(start + 5_000);
+      switch (fault) {
+        case DOWN -> {
+          proxy.refuse();
+          proxy.dropConnections();
+        }
+        case SLOW -> proxy.delay(Duration.ofSeconds(2));
+        case LOADER_FAILING -> dbFailing.set(true);
+        default -> throw new AssertionError(fault);
+      }
+      sleepUntil(start + 15_000);
+      long hitsAtRestore = cache.stats().hitCount();
+      long loadsAtRestore = cache.stats().loadSuccessCount();
+      long restoredAt = System.currentTimeMillis();
+      if (fault == Fault.LOADER_FAILING) {
+        dbFailing.set(false);
+      } else {
+        proxy.passThrough();
+      }
+      // Recovered: reads are answered from the cache again (for a failing database: a fresh
+      // value was loaded and stored).
+      LongSupplier progress = fault == Fault.LOADER_FAILING
+          ? () -> cache.stats().loadSuccessCount() - loadsAtRestore
+          : () -> cache.stats().hitCount() - hitsAtRestore;
+      long recovery = driver.awaitProgress(progress, restoredAt, start + 25_000);
+      sleepUntil(start + 25_000);
+      driver.stop();
+      CacheStats stats = cache.stats();
+      FaultResult result = new FaultResult(name, driver.requests.get(), driver.errors.get(),
+          loads.sum(), driver.maxLatency.get(), recovery, stats.refreshRejectedCount(),
+          stats.staleHitCount() + stats.staleOnErrorCount());
+      out.printf("%d errors, recovery %d ms%n", result.callerErrors(), recovery);
+      return result;
+    }
+  }
+
+  /**
+   * Ten thousand keys written together, read together once they are all stale: every read asks
+   * for a refresh at once, against an executor of 2 threads and a queue of 100.
+   */
+  private FaultResult saturation() {
+    int keys = 10_000;
+    out.printf("[faults] %-15s %d keys due at once, 2 refresh threads, queue 100 ... ",
+        "saturation", keys);
+    out.flush();
+    LongAdder loads = new LongAdder();
+    Loader<String> db = key -> {
+      loads.increment();
+      Thread.sleep(DB_MILLIS);
+      return key + "@" + System.currentTimeMillis();
+    };
+    try (FaultProxy proxy = FaultProxy.start(memcached);
+        Connection connection = Connection.to(proxy.address());
+        SustainableCache<String> cache = SustainableCache.builder(connection.store)
+            .namespace("faults-saturation").ttl(Duration.ofSeconds(2))
+            .grace(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).refreshThreads(2)
+            .refreshQueueCapacity(100).build()) {
+      for (int i = 0; i < keys; i++) {
+        cache.put("k" + i, "v");
+      }
+      sleepUntil(System.currentTimeMillis() + 2_200); // all logically expired, within grace
+      ExecutorService readers = Executors.newFixedThreadPool(8);
+      AtomicLong maxLatency = new AtomicLong();
+      AtomicInteger errors = new AtomicInteger();
+      for (int i = 0; i < keys; i++) {
+        String key = "k" + i;
+        readers.execute(() -> {
+          long t0 = System.nanoTime();
+          try {
+            cache.get(key, db);
+          } catch (RuntimeException e) {
+            errors.incrementAndGet();
+          }
+          maxLatency.accumulateAndGet((System.nanoTime() - t0) / 1_000_000, Math::max);
+        });
+      }
+      readers.shutdown();
+      awaitTermination(readers, 60);
+      long readsDone = System.currentTimeMillis();
+      long drained = -1;
+      long deadline = readsDone + 30_000;
+      while (System.currentTimeMillis() < deadline) {
+        CacheStats s = cache.stats();
+        if (s.refreshSuccessCount() + s.refreshFailureCount() + s.staleSetDiscardCount()
+            >= s.refreshScheduledCount()) {
+          drained = System.currentTimeMillis() - readsDone;
+          break;
+        }
+        sleepUntil(System.currentTimeMillis() + 10);
+      }
+      CacheStats stats = cache.stats();
+      FaultResult result = new FaultResult("saturation", keys, errors.get(), loads.sum(),
+          maxLatency.get(), drained, stats.refreshRejectedCount(), stats.staleHitCount());
+      out.printf("%d errors, %d rejected, max latency %d ms%n", result.callerErrors(),
+          result.rejected(), result.maxLatencyMs());
+      return result;
+    }
+  }
+
+  private static String describe(Fault fault) {
+    return switch (fault) {
+      case DOWN -> "server down";
+      case SLOW -> "2 s added per direction";
+      case LOADER_FAILING -> "database failing";
+    };
+  }
+
+  /** Open-loop requests at {@link #RATE}/s over {@link #KEYS} keys; records what callers saw. */
+  private static final class Driver {
+    final AtomicLong requests = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    final AtomicLong maxLatency = new AtomicLong();
+    private final SustainableCache<String> cache;
+    private final Loader<String> db;
+    private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
+    private final ExecutorService workers = Executors.newCachedThreadPool();
+
+    Driver(SustainableCache<String> cache, Loader<String> db) {
+      this.cache = cache;
+      this.db = db;
+    }
+
+    void start() {
+      ticker.scheduleAtFixedRate(() -> {
+        long n = requests.getAndIncrement();
+        String key = "k" + (n % KEYS);
+        workers.execute(() -> {
+          long t0 = System.nanoTime();
+          try {
+            cache.get(key, db);
+          } catch (RuntimeException e) { // CacheLoadException: the loader's error reached us
+            errors.incrementAndGet();
+          }
+          maxLatency.accumulateAndGet((System.nanoTime() - t0) / 1_000_000, Math::max);
+        });
+      }, 0, 1_000 / RATE, TimeUnit.MILLISECONDS);
+    }
+
+    /** Milliseconds from {@code since} until {@code progress} turns positive, or -1. */
+    long awaitProgress(LongSupplier progress, long since, long deadline) {
+      while (System.currentTimeMillis() < deadline) {
+        if (progress.getAsLong() > 0) {
+          return System.currentTimeMillis() - since;
+        }
+        sleepUntil(System.currentTimeMillis() + 5);
+      }
+      return -1;
+    }
+
+    void stop() {
+      ticker.shutdownNow();
+      workers.shutdown();
+      awaitTermination(workers, 30);
+    }
+  }
+
+  /** An ARCUS client connected to the proxy with the settings the adapter recommends. */
+  private static final class Connection implements AutoCloseable {
+    final ArcusClient client;
+    final ArcusStore store;
+
+    private Connection(ArcusClient client) {
+      this.client = client;
+      this.store = ArcusStore.builder(client).operationTimeout(OPERATION_TIMEOUT).build();
+    }
+
+    static Connection to(InetSocketAddress address) {
+      try {
+        ArcusClient client = new ArcusClient(new ConnectionFactoryBuilder()
+            .setFailureMode(FailureMode.Cancel)
+            .setOpTimeout(OPERATION_TIMEOUT.toMillis())
+            .build(), List.of(address));
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (!client.getAvailableServers().contains(address)
+            && System.currentTimeMillis() < deadline) {
+          sleepUntil(System.currentTimeMillis() + 10);
+        }
+        return new Connection(client);
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot connect to " + address + ": " + e, e);
+      }
+    }
+
+    @Override
+    public void close() {
+      client.shutdown();
+    }
+  }
+
+  private static void sleepUntil(long atMillis) {
+    long wait = atMillis - System.currentTimeMillis();
+    if (wait <= 0) {
+      return;
+    }
+    try {
+      Thread.sleep(wait);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  private static void awaitTermination(ExecutorService pool, int seconds) {
+    try {
+      pool.awaitTermination(seconds, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -77,6 +77,9 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final ConcurrentHashMap<String, CompletableFuture<V>> loads = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, RefreshTicket> refreshes = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Backoff> backoffs = new ConcurrentHashMap<>();
+  /** Loader calls running now, one per key: a miss joins a running refresh, and vice versa. */
+  private final ConcurrentHashMap<String, CompletableFuture<Loaded<V>>> running =
+      new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   /** Marks a key's background refresh as in flight since {@code startedAtMillis}. */
@@ -330,13 +333,26 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       mine.complete(rechecked);
       return mine;
     }
-    startLoad(key, loader).whenComplete((loaded, error) -> {
+    CompletableFuture<Loaded<V>> load = exclusiveLoad(key, storeKey, loader);
+    boolean own = load != null;
+    if (!own) {
+      // A background refresh of this key is loading: share its result; it writes it back.
+      CompletableFuture<Loaded<V>> refreshing = running.get(storeKey);
+      own = refreshing == null; // it finished in between: load (nothing runs concurrently)
+      load = own ? startLoad(key, loader) : refreshing;
+    }
+    boolean write = own && writeBack;
+    load.whenComplete((loaded, error) -> {
       try {
-        if (error == null && writeBack) {
+        if (error == null && write) {
           if (casToken == NO_CAS && loads.get(storeKey) != mine) {
             stats.staleSetDiscards.increment(); // invalidated while loading
-          } else {
-            write(storeKey, loaded, casToken);
+          } else if (write(storeKey, loaded, casToken) && casToken == NO_CAS
+              && loads.get(storeKey) != mine) {
+            // invalidate() ran while our add was in flight, and its delete may have reached the
+            // server first: remove what we wrote. At worst this costs one more miss.
+            stats.staleSetDiscards.increment();
+            deleteQuietly(storeKey);
           }
         }
       } finally {
@@ -388,6 +404,41 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   private record Loaded<V>(V value, long fetchedAtMillis, long loadMillis) {}
+
+  /**
+   * Starts the loader unless a load of the key is already running in this JVM, in which case it
+   * returns {@code null}: the one gate through which misses and background refreshes call
+   * loaders, so that a key is never loaded twice at once in this JVM.
+   */
+  private CompletableFuture<Loaded<V>> exclusiveLoad(String key, String storeKey,
+      AsyncLoader<? extends V> loader) {
+    CompletableFuture<Loaded<V>> promise = new CompletableFuture<>();
+    if (running.putIfAbsent(storeKey, promise) != null) {
+      return null;
+    }
+    try {
+      startLoad(key, loader).whenComplete((loaded, error) -> {
+        running.remove(storeKey, promise);
+        if (error == null) {
+          promise.complete(loaded);
+        } else {
+          promise.completeExceptionally(error);
+        }
+      });
+    } catch (RuntimeException | Error e) {
+      running.remove(storeKey, promise);
+      throw e;
+    }
+    return promise;
+  }
+
+  private void deleteQuietly(String storeKey) {
+    try {
+      store.delete(storeKey);
+    } catch (RuntimeException e) {
+      storeError("delete after a concurrent invalidation failed", e);
+    }
+  }
 
   /**
    * Starts the loader and measures it. The future fails with a {@link CacheLoadException} (the
@@ -521,7 +572,13 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private void runRefresh(String key, String storeKey, long casToken,
       AsyncLoader<? extends V> loader, RefreshTicket ticket) {
     try {
-      startLoad(key, loader).whenComplete((loaded, error) -> {
+      CompletableFuture<Loaded<V>> load = exclusiveLoad(key, storeKey, loader);
+      if (load == null) { // a caller's load of this key is running, and it writes the value
+        stats.refreshesDeduped.increment();
+        refreshes.remove(storeKey, ticket);
+        return;
+      }
+      load.whenComplete((loaded, error) -> {
         try {
           if (error != null) {
             stats.refreshFailures.increment();

@@ -45,7 +45,7 @@ import net.spy.memcached.ops.OperationStatus;
  *         .setFailureMode(FailureMode.Cancel)
  *         .setOpTimeout(700)
  *         .setOpQueueMaxBlockTime(700)
- *         .setMaxReconnectDelay(2)
+ *         .setMaxReconnectDelay(1)
  *         .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
  *         .build(),
  *     AddrUtil.getAddresses("cache1:11211 cache2:11211"));

@@ -11,6 +11,12 @@
  *   <li>{@link io.sustainablecache.testkit.CacheStoreFailureContract} checks that an adapter fails
  *       fast with {@link io.sustainablecache.spi.StoreException} when its server goes away or
  *       stops answering, instead of hanging or reporting a miss.</li>
+ *   <li>{@link io.sustainablecache.testkit.FaultProxy} is a TCP proxy in front of a real server
+ *       that a test turns into a faulty network at run time: added latency, a hanging server,
+ *       dropped connections, refused connections.</li>
+ *   <li>{@link io.sustainablecache.testkit.FaultToleranceContract} runs a cache over an adapter
+ *       through such faults under steady load (server down, slow, hanging) and races
+ *       invalidations against background refreshes.</li>
  * </ul>
  *
  * <p>An adapter module depends on this artifact in {@code test} scope and extends the contracts

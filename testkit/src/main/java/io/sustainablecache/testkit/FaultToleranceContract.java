@@ -1,0 +1,609 @@
+package io.sustainablecache.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.sustainablecache.CacheStats;
+import io.sustainablecache.Loader;
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.spi.CacheStore;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.random.RandomGenerator;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * How a {@link SustainableCache} over an adapter behaves when its memcached fails: the server
+ * goes down under load, answers slowly, or hangs; and whether an invalidation racing a
+ * background refresh can ever be undone by it.
+ *
+ * <p>The fault scenarios run against {@link MemcachedServer#shared()} behind a {@link
+ * FaultProxy}, with a cache under the sustainable policy (TTL {@value #TTL_SECONDS} s), a loader
+ * that takes {@value #LOAD_MILLIS} ms and returns a value derived from the key, and steady load:
+ * {@value #THREADS} threads each issuing {@value #REQUESTS_PER_SECOND_PER_THREAD} requests per
+ * second on {@value #KEY_COUNT} keys. Each prints one line of measurements starting with {@value
+ * #RESULT_PREFIX}, a Markdown table row (adapter, scenario, requests, caller errors, max latency
+ * in ms, max wait before the loader ran in ms, loads, store errors, recovery in ms) that {@code
+ * docs/failures.md} collects, followed by a {@value #STATS_PREFIX} line with the cache's
+ * counters for the fault. The suite takes about 25 seconds.
+ *
+ * <p>An adapter's integration test connects a client, configured as the adapter recommends, to
+ * the address it is given:
+ *
+ * <pre>{@code
+ * class MyFaultToleranceIT extends FaultToleranceContract {
+ *   @Override
+ *   protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
+ *     MyClient client = MyClient.connect(address, recommendedSettings(operationTimeout));
+ *     awaitConnected(client);
+ *     return MyStore.builder(client).operationTimeout(operationTimeout).build();
+ *   }
+ *
+ *   @Override
+ *   protected void closeStore(CacheStore store) {
+ *     ((MyStore) store).client().shutdown();
+ *   }
+ * }
+ * }</pre>
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class FaultToleranceContract {
+
+  /** The prefix of each measurement line on standard output. */
+  public static final String RESULT_PREFIX = "FAULT-TOLERANCE |";
+
+  /** The prefix of the line that follows each measurement with the cache's counters. */
+  public static final String STATS_PREFIX = "FAULT-TOLERANCE-STATS |";
+
+  static final int TTL_SECONDS = 2;
+  static final int LOAD_MILLIS = 5;
+  static final int THREADS = 4;
+  static final int REQUESTS_PER_SECOND_PER_THREAD = 25;
+  static final int KEY_COUNT = 3;
+
+  /** The operation timeout of the stores under fault. */
+  static final Duration OPERATION_TIMEOUT = Duration.ofMillis(300);
+  /**
+   * How long the server stays down under load, at least: each run adds a random part of a
+   * second, so that the moment the server returns falls anywhere in the clients' reconnect cycle
+   * (both attempt a reconnect every second) rather than always at the same point of it.
+   */
+  static final Duration DOWN_FOR = Duration.ofSeconds(10);
+  /** How long a slow or hanging server is driven. */
+  static final Duration FAULTY_FOR = Duration.ofSeconds(3);
+  /** The added latency per chunk and direction of a slow server: far beyond the timeout. */
+  static final Duration SLOW_SERVER_DELAY = Duration.ofSeconds(3);
+  /** How soon after the server is back caching must have resumed. */
+  static final Duration RECOVERY_BOUND = Duration.ofSeconds(2);
+  /**
+   * How long the tests keep measuring the recovery, beyond the bound, so that a failing run still
+   * reports how long it took.
+   */
+  static final Duration RECOVERY_PATIENCE = Duration.ofSeconds(20);
+  /** How long the cache gets to reach its steady state before a fault. */
+  static final Duration WARM_UP_PATIENCE = Duration.ofSeconds(10);
+
+  /**
+   * Slack on top of the computed bounds for thread scheduling, timer granularity and garbage
+   * collection on a loaded two-core CI machine. Half the operation timeout: a get that waited
+   * for one more store round trip than the bound allows still fails.
+   */
+  static final Duration SCHEDULING_MARGIN = Duration.ofMillis(150);
+
+  /**
+   * The longest a caller may wait for a get while the store does not answer: the read ({@code
+   * gets}, bounded by the operation timeout), then the load. After a failed read the cache does
+   * not write the loaded value back, so there is no second store round trip. A caller that joins
+   * another caller's load waits for its own read and then at most the rest of that load.
+   */
+  static final Duration GET_BOUND_WHEN_THE_STORE_DOES_NOT_ANSWER =
+      OPERATION_TIMEOUT.plusMillis(LOAD_MILLIS).plus(SCHEDULING_MARGIN);
+
+  /** The longest a caller may wait before its miss falls back to the loader: one read. */
+  static final Duration WAIT_BEFORE_LOAD_BOUND = OPERATION_TIMEOUT.plus(SCHEDULING_MARGIN);
+
+  /** Trials of the invalidation race. */
+  static final int RACE_TRIALS = 10_000;
+
+  /** The name prefix of the refresh threads that a cache creates (see the core's builder). */
+  private static final String REFRESH_THREAD_PREFIX = "sustainable-cache-refresh-";
+
+  private static final Duration THREAD_EXIT_PATIENCE = Duration.ofSeconds(5);
+
+  private final String namespace = "ft-" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<String> keys =
+      IntStream.range(0, KEY_COUNT).mapToObj(i -> "key-" + i).toList();
+
+  private Set<Thread> threadsBefore;
+  private FaultProxy proxy;
+  private CacheStore store;
+
+  /** Creates the contract; subclasses are instantiated by JUnit. */
+  protected FaultToleranceContract() {}
+
+  /**
+   * Creates a store over a new client connected to {@code address}, configured as the adapter
+   * recommends (for the memcached clients: a {@code ConnectionFactoryBuilder} with {@code
+   * FailureMode.Cancel} and the given operation timeout). Returns once the client is connected,
+   * so that the first operations do not fail. Called once per test.
+   *
+   * @param address the address to connect to: a {@link FaultProxy} in front of a real memcached,
+   *     or the memcached itself
+   * @param operationTimeout how long each store operation may take, to be used for the client's
+   *     and the store's timeouts
+   * @return a new store whose client only this test uses; never {@code null}
+   */
+  protected abstract CacheStore storeConnectedTo(InetSocketAddress address,
+      Duration operationTimeout);
+
+  /**
+   * Shuts down the client behind a store returned by {@link #storeConnectedTo}, without waiting
+   * for the server (it may be unreachable). Called once per store.
+   *
+   * @param store the store to close; never {@code null}
+   */
+  protected abstract void closeStore(CacheStore store);
+
+  /**
+   * The adapter's name in the measurement lines.
+   *
+   * @return by default the test class's simple name without {@code FaultToleranceIT}, in lower
+   *     case
+   */
+  protected String adapterName() {
+    return getClass().getSimpleName().replace("FaultToleranceIT", "").toLowerCase();
+  }
+
+  @BeforeEach
+  final void rememberTheLiveThreads() {
+    threadsBefore = liveThreads();
+  }
+
+  @AfterEach
+  final void closeStoreAndProxy() {
+    try {
+      closeStoreOnce();
+    } finally {
+      if (proxy != null) {
+        proxy.close();
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The server goes down
+
+  /**
+   * The server is taken down for ten seconds under steady load: connections are dropped and new
+   * ones refused. Callers keep getting the loaded value, never an exception; loads of one key
+   * never overlap; once the server is back, caching resumes within two seconds; and once the
+   * cache, the client and the proxy are closed, none of their threads is left.
+   */
+  @Test
+  void aServerDownForTenSecondsUnderLoad_callersGetLoadedValues_cachingResumesWithinTwoSeconds()
+      throws Exception {
+    connectThroughAProxy();
+    CountingLoader loader = new CountingLoader(Duration.ofMillis(LOAD_MILLIS));
+    SustainableCache<String> cache = cache();
+    SteadyLoad load = SteadyLoad.start(cache, keys, loader, THREADS,
+        REQUESTS_PER_SECOND_PER_THREAD, "steady-load");
+    try {
+      awaitCachingWithoutLoads(cache, WARM_UP_PATIENCE, "the cache to warm up");
+      int connectionsWhenHealthy = proxy.openConnections();
+
+      Duration downFor = DOWN_FOR.plusMillis(ThreadLocalRandom.current().nextLong(1_000));
+      proxy.refuse();
+      proxy.dropConnections();
+      // Ends the healthy phase once its requests have returned: what follows started after the
+      // fault, so no request can have been answered by the server.
+      SteadyLoad.Phase healthy = load.nextPhase();
+      long loadsBefore = loader.loads();
+      CacheStats before = cache.stats();
+      letTimePass(downFor);
+      SteadyLoad.Phase down = load.nextPhase();
+      CacheStats whileDown = cache.stats().minus(before);
+      long loadsWhileDown = loader.loads() - loadsBefore;
+
+      proxy.passThrough();
+      long recoveryMillis = awaitCachingWithoutLoads(cache, RECOVERY_PATIENCE,
+          "caching to resume after the server came back");
+      SteadyLoad.Phase recovering = load.nextPhase();
+      report(String.format(Locale.ROOT, "server down %.2f s", downFor.toMillis() / 1000.0),
+          down, loadsWhileDown, whileDown, recoveryMillis);
+
+      for (SteadyLoad.Phase phase : List.of(healthy, down, recovering)) {
+        assertCallersSawOnlyLoadedValues(phase);
+      }
+      assertRecoveredInTime(recoveryMillis);
+      assertThat(whileDown.hitCount()).as("hits while the server was down").isZero();
+      assertThat(whileDown.storeErrorCount()).as("store errors while the server was down")
+          .isPositive();
+      assertThat(loadsWhileDown).as("loads while the server was down").isPositive();
+      assertThat(loader.maxConcurrentLoadsOfOneKey())
+          .as("the most loads of one key that ran at the same time; first overlap: %s",
+              loader.firstOverlap())
+          .isEqualTo(1);
+      await("the client to hold as many connections as before the fault")
+          .atMost(RECOVERY_BOUND)
+          .until(() -> proxy.openConnections() == connectionsWhenHealthy);
+    } finally {
+      load.stop();
+      cache.close();
+    }
+
+    await("the cache's refresh threads to end").atMost(THREAD_EXIT_PATIENCE)
+        .untilAsserted(() -> assertThat(liveThreadNames(REFRESH_THREAD_PREFIX + namespace + "-"))
+            .isEmpty());
+    closeStoreOnce();
+    proxy.close();
+    assertThat(proxy.openConnections()).as("connections left open").isZero();
+    await("every thread started by the test to end").atMost(THREAD_EXIT_PATIENCE)
+        .untilAsserted(() -> assertThat(threadsStartedSince(threadsBefore)).isEmpty());
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The server answers slowly, or not at all
+
+  /**
+   * Every request and answer takes seconds to cross the network. A get never waits for the
+   * server longer than the operation timeout before loading, and returns the loaded value
+   * within {@link #GET_BOUND_WHEN_THE_STORE_DOES_NOT_ANSWER}.
+   */
+  @Test
+  void aSlowServer_everyGetReturnsTheLoadedValueWithinTheOperationTimeout() throws Exception {
+    connectThroughAProxy();
+    driveThroughAFault("slow server (+" + SLOW_SERVER_DELAY.toSeconds() + " s per chunk)",
+        () -> proxy.delay(SLOW_SERVER_DELAY));
+  }
+
+  /**
+   * The server accepts connections and requests but never answers. Same bounds as a slow
+   * server.
+   */
+  @Test
+  void aHangingServer_everyGetReturnsTheLoadedValueWithinTheOperationTimeout()
+      throws Exception {
+    connectThroughAProxy();
+    driveThroughAFault("hanging server", proxy::blackhole);
+  }
+
+  private void driveThroughAFault(String scenario, Runnable fault) throws Exception {
+    CountingLoader loader = new CountingLoader(Duration.ofMillis(LOAD_MILLIS));
+    try (SustainableCache<String> cache = cache();
+        SteadyLoad load = SteadyLoad.start(cache, keys, loader, THREADS,
+            REQUESTS_PER_SECOND_PER_THREAD, "steady-load")) {
+      awaitCachingWithoutLoads(cache, WARM_UP_PATIENCE, "the cache to warm up");
+
+      fault.run();
+      SteadyLoad.Phase healthy = load.nextPhase(); // see the server-down test
+      long loadsBefore = loader.loads();
+      CacheStats before = cache.stats();
+      letTimePass(FAULTY_FOR);
+      SteadyLoad.Phase faulty = load.nextPhase();
+      CacheStats duringFault = cache.stats().minus(before);
+      long loadsDuringFault = loader.loads() - loadsBefore;
+
+      proxy.passThrough();
+      long recoveryMillis = awaitCachingWithoutLoads(cache, RECOVERY_PATIENCE,
+          "caching to resume after the server answered again");
+      SteadyLoad.Phase recovering = load.nextPhase();
+      report(scenario, faulty, loadsDuringFault, duringFault, recoveryMillis);
+
+      for (SteadyLoad.Phase phase : List.of(healthy, faulty, recovering)) {
+        assertCallersSawOnlyLoadedValues(phase);
+      }
+      assertRecoveredInTime(recoveryMillis);
+      assertThat(duringFault.hitCount()).as("hits during the fault").isZero();
+      assertThat(duringFault.storeErrorCount()).as("store errors during the fault").isPositive();
+      assertThat(loadsDuringFault).as("loads during the fault").isPositive();
+      assertThat(faulty.maxWaitBeforeLoadNanos())
+          .as("the longest wait of a get before it called the loader, ns")
+          .isPositive()
+          .isLessThanOrEqualTo(WAIT_BEFORE_LOAD_BOUND.toNanos());
+      assertThat(faulty.maxLatencyNanos())
+          .as("the longest get, ns (bound: the %d ms operation timeout, a %d ms load and %d ms"
+              + " of scheduling)", OPERATION_TIMEOUT.toMillis(), LOAD_MILLIS,
+              SCHEDULING_MARGIN.toMillis())
+          .isLessThanOrEqualTo(GET_BOUND_WHEN_THE_STORE_DOES_NOT_ANSWER.toNanos());
+      assertThat(loader.maxConcurrentLoadsOfOneKey())
+          .as("the most loads of one key that ran at the same time; first overlap: %s",
+              loader.firstOverlap())
+          .isEqualTo(1);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Invalidation racing a refresh
+
+  /**
+   * An invalidation races a background refresh that is already in flight, {@value #RACE_TRIALS}
+   * times, on real threads against the real server: once {@code invalidate} has returned, the
+   * value that the refresh loaded before the source changed is never readable again.
+   *
+   * <p>Each trial stores version 0 of a new key, reads it (every read schedules a refresh: the
+   * policy's window is the whole TTL and the random source always draws the extreme), and then
+   * releases two threads together: one runs the captured refresh, whose loader reads the source's
+   * version and then takes a random few microseconds; the other, after a random pause, changes
+   * the source to version 1 and invalidates the key. It then reads the key right after {@code
+   * invalidate} returns and again after the refresh has finished. The random pauses spread the
+   * trials over every interleaving: refreshes that load before or after the change, and write
+   * before or after the delete; the test checks that the dangerous one (loaded before the change,
+   * written after the delete) actually occurred.
+   */
+  @Test
+  void invalidateRacingAnInFlightRefresh_neverLetsTheRefreshedOldValueBeReadAgain()
+      throws Exception {
+    store = storeConnectedTo(MemcachedServer.shared().address(), Duration.ofSeconds(2));
+    CapturingExecutor refreshes = new CapturingExecutor();
+    SplittableRandom random = new SplittableRandom(0x5eedL);
+    ExecutorService refresher = Executors.newSingleThreadExecutor(runnable -> {
+      Thread thread = new Thread(runnable, "race-refresher");
+      thread.setDaemon(true);
+      return thread;
+    });
+    RaceTally tally = new RaceTally();
+    long started = System.nanoTime();
+    try (SustainableCache<String> cache = SustainableCache.builder(store)
+        .namespace(namespace)
+        .ttl(Duration.ofMinutes(1))
+        .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
+        .random(ALWAYS_DRAWS_THE_EXTREME)
+        .refreshExecutor(refreshes)
+        .codec(ValueCodec.utf8())
+        .build()) {
+      for (int trial = 0; trial < RACE_TRIALS; trial++) {
+        raceOnce(cache, "race-" + trial, refreshes, refresher, random, tally);
+      }
+    } finally {
+      refresher.shutdownNow();
+    }
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    System.out.printf("%s %s | invalidate racing a refresh | %d trials in %d ms | resurrections"
+            + " %d | refresh loaded the old version %d (written before the delete %d, discarded"
+            + " after it %d) | loaded the new version %d |%n", RESULT_PREFIX, adapterName(),
+        RACE_TRIALS, millis, tally.resurrections, tally.oldLoaded, tally.oldWrittenBeforeDelete,
+        tally.oldDiscarded, tally.newLoaded);
+
+    assertThat(tally.resurrections).as("trials in which the old value was read after"
+        + " invalidate() returned; first: %s", tally.firstResurrection).isZero();
+    assertThat(tally.oldLoaded + tally.newLoaded).as("refreshes that ran")
+        .isEqualTo(RACE_TRIALS);
+    assertThat(tally.oldDiscarded)
+        .as("trials whose refresh loaded the old value and tried to write it after the delete")
+        .isGreaterThanOrEqualTo(RACE_TRIALS / 100);
+  }
+
+  /** A random source whose draw {@code U = 1 - nextDouble()} is the smallest possible. */
+  private static final RandomGenerator ALWAYS_DRAWS_THE_EXTREME = new RandomGenerator() {
+    @Override
+    public long nextLong() {
+      return -1L;
+    }
+
+    @Override
+    public double nextDouble() {
+      return Math.nextDown(1.0);
+    }
+  };
+
+  /** What the race trials saw. */
+  private static final class RaceTally {
+    int resurrections;
+    String firstResurrection;
+    int oldLoaded;
+    int oldWrittenBeforeDelete;
+    int oldDiscarded;
+    int newLoaded;
+  }
+
+  /** The source of truth of one trial: a version the loader reads, then a slow rest of query. */
+  private static final class Source {
+    final AtomicLong version = new AtomicLong();
+    volatile long versionLoaded = -1;
+  }
+
+  private void raceOnce(SustainableCache<String> cache, String key, CapturingExecutor refreshes,
+      ExecutorService refresher, SplittableRandom random, RaceTally tally) throws Exception {
+    Source source = new Source();
+    long refreshPause = random.nextLong(40_000);
+    long queryRest = random.nextLong(60_000);
+    long invalidatePause = random.nextLong(120_000);
+    Loader<String> loader = k -> {
+      long version = source.version.get();
+      source.versionLoaded = version;
+      spin(queryRest);
+      return "v" + version;
+    };
+
+    cache.put(key, "v0");
+    assertThat(cache.get(key, loader)).isEqualTo("v0");
+    Runnable refresh = refreshes.takeTheOnlyTask();
+    CacheStats before = cache.stats();
+
+    CyclicBarrier start = new CyclicBarrier(2);
+    Future<?> refreshed = refresher.submit(() -> {
+      start.await();
+      spin(refreshPause);
+      refresh.run();
+      return null;
+    });
+    start.await(5, TimeUnit.SECONDS);
+    spin(invalidatePause);
+    source.version.set(1);
+    cache.invalidate(key);
+    Optional<String> rightAfter = cache.getIfPresent(key);
+    refreshed.get(5, TimeUnit.SECONDS);
+    Optional<String> afterTheRefresh = cache.getIfPresent(key);
+
+    CacheStats trial = cache.stats().minus(before);
+    if (rightAfter.filter("v0"::equals).isPresent()
+        || afterTheRefresh.filter("v0"::equals).isPresent()) {
+      tally.resurrections++;
+      if (tally.firstResurrection == null) {
+        tally.firstResurrection = key + ": right after invalidate " + rightAfter
+            + ", after the refresh " + afterTheRefresh + ", " + trial;
+      }
+    }
+    if (source.versionLoaded == 0) {
+      tally.oldLoaded++;
+      if (trial.refreshSuccessCount() == 1) {
+        tally.oldWrittenBeforeDelete++;
+      } else if (trial.staleSetDiscardCount() == 1) {
+        tally.oldDiscarded++;
+      }
+    } else if (source.versionLoaded == 1) {
+      tally.newLoaded++;
+    }
+  }
+
+  /** Busy-waits: a pause of a few microseconds, far below what a sleep can resolve. */
+  private static void spin(long nanos) {
+    long deadline = System.nanoTime() + nanos;
+    while (System.nanoTime() - deadline < 0) {
+      Thread.onSpinWait();
+    }
+  }
+
+  /** A refresh executor that only collects tasks, for the test to run where and when it likes. */
+  private static final class CapturingExecutor implements Executor {
+
+    private final BlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
+
+    @Override
+    public void execute(Runnable task) {
+      tasks.add(task);
+    }
+
+    Runnable takeTheOnlyTask() {
+      Runnable task = tasks.poll();
+      assertThat(task).as("the refresh scheduled by a read").isNotNull();
+      assertThat(tasks).as("further refreshes").isEmpty();
+      return task;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Helpers
+
+  private void connectThroughAProxy() {
+    proxy = FaultProxy.start(MemcachedServer.shared().address());
+    store = storeConnectedTo(proxy.address(), OPERATION_TIMEOUT);
+  }
+
+  private void closeStoreOnce() {
+    if (store != null) {
+      CacheStore closing = store;
+      store = null;
+      closeStore(closing);
+    }
+  }
+
+  private SustainableCache<String> cache() {
+    return SustainableCache.builder(store)
+        .namespace(namespace)
+        .ttl(Duration.ofSeconds(TTL_SECONDS))
+        .codec(ValueCodec.utf8())
+        .build();
+  }
+
+  /**
+   * Waits until the cache serves hits without loading: in some interval between two polls (every
+   * 20 ms) the hit count grew and the loader count did not.
+   *
+   * @return how long it took, in milliseconds
+   */
+  private static long awaitCachingWithoutLoads(SustainableCache<String> cache, Duration atMost,
+      String what) {
+    long started = System.nanoTime();
+    CacheStats[] previous = {cache.stats()};
+    await(what)
+        .atMost(atMost)
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(20))
+        .until(() -> {
+          CacheStats now = cache.stats();
+          CacheStats interval = now.minus(previous[0]);
+          previous[0] = now;
+          return interval.hitCount() > 0 && interval.loadCount() == 0;
+        });
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+  }
+
+  private static void assertRecoveredInTime(long recoveryMillis) {
+    assertThat(recoveryMillis)
+        .as("milliseconds from the server's return until the cache served hits without loads")
+        .isLessThanOrEqualTo(RECOVERY_BOUND.toMillis());
+  }
+
+  private static void assertCallersSawOnlyLoadedValues(SteadyLoad.Phase phase) {
+    assertThat(phase.requests()).as("requests").isPositive();
+    assertThat(phase.callerErrors()).as("exceptions thrown to callers; the first: %s",
+        phase.firstError()).isZero();
+    assertThat(phase.wrongValues()).as("gets that returned another value than the loader's")
+        .isZero();
+  }
+
+  private void report(String scenario, SteadyLoad.Phase phase, long loads, CacheStats stats,
+      long recoveryMillis) {
+    System.out.printf("%s %s | %s | %d | %d | %d | %s | %d | %d | %d |%n", RESULT_PREFIX,
+        adapterName(), scenario, phase.requests(), phase.callerErrors(),
+        phase.maxLatencyMillis(),
+        phase.maxWaitBeforeLoadNanos() == 0 ? "-" : phase.maxWaitBeforeLoadMillis(),
+        loads, stats.storeErrorCount(), recoveryMillis);
+    System.out.printf("%s %s | %s | %s%n", STATS_PREFIX, adapterName(), scenario, stats);
+  }
+
+  /**
+   * Real time must pass for a fault to last: this is the fault's duration, not a wait for a
+   * condition (those use Awaitility).
+   */
+  private static void letTimePass(Duration duration) throws InterruptedException {
+    Thread.sleep(duration.toMillis());
+  }
+
+  private static Set<Thread> liveThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(Thread::isAlive)
+        .collect(Collectors.toSet());
+  }
+
+  private static Set<String> liveThreadNames(String prefix) {
+    return liveThreads().stream()
+        .map(Thread::getName)
+        .filter(name -> name.startsWith(prefix))
+        .collect(Collectors.toSet());
+  }
+
+  /** Threads started since the snapshot, except the caller (Awaitility polls on its own). */
+  private static List<String> threadsStartedSince(Set<Thread> before) {
+    Thread self = Thread.currentThread();
+    return liveThreads().stream()
+        .filter(thread -> !before.contains(thread) && thread != self)
+        .map(Thread::getName)
+        .sorted()
+        .toList();
+  }
+}

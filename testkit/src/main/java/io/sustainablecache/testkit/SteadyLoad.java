@@ -1,0 +1,222 @@
+package io.sustainablecache.testkit;
+
+import static org.awaitility.Awaitility.await;
+
+import io.sustainablecache.SustainableCache;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Steady traffic against a cache: a few threads, each calling {@code get} on a random key at a
+ * fixed rate, recording what the callers see phase by phase (a phase is the interval between two
+ * calls of {@link #nextPhase()}).
+ *
+ * <p>Each thread paces itself: it starts a request every {@code 1 / rate} seconds, and when a
+ * request takes longer than that it starts the next one at once instead of bursting to catch up,
+ * so a slow cache sees fewer requests rather than a pile-up. Every loop ends when the load is
+ * stopped or, at the latest, after {@link #MAX_RUN}.
+ */
+final class SteadyLoad implements AutoCloseable {
+
+  /** A hard bound on how long the threads run, should a test forget to stop them. */
+  static final Duration MAX_RUN = Duration.ofMinutes(2);
+
+  private static final Duration STOP_PATIENCE = Duration.ofSeconds(10);
+
+  /**
+   * What the callers saw in one phase.
+   *
+   * @param requests requests started in the phase
+   * @param callerErrors requests that threw anything (the loader used here never throws)
+   * @param wrongValues requests that returned something other than the loader's value
+   * @param maxLatencyNanos the longest request
+   * @param maxWaitBeforeLoadNanos the longest time from a request's start to the moment it called
+   *     the loader on its own thread (a miss it led), or 0 if none did
+   * @param firstError the first exception a caller saw, or {@code null}
+   */
+  record Phase(long requests, long callerErrors, long wrongValues, long maxLatencyNanos,
+      long maxWaitBeforeLoadNanos, Throwable firstError) {
+
+    long maxLatencyMillis() {
+      return TimeUnit.NANOSECONDS.toMillis(maxLatencyNanos);
+    }
+
+    long maxWaitBeforeLoadMillis() {
+      return TimeUnit.NANOSECONDS.toMillis(maxWaitBeforeLoadNanos);
+    }
+  }
+
+  private final SustainableCache<String> cache;
+  private final List<String> keys;
+  private final CountingLoader loader;
+  private final long periodNanos;
+  private final List<Thread> threads = new ArrayList<>();
+  private final AtomicReference<Recorder> recorder = new AtomicReference<>(new Recorder());
+  private volatile boolean running = true;
+
+  private SteadyLoad(SustainableCache<String> cache, List<String> keys, CountingLoader loader,
+      int requestsPerSecondPerThread) {
+    this.cache = cache;
+    this.keys = List.copyOf(keys);
+    this.loader = loader;
+    this.periodNanos = TimeUnit.SECONDS.toNanos(1) / requestsPerSecondPerThread;
+  }
+
+  /**
+   * Starts the threads.
+   *
+   * @param threadName the threads' name prefix
+   */
+  static SteadyLoad start(SustainableCache<String> cache, List<String> keys,
+      CountingLoader loader, int threads, int requestsPerSecondPerThread, String threadName) {
+    SteadyLoad load = new SteadyLoad(cache, keys, loader, requestsPerSecondPerThread);
+    for (int i = 0; i < threads; i++) {
+      Thread thread = new Thread(load::run, threadName + "-" + i);
+      thread.setDaemon(true);
+      load.threads.add(thread);
+    }
+    load.threads.forEach(Thread::start);
+    return load;
+  }
+
+  /**
+   * Ends the current phase and starts the next one. Waits until the requests started in the
+   * ending phase have returned, so that its numbers are complete.
+   *
+   * @return what the callers saw in the phase that ended
+   */
+  Phase nextPhase() {
+    Recorder ended = recorder.getAndSet(new Recorder());
+    return ended.awaitAndSummarize();
+  }
+
+  /**
+   * Stops the threads and waits for them.
+   *
+   * @return the last phase
+   */
+  Phase stop() {
+    running = false;
+    for (Thread thread : threads) {
+      try {
+        thread.join(STOP_PATIENCE.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while stopping the load", e);
+      }
+      if (thread.isAlive()) {
+        throw new IllegalStateException(thread.getName() + " did not stop within "
+            + STOP_PATIENCE.toSeconds() + " s");
+      }
+    }
+    return nextPhase();
+  }
+
+  @Override
+  public void close() {
+    if (running) {
+      stop();
+    }
+  }
+
+  private void run() {
+    long deadline = System.nanoTime() + MAX_RUN.toNanos();
+    long next = System.nanoTime();
+    while (running && next - deadline < 0) {
+      long wait = next - System.nanoTime();
+      if (wait > 0) {
+        // Pacing: the time between two requests of a fixed-rate client has to pass.
+        LockSupport.parkNanos(wait);
+        continue;
+      }
+      request();
+      next = Math.max(next + periodNanos, System.nanoTime());
+    }
+  }
+
+  private void request() {
+    Recorder phase = enterPhase();
+    try {
+      String key = keys.get(ThreadLocalRandom.current().nextInt(keys.size()));
+      Thread caller = Thread.currentThread();
+      long started = System.nanoTime();
+      try {
+        String value = cache.get(key, k -> {
+          if (Thread.currentThread() == caller) { // a miss this request leads; not a refresh
+            phase.waitedBeforeLoad(System.nanoTime() - started);
+          }
+          return loader.load(k);
+        });
+        if (!CountingLoader.valueOf(key).equals(value)) {
+          phase.wrongValues.increment();
+        }
+      } catch (RuntimeException | Error e) {
+        phase.error(e);
+      } finally {
+        phase.latency(System.nanoTime() - started);
+      }
+    } finally {
+      phase.requests.increment();
+      phase.inFlight.decrementAndGet();
+    }
+  }
+
+  /**
+   * Registers a request with the current phase. Re-checking after the increment guarantees that
+   * a phase that {@link #nextPhase()} is summarizing either sees the request in flight or never
+   * gets it.
+   */
+  private Recorder enterPhase() {
+    while (true) {
+      Recorder phase = recorder.get();
+      phase.inFlight.incrementAndGet();
+      if (recorder.get() == phase) {
+        return phase;
+      }
+      phase.inFlight.decrementAndGet(); // the phase ended meanwhile: count it in the next one
+    }
+  }
+
+  /** The counters of one phase. */
+  private static final class Recorder {
+
+    final LongAdder requests = new LongAdder();
+    final LongAdder wrongValues = new LongAdder();
+    final LongAdder errors = new LongAdder();
+    final AtomicLong maxLatency = new AtomicLong();
+    final AtomicLong maxWaitBeforeLoad = new AtomicLong();
+    final AtomicReference<Throwable> firstError = new AtomicReference<>();
+    final AtomicInteger inFlight = new AtomicInteger();
+
+    void latency(long nanos) {
+      maxLatency.accumulateAndGet(nanos, Math::max);
+    }
+
+    void waitedBeforeLoad(long nanos) {
+      maxWaitBeforeLoad.accumulateAndGet(nanos, Math::max);
+    }
+
+    void error(Throwable e) {
+      errors.increment();
+      firstError.compareAndSet(null, e);
+    }
+
+    Phase awaitAndSummarize() {
+      await("requests of the ending phase to return")
+          .atMost(STOP_PATIENCE)
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(5))
+          .until(() -> inFlight.get() == 0);
+      return new Phase(requests.sum(), errors.sum(), wrongValues.sum(), maxLatency.get(),
+          maxWaitBeforeLoad.get(), firstError.get());
+    }
+  }
+}

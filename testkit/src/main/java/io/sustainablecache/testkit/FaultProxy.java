@@ -99,6 +99,8 @@ public final class FaultProxy implements AutoCloseable {
   private final String threadPrefix;
   private final ExecutorService threads;
   private final Set<Link> links = ConcurrentHashMap.newKeySet();
+  /** Every thread the pool created, so close() can wait until each has really terminated. */
+  private final Set<Thread> started = ConcurrentHashMap.newKeySet();
   private final AtomicLong accepted = new AtomicLong();
 
   /** Guards {@link #listener}, {@link #closed} and the mode changes that waiting writers see. */
@@ -132,6 +134,7 @@ public final class FaultProxy implements AutoCloseable {
     ThreadFactory factory = runnable -> {
       Thread thread = new Thread(runnable, threadPrefix + counter.incrementAndGet());
       thread.setDaemon(true);
+      started.add(thread);
       return thread;
     };
     this.threads = Executors.newCachedThreadPool(factory);
@@ -335,7 +338,16 @@ public final class FaultProxy implements AutoCloseable {
     }
     threads.shutdownNow();
     try {
-      if (!threads.awaitTermination(THREAD_STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+      long deadline = System.nanoTime() + THREAD_STOP_TIMEOUT.toNanos();
+      boolean stopped = threads.awaitTermination(THREAD_STOP_TIMEOUT.toMillis(),
+          TimeUnit.MILLISECONDS);
+      // A terminated pool may still have worker threads on their way out: wait for each.
+      for (Thread thread : started) {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        thread.join(Math.max(1, left));
+        stopped &= !thread.isAlive();
+      }
+      if (!stopped) {
         throw new IllegalStateException("Threads of " + this + " did not stop within "
             + THREAD_STOP_TIMEOUT.toSeconds() + " s of close()");
       }

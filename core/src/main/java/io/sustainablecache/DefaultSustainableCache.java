@@ -160,14 +160,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     }
     long now = clock.millis();
     long fetchedAt = Envelope.fetchedAt(bytes);
-    long expiresAt = Envelope.expiresAt(bytes);
-    if (fetchedAt - now > maxSkewMillis) {
-      // Written by a host whose clock runs ahead: do not trust it for longer than it says.
-      clockSkewLog.warn("an entry was loaded " + (fetchedAt - now) + " ms in the future by this"
-          + " host's clock, more than maxClockSkew; treating it as expired. Check clock"
-          + " synchronization");
-      expiresAt = now;
-    }
+    long expiresAt = trustedExpiry(bytes, now);
     if (now < expiresAt) {
       stats.hits.increment();
       if (mode != RefreshPolicy.Mode.NONE && policy.shouldRefresh(now, fetchedAt,
@@ -216,7 +209,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     }
     V value = item == null ? null : decode(item.value());
     if (value != null) {
-      boolean fresh = clock.millis() < Envelope.expiresAt(item.value());
+      long now = clock.millis();
+      boolean fresh = now < trustedExpiry(item.value(), now);
       if (fresh || mode == RefreshPolicy.Mode.BACKGROUND) {
         stats.hits.increment();
         if (!fresh) {
@@ -333,14 +327,17 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       mine.complete(rechecked);
       return mine;
     }
-    CompletableFuture<Loaded<V>> load = exclusiveLoad(key, storeKey, loader);
-    boolean own = load != null;
-    if (!own) {
-      // A background refresh of this key is loading: share its result; it writes it back.
-      CompletableFuture<Loaded<V>> refreshing = running.get(storeKey);
-      own = refreshing == null; // it finished in between: load (nothing runs concurrently)
-      load = own ? startLoad(key, loader) : refreshing;
-    }
+    // Either we start the load, or a background refresh of this key is loading already: then we
+    // share its result, and it writes the value back. Retried if that load ends in between.
+    CompletableFuture<Loaded<V>> load;
+    boolean own;
+    do {
+      load = exclusiveLoad(key, storeKey, loader);
+      own = load != null;
+      if (!own) {
+        load = running.get(storeKey);
+      }
+    } while (load == null);
     boolean write = own && writeBack;
     load.whenComplete((loaded, error) -> {
       try {
@@ -368,15 +365,32 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   /**
+   * The logical expiry of a valid envelope as this host trusts it: an entry loaded further in the
+   * future than {@code maxClockSkew} (a writer whose clock runs ahead) counts as expired now.
+   */
+  private long trustedExpiry(byte[] bytes, long now) {
+    long fetchedAt = Envelope.fetchedAt(bytes);
+    if (fetchedAt - now > maxSkewMillis) {
+      clockSkewLog.warn("an entry was loaded " + (fetchedAt - now) + " ms in the future by this"
+          + " host's clock, more than maxClockSkew; treating it as expired. Check clock"
+          + " synchronization");
+      return now;
+    }
+    return Envelope.expiresAt(bytes);
+  }
+
+  /**
    * Re-reads the store after winning the leadership of a cold miss: another caller may have
    * filled the key between our read and our registration, and this saves a duplicate load.
    */
   private V freshValue(String storeKey) {
     try {
       StoreItem item = store.gets(storeKey).orElse(null);
-      if (item != null && Envelope.isValid(item.value())
-          && clock.millis() < Envelope.expiresAt(item.value())) {
-        return decode(item.value());
+      if (item != null && Envelope.isValid(item.value())) {
+        long now = clock.millis();
+        if (now < trustedExpiry(item.value(), now)) {
+          return decode(item.value());
+        }
       }
     } catch (RuntimeException e) {
       storeError("read failed; treating as a miss", e);

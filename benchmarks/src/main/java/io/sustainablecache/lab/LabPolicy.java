@@ -68,11 +68,13 @@ interface LabPolicy extends AutoCloseable {
 
   CompletableFuture<Outcome> get(String key);
 
-  /** Background refreshes the instance's executor rejected. */
-  long rejected();
+  /** Background refreshes the instance's executor rejected; none without an executor. */
+  default long rejected() {
+    return 0;
+  }
 
   @Override
-  void close();
+  default void close() {}
 
   /** What a policy instance needs from its run. */
   record Context(Timeline timeline, CacheStore store, SimulatedDatabase db, String namespace,
@@ -116,14 +118,6 @@ interface LabPolicy extends AutoCloseable {
         return Outcome.MISS;
       });
     }
-
-    @Override
-    public long rejected() {
-      return 0;
-    }
-
-    @Override
-    public void close() {}
   }
 
   /** Seed 000's PER, using the library's own XFetch decision code. */
@@ -161,14 +155,6 @@ interface LabPolicy extends AutoCloseable {
         return outcome;
       });
     }
-
-    @Override
-    public long rejected() {
-      return 0;
-    }
-
-    @Override
-    public void close() {}
   }
 
   /** The library itself, through {@link SustainableCache#getAsync}. */

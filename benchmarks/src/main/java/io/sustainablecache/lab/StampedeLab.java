@@ -258,29 +258,11 @@ public final class StampedeLab {
   /** The fault suite: needs a real memcached, by default one obtained like the tests do. */
   static int runFaults(Options options, PrintStream out) {
     Path dir = options.out();
-    MemcachedServer server = null;
-    InetSocketAddress address;
-    if (options.memcached() == null || "auto".equals(options.memcached())) {
-      try {
-        server = MemcachedServer.shared();
-      } catch (RuntimeException e) {
-        throw new IllegalArgumentException(e.getMessage(), e);
-      }
-      address = server.address();
-    } else {
-      address = StoreHandle.parseAddress(options.memcached());
-    }
+    InetSocketAddress address = memcached(options.memcached()).address();
     out.printf("stampede-lab --faults: SUS through the ARCUS adapter against memcached %s:%d"
         + " behind a fault proxy; output in %s%n", address.getHostString(), address.getPort(),
         dir.toAbsolutePath());
-    List<FaultSuite.FaultResult> results;
-    try {
-      results = new FaultSuite(address, out).run();
-    } finally {
-      if (server != null) {
-        server.stop();
-      }
-    }
+    List<FaultSuite.FaultResult> results = new FaultSuite(address, out).run();
     String table = FaultSuite.table(results);
     out.println();
     out.print(table);
@@ -376,19 +358,38 @@ public final class StampedeLab {
     return value != null ? value : fallback;
   }
 
+  /** A memcached to run against, and how it was found. */
+  record Memcached(InetSocketAddress address, String description) {}
+
+  /**
+   * Resolves {@code --memcached}: {@code host:port}, or {@code auto}/absent for one obtained the
+   * way the tests obtain one (the shared server lives until the JVM exits).
+   */
+  static Memcached memcached(String spec) {
+    if (spec != null && !"auto".equals(spec)) {
+      InetSocketAddress address = StoreHandle.parseAddress(spec);
+      return new Memcached(address, "memcached " + spec);
+    }
+    try {
+      MemcachedServer server = MemcachedServer.shared();
+      InetSocketAddress address = server.address();
+      return new Memcached(address, "memcached " + address.getHostString() + ":"
+          + address.getPort() + " (" + server.description() + ")");
+    } catch (RuntimeException e) { // none found: the testkit's message says how to get one
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+  }
+
   /** The real store and whatever must be closed with it. */
   static final class StoreHandle implements AutoCloseable {
     final CacheStore store;
     final String description;
     private final ArcusClient client;
-    private final MemcachedServer server;
 
-    private StoreHandle(CacheStore store, String description, ArcusClient client,
-        MemcachedServer server) {
+    private StoreHandle(CacheStore store, String description, ArcusClient client) {
       this.store = store;
       this.description = description;
       this.client = client;
-      this.server = server;
     }
 
     static StoreHandle open(Options o, PrintStream out) {
@@ -403,28 +404,19 @@ public final class StampedeLab {
           String service = o.arcus().substring(slash + 1);
           ArcusClient client = ArcusClient.createArcusClient(zk, service,
               new ConnectionFactoryBuilder());
-          return new StoreHandle(ArcusStore.of(client), "ARCUS " + o.arcus(), client, null);
+          return new StoreHandle(ArcusStore.of(client), "ARCUS " + o.arcus(), client);
         }
-        MemcachedServer server = null;
-        InetSocketAddress address;
-        if ("auto".equals(o.memcached())) {
-          server = MemcachedServer.shared();
-          address = server.address();
-        } else {
-          address = parseAddress(o.memcached());
-        }
+        Memcached memcached = memcached(o.memcached());
         ArcusClient client = new ArcusClient(new ConnectionFactoryBuilder().build(),
-            List.of(address));
-        String description = "memcached " + address.getHostString() + ":" + address.getPort()
-            + (server != null ? " (" + server.description() + ")" : "");
-        return new StoreHandle(ArcusStore.of(client), description, client, server);
+            List.of(memcached.address()));
+        return new StoreHandle(ArcusStore.of(client), memcached.description(), client);
       } catch (IOException e) {
         throw new IllegalStateException("cannot connect: " + e, e);
       } catch (RuntimeException e) {
         if (e instanceof IllegalArgumentException) {
           throw e;
         }
-        // No memcached found (e.g. the testkit's "how to get one" message).
+        // e.g. the ARCUS client refusing an unknown service code
         throw new IllegalArgumentException(e.getMessage(), e);
       }
     }
@@ -442,9 +434,6 @@ public final class StampedeLab {
     @Override
     public void close() {
       client.shutdown();
-      if (server != null) {
-        server.stop();
-      }
     }
   }
 }

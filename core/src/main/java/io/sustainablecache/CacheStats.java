@@ -1,56 +1,301 @@
 package io.sustainablecache;
 
+import static java.util.Objects.requireNonNull;
+
+import java.util.Arrays;
+
 /**
- * An immutable snapshot of a cache's counters since it was built. All counts are
- * non-negative and only grow; subtract two snapshots ({@link #minus}) to get the activity of an
- * interval.
+ * An immutable snapshot of a cache's counters since it was built. All counts are non-negative
+ * and only grow; subtract two snapshots ({@link #minus}) to get the activity of an interval.
  *
- * @param hitCount reads answered from the cache, including stale ones
- * @param staleHitCount reads answered with a value past its logical expiry (within the grace
- *     period) while a background refresh was requested; a subset of {@code hitCount}
- * @param missCount reads that had to load: absent, corrupt, or expired under a policy that does
- *     not serve stale values
- * @param loadSuccessCount loader calls that returned a value (misses and refreshes)
- * @param loadFailureCount loader calls that threw or returned {@code null}
- * @param totalLoadTimeMillis the summed duration of all loader calls, milliseconds
- * @param refreshScheduledCount background refreshes handed to the refresh executor
- * @param refreshDedupedCount refresh requests dropped because one was already in flight for
- *     the key
- * @param refreshRejectedCount refresh requests the executor rejected (saturated or shut down);
- *     they are dropped, never run on the caller's thread
- * @param refreshSuccessCount refreshes (background or inline) whose result was written
- * @param refreshFailureCount refreshes (background or inline) whose loader failed; the old value
- *     keeps being served
- * @param refreshBackoffCount refresh requests skipped because the key's previous refresh failed
- *     recently (see {@link SustainableCacheBuilder#refreshBackoff})
- * @param staleOnErrorCount reads answered with a stale value because reloading it failed (see
- *     {@link SustainableCacheBuilder#serveStaleOnError})
- * @param staleSetDiscardCount loaded values not written because the item changed meanwhile
- *     (invalidated, rewritten, or filled by another writer): the compare-and-set rule at work
- * @param skippedWriteCount loaded values returned to the caller but not cached, because they
- *     exceeded {@link SustainableCacheBuilder#maxValueSize} or the codec could not encode them
- * @param storeErrorCount store operations that failed or timed out
- * @param corruptEntryCount items that were not a valid envelope or whose payload the codec could
- *     not decode (foreign data, truncation, another format version); each was treated as a miss
+ * <p>A final class rather than a record so that counters can be added in later versions without
+ * breaking code compiled against this one. Thread-safe (immutable).
  */
-public record CacheStats(
-    long hitCount,
-    long staleHitCount,
-    long missCount,
-    long loadSuccessCount,
-    long loadFailureCount,
-    long totalLoadTimeMillis,
-    long refreshScheduledCount,
-    long refreshDedupedCount,
-    long refreshRejectedCount,
-    long refreshSuccessCount,
-    long refreshFailureCount,
-    long refreshBackoffCount,
-    long staleOnErrorCount,
-    long staleSetDiscardCount,
-    long skippedWriteCount,
-    long storeErrorCount,
-    long corruptEntryCount) {
+public final class CacheStats {
+
+  private static final CacheStats EMPTY = new CacheStats(new long[Counter.ALL.length]);
+
+  private final long[] values;
+
+  private CacheStats(long[] values) {
+    this.values = values;
+  }
+
+  /** Wraps counter values indexed by {@link Counter#ordinal()}; the array is not copied. */
+  static CacheStats of(long[] values) {
+    if (values.length != Counter.ALL.length) {
+      throw new IllegalArgumentException("expected " + Counter.ALL.length + " counters");
+    }
+    return new CacheStats(values);
+  }
+
+  /**
+   * A snapshot with every counter at zero.
+   *
+   * @return a shared instance
+   */
+  public static CacheStats empty() {
+    return EMPTY;
+  }
+
+  private long get(Counter counter) {
+    return values[counter.ordinal()];
+  }
+
+  /**
+   * Reads answered from the cache without waiting for a load, including stale values and
+   * cached absences.
+   *
+   * @return a non-negative count
+   */
+  public long hitCount() {
+    return get(Counter.HIT);
+  }
+
+  /**
+   * Reads answered with a value past its logical expiry (within the grace period) while a
+   * background refresh was requested; a subset of {@link #hitCount()}.
+   *
+   * @return a non-negative count
+   */
+  public long staleHitCount() {
+    return get(Counter.STALE_HIT);
+  }
+
+  /**
+   * Reads answered from a cached absence (the loader had found no value); a subset of {@link
+   * #hitCount()}.
+   *
+   * @return a non-negative count
+   */
+  public long absentHitCount() {
+    return get(Counter.ABSENT_HIT);
+  }
+
+  /**
+   * Reads that had to load or wait for a load: absent, invalidated, corrupt, or expired under a
+   * policy that does not serve stale values. Counted per key for bulk reads.
+   *
+   * @return a non-negative count
+   */
+  public long missCount() {
+    return get(Counter.MISS);
+  }
+
+  /**
+   * Loader calls that completed, with a value or with "no value" (per key for bulk loads).
+   *
+   * @return a non-negative count
+   */
+  public long loadSuccessCount() {
+    return get(Counter.LOAD_SUCCESS);
+  }
+
+  /**
+   * Loader calls that threw, failed or timed out (per key for bulk loads).
+   *
+   * @return a non-negative count
+   */
+  public long loadFailureCount() {
+    return get(Counter.LOAD_FAILURE);
+  }
+
+  /**
+   * Successful loads that found no value; a subset of {@link #loadSuccessCount()}.
+   *
+   * @return a non-negative count
+   */
+  public long absentLoadCount() {
+    return get(Counter.ABSENT_LOAD);
+  }
+
+  /**
+   * The summed duration of all loader calls, milliseconds on the cache's clock.
+   *
+   * @return a non-negative number of milliseconds
+   */
+  public long totalLoadTimeMillis() {
+    return get(Counter.LOAD_TIME_MILLIS);
+  }
+
+  /**
+   * Loads that did not finish within the load timeout; also counted in {@link
+   * #loadFailureCount()}.
+   *
+   * @return a non-negative count
+   */
+  public long loadTimeoutCount() {
+    return get(Counter.LOAD_TIMEOUT);
+  }
+
+  /**
+   * Bulk loader calls (each also counts its keys in the load counters).
+   *
+   * @return a non-negative count
+   */
+  public long bulkLoadCount() {
+    return get(Counter.BULK_LOAD);
+  }
+
+  /**
+   * Reads that failed at once with the key's last load failure, without calling the loader,
+   * because the key was backing off after failures.
+   *
+   * @return a non-negative count
+   */
+  public long failureRememberedCount() {
+    return get(Counter.FAILURE_REMEMBERED);
+  }
+
+  /**
+   * Background refreshes handed to the refresh executor.
+   *
+   * @return a non-negative count
+   */
+  public long refreshScheduledCount() {
+    return get(Counter.REFRESH_SCHEDULED);
+  }
+
+  /**
+   * Refresh requests dropped because a load of the key was already in flight in this JVM.
+   *
+   * @return a non-negative count
+   */
+  public long refreshDedupedCount() {
+    return get(Counter.REFRESH_DEDUPED);
+  }
+
+  /**
+   * Refresh requests the executor rejected (saturated or shut down); dropped, never run on the
+   * caller's thread.
+   *
+   * @return a non-negative count
+   */
+  public long refreshRejectedCount() {
+    return get(Counter.REFRESH_REJECTED);
+  }
+
+  /**
+   * Refreshes (background or inline) whose result was written.
+   *
+   * @return a non-negative count
+   */
+  public long refreshSuccessCount() {
+    return get(Counter.REFRESH_SUCCESS);
+  }
+
+  /**
+   * Refreshes (background or inline) whose loader failed; the old value keeps being served.
+   *
+   * @return a non-negative count
+   */
+  public long refreshFailureCount() {
+    return get(Counter.REFRESH_FAILURE);
+  }
+
+  /**
+   * Refresh requests skipped because the key's previous load failed recently.
+   *
+   * @return a non-negative count
+   */
+  public long refreshBackoffCount() {
+    return get(Counter.REFRESH_BACKOFF);
+  }
+
+  /**
+   * Reads answered with a stale value because reloading it failed.
+   *
+   * @return a non-negative count
+   */
+  public long staleOnErrorCount() {
+    return get(Counter.STALE_ON_ERROR);
+  }
+
+  /**
+   * Loaded values not written because the item changed meanwhile (invalidated, rewritten, or
+   * filled by another writer): the compare-and-set rule at work.
+   *
+   * @return a non-negative count
+   */
+  public long staleSetDiscardCount() {
+    return get(Counter.STALE_SET_DISCARD);
+  }
+
+  /**
+   * Loaded values returned to the caller but not cached: larger than {@code maxValueSize}, not
+   * encodable by the codec, or with no executor to write them.
+   *
+   * @return a non-negative count
+   */
+  public long skippedWriteCount() {
+    return get(Counter.SKIPPED_WRITE);
+  }
+
+  /**
+   * Store operations that failed or timed out.
+   *
+   * @return a non-negative count
+   */
+  public long storeErrorCount() {
+    return get(Counter.STORE_ERROR);
+  }
+
+  /**
+   * Items that were not a valid envelope or whose payload the codec could not decode (foreign
+   * data, truncation, another format version); each was treated as a miss.
+   *
+   * @return a non-negative count
+   */
+  public long corruptEntryCount() {
+    return get(Counter.CORRUPT_ENTRY);
+  }
+
+  /**
+   * Values stored by {@link SustainableCache#put} and {@link SustainableCache#putIfAbsent}.
+   *
+   * @return a non-negative count
+   */
+  public long putCount() {
+    return get(Counter.PUT);
+  }
+
+  /**
+   * Calls of {@link SustainableCache#invalidate} and {@link SustainableCache#invalidateAll}.
+   *
+   * @return a non-negative count
+   */
+  public long invalidationCount() {
+    return get(Counter.INVALIDATION);
+  }
+
+  /**
+   * Fleet leases this instance took before loading a key.
+   *
+   * @return a non-negative count
+   */
+  public long leaseWonCount() {
+    return get(Counter.LEASE_WON);
+  }
+
+  /**
+   * Loads this instance skipped (refreshes) or deferred (misses) because another instance held
+   * the key's lease.
+   *
+   * @return a non-negative count
+   */
+  public long leaseLostCount() {
+    return get(Counter.LEASE_LOST);
+  }
+
+  /**
+   * Leases won after another instance's lease on the key ran out without it writing a value
+   * (the holder died or was too slow).
+   *
+   * @return a non-negative count
+   */
+  public long leaseTakeoverCount() {
+    return get(Counter.LEASE_TAKEOVER);
+  }
 
   /**
    * Reads that reached the cache: {@code hitCount + missCount}.
@@ -58,16 +303,16 @@ public record CacheStats(
    * @return a non-negative count
    */
   public long requestCount() {
-    return hitCount + missCount;
+    return hitCount() + missCount();
   }
 
   /**
-   * Every loader call, successful or not: the load the database saw.
+   * Every loader call, successful or not: the load the database saw (per key).
    *
    * @return a non-negative count
    */
   public long loadCount() {
-    return loadSuccessCount + loadFailureCount;
+    return loadSuccessCount() + loadFailureCount();
   }
 
   /**
@@ -77,7 +322,7 @@ public record CacheStats(
    */
   public double hitRate() {
     long requests = requestCount();
-    return requests == 0 ? 1.0 : (double) hitCount / requests;
+    return requests == 0 ? 1.0 : (double) hitCount() / requests;
   }
 
   /**
@@ -87,23 +332,36 @@ public record CacheStats(
    * @return the activity between the two snapshots
    */
   public CacheStats minus(CacheStats earlier) {
-    return new CacheStats(
-        hitCount - earlier.hitCount,
-        staleHitCount - earlier.staleHitCount,
-        missCount - earlier.missCount,
-        loadSuccessCount - earlier.loadSuccessCount,
-        loadFailureCount - earlier.loadFailureCount,
-        totalLoadTimeMillis - earlier.totalLoadTimeMillis,
-        refreshScheduledCount - earlier.refreshScheduledCount,
-        refreshDedupedCount - earlier.refreshDedupedCount,
-        refreshRejectedCount - earlier.refreshRejectedCount,
-        refreshSuccessCount - earlier.refreshSuccessCount,
-        refreshFailureCount - earlier.refreshFailureCount,
-        refreshBackoffCount - earlier.refreshBackoffCount,
-        staleOnErrorCount - earlier.staleOnErrorCount,
-        staleSetDiscardCount - earlier.staleSetDiscardCount,
-        skippedWriteCount - earlier.skippedWriteCount,
-        storeErrorCount - earlier.storeErrorCount,
-        corruptEntryCount - earlier.corruptEntryCount);
+    requireNonNull(earlier, "earlier");
+    long[] diff = new long[values.length];
+    for (int i = 0; i < diff.length; i++) {
+      diff[i] = values[i] - earlier.values[i];
+    }
+    return new CacheStats(diff);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CacheStats other && Arrays.equals(values, other.values);
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(values);
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder b = new StringBuilder("CacheStats{");
+    for (Counter counter : Counter.ALL) {
+      long value = values[counter.ordinal()];
+      if (value != 0) {
+        if (b.length() > "CacheStats{".length()) {
+          b.append(", ");
+        }
+        b.append(counter.name().toLowerCase(java.util.Locale.ROOT)).append('=').append(value);
+      }
+    }
+    return b.append('}').toString();
   }
 }

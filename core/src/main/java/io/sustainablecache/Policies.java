@@ -7,6 +7,30 @@ final class Policies {
 
   private Policies() {}
 
+  /** Where a refresh decided by {@link RefreshPolicy#shouldRefresh} runs. */
+  enum Mode {
+    /** The policy never refreshes early; expired entries are reloaded by the reader. */
+    NONE,
+    /** The reading thread recomputes, writes and returns the new value (the paper's PER). */
+    INLINE,
+    /**
+     * The reader returns the cached value at once and a background executor recomputes it, at
+     * most once per key at a time; past the logical expiry the stale value is served while the
+     * refresh runs.
+     */
+    BACKGROUND
+  }
+
+  static Mode modeOf(RefreshPolicy policy) {
+    if (policy instanceof NoRefresh) {
+      return Mode.NONE;
+    }
+    if (policy instanceof XFetch) {
+      return Mode.INLINE;
+    }
+    return Mode.BACKGROUND;
+  }
+
   static double checkBeta(double beta) {
     if (!(beta > 0) || Double.isInfinite(beta)) {
       throw new IllegalArgumentException("beta must be finite and positive: " + beta);
@@ -25,11 +49,6 @@ final class Policies {
     INSTANCE;
 
     @Override
-    public Mode mode() {
-      return Mode.NONE;
-    }
-
-    @Override
     public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
         long loadMillis, RandomGenerator random) {
       return false;
@@ -42,11 +61,6 @@ final class Policies {
   }
 
   record XFetch(double beta) implements RefreshPolicy {
-
-    @Override
-    public Mode mode() {
-      return Mode.INLINE;
-    }
 
     @Override
     public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
@@ -63,11 +77,6 @@ final class Policies {
   record Sustainable(double beta, double ttlFraction) implements RefreshPolicy {
 
     static final Sustainable DEFAULT = new Sustainable(1.0, 0.1);
-
-    @Override
-    public Mode mode() {
-      return Mode.BACKGROUND;
-    }
 
     @Override
     public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,

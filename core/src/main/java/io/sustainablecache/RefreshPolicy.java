@@ -26,31 +26,11 @@ import java.util.random.RandomGenerator;
  *     background</td></tr>
  * </table>
  *
- * <p>Implementations must be immutable and thread-safe; {@link #shouldRefresh} is on every
- * read's path and must not allocate or block.
+ * <p>The built-in policies are the only implementations (the interface is sealed): each is
+ * immutable and thread-safe, and {@link #shouldRefresh} neither allocates nor blocks.
  */
-public interface RefreshPolicy {
-
-  /** Where a refresh decided by {@link #shouldRefresh} runs. */
-  enum Mode {
-    /** The policy never refreshes early; expired entries are reloaded by the reader. */
-    NONE,
-    /** The reading thread recomputes, writes and returns the new value (the paper's PER). */
-    INLINE,
-    /**
-     * The reader returns the cached value at once and a background executor recomputes it, at
-     * most once per key at a time; past the logical expiry the stale value is served while the
-     * refresh runs.
-     */
-    BACKGROUND
-  }
-
-  /**
-   * Where this policy's refreshes run.
-   *
-   * @return never {@code null}
-   */
-  Mode mode();
+public sealed interface RefreshPolicy
+    permits Policies.NoRefresh, Policies.XFetch, Policies.Sustainable {
 
   /**
    * Decides whether a read of an entry that has not yet logically expired should refresh it.

@@ -1,6 +1,8 @@
 package io.sustainablecache;
 
 import io.sustainablecache.spi.CacheStore;
+import java.util.Collection;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -25,9 +27,32 @@ import java.util.concurrent.CompletableFuture;
  * String name = cache.get("42", key -> userRepository.findName(key));
  * }</pre>
  *
- * <p><b>Thread-safety:</b> implementations are thread-safe. <b>Nulls:</b> no method accepts or
- * returns {@code null}. <b>Keys</b> are the caller's keys; the cache prefixes them with its
- * namespace and rejects keys the store cannot hold (see {@link #get}).
+ * <h2>Absent values</h2>
+ * A loader returns {@code null} (an asynchronous one completes with {@code null}; a bulk loader
+ * leaves the key out of its map) when there is no value for a key. The cache remembers that for
+ * {@link SustainableCacheBuilder#absentTtl absentTtl} like any other entry, so requests for ids
+ * that do not exist stop reaching the database. {@link #find} returns such a key as empty; {@link
+ * #get}, whose result is never {@code null}, throws {@link CacheLoadException}.
+ *
+ * <h2>Loads</h2>
+ * A key is loaded at most once at a time in this JVM: concurrent misses share one loader call,
+ * and a miss that finds a background refresh of its key running waits for that refresh. A load
+ * that does not finish within {@link SustainableCacheBuilder#loadTimeout loadTimeout} releases
+ * its key: its waiting callers fail with {@link CacheLoadException}, the next caller starts a new
+ * load, and the late result is not written. A loader that calls back into the cache for the key
+ * it is loading fails with {@link IllegalStateException} instead of deadlocking.
+ *
+ * <h2>Invalidation</h2>
+ * {@link #invalidate} replaces the item with a short-lived tombstone rather than deleting it, and
+ * every write of a load is conditional on the version it read before loading, so a load that
+ * began before an invalidation, in this JVM or on another host, can never write its result
+ * afterwards; and a read that starts after {@code invalidate} returned never receives a value
+ * loaded from a read that began before it.
+ *
+ * <p><b>Thread-safety:</b> implementations are thread-safe. <b>Nulls:</b> no method accepts
+ * {@code null} or returns {@code null}. <b>Keys</b> are the caller's keys; the cache prefixes them
+ * with its namespace and rejects (or, with {@link KeyPolicy#HASH}, hashes) keys the store cannot
+ * hold.
  *
  * @param <V> the value type
  */
@@ -52,43 +77,104 @@ public interface SustainableCache<V> extends AutoCloseable {
    * <ul>
    *   <li><b>Hit:</b> the cached value is returned; the refresh policy may schedule an early
    *       refresh (SUS, in the background) or recompute on this thread (PER).</li>
-   *   <li><b>Miss</b> (absent, not a valid envelope, or expired under a policy that does not
-   *       serve stale values): {@code loader} is called on this thread, the result is stored and
-   *       returned. Concurrent misses of one key in this JVM share one loader call.</li>
+   *   <li><b>Miss</b> (absent, invalidated, not a valid envelope, or expired under a policy that
+   *       does not serve stale values): {@code loader} is called on this thread, the result is
+   *       returned and written to the store without waiting for the write. Concurrent misses of
+   *       one key in this JVM share one loader call.</li>
    *   <li><b>Store failure</b> (server down, timeout): treated as a miss; the caller still gets
    *       the loaded value and the error is counted, never thrown.</li>
    * </ul>
    *
    * @param key the caller's key: non-empty, printable ASCII without spaces, short enough for the
    *     store once namespaced
-   * @param loader computes the value on a miss or refresh; must not return {@code null}
+   * @param loader computes the value on a miss or refresh; returns {@code null} when there is none
    * @return the cached or loaded value, never {@code null}
    * @throws IllegalArgumentException if the key is empty, too long or has characters memcached
    *     cannot hold
    * @throws NullPointerException if an argument is {@code null}
-   * @throws CacheLoadException if the value had to be loaded and the loader failed
+   * @throws CacheLoadException if the value had to be loaded and the loader failed or timed out,
+   *     if the key's last load failed moments ago (see {@link
+   *     SustainableCacheBuilder#failureBackoff}), or if there is no value for the key
+   * @throws IllegalStateException if called by the loader of the same key (a recursive load)
    */
   V get(String key, Loader<? extends V> loader);
 
   /**
+   * Like {@link #get}, but a key without a value is returned as empty instead of failing.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @param loader computes the value on a miss or refresh; returns {@code null} when there is none,
+   *     which is cached for {@link SustainableCacheBuilder#absentTtl absentTtl}
+   * @return the value, or empty if there is none
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws CacheLoadException if the value had to be loaded and the loader failed or timed out
+   * @throws IllegalStateException if called by the loader of the same key (a recursive load)
+   */
+  Optional<V> find(String key, Loader<? extends V> loader);
+
+  /**
    * The asynchronous form of {@link #get}: the same decisions, with a loader that returns a
-   * {@link java.util.concurrent.CompletionStage}. The store is read on the calling thread; on a
-   * hit the returned future is already complete. Concurrent misses of one key share one load.
+   * {@link java.util.concurrent.CompletionStage}. Neither the store read nor the load blocks the
+   * calling thread; a hit completes the future on the thread that received the store's answer.
    *
    * @param key the caller's key, as for {@link #get}
    * @param loader starts loading the value on a miss or refresh
    * @return a future completing with the value, or exceptionally with a {@link
-   *     CacheLoadException} if the value had to be loaded and the loader failed; cancelling it
-   *     does not cancel a load other callers share
+   *     CacheLoadException} as {@link #get} throws it; cancelling it does not cancel a load other
+   *     callers share
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if an argument is {@code null}
    */
   CompletableFuture<V> getAsync(String key, AsyncLoader<? extends V> loader);
 
   /**
+   * The asynchronous form of {@link #find}.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @param loader starts loading the value on a miss or refresh; its stage completes with {@code
+   *     null} when there is no value
+   * @return a future of the value or of empty, or failing as {@link #getAsync} does
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  CompletableFuture<Optional<V>> findAsync(String key, AsyncLoader<? extends V> loader);
+
+  /**
+   * Returns the values of several keys: one bulk read from the store for all of them, the
+   * refresh decision per key, and <b>one</b> loader call for all the keys that missed. Keys whose
+   * load is already running in this JVM are joined, not loaded twice. Keys found in their refresh
+   * window are refreshed together in the background, in one bulk loader call. Writes are issued
+   * without waiting for each other.
+   *
+   * @param keys the caller's keys, as for {@link #get}; duplicates are read once
+   * @param loader loads the keys that missed, all at once; keys it leaves out of its map have no
+   *     value (cached as absent)
+   * @return the keys that have a value, with their values, in the iteration order of {@code
+   *     keys}; keys without a value are left out
+   * @throws IllegalArgumentException if a key is invalid
+   * @throws NullPointerException if an argument or a key is {@code null}
+   * @throws CacheLoadException if values had to be loaded and the loader failed or timed out
+   */
+  Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader);
+
+  /**
+   * The asynchronous form of {@link #getAll}.
+   *
+   * @param keys the caller's keys, as for {@link #get}
+   * @param loader starts loading the keys that missed
+   * @return a future of the map {@link #getAll} returns, or failing as it throws
+   * @throws IllegalArgumentException if a key is invalid
+   * @throws NullPointerException if an argument or a key is {@code null}
+   */
+  CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
+      AsyncBulkLoader<? extends V> loader);
+
+  /**
    * Returns the cached value without loading or refreshing: the value if the item is present,
-   * a valid envelope, and not logically expired (or expired within the grace period, under a
-   * policy that serves stale values). Store failures are counted and read as empty.
+   * a valid envelope holding a value, and not logically expired (or expired within the grace
+   * period, under a policy that serves stale values). Store failures are counted and read as
+   * empty.
    *
    * @param key the caller's key, as for {@link #get}
    * @return the value, or empty
@@ -99,11 +185,13 @@ public interface SustainableCache<V> extends AutoCloseable {
 
   /**
    * Stores a value unconditionally, as if it had just been loaded (its load time is recorded as
-   * zero). Any refresh or load in flight for the key will not overwrite it.
+   * zero). A load of the key in flight in this JVM will not overwrite it, and loads on other hosts
+   * that read the item before this write cannot either.
    *
    * @param key the caller's key, as for {@link #get}
    * @param value the value; never {@code null}
-   * @throws IllegalArgumentException if the key is invalid
+   * @throws IllegalArgumentException if the key is invalid or the encoded value exceeds {@link
+   *     SustainableCacheBuilder#maxValueSize}
    * @throws NullPointerException if an argument is {@code null}
    * @throws io.sustainablecache.spi.StoreException if the store failed; the value may not be
    *     stored
@@ -111,8 +199,26 @@ public interface SustainableCache<V> extends AutoCloseable {
   void put(String key, V value);
 
   /**
-   * Removes the cached value, typically after the source data changed. A refresh or a cold-miss
-   * load of this JVM that is in flight will not write its (possibly outdated) result back.
+   * Stores a value unless the key holds a live value already (memcached {@code add}; an
+   * invalidated, absent-marked, expired or corrupt entry counts as no value).
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @param value the value; never {@code null}
+   * @return empty if {@code value} was stored, otherwise the value the key holds
+   * @throws IllegalArgumentException if the key is invalid or the encoded value exceeds {@link
+   *     SustainableCacheBuilder#maxValueSize}
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws io.sustainablecache.spi.StoreException if the store failed; the value may not be
+   *     stored
+   */
+  Optional<V> putIfAbsent(String key, V value);
+
+  /**
+   * Removes the cached value, typically after the source data changed. When this method returns,
+   * no read that starts afterwards, on any host, can receive a value loaded before the call: the
+   * item is replaced by a tombstone, loads in flight in this JVM are released (callers already
+   * waiting for them still get their result, but it is not written), and writes of loads in
+   * flight on other hosts fail their compare-and-set.
    *
    * @param key the caller's key, as for {@link #get}
    * @throws IllegalArgumentException if the key is invalid
@@ -123,6 +229,19 @@ public interface SustainableCache<V> extends AutoCloseable {
   void invalidate(String key);
 
   /**
+   * Removes every entry of this cache's namespace, where the store can (ARCUS {@code
+   * flush_prefix}). Loads in flight in this JVM are released and not written. Loads in flight on
+   * other hosts are not fenced: one that completes after the flush may write its value.
+   *
+   * @throws IllegalStateException if the cache has no namespace (flushing would remove other
+   *     caches' entries)
+   * @throws UnsupportedOperationException if the store cannot remove keys by prefix (plain
+   *     memcached)
+   * @throws io.sustainablecache.spi.StoreException if the store failed
+   */
+  void invalidateAll();
+
+  /**
    * A snapshot of the counters.
    *
    * @return an immutable snapshot, never {@code null}
@@ -131,8 +250,9 @@ public interface SustainableCache<V> extends AutoCloseable {
 
   /**
    * Stops scheduling background refreshes and shuts down the refresh executor if the cache owns
-   * it, waiting a bounded time for running refreshes. Reads, writes and invalidations keep
-   * working afterwards, without background refreshes. Idempotent. The store is not closed.
+   * it, waiting at most {@link SustainableCacheBuilder#closeTimeout closeTimeout} for running
+   * refreshes. Reads, writes and invalidations keep working afterwards, without background
+   * refreshes. Idempotent. The store is not closed.
    */
   @Override
   void close();

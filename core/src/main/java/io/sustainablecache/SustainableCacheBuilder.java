@@ -23,34 +23,49 @@ import java.util.random.RandomGenerator;
 public final class SustainableCacheBuilder<V> {
 
   /** The longest TTL accepted: memcached's absolute exptimes must stay meaningful. */
-  public static final Duration MAX_TTL = Duration.ofDays(365);
+  static final Duration MAX_TTL = Duration.ofDays(365);
 
   /**
    * The smallest grace period chosen by default: the server's one-second expiry tick plus a
    * margin for a refresh started at the logical expiry.
    */
-  public static final Duration MIN_DEFAULT_GRACE = Duration.ofSeconds(2);
+  static final Duration MIN_DEFAULT_GRACE = Duration.ofSeconds(2);
 
   /** Default number of background refresh threads when the cache owns its executor. */
-  public static final int DEFAULT_REFRESH_THREADS = 4;
+  static final int DEFAULT_REFRESH_THREADS = 4;
 
   /** Default capacity of the refresh queue when the cache owns its executor. */
-  public static final int DEFAULT_REFRESH_QUEUE_CAPACITY = 1024;
+  static final int DEFAULT_REFRESH_QUEUE_CAPACITY = 1024;
 
   /** The longest namespace, in characters. */
-  public static final int MAX_NAMESPACE_LENGTH = 64;
+  static final int MAX_NAMESPACE_LENGTH = 64;
 
   /**
    * Default largest stored value (envelope included), in bytes: memcached's default 1 MiB item
    * size less 1 KiB for the key and the server's item header.
    */
-  public static final int DEFAULT_MAX_VALUE_SIZE = 1024 * 1024 - 1024;
+  static final int DEFAULT_MAX_VALUE_SIZE = 1024 * 1024 - 1024;
 
-  /** Default base of the back-off between refresh attempts of a key whose refresh failed. */
-  public static final Duration DEFAULT_REFRESH_BACKOFF = Duration.ofSeconds(1);
+  /** Default base of the back-off between load attempts of a key whose load failed. */
+  static final Duration DEFAULT_FAILURE_BACKOFF = Duration.ofSeconds(1);
+
+  /** Default bound on a load: after it, waiting callers fail and the key is free again. */
+  static final Duration DEFAULT_LOAD_TIMEOUT = Duration.ofSeconds(30);
+
+  /** Default wait for running refreshes when the cache closes its own executor. */
+  static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+
+  /** Default largest number of keys refreshed in one bulk loader call. */
+  static final int DEFAULT_REFRESH_BATCH_SIZE = 256;
+
+  /** Default time a bulk refresh waits for more keys of the same loader. */
+  static final Duration DEFAULT_REFRESH_BATCH_DELAY = Duration.ofMillis(10);
+
+  /** The longest load timeout, close timeout and batching delay accepted. */
+  static final Duration MAX_TIMEOUT = Duration.ofDays(1);
 
   /** Default bound on how far in the future an envelope's load time may lie. */
-  public static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofSeconds(30);
+  static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofSeconds(30);
 
   final CacheStore store;
   String namespace;
@@ -65,9 +80,16 @@ public final class SustainableCacheBuilder<V> {
   RandomGenerator random;
   KeyPolicy keyPolicy;
   int maxValueSize = -1;
-  Duration refreshBackoff;
+  Duration failureBackoff;
   Boolean serveStaleOnError;
   Duration maxClockSkew;
+  Duration loadTimeout;
+  Duration absentTtl;
+  double ttlJitter = -1;
+  Boolean fleetLease;
+  int refreshBatchSize = -1;
+  Duration refreshBatchDelay;
+  Duration closeTimeout;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
@@ -78,7 +100,7 @@ public final class SustainableCacheBuilder<V> {
    * a store; on ARCUS the namespace is the key prefix that per-prefix statistics and flushes use.
    * Default: no prefix.
    *
-   * @param namespace 1 to {@value #MAX_NAMESPACE_LENGTH} characters of {@code [A-Za-z0-9_.+-]},
+   * @param namespace 1 to 64 characters of {@code [A-Za-z0-9_.+-]},
    *     not starting with {@code '-'} (the ARCUS prefix rules)
    * @return this builder
    * @throws IllegalArgumentException if the namespace is empty, too long or has other characters
@@ -112,7 +134,7 @@ public final class SustainableCacheBuilder<V> {
    * The logical time to live: how long a loaded value counts as fresh. Refreshes are decided
    * against it; the item lives on the server for {@code ttl + grace}. Required.
    *
-   * @param ttl positive, at most {@link #MAX_TTL}; sub-second values are allowed
+   * @param ttl positive, at most 365 days; sub-second values are allowed
    * @return this builder
    * @throws IllegalArgumentException if out of range
    * @throws IllegalStateException if already set
@@ -135,7 +157,7 @@ public final class SustainableCacheBuilder<V> {
    * ceil((ttl + grace) / 1 s) + 1} seconds, so the server's one-second tick never removes an
    * item before {@code ttl + grace} has passed. Default: {@code max(2 s, ttl / 10)}.
    *
-   * @param grace zero or positive, at most {@link #MAX_TTL}
+   * @param grace zero or positive, at most 365 days
    * @return this builder
    * @throws IllegalArgumentException if negative or too long
    * @throws IllegalStateException if already set
@@ -200,8 +222,7 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
-   * The number of threads of the refresh executor the cache creates and owns. Default: {@value
-   * #DEFAULT_REFRESH_THREADS}. Size it by Little's law: hot keys refreshed per second times the
+   * The number of threads of the refresh executor the cache creates and owns. Default: 4. Size it by Little's law: hot keys refreshed per second times the
    * load time.
    *
    * @param threads 1 to 1024
@@ -222,7 +243,7 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * The queue capacity of the refresh executor the cache creates and owns; refreshes beyond it
-   * are rejected and counted. Default: {@value #DEFAULT_REFRESH_QUEUE_CAPACITY}.
+   * are rejected and counted. Default: 1024.
    *
    * @param capacity 0 (hand-off only) to 1,000,000
    * @return this builder
@@ -296,7 +317,7 @@ public final class SustainableCacheBuilder<V> {
    * rejects it. Keep it below the server's item size ({@code -I}, 1 MiB by default) minus the
    * key and the item header: a server that refuses an oversized item makes spymemcached and the
    * ARCUS client drop and re-open the connection, failing other requests meanwhile. Default:
-   * {@value #DEFAULT_MAX_VALUE_SIZE}.
+   * 1 MiB - 1 KiB (1047552).
    *
    * @param bytes 17 (an empty payload) to 1 GiB
    * @return this builder
@@ -315,25 +336,30 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
-   * The base of the back-off after a background refresh of a key fails: the key is not refreshed
-   * again for {@code base * 2^(failures - 1)}, capped at {@code max(base, ttl)}, each wait drawn
-   * uniformly from 50 % to 150 % of that, so that a failing database sees at most one attempt per
-   * key per window from each instance, and instances do not retry in step. Reads keep being
-   * served (stale within the grace period) meanwhile. Default: 1 s.
+   * The base of the back-off after a load of a key fails, whether a caller's load or a background
+   * refresh: the key is not loaded again in this JVM for {@code base * 2^(failures - 1)}, capped
+   * at {@code max(base, ttl)}, each wait drawn uniformly from 50 % to 150 % of that so that
+   * instances sharing a failing database do not retry in step. Meanwhile reads of the key get the
+   * stale value where one is within its grace period, and otherwise fail at once with a {@link
+   * CacheLoadException} that carries the remembered failure as its cause (counted in {@link
+   * CacheStats#failureRememberedCount()}), so a failing database sees about one query per key per
+   * window from each instance instead of one per request. A successful load, or {@link
+   * SustainableCache#invalidate}, forgets the failures. {@link Duration#ZERO} turns the
+   * back-off off: every miss calls the loader. Default: 1 s.
    *
-   * @param base positive, at most {@link #MAX_TTL}
+   * @param base zero or positive, at most 365 days
    * @return this builder
    * @throws IllegalArgumentException if out of range
    * @throws IllegalStateException if already set
    */
-  public SustainableCacheBuilder<V> refreshBackoff(Duration base) {
+  public SustainableCacheBuilder<V> failureBackoff(Duration base) {
     requireNonNull(base, "base");
-    checkUnset(this.refreshBackoff, "refreshBackoff");
-    if (base.toMillis() <= 0 || base.compareTo(MAX_TTL) > 0) {
+    checkUnset(this.failureBackoff, "failureBackoff");
+    if (base.isNegative() || base.compareTo(MAX_TTL) > 0) {
       throw new IllegalArgumentException(
-          "refreshBackoff must be at least 1 ms and at most " + MAX_TTL + ": " + base);
+          "failureBackoff must be between 0 and " + MAX_TTL + ": " + base);
     }
-    this.refreshBackoff = base;
+    this.failureBackoff = base;
     return this;
   }
 
@@ -362,7 +388,7 @@ public final class SustainableCacheBuilder<V> {
    * as expired (refreshed, or reloaded), and a warning suggests checking clock synchronization.
    * Default: 30 s, far above NTP-synchronized skew.
    *
-   * @param skew zero or positive, at most {@link #MAX_TTL}
+   * @param skew zero or positive, at most 365 days
    * @return this builder
    * @throws IllegalArgumentException if out of range
    * @throws IllegalStateException if already set
@@ -375,6 +401,142 @@ public final class SustainableCacheBuilder<V> {
           "maxClockSkew must be between 0 and " + MAX_TTL + ": " + skew);
     }
     this.maxClockSkew = skew;
+    return this;
+  }
+
+  /**
+   * How long a load may take before it releases its key. A loader (or an asynchronous stage)
+   * still running after this is abandoned: the callers waiting for it fail with a {@link
+   * CacheLoadException} (counted in {@link CacheStats#loadTimeoutCount()}), the next caller of the
+   * key starts a new load, and the abandoned load's result is never written. The thread running a
+   * synchronous loader is not interrupted. It also bounds how long a refresh executor that
+   * silently drops tasks can keep a key marked "refreshing". Default: 30 s.
+   *
+   * @param timeout at least 1 ms, at most 1 day
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> loadTimeout(Duration timeout) {
+    requireNonNull(timeout, "timeout");
+    checkUnset(this.loadTimeout, "loadTimeout");
+    if (timeout.toMillis() <= 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
+      throw new IllegalArgumentException(
+          "loadTimeout must be at least 1 ms and at most " + MAX_TIMEOUT + ": " + timeout);
+    }
+    this.loadTimeout = timeout;
+    return this;
+  }
+
+  /**
+   * How long "no value" is cached for a key whose loader returned {@code null} (or left the key
+   * out of a bulk result): negative caching, so that requests for ids that do not exist stop
+   * reaching the database. Such entries are refreshed like values, under the same policy, with
+   * this as their TTL. {@link Duration#ZERO} caches nothing: every read of such a key calls the
+   * loader. Default: the {@link #ttl}.
+   *
+   * @param absentTtl zero or positive, at most 365 days
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> absentTtl(Duration absentTtl) {
+    requireNonNull(absentTtl, "absentTtl");
+    checkUnset(this.absentTtl, "absentTtl");
+    if (absentTtl.isNegative() || absentTtl.compareTo(MAX_TTL) > 0) {
+      throw new IllegalArgumentException(
+          "absentTtl must be between 0 and " + MAX_TTL + ": " + absentTtl);
+    }
+    this.absentTtl = absentTtl;
+    return this;
+  }
+
+  /**
+   * Spreads the logical expiry of entries loaded together: each load's TTL is shortened by a
+   * random share of up to {@code fraction} of it (drawn from the cache's random source), so that
+   * thousands of keys warmed by one batch job do not all expire, and reload, in the same second.
+   * Default: 0 (every entry lives exactly its TTL).
+   *
+   * @param fraction in {@code [0, 0.5]}
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> ttlJitter(double fraction) {
+    if (ttlJitter != -1) {
+      throw new IllegalStateException("ttlJitter was already set to " + ttlJitter);
+    }
+    if (!(fraction >= 0 && fraction <= 0.5)) {
+      throw new IllegalArgumentException("ttlJitter must be in [0, 0.5]: " + fraction);
+    }
+    this.ttlJitter = fraction;
+    return this;
+  }
+
+  /**
+   * Whether instances sharing the store coordinate their loads through a short lease: before a
+   * refresh or a miss loads, the instance {@code add}s a lease key next to the item (whose value
+   * names the instance, with an exptime covering the measured load time). Only the holder loads;
+   * the other instances keep serving the current value (refreshes) or wait a bounded time for the
+   * holder's write (misses), then load themselves. A plain hit never touches the lease. A holder
+   * that dies delays the key by at most its lease. {@link SustainableCache#invalidate} removes
+   * the lease. Default: on for {@link RefreshPolicy#sustainable() SUS}, off otherwise.
+   *
+   * @param enabled whether to take leases
+   * @return this builder
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> fleetLease(boolean enabled) {
+    checkUnset(this.fleetLease, "fleetLease");
+    this.fleetLease = enabled;
+    return this;
+  }
+
+  /**
+   * Bounds the coalescing of background refreshes decided by {@link SustainableCache#getAll}:
+   * keys of one bulk loader found in their refresh window within {@code maxDelay} of each other
+   * are refreshed in one loader call of at most {@code maxKeys} keys. Keys of one {@code getAll}
+   * call are always coalesced; calls that pass the same loader instance (keep it in a field) share
+   * batches across calls. Default: 256 keys, 10 ms.
+   *
+   * @param maxKeys 1 to 100,000
+   * @param maxDelay zero (no waiting across calls) to 1 day
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> refreshBatch(int maxKeys, Duration maxDelay) {
+    requireNonNull(maxDelay, "maxDelay");
+    checkUnset(this.refreshBatchDelay, "refreshBatch");
+    if (maxKeys < 1 || maxKeys > 100_000) {
+      throw new IllegalArgumentException("refreshBatch maxKeys must be in [1, 100000]: " + maxKeys);
+    }
+    if (maxDelay.isNegative() || maxDelay.compareTo(MAX_TIMEOUT) > 0) {
+      throw new IllegalArgumentException(
+          "refreshBatch maxDelay must be between 0 and " + MAX_TIMEOUT + ": " + maxDelay);
+    }
+    this.refreshBatchSize = maxKeys;
+    this.refreshBatchDelay = maxDelay;
+    return this;
+  }
+
+  /**
+   * How long {@link SustainableCache#close()} waits for running refreshes before it interrupts the
+   * executor the cache owns. Default: 5 s.
+   *
+   * @param timeout zero (interrupt at once) to 1 day
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> closeTimeout(Duration timeout) {
+    requireNonNull(timeout, "timeout");
+    checkUnset(this.closeTimeout, "closeTimeout");
+    if (timeout.isNegative() || timeout.compareTo(MAX_TIMEOUT) > 0) {
+      throw new IllegalArgumentException(
+          "closeTimeout must be between 0 and " + MAX_TIMEOUT + ": " + timeout);
+    }
+    this.closeTimeout = timeout;
     return this;
   }
 
@@ -394,65 +556,45 @@ public final class SustainableCacheBuilder<V> {
       throw new IllegalStateException(
           "refreshExecutor cannot be combined with refreshThreads or refreshQueueCapacity");
     }
-    return new DefaultSustainableCache<>(this, (ValueCodec<V>) codec());
+    return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }
 
-  // Resolved settings, read by DefaultSustainableCache.
-
-  String resolvedNamespace() {
-    return namespace == null ? "" : namespace;
-  }
-
-  Duration resolvedGrace() {
-    if (grace != null) {
-      return grace;
+  /** The immutable configuration of a cache, with every default resolved. */
+  <T> CacheConfig<T> config(ValueCodec<T> valueCodec) {
+    RefreshPolicy resolvedPolicy = policy == null ? RefreshPolicy.sustainable() : policy;
+    Duration resolvedGrace = grace;
+    if (resolvedGrace == null) {
+      Duration tenth = ttl.dividedBy(10);
+      resolvedGrace = tenth.compareTo(MIN_DEFAULT_GRACE) > 0 ? tenth : MIN_DEFAULT_GRACE;
     }
-    Duration tenth = ttl.dividedBy(10);
-    return tenth.compareTo(MIN_DEFAULT_GRACE) > 0 ? tenth : MIN_DEFAULT_GRACE;
+    return new CacheConfig<>(
+        store,
+        namespace == null ? "" : namespace,
+        ttl,
+        resolvedGrace,
+        resolvedPolicy,
+        valueCodec,
+        executor,
+        refreshThreads == -1 ? DEFAULT_REFRESH_THREADS : refreshThreads,
+        refreshQueueCapacity == -1 ? DEFAULT_REFRESH_QUEUE_CAPACITY : refreshQueueCapacity,
+        clock == null ? InstantSource.system() : clock,
+        random == null ? ThreadLocalRandomSource.INSTANCE : random,
+        keyPolicy == null ? KeyPolicy.REJECT : keyPolicy,
+        maxValueSize == -1 ? DEFAULT_MAX_VALUE_SIZE : maxValueSize,
+        failureBackoff == null ? DEFAULT_FAILURE_BACKOFF : failureBackoff,
+        serveStaleOnError == null || serveStaleOnError,
+        maxClockSkew == null ? DEFAULT_MAX_CLOCK_SKEW : maxClockSkew,
+        loadTimeout == null ? DEFAULT_LOAD_TIMEOUT : loadTimeout,
+        absentTtl == null ? ttl : absentTtl,
+        ttlJitter == -1 ? 0.0 : ttlJitter,
+        fleetLease == null ? Policies.modeOf(resolvedPolicy) == Policies.Mode.BACKGROUND : fleetLease,
+        refreshBatchSize == -1 ? DEFAULT_REFRESH_BATCH_SIZE : refreshBatchSize,
+        refreshBatchDelay == null ? DEFAULT_REFRESH_BATCH_DELAY : refreshBatchDelay,
+        closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : closeTimeout);
   }
 
-  RefreshPolicy resolvedPolicy() {
-    return policy == null ? RefreshPolicy.sustainable() : policy;
-  }
-
-  private ValueCodec<?> codec() {
+  private ValueCodec<?> resolvedCodec() {
     return codec == null ? ValueCodec.bytes() : codec;
-  }
-
-  InstantSource resolvedClock() {
-    return clock == null ? InstantSource.system() : clock;
-  }
-
-  RandomGenerator resolvedRandom() {
-    return random == null ? ThreadLocalRandomSource.INSTANCE : random;
-  }
-
-  int resolvedRefreshThreads() {
-    return refreshThreads == -1 ? DEFAULT_REFRESH_THREADS : refreshThreads;
-  }
-
-  KeyPolicy resolvedKeyPolicy() {
-    return keyPolicy == null ? KeyPolicy.REJECT : keyPolicy;
-  }
-
-  int resolvedMaxValueSize() {
-    return maxValueSize == -1 ? DEFAULT_MAX_VALUE_SIZE : maxValueSize;
-  }
-
-  Duration resolvedRefreshBackoff() {
-    return refreshBackoff == null ? DEFAULT_REFRESH_BACKOFF : refreshBackoff;
-  }
-
-  boolean resolvedServeStaleOnError() {
-    return serveStaleOnError == null || serveStaleOnError;
-  }
-
-  Duration resolvedMaxClockSkew() {
-    return maxClockSkew == null ? DEFAULT_MAX_CLOCK_SKEW : maxClockSkew;
-  }
-
-  int resolvedRefreshQueueCapacity() {
-    return refreshQueueCapacity == -1 ? DEFAULT_REFRESH_QUEUE_CAPACITY : refreshQueueCapacity;
   }
 
   private static void checkUnset(Object current, String name) {

@@ -1,22 +1,26 @@
 package io.sustainablecache.internal;
 
 /**
- * The stored format of a cached value: a 16-byte header followed by the codec's payload.
+ * The stored format of a cache entry: a 16-byte header followed by the codec's payload.
  * Public so that benchmarks and other-language readers can use it; not part of the supported API.
  *
  * <pre>
  * offset  size  field
  *      0     1  magic 0xC5
- *      1     1  format version (1)
+ *      1     1  kind (high nibble) and format version (low nibble, 1):
+ *                 0x01 a value, 0x11 "no value" (a cached absence), 0x21 a tombstone
  *      2     6  fetchedAt: epoch milliseconds when the value was loaded, unsigned big-endian
  *      8     6  expiresAt: logical expiry, epoch milliseconds, unsigned big-endian
  *     14     2  loadMillis: measured load time in milliseconds, unsigned, saturating at 65535
- *     16     n  payload
+ *     16     n  payload (values only; absences and tombstones have none)
  * </pre>
  *
  * <p>48-bit millisecond timestamps reach the year 10889. No valid UTF-8 text and no Java
  * serialization stream starts with {@code 0xC5 0x01}, so foreign values are recognised cheaply;
- * {@link #isValid} also checks the length and that {@code fetchedAt <= expiresAt}.
+ * {@link #isValid} also checks the length, the kind and that {@code fetchedAt <= expiresAt}. A
+ * value envelope is byte-for-byte the first format version's, so hosts running an older version
+ * read values written by this one, and see absences and tombstones as entries of another version
+ * (a miss).
  *
  * <p>Stateless and thread-safe; the static methods never allocate except {@link #encode}.
  */
@@ -28,8 +32,20 @@ public final class Envelope {
   /** The first byte of every envelope. */
   public static final byte MAGIC = (byte) 0xC5;
 
-  /** The format version this code writes and reads. */
+  /** The format version this code writes and reads (the low nibble of byte 1). */
   public static final byte VERSION = 1;
+
+  /** Byte 1 of a value envelope. */
+  public static final byte KIND_VALUE = 0x01;
+
+  /** Byte 1 of a cached absence: the loader found no value for the key. */
+  public static final byte KIND_ABSENT = 0x11;
+
+  /**
+   * Byte 1 of a tombstone: the entry was invalidated at {@code fetchedAt}. A tombstone is a miss
+   * whose CAS token fences out writes of loads that read the entry before the invalidation.
+   */
+  public static final byte KIND_TOMBSTONE = 0x21;
 
   /** The largest value a 48-bit timestamp field holds. */
   public static final long MAX_TIMESTAMP = (1L << 48) - 1;
@@ -55,6 +71,36 @@ public final class Envelope {
    */
   public static byte[] encode(long fetchedAtMillis, long expiresAtMillis, long loadMillis,
       byte[] payload) {
+    return encode(KIND_VALUE, fetchedAtMillis, expiresAtMillis, loadMillis, payload);
+  }
+
+  /**
+   * Builds a cached absence: "the loader found no value for this key".
+   *
+   * @param fetchedAtMillis when the load completed, epoch milliseconds
+   * @param expiresAtMillis until when the absence counts as fresh, epoch milliseconds
+   * @param loadMillis the measured load time
+   * @return a new array of {@code HEADER_SIZE} bytes
+   * @throws IllegalArgumentException if a timestamp is out of range
+   */
+  public static byte[] encodeAbsent(long fetchedAtMillis, long expiresAtMillis,
+      long loadMillis) {
+    return encode(KIND_ABSENT, fetchedAtMillis, expiresAtMillis, loadMillis, new byte[0]);
+  }
+
+  /**
+   * Builds a tombstone: the entry was invalidated at {@code atMillis}.
+   *
+   * @param atMillis when, epoch milliseconds
+   * @return a new array of {@code HEADER_SIZE} bytes
+   * @throws IllegalArgumentException if the timestamp is out of range
+   */
+  public static byte[] encodeTombstone(long atMillis) {
+    return encode(KIND_TOMBSTONE, atMillis, atMillis, 0, new byte[0]);
+  }
+
+  private static byte[] encode(byte kind, long fetchedAtMillis, long expiresAtMillis,
+      long loadMillis, byte[] payload) {
     if (fetchedAtMillis < 0 || fetchedAtMillis > MAX_TIMESTAMP) {
       throw new IllegalArgumentException("fetchedAt out of range: " + fetchedAtMillis);
     }
@@ -65,7 +111,7 @@ public final class Envelope {
     int load = (int) Math.max(0, Math.min(MAX_LOAD_MILLIS, loadMillis));
     byte[] out = new byte[HEADER_SIZE + payload.length];
     out[0] = MAGIC;
-    out[1] = VERSION;
+    out[1] = kind;
     put48(out, 2, fetchedAtMillis);
     put48(out, 8, expiresAtMillis);
     out[14] = (byte) (load >>> 8);
@@ -78,15 +124,28 @@ public final class Envelope {
    * Whether {@code bytes} is an envelope this version can read.
    *
    * @param bytes any bytes, possibly foreign or truncated; {@code null} is not valid
-   * @return {@code true} if the header is complete, carries the magic and this version, and its
-   *     timestamps are consistent
+   * @return {@code true} if the header is complete, carries the magic, this version and a known
+   *     kind, absences and tombstones have no payload, and the timestamps are consistent
    */
   public static boolean isValid(byte[] bytes) {
-    return bytes != null
-        && bytes.length >= HEADER_SIZE
-        && bytes[0] == MAGIC
-        && bytes[1] == VERSION
-        && get48(bytes, 2) <= get48(bytes, 8);
+    if (bytes == null || bytes.length < HEADER_SIZE || bytes[0] != MAGIC) {
+      return false;
+    }
+    byte kind = bytes[1];
+    boolean known = kind == KIND_VALUE
+        || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && bytes.length == HEADER_SIZE);
+    return known && get48(bytes, 2) <= get48(bytes, 8);
+  }
+
+  /**
+   * The kind of an envelope that {@link #isValid}: {@link #KIND_VALUE}, {@link #KIND_ABSENT} or
+   * {@link #KIND_TOMBSTONE}.
+   *
+   * @param bytes a valid envelope
+   * @return the kind byte
+   */
+  public static byte kind(byte[] bytes) {
+    return bytes[1];
   }
 
   /**

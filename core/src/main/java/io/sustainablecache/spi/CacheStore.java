@@ -1,13 +1,18 @@
 package io.sustainablecache.spi;
 
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A remote store with memcached semantics: the service provider interface that the ARCUS and
  * spymemcached adapters implement and that {@link io.sustainablecache.SustainableCache} drives.
  *
- * <p>Every method is synchronous and bounded by the adapter's operation timeout. The cache calls
- * them from request threads and from its refresh executor, so <b>implementations must be
+ * <p><b>Asynchronous.</b> Every operation returns at once with a {@link CompletableFuture} and
+ * never blocks the calling thread on the network. The cache calls it from request threads, from
+ * its refresh executor and from the threads that complete loads, so <b>implementations must be
  * thread-safe</b>.
  *
  * <h2>Semantics</h2>
@@ -15,13 +20,22 @@ import java.util.Optional;
  *   <li>Keys are already namespaced and validated by the cache: non-empty, printable ASCII without
  *       spaces, at most {@link #maxKeyLength()} bytes.</li>
  *   <li>Values are opaque byte arrays that the store must return byte-for-byte. Adapters store
- *       them raw (no serialization, no compression that changes what {@link #gets} returns).</li>
+ *       them raw (no serialization, no compression that changes what {@link #gets} returns). A
+ *       value array handed to a write is not modified and not read after the returned future
+ *       completes.</li>
  *   <li>{@code exptime} follows the memcached protocol: {@code 0} means no expiry, {@code 1} to
  *       {@code 2592000} (30 days) are relative seconds, larger values are an absolute Unix time
- *       in seconds. The cache computes it; adapters pass it through unchanged.</li>
- *   <li>Failures (connection loss, timeout, server error) are reported by throwing
- *       {@link StoreException}; a miss, a failed {@code add} or a failed {@code cas} are normal
- *       results, not exceptions.</li>
+ *       in seconds; negative values expire the item at once. The cache computes it; adapters pass
+ *       it through unchanged.</li>
+ *   <li><b>One failure channel.</b> Methods do not throw (except {@link NullPointerException} for
+ *       a {@code null} argument). Connection loss, a timeout, a refused request or a server error
+ *       complete the future exceptionally with a {@link StoreException}; a miss, a failed {@code
+ *       add} or a failed {@code cas} are normal results.</li>
+ *   <li><b>Bounded.</b> Every returned future completes, normally or exceptionally, within the
+ *       adapter's operation timeout (plus scheduling jitter). An operation that timed out may
+ *       still be applied by the server later; the cache's write protocol is built for that.</li>
+ *   <li><b>Cancellation.</b> Cancelling a returned future is a hint: the adapter may drop the
+ *       operation if it has not been sent yet. It never corrupts the connection.</li>
  * </ul>
  *
  * <p>Every adapter must pass the shared contract suite in {@code sustainable-cache-testkit}
@@ -33,21 +47,45 @@ public interface CacheStore {
    * Reads an item together with its CAS token (memcached {@code gets}).
    *
    * @param key a namespaced key; never {@code null}
-   * @return the item, or empty when the key is absent or expired
-   * @throws StoreException when the server cannot be reached or does not answer in time
+   * @return a future of the item, or of empty when the key is absent or expired
    */
-  Optional<StoreItem> gets(String key);
+  CompletableFuture<Optional<StoreItem>> gets(String key);
+
+  /**
+   * Reads several items with their CAS tokens in as few round trips as the client allows
+   * (memcached {@code gets k1 k2 ...}, one request per server). The default implementation issues
+   * one {@link #gets} per key concurrently; adapters override it with the client's bulk read.
+   *
+   * @param keys distinct namespaced keys; never {@code null}, may be empty
+   * @return a future of a map holding the present keys only; absent keys are missing from it.
+   *     The map may be mutable and is owned by the caller.
+   */
+  default CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(new HashMap<>());
+    }
+    Map<String, StoreItem> found = new HashMap<>();
+    CompletableFuture<?>[] reads = new CompletableFuture<?>[keys.size()];
+    int i = 0;
+    for (String key : keys) {
+      reads[i++] = gets(key).thenAccept(item -> item.ifPresent(it -> {
+        synchronized (found) {
+          found.put(key, it);
+        }
+      }));
+    }
+    return CompletableFuture.allOf(reads).thenApply(ignored -> found);
+  }
 
   /**
    * Stores the value only if the key is absent (memcached {@code add}).
    *
    * @param key a namespaced key; never {@code null}
-   * @param value the bytes to store; never {@code null}; not modified or retained after return
+   * @param value the bytes to store; never {@code null}
    * @param exptime memcached exptime, see the class documentation
-   * @return {@code true} if stored, {@code false} if the key already existed
-   * @throws StoreException when the server cannot be reached or does not answer in time
+   * @return a future of {@code true} if stored, {@code false} if the key already existed
    */
-  boolean add(String key, byte[] value, int exptime);
+  CompletableFuture<Boolean> add(String key, byte[] value, int exptime);
 
   /**
    * Stores the value unconditionally (memcached {@code set}).
@@ -55,10 +93,10 @@ public interface CacheStore {
    * @param key a namespaced key; never {@code null}
    * @param value the bytes to store; never {@code null}
    * @param exptime memcached exptime, see the class documentation
-   * @throws StoreException when the server cannot be reached, does not answer in time, or
-   *     refuses the item (for example because it exceeds the server's item size)
+   * @return a future completing when the server stored the item; exceptionally also when the
+   *     server refuses it (for example because it exceeds the server's item size)
    */
-  void set(String key, byte[] value, int exptime);
+  CompletableFuture<Void> set(String key, byte[] value, int exptime);
 
   /**
    * Stores the value only if the item is unchanged since the {@link #gets} that returned
@@ -68,19 +106,31 @@ public interface CacheStore {
    * @param casToken the token from {@link StoreItem#casToken()}
    * @param value the bytes to store; never {@code null}
    * @param exptime memcached exptime, see the class documentation
-   * @return {@link CasOutcome#STORED}, or why it was not stored
-   * @throws StoreException when the server cannot be reached or does not answer in time
+   * @return a future of {@link CasOutcome#STORED}, or of why it was not stored
    */
-  CasOutcome cas(String key, long casToken, byte[] value, int exptime);
+  CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value, int exptime);
 
   /**
    * Removes the item (memcached {@code delete}).
    *
    * @param key a namespaced key; never {@code null}
-   * @return {@code true} if an item was removed, {@code false} if there was none
-   * @throws StoreException when the server cannot be reached or does not answer in time
+   * @return a future of {@code true} if an item was removed, {@code false} if there was none
    */
-  boolean delete(String key);
+  CompletableFuture<Boolean> delete(String key);
+
+  /**
+   * Removes every item whose key starts with {@code prefix + ":"} (ARCUS {@code flush_prefix}).
+   * Plain memcached has no such command; the default implementation completes exceptionally with
+   * an {@link UnsupportedOperationException} that says so.
+   *
+   * @param prefix an ARCUS key prefix (a cache's namespace); never {@code null}
+   * @return a future completing when the server removed the items
+   */
+  default CompletableFuture<Void> flushPrefix(String prefix) {
+    return CompletableFuture.failedFuture(new UnsupportedOperationException(
+        getClass().getSimpleName() + " cannot remove all keys of a prefix: memcached has no"
+            + " command for it (ARCUS servers have flush_prefix, through ArcusStore)"));
+  }
 
   /**
    * The longest key, in bytes, this store accepts. The cache rejects longer keys before any

@@ -1,10 +1,18 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.testing;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -21,6 +29,9 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code N} seconds depending on where inside the second it was written, exactly like memcached
  * 1.6 and ARCUS. Exptimes above 30 days are absolute Unix seconds; negative ones expire at once.
  *
+ * <p>Every operation is applied when it is called and returns an already completed future, so a
+ * test on a fake clock is fully deterministic. {@link #flushPrefix} is supported, as on ARCUS.
+ *
  * <p>Thread-safe. Values are copied on the way in and out.
  */
 public final class InMemoryStore implements CacheStore {
@@ -28,11 +39,15 @@ public final class InMemoryStore implements CacheStore {
   /** memcached's boundary between relative and absolute exptimes, in seconds. */
   private static final int MAX_RELATIVE_EXPTIME = 60 * 60 * 24 * 30;
 
+  /** memcached's default item size limit, 1 MiB. */
+  public static final int DEFAULT_MAX_ITEM_SIZE = 1024 * 1024;
+
   private final InstantSource clock;
   private final int maxItemSize;
   private final ConcurrentHashMap<String, Item> items = new ConcurrentHashMap<>();
   private final AtomicLong casCounter = new AtomicLong();
   private final LongAdder writes = new LongAdder();
+  private final LongAdder reads = new LongAdder();
 
   private record Item(byte[] value, long cas, long expiresAtSecond) {}
 
@@ -50,7 +65,7 @@ public final class InMemoryStore implements CacheStore {
    * @throws NullPointerException if {@code clock} is {@code null}
    */
   public static InMemoryStore create(InstantSource clock) {
-    return new InMemoryStore(requireNonNull(clock, "clock"), 1024 * 1024);
+    return new InMemoryStore(requireNonNull(clock, "clock"), DEFAULT_MAX_ITEM_SIZE);
   }
 
   /**
@@ -63,17 +78,38 @@ public final class InMemoryStore implements CacheStore {
   }
 
   @Override
-  public Optional<StoreItem> gets(String key) {
+  public CompletableFuture<Optional<StoreItem>> gets(String key) {
     requireNonNull(key, "key");
+    reads.increment();
     Item item = live(key);
-    return item == null
+    return CompletableFuture.completedFuture(item == null
         ? Optional.empty()
-        : Optional.of(new StoreItem(item.value().clone(), item.cas()));
+        : Optional.of(new StoreItem(item.value().clone(), item.cas())));
+  }
+
+  /** {@inheritDoc} One "round trip", counted once in {@link #readCount()}. */
+  @Override
+  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    requireNonNull(keys, "keys");
+    reads.increment();
+    Map<String, StoreItem> found = new HashMap<>();
+    for (String key : keys) {
+      Item item = live(requireNonNull(key, "key"));
+      if (item != null) {
+        found.put(key, new StoreItem(item.value().clone(), item.cas()));
+      }
+    }
+    return CompletableFuture.completedFuture(found);
   }
 
   @Override
-  public boolean add(String key, byte[] value, int exptime) {
-    Item fresh = newItem(key, value, exptime);
+  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+    Item fresh;
+    try {
+      fresh = newItem(key, value, exptime);
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     boolean[] stored = {false};
     items.compute(key, (k, old) -> {
       if (old != null && !expired(old)) {
@@ -83,19 +119,31 @@ public final class InMemoryStore implements CacheStore {
       return fresh;
     });
     dropIfDead(key, fresh);
-    return stored[0];
+    return CompletableFuture.completedFuture(stored[0]);
   }
 
   @Override
-  public void set(String key, byte[] value, int exptime) {
-    Item fresh = newItem(key, value, exptime);
+  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+    Item fresh;
+    try {
+      fresh = newItem(key, value, exptime);
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     items.put(key, fresh);
     dropIfDead(key, fresh);
+    return CompletableFuture.completedFuture(null);
   }
 
   @Override
-  public CasOutcome cas(String key, long casToken, byte[] value, int exptime) {
-    Item fresh = newItem(key, value, exptime);
+  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+      int exptime) {
+    Item fresh;
+    try {
+      fresh = newItem(key, value, exptime);
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(e);
+    }
     CasOutcome[] outcome = {CasOutcome.NOT_FOUND};
     items.compute(key, (k, old) -> {
       if (old == null || expired(old)) {
@@ -110,14 +158,22 @@ public final class InMemoryStore implements CacheStore {
       return fresh;
     });
     dropIfDead(key, fresh);
-    return outcome[0];
+    return CompletableFuture.completedFuture(outcome[0]);
   }
 
   @Override
-  public boolean delete(String key) {
+  public CompletableFuture<Boolean> delete(String key) {
     requireNonNull(key, "key");
     Item removed = items.remove(key);
-    return removed != null && !expired(removed);
+    return CompletableFuture.completedFuture(removed != null && !expired(removed));
+  }
+
+  @Override
+  public CompletableFuture<Void> flushPrefix(String prefix) {
+    requireNonNull(prefix, "prefix");
+    String start = prefix + ":";
+    items.keySet().removeIf(key -> key.startsWith(start));
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -128,6 +184,26 @@ public final class InMemoryStore implements CacheStore {
    */
   public long writeCount() {
     return writes.sum();
+  }
+
+  /**
+   * The number of read requests so far: one per {@link #gets}, one per {@link #getsAll}
+   * whatever its number of keys (a bulk read is one round trip per server).
+   *
+   * @return a non-negative count
+   */
+  public long readCount() {
+    return reads.sum();
+  }
+
+  /**
+   * The number of live items.
+   *
+   * @return a non-negative count
+   */
+  public int size() {
+    items.values().removeIf(this::expired);
+    return items.size();
   }
 
   /** Removes every item. */

@@ -1,0 +1,38 @@
+package io.sustainablecache;
+
+/**
+ * The cache's counters, in the order {@link CacheStats} stores them. Package-private: the public
+ * face of each is an accessor of {@link CacheStats}, so counters can be added without breaking
+ * binary compatibility.
+ */
+enum Counter {
+  HIT,
+  STALE_HIT,
+  ABSENT_HIT,
+  MISS,
+  LOAD_SUCCESS,
+  LOAD_FAILURE,
+  ABSENT_LOAD,
+  LOAD_TIME_MILLIS,
+  LOAD_TIMEOUT,
+  BULK_LOAD,
+  FAILURE_REMEMBERED,
+  REFRESH_SCHEDULED,
+  REFRESH_DEDUPED,
+  REFRESH_REJECTED,
+  REFRESH_SUCCESS,
+  REFRESH_FAILURE,
+  REFRESH_BACKOFF,
+  STALE_ON_ERROR,
+  STALE_SET_DISCARD,
+  SKIPPED_WRITE,
+  STORE_ERROR,
+  CORRUPT_ENTRY,
+  PUT,
+  INVALIDATION,
+  LEASE_WON,
+  LEASE_LOST,
+  LEASE_TAKEOVER;
+
+  static final Counter[] ALL = values();
+}

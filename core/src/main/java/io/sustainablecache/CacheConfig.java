@@ -35,7 +35,8 @@ record CacheConfig<V>(
     boolean fleetLease,
     int refreshBatchSize,
     Duration refreshBatchDelay,
-    Duration closeTimeout) {
+    Duration closeTimeout,
+    Scheduler scheduler) {
 
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */
   long lifetimeMillis() {

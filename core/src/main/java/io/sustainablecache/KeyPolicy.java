@@ -16,11 +16,12 @@ public enum KeyPolicy {
 
   /**
    * Store the entry under a derived key: the namespace, up to 40 characters of the key with every
-   * character memcached cannot hold replaced by {@code '_'} (so the key stays recognisable in
-   * server statistics), {@code '#'}, and the unpadded base64url SHA-256 of the key's UTF-8 bytes.
-   * Keys that are valid as they are stay unchanged. A derived key is at most 85 characters plus
-   * the namespace. Two different keys share an entry only if a caller uses, as a plain key, the
-   * derived form of another key.
+   * character memcached cannot hold (and {@code ':'} and {@code '#'}) replaced by {@code '_'} (so
+   * the key stays recognisable in server statistics), {@code '#'}, and the unpadded base64url
+   * SHA-256 of the key's UTF-16 code units. Keys that are valid as they are and contain no
+   * {@code '#'} stay unchanged; keys with a {@code '#'} are always derived, so a plain key can
+   * never collide with a derived one. A derived key is at most 84 characters plus the namespace.
+   * Two different keys share an entry only on a SHA-256 collision.
    */
   HASH
 }

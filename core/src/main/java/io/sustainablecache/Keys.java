@@ -2,7 +2,7 @@ package io.sustainablecache;
 
 import static java.util.Objects.requireNonNull;
 
-import java.nio.charset.StandardCharsets;
+import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
@@ -10,12 +10,25 @@ import java.util.Base64;
 /**
  * Turns caller keys into store keys: prefixes the namespace and enforces memcached's key rules
  * (printable ASCII without spaces or control characters, at most the store's length limit),
- * rejecting or hashing keys that break them according to the {@link KeyPolicy}. Immutable.
+ * rejecting or hashing keys that break them according to the {@link KeyPolicy}. Also derives the
+ * cache's internal keys (leases), which contain the byte {@code 0x7F} that no caller key can
+ * produce. Immutable.
+ *
+ * <p>The mapping is injective: two different caller keys never share a store key. Under {@link
+ * KeyPolicy#HASH} a key is hashed if it is invalid as it is <em>or contains {@code '#'}</em>, so
+ * no plain key can look like a hashed one (hashed keys are the only store keys of the cache with
+ * a {@code '#'}), and the digest covers the key's UTF-16 code units, so keys that differ only in
+ * unpaired surrogates (which UTF-8 would both turn into {@code '?'}) stay distinct.
  */
 final class Keys {
 
-  /** How many characters of an invalid key the hashed form keeps, sanitized. */
+  /** How many characters of a hashed key the derived form keeps, sanitized. */
   static final int HASHED_PREFIX_LENGTH = 40;
+
+  /** Separates a store key from the suffix of an internal key; never in a caller's key. */
+  static final char INTERNAL_MARK = '\u007F';
+
+  private static final String LEASE_SUFFIX = INTERNAL_MARK + "lease";
 
   private final String prefix;
   private final int maxLength;
@@ -32,20 +45,24 @@ final class Keys {
     if (key.isEmpty()) {
       throw new IllegalArgumentException("key must not be empty");
     }
+    boolean hash = policy == KeyPolicy.HASH;
     for (int i = 0; i < key.length(); i++) {
       char c = key.charAt(i);
       if (c <= ' ' || c >= 0x7F) {
-        if (policy == KeyPolicy.HASH) {
+        if (hash) {
           return hashed(key);
         }
         throw new IllegalArgumentException("key must be printable ASCII without spaces or control"
             + " characters (memcached protocol); found U+" + String.format("%04X", (int) c)
             + " at index " + i + " (KeyPolicy.HASH stores such keys under a digest)");
       }
+      if (c == '#' && hash) {
+        return hashed(key);
+      }
     }
     int length = prefix.length() + key.length();
     if (length > maxLength) {
-      if (policy == KeyPolicy.HASH) {
+      if (hash) {
         return hashed(key);
       }
       throw new IllegalArgumentException("key is too long for the store: " + length
@@ -55,21 +72,41 @@ final class Keys {
     return prefix.isEmpty() ? key : prefix.concat(key);
   }
 
+  /**
+   * The key of the fleet lease of {@code storeKey}: the store key followed by {@code 0x7F} and
+   * {@code "lease"}, or, when that would exceed the store's limit, the namespace followed by the
+   * mark and a digest of the store key.
+   */
+  String leaseKey(String storeKey) {
+    if (storeKey.length() + LEASE_SUFFIX.length() <= maxLength) {
+      return storeKey.concat(LEASE_SUFFIX);
+    }
+    return prefix + LEASE_SUFFIX + '#' + digest(storeKey);
+  }
+
   private String hashed(String key) {
     StringBuilder b = new StringBuilder(prefix.length() + HASHED_PREFIX_LENGTH + 44);
     b.append(prefix);
     int keep = Math.min(key.length(), HASHED_PREFIX_LENGTH);
     for (int i = 0; i < keep; i++) {
       char c = key.charAt(i);
-      b.append(c <= ' ' || c >= 0x7F || c == ':' ? '_' : c);
+      b.append(c <= ' ' || c >= 0x7F || c == ':' || c == '#' ? '_' : c);
     }
-    b.append('#').append(Base64.getUrlEncoder().withoutPadding().encodeToString(
-        sha256(key.getBytes(StandardCharsets.UTF_8))));
+    b.append('#').append(digest(key));
     if (b.length() > maxLength) {
       throw new IllegalArgumentException("the store's key limit of " + maxLength
           + " bytes is too short even for a hashed key of " + b.length() + " bytes");
     }
     return b.toString();
+  }
+
+  /** Unpadded base64url SHA-256 of the string's UTF-16 code units: defined for every string. */
+  private static String digest(String s) {
+    ByteBuffer units = ByteBuffer.allocate(s.length() * 2);
+    for (int i = 0; i < s.length(); i++) {
+      units.putChar(s.charAt(i));
+    }
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(sha256(units.array()));
   }
 
   private static byte[] sha256(byte[] bytes) {
@@ -78,5 +115,10 @@ final class Keys {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every Java platform provides SHA-256", e);
     }
+  }
+
+  /** For messages: the namespace prefix, e.g. {@code "user:"}, or empty. */
+  String prefix() {
+    return prefix;
   }
 }

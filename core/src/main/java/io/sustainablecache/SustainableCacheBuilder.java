@@ -90,6 +90,7 @@ public final class SustainableCacheBuilder<V> {
   int refreshBatchSize = -1;
   Duration refreshBatchDelay;
   Duration closeTimeout;
+  Scheduler scheduler;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
@@ -541,6 +542,23 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * The scheduler of the cache's timed work: load timeouts, the polls of an instance waiting for
+   * another instance's load, refresh batch flushes, forgetting old failures. Inject one that
+   * follows a simulated {@link #clock} to run the cache in virtual time. Default: {@link
+   * Scheduler#systemScheduler()}.
+   *
+   * @param scheduler the scheduler
+   * @return this builder
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> scheduler(Scheduler scheduler) {
+    requireNonNull(scheduler, "scheduler");
+    checkUnset(this.scheduler, "scheduler");
+    this.scheduler = scheduler;
+    return this;
+  }
+
+  /**
    * Builds the cache.
    *
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
@@ -590,7 +608,8 @@ public final class SustainableCacheBuilder<V> {
         fleetLease == null ? Policies.modeOf(resolvedPolicy) == Policies.Mode.BACKGROUND : fleetLease,
         refreshBatchSize == -1 ? DEFAULT_REFRESH_BATCH_SIZE : refreshBatchSize,
         refreshBatchDelay == null ? DEFAULT_REFRESH_BATCH_DELAY : refreshBatchDelay,
-        closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : closeTimeout);
+        closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : closeTimeout,
+        scheduler == null ? Scheduler.systemScheduler() : scheduler);
   }
 
   private ValueCodec<?> resolvedCodec() {

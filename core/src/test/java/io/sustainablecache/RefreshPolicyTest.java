@@ -121,9 +121,9 @@ final class RefreshPolicyTest {
 
   @Test
   void modes() {
-    assertThat(RefreshPolicy.none().mode()).isEqualTo(RefreshPolicy.Mode.NONE);
-    assertThat(RefreshPolicy.xfetch(1).mode()).isEqualTo(RefreshPolicy.Mode.INLINE);
-    assertThat(RefreshPolicy.sustainable().mode()).isEqualTo(RefreshPolicy.Mode.BACKGROUND);
+    assertThat(Policies.modeOf(RefreshPolicy.none())).isEqualTo(Policies.Mode.NONE);
+    assertThat(Policies.modeOf(RefreshPolicy.xfetch(1))).isEqualTo(Policies.Mode.INLINE);
+    assertThat(Policies.modeOf(RefreshPolicy.sustainable())).isEqualTo(Policies.Mode.BACKGROUND);
   }
 
   @Test

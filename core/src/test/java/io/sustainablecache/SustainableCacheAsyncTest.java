@@ -1,8 +1,10 @@
 package io.sustainablecache;
 
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.ManualExecutor;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sustainablecache.spi.InMemoryStore;
+import io.sustainablecache.testing.InMemoryStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,9 +28,13 @@ final class SustainableCacheAsyncTest {
   private SustainableCache<String> cache;
 
   private SustainableCache<String> build(double draw) {
+    return build(draw, Duration.ofSeconds(1));
+  }
+
+  private SustainableCache<String> build(double draw, Duration failureBackoff) {
     cache = SustainableCache.builder(store).ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8())
         .refreshPolicy(SustainableCacheTest.EAGER_SUS).refreshExecutor(executor).clock(clock)
-        .random(RefreshPolicyTest.fixed(draw)).build();
+        .failureBackoff(failureBackoff).random(RefreshPolicyTest.fixed(draw)).build();
     return cache;
   }
 
@@ -69,7 +75,7 @@ final class SustainableCacheAsyncTest {
 
   @Test
   void failedAsyncLoadFailsEveryWaiterWithCacheLoadException() {
-    build(0.0);
+    build(0.0, Duration.ZERO);
     CompletableFuture<String> first = cache.getAsync("k", db);
     CompletableFuture<String> second = cache.getAsync("k", db);
     IllegalStateException failure = new IllegalStateException("db down");

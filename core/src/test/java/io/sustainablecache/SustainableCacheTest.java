@@ -1,12 +1,15 @@
 package io.sustainablecache;
 
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.ManualExecutor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.InMemoryStore;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.io.IOException;
@@ -96,7 +99,7 @@ final class SustainableCacheTest {
 
     cache.get("k", loader(37));
 
-    byte[] stored = store.gets("test:k").orElseThrow().value();
+    byte[] stored = store.gets("test:k").join().orElseThrow().value();
     assertThat(Envelope.isValid(stored)).isTrue();
     assertThat(Envelope.fetchedAt(stored)).isEqualTo(start + 37);
     assertThat(Envelope.expiresAt(stored)).isEqualTo(start + 37 + TTL.toMillis());
@@ -155,9 +158,9 @@ final class SustainableCacheTest {
     cache.get("k", loader(0));
 
     clock.advance(TTL.plusMillis(1_999)); // logical expiry + most of the default 2 s grace
-    assertThat(store.gets("test:k")).isPresent();
+    assertThat(store.gets("test:k").join()).isPresent();
     clock.advance(Duration.ofSeconds(3));
-    assertThat(store.gets("test:k")).isEmpty();
+    assertThat(store.gets("test:k").join()).isEmpty();
   }
 
   @Test
@@ -265,7 +268,9 @@ final class SustainableCacheTest {
     cache.invalidate("k");
     executor.runAll();
 
-    assertThat(store.gets("test:k")).isEmpty();
+    assertThat(cache.getIfPresent("k")).isEmpty();
+    assertThat(Envelope.kind(store.gets("test:k").join().orElseThrow().value()))
+        .as("a tombstone").isEqualTo(Envelope.KIND_TOMBSTONE);
     assertThat(cache.stats().staleSetDiscardCount()).isEqualTo(1);
     assertThat(cache.stats().refreshSuccessCount()).isZero();
   }
@@ -293,7 +298,7 @@ final class SustainableCacheTest {
     });
 
     assertThat(value).isEqualTo("outdated");
-    assertThat(store.gets("test:k")).isEmpty();
+    assertThat(cache.getIfPresent("k")).isEmpty();
     assertThat(cache.stats().staleSetDiscardCount()).isEqualTo(1);
   }
 
@@ -320,29 +325,36 @@ final class SustainableCacheTest {
       throw failure;
     })).isInstanceOf(CacheLoadException.class).hasCause(failure);
 
-    assertThat(store.gets("test:k")).isEmpty();
+    assertThat(store.gets("test:k").join()).isEmpty();
     assertThat(cache.stats().loadFailureCount()).isEqualTo(1);
   }
 
   @Test
-  void loaderReturningNullIsAFailure() {
+  void loaderReturningNull_meansNoValue_getThrowsFindIsEmpty_andTheAbsenceIsCached() {
     build(RefreshPolicy.sustainable(), neverEarly());
 
-    assertThatThrownBy(() -> cache.get("k", key -> null))
-        .isInstanceOf(CacheLoadException.class).hasMessageContaining("null");
-    assertThat(store.gets("test:k")).isEmpty();
+    assertThatThrownBy(() -> cache.get("k", key -> {
+      loads.incrementAndGet();
+      return null;
+    })).isInstanceOf(CacheLoadException.class).hasMessageContaining("no value");
+    assertThat(cache.find("k", loader(5))).isEmpty();
+    assertThat(loads).as("the absence was cached: the second loader never ran").hasValue(1);
+    assertThat(Envelope.kind(store.gets("test:k").join().orElseThrow().value()))
+        .isEqualTo(Envelope.KIND_ABSENT);
+    assertThat(cache.stats().absentHitCount()).isEqualTo(1);
+    assertThat(cache.stats().absentLoadCount()).isEqualTo(1);
   }
 
   @Test
   void foreignValueIsAMissCountedAndOverwrittenByTheLoad() {
     build(RefreshPolicy.sustainable(), neverEarly());
-    store.set("test:k", "written by another client".getBytes(StandardCharsets.UTF_8), 60);
+    store.set("test:k", "written by another client".getBytes(StandardCharsets.UTF_8), 60).join();
 
     assertThat(cache.get("k", loader(5))).isEqualTo("v1");
 
     assertThat(cache.stats().corruptEntryCount()).isEqualTo(1);
     assertThat(cache.stats().missCount()).isEqualTo(1);
-    assertThat(Envelope.isValid(store.gets("test:k").orElseThrow().value())).isTrue();
+    assertThat(Envelope.isValid(store.gets("test:k").join().orElseThrow().value())).isTrue();
   }
 
   @Test
@@ -362,7 +374,7 @@ final class SustainableCacheTest {
         .refreshExecutor(executor).clock(clock).build();
     long now = clock.millis();
     store.set("n", Envelope.encode(now, now + 10_000, 0, "not a number".getBytes(
-        StandardCharsets.US_ASCII)), 60);
+        StandardCharsets.US_ASCII)), 60).join();
 
     assertThat(ints.get("n", key -> 7)).isEqualTo(7);
     assertThat(ints.stats().corruptEntryCount()).isEqualTo(1);
@@ -371,7 +383,7 @@ final class SustainableCacheTest {
 
   @Test
   void storeFailureIsAMiss_callerStillGetsTheLoadedValue() {
-    CacheStore down = new FailingStore();
+    CacheStore down = failingStore();
     cache = SustainableCache.builder(down).ttl(TTL).codec(ValueCodec.utf8())
         .refreshExecutor(executor).clock(clock).build();
 
@@ -390,7 +402,7 @@ final class SustainableCacheTest {
   void keysAreNamespacedAndValidated() {
     build(RefreshPolicy.sustainable(), neverEarly());
     cache.get("user:42", loader(1));
-    assertThat(store.gets("test:user:42")).isPresent();
+    assertThat(store.gets("test:user:42").join()).isPresent();
 
     assertThatThrownBy(() -> cache.get("", loader(1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
@@ -452,30 +464,12 @@ final class SustainableCacheTest {
   }
 
   /** A store whose every operation fails, like a server that is down. */
-  private static final class FailingStore implements CacheStore {
-    @Override
-    public Optional<StoreItem> gets(String key) {
-      throw new StoreException("down");
+  private static CacheStore failingStore() {
+    ScriptedStore store = ScriptedStore.over(InMemoryStore.create());
+    for (ScriptedStore.Op op : ScriptedStore.Op.values()) {
+      store.fail(op, Integer.MAX_VALUE);
     }
-
-    @Override
-    public boolean add(String key, byte[] value, int exptime) {
-      throw new StoreException("down");
-    }
-
-    @Override
-    public void set(String key, byte[] value, int exptime) {
-      throw new StoreException("down");
-    }
-
-    @Override
-    public CasOutcome cas(String key, long casToken, byte[] value, int exptime) {
-      throw new StoreException("down");
-    }
-
-    @Override
-    public boolean delete(String key) {
-      throw new StoreException("down");
-    }
+    return store;
   }
+
 }

@@ -1,0 +1,101 @@
+package io.sustainablecache;
+
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.StoreItem;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decodes store items into {@link Entry entries}: the one place where untrusted bytes are
+ * checked, used by every read ({@code get}, {@code getIfPresent}, {@code getAll}, the polls of a
+ * fleet wait). Thread-safe.
+ *
+ * <p>Bytes that are not a readable envelope, and payloads the codec rejects (any {@link
+ * RuntimeException}, or {@code null}), become {@link Entry.Kind#CORRUPT} entries, counted, with a
+ * rate-limited warning: the read is a miss and the next load overwrites them. An {@link Error}
+ * thrown by the codec propagates to the one caller whose read hit it; no state is left behind.
+ * Envelope times are not trusted beyond this cache's own configuration: a value never counts as
+ * fresh for longer than the TTL (an absence for longer than the absent TTL) after its load time,
+ * and an entry loaded further in the future than the allowed clock skew counts as expired.
+ */
+final class EntryReader<V> {
+
+  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
+
+  private final ValueCodec<V> codec;
+  private final long ttlMillis;
+  private final long absentTtlMillis;
+  private final long maxSkewMillis;
+  private final StatsCounter stats;
+  private final RateLimitedLog corruptLog = new RateLimitedLog(log);
+  private final RateLimitedLog clockSkewLog = new RateLimitedLog(log);
+
+  EntryReader(CacheConfig<V> config, StatsCounter stats) {
+    this.codec = config.codec();
+    this.ttlMillis = config.ttl().toMillis();
+    this.absentTtlMillis = config.absentTtl().toMillis();
+    this.maxSkewMillis = config.maxClockSkew().toMillis();
+    this.stats = stats;
+  }
+
+  /**
+   * Decodes an item read at {@code now}.
+   *
+   * @return the entry, never {@code null}
+   */
+  Entry<V> read(StoreItem item, long now) {
+    byte[] bytes = item.value();
+    if (!Envelope.isValid(bytes)) {
+      stats.increment(Counter.CORRUPT_ENTRY);
+      corruptLog.warn("an item is not an envelope this version can read (foreign, truncated or"
+          + " another format version); treating it as a miss");
+      return corrupt(item);
+    }
+    byte kind = Envelope.kind(bytes);
+    long fetchedAt = Envelope.fetchedAt(bytes);
+    if (kind == Envelope.KIND_TOMBSTONE) {
+      return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());
+    }
+    long expiresAt = trustedExpiry(bytes, fetchedAt, now,
+        kind == Envelope.KIND_ABSENT ? absentTtlMillis : ttlMillis);
+    int loadMillis = Envelope.loadMillis(bytes);
+    if (kind == Envelope.KIND_ABSENT) {
+      return new Entry<>(Entry.Kind.ABSENT, null, fetchedAt, expiresAt, loadMillis,
+          item.casToken());
+    }
+    V value;
+    try {
+      value = codec.decode(bytes, Envelope.HEADER_SIZE, Envelope.payloadLength(bytes));
+    } catch (RuntimeException e) {
+      stats.increment(Counter.CORRUPT_ENTRY);
+      corruptLog.warn("the codec could not decode a stored value; treating it as a miss", e);
+      return corrupt(item);
+    }
+    if (value == null) {
+      stats.increment(Counter.CORRUPT_ENTRY);
+      corruptLog.warn(codec + " decoded a stored value as null; treating it as a miss");
+      return corrupt(item);
+    }
+    return new Entry<>(Entry.Kind.VALUE, value, fetchedAt, expiresAt, loadMillis,
+        item.casToken());
+  }
+
+  private static <V> Entry<V> corrupt(StoreItem item) {
+    return new Entry<>(Entry.Kind.CORRUPT, null, 0, 0, 0, item.casToken());
+  }
+
+  /**
+   * The logical expiry as this host trusts it: never later than {@code fetchedAt + ttl}, and now
+   * for an entry loaded further in the future than {@code maxClockSkew} (a writer whose clock
+   * runs ahead).
+   */
+  private long trustedExpiry(byte[] bytes, long fetchedAt, long now, long ttl) {
+    if (fetchedAt - now > maxSkewMillis) {
+      clockSkewLog.warn("an entry was loaded " + (fetchedAt - now) + " ms in the future by this"
+          + " host's clock, more than maxClockSkew; treating it as expired. Check clock"
+          + " synchronization");
+      return now;
+    }
+    return Math.min(Envelope.expiresAt(bytes), fetchedAt + ttl);
+  }
+}

@@ -1,0 +1,180 @@
+package io.sustainablecache;
+
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Encodes entries and writes them: the one place that chooses between {@code add}, {@code cas}
+ * and {@code set}, applies the size limit, the TTL jitter and the physical exptime, and counts
+ * what happened. Thread-safe.
+ *
+ * <p>The write protocol: a load's result is written with {@code cas} against the token of the
+ * read that decided the load, or with {@code add} if that read found nothing. An invalidation
+ * replaces the item with a tombstone ({@code set}), which changes its token, so a load that read
+ * the key before the invalidation can never write afterwards, from any host. A {@code cas} that
+ * finds no item falls back to {@code add}: the item expired or was evicted while the load ran
+ * (an invalidation would have left a tombstone), so the result is still worth caching.
+ */
+final class EntryWriter<V> {
+
+  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
+
+  /** How a write is conditioned. */
+  enum Mode {
+    /** Only if the key is absent. */
+    ADD,
+    /** Only if the item still has the token that was read. */
+    CAS,
+    /** Unconditionally. */
+    SET
+  }
+
+  /** memcached never hands out CAS 0, so it marks "no token: write with add". */
+  static final long NO_CAS = 0L;
+
+  /** How much longer than the longest load a tombstone outlives, at least. */
+  private static final long TOMBSTONE_MARGIN_MILLIS = 10_000;
+
+  private final CacheStore store;
+  private final ValueCodec<V> codec;
+  private final RandomGenerator random;
+  private final StatsCounter stats;
+  private final long ttlMillis;
+  private final long absentTtlMillis;
+  private final long graceMillis;
+  private final double ttlJitter;
+  private final int maxValueSize;
+  private final long tombstoneLifetimeMillis;
+  private final RateLimitedLog skippedWriteLog = new RateLimitedLog(log);
+  private final RateLimitedLog storeErrorLog;
+
+  EntryWriter(CacheConfig<V> config, StatsCounter stats, RateLimitedLog storeErrorLog) {
+    this.store = config.store();
+    this.codec = config.codec();
+    this.random = config.random();
+    this.stats = stats;
+    this.storeErrorLog = storeErrorLog;
+    this.ttlMillis = config.ttl().toMillis();
+    this.absentTtlMillis = config.absentTtl().toMillis();
+    this.graceMillis = config.grace().toMillis();
+    this.ttlJitter = config.ttlJitter();
+    this.maxValueSize = config.maxValueSize();
+    this.tombstoneLifetimeMillis = Math.max(config.lifetimeMillis(),
+        config.loadTimeout().toMillis() + TOMBSTONE_MARGIN_MILLIS);
+  }
+
+  /**
+   * Writes a load's result ({@code add} without a token, {@code cas} with one). Never fails: the
+   * future tells whether the entry was stored; discards, skips and store errors are counted.
+   */
+  CompletableFuture<Boolean> writeLoad(String storeKey, Loaded<V> loaded, long casToken) {
+    byte[] bytes;
+    long lifetime;
+    try {
+      if (loaded.value() == null) {
+        if (absentTtlMillis == 0) {
+          return CompletableFuture.completedFuture(false); // absences are not cached
+        }
+        long ttl = jittered(absentTtlMillis);
+        bytes = Envelope.encodeAbsent(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
+            loaded.loadMillis());
+        lifetime = ttl + graceMillis;
+      } else {
+        long ttl = jittered(ttlMillis);
+        bytes = Envelope.encode(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
+            loaded.loadMillis(), codec.encode(loaded.value()));
+        lifetime = ttl + graceMillis;
+      }
+    } catch (RuntimeException e) {
+      stats.increment(Counter.SKIPPED_WRITE);
+      skippedWriteLog.warn("a loaded value could not be encoded; returned to the caller, not"
+          + " cached", e);
+      return CompletableFuture.completedFuture(false);
+    }
+    if (bytes.length > maxValueSize) {
+      stats.increment(Counter.SKIPPED_WRITE);
+      skippedWriteLog.warn("a loaded value of " + bytes.length + " bytes exceeds maxValueSize "
+          + maxValueSize + "; returned to the caller, not cached");
+      return CompletableFuture.completedFuture(false);
+    }
+    int exptime = Exptime.of(lifetime, loaded.fetchedAt());
+    if (casToken == NO_CAS) {
+      return conditional(store.add(storeKey, bytes, exptime));
+    }
+    return store.cas(storeKey, casToken, bytes, exptime).handle((outcome, error) -> {
+      if (error != null) {
+        return CompletableFuture.<Boolean>failedFuture(error);
+      }
+      if (outcome == CasOutcome.NOT_FOUND) {
+        return store.add(storeKey, bytes, exptime);
+      }
+      return CompletableFuture.completedFuture(outcome == CasOutcome.STORED);
+    }).thenCompose(stage -> conditional(stage));
+  }
+
+  /**
+   * Encodes a value given by the caller ({@code put}, {@code putIfAbsent}).
+   *
+   * @throws IllegalArgumentException if the encoded entry exceeds {@code maxValueSize}
+   */
+  byte[] encodePut(V value, long now) {
+    byte[] bytes = Envelope.encode(now, now + jittered(ttlMillis), 0, codec.encode(value));
+    if (bytes.length > maxValueSize) {
+      throw new IllegalArgumentException("value of " + bytes.length
+          + " bytes (envelope included) exceeds maxValueSize " + maxValueSize);
+    }
+    return bytes;
+  }
+
+  /** The exptime of an entry encoded by {@link #encodePut}. */
+  int putExptime(byte[] bytes) {
+    long fetchedAt = Envelope.fetchedAt(bytes);
+    return Exptime.of(Envelope.expiresAt(bytes) - fetchedAt + graceMillis, fetchedAt);
+  }
+
+  /** A tombstone for an invalidation at {@code now}. */
+  static byte[] tombstone(long now) {
+    return Envelope.encodeTombstone(now);
+  }
+
+  /**
+   * The exptime of a tombstone: it must outlive every load that could have read the key before
+   * the invalidation (the load timeout bounds them) and the entry it replaces.
+   */
+  int tombstoneExptime(long now) {
+    return Exptime.of(tombstoneLifetimeMillis, now);
+  }
+
+  private long jittered(long ttl) {
+    if (ttlJitter == 0) {
+      return ttl;
+    }
+    return ttl - (long) (ttl * ttlJitter * random.nextDouble());
+  }
+
+  /** Counts the outcome of a conditional write; never completes exceptionally. */
+  private CompletableFuture<Boolean> conditional(CompletableFuture<Boolean> write) {
+    return write.handle((stored, error) -> {
+      if (error != null) {
+        stats.increment(Counter.STORE_ERROR);
+        storeErrorLog.warn("a write failed; the value was not cached", unwrap(error));
+        return false;
+      }
+      if (!stored) {
+        stats.increment(Counter.STALE_SET_DISCARD);
+      }
+      return stored;
+    });
+  }
+
+  static Throwable unwrap(Throwable error) {
+    return error instanceof CompletionException && error.getCause() != null
+        ? error.getCause() : error;
+  }
+}

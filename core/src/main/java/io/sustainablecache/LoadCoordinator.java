@@ -1,0 +1,283 @@
+package io.sustainablecache;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.InstantSource;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the loads of single keys through the {@link KeyRegistry}: misses (the caller waits),
+ * background refreshes (on the {@link Refresher}), inline refreshes (PER). It starts the loader,
+ * measures it, completes the flight (waking every caller that joined it) and then issues the
+ * write, before deregistering the flight, so that a caller arriving in between joins the finished
+ * flight instead of loading again. Thread-safe.
+ *
+ * <p>Threads: a loader is started on the thread that runs the flow's continuation: the caller's
+ * (synchronous API, through {@link CallerRuns}), a refresh thread, or, for the asynchronous API,
+ * whichever thread completed the store read. The write follows on the thread that completed the
+ * load if that is the thread that started it (a synchronous loader); otherwise (an asynchronous
+ * loader completing on, say, a driver's event loop) it is handed to the refresh executor.
+ */
+final class LoadCoordinator<V> {
+
+  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
+
+  /** Runs continuations on the completing thread. */
+  static final Executor DIRECT = Runnable::run;
+
+  private final KeyRegistry registry;
+  private final EntryWriter<V> writer;
+  private final Refresher refresher;
+  private final FleetLease lease;
+  private final InstantSource clock;
+  private final StatsCounter stats;
+  private final long driveTimeoutNanos;
+  private final RateLimitedLog refreshErrorLog = new RateLimitedLog(log);
+
+  LoadCoordinator(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
+      FleetLease lease, InstantSource clock, StatsCounter stats, long driveTimeoutNanos) {
+    this.driveTimeoutNanos = driveTimeoutNanos;
+    this.registry = registry;
+    this.writer = writer;
+    this.refresher = refresher;
+    this.lease = lease;
+    this.clock = clock;
+    this.stats = stats;
+  }
+
+  /**
+   * A caller found no usable entry: joins the key's load in flight or starts one.
+   *
+   * @param casToken the token of the read ({@code NO_CAS} if the key was absent)
+   * @param writeBack {@code false} after a failed read: the server just failed, so the result is
+   *     returned without a write that would likely fail or time out too
+   * @param continuation where the flow continues after a store round trip: the caller's {@link
+   *     CallerRuns} for the synchronous API, {@link #DIRECT} for the asynchronous one
+   * @return the caller's own future of the load's result: a value, or none; failing with {@link
+   *     CacheLoadException}, or {@link IllegalStateException} for a recursive load
+   */
+  CompletableFuture<Loaded<V>> miss(String key, String storeKey,
+      AsyncLoader<? extends V> loader, long casToken, boolean writeBack, Executor continuation) {
+    KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.MISS, casToken,
+        clock.millis());
+    if (begin instanceof KeyRegistry.Started<?> started) {
+      Flight<V> flight = cast(started.flight());
+      if (writeBack && lease.enabled()) {
+        lease.beforeMiss(flight, continuation).whenCompleteAsync((go, error) -> {
+          if (go == null || go) {
+            run(flight, loader, true);
+          }
+        }, continuation);
+      } else {
+        run(flight, loader, writeBack);
+      }
+      return flight.result.copy();
+    }
+    if (begin instanceof KeyRegistry.Joined<?> joined) {
+      return LoadCoordinator.<V>cast(joined.flight()).result.copy();
+    }
+    if (begin instanceof KeyRegistry.Remembered remembered) {
+      stats.increment(Counter.FAILURE_REMEMBERED);
+      long ago = clock.millis() - remembered.failure().notBefore();
+      return CompletableFuture.failedFuture(new CacheLoadException("the key's last "
+          + (remembered.failure().count() == 1 ? "load" : remembered.failure().count()
+          + " loads") + " failed; it is not loaded again for another " + (-ago)
+          + " ms (failureBackoff)", remembered.failure().cause()));
+    }
+    return CompletableFuture.failedFuture(recursive());
+  }
+
+  /**
+   * The refresh policy decided to reload an entry that keeps being served: registers a refresh
+   * flight and hands it to the refresh executor, unless the key is loading or backing off
+   * already. Never blocks and never runs the loader on the calling thread.
+   */
+  void refreshInBackground(String key, String storeKey, long casToken,
+      AsyncLoader<? extends V> loader) {
+    if (refresher.isClosed()) {
+      stats.increment(Counter.REFRESH_REJECTED);
+      return;
+    }
+    KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.REFRESH, casToken,
+        clock.millis());
+    if (!(begin instanceof KeyRegistry.Started<?> started)) {
+      countNotStarted(begin);
+      return;
+    }
+    Flight<V> flight = cast(started.flight());
+    if (refresher.submit(() -> runRefresh(flight, loader))) {
+      stats.increment(Counter.REFRESH_SCHEDULED);
+    } else {
+      registry.abandon(flight);
+      stats.increment(Counter.REFRESH_REJECTED);
+    }
+  }
+
+  /**
+   * PER: recompute on the calling thread. Returns the caller's future of the result, or {@code
+   * null} if the key is loading or backing off already (the caller serves the current value).
+   */
+  CompletableFuture<Loaded<V>> refreshInline(String key, String storeKey, long casToken,
+      AsyncLoader<? extends V> loader, Executor continuation) {
+    KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.REFRESH, casToken,
+        clock.millis());
+    if (!(begin instanceof KeyRegistry.Started<?> started)) {
+      countNotStarted(begin);
+      return null;
+    }
+    Flight<V> flight = cast(started.flight());
+    if (lease.enabled()) {
+      lease.beforeRefresh(flight).whenCompleteAsync((won, error) -> {
+        if (won) {
+          run(flight, loader, true);
+        } else {
+          registry.abandon(flight);
+        }
+      }, continuation);
+    } else {
+      run(flight, loader, true);
+    }
+    return flight.result.copy();
+  }
+
+  private void countNotStarted(KeyRegistry.Begin begin) {
+    if (begin instanceof KeyRegistry.Busy busy && busy.backingOff()) {
+      stats.increment(Counter.REFRESH_BACKOFF);
+    } else {
+      stats.increment(Counter.REFRESH_DEDUPED);
+    }
+  }
+
+  /** On a refresh thread: takes the fleet lease if configured, then loads on this thread. */
+  private void runRefresh(Flight<V> flight, AsyncLoader<? extends V> loader) {
+    try {
+      if (!lease.enabled()) {
+        run(flight, loader, true);
+        return;
+      }
+      CallerRuns here = new CallerRuns();
+      CompletableFuture<Void> started = lease.beforeRefresh(flight).thenAcceptAsync(won -> {
+        if (won) {
+          run(flight, loader, true);
+        } else {
+          registry.abandon(flight);
+        }
+      }, here);
+      here.drive(started, driveTimeoutNanos);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      registry.abandon(flight);
+    } catch (Exception | Error e) {
+      failed(flight, e, 0);
+    }
+  }
+
+  /**
+   * Starts the flight's loader on this thread, measures it and completes the flight. Every
+   * {@link Throwable} of the loader, {@link Error}s included, fails this flight only.
+   */
+  void run(Flight<V> flight, AsyncLoader<? extends V> loader, boolean writeBack) {
+    Thread starter = Thread.currentThread();
+    long start = clock.millis();
+    CompletionStage<? extends V> stage;
+    flight.loaderThread = starter;
+    try {
+      stage = requireNonNull(loader.load(flight.key), "the loader returned a null stage");
+    } catch (Throwable t) {
+      stage = CompletableFuture.failedFuture(t);
+    } finally {
+      flight.loaderThread = null;
+    }
+    try {
+      stage.whenComplete((value, error) -> {
+        long end = clock.millis();
+        long elapsed = Math.max(0, end - start);
+        if (error != null) {
+          failed(flight, EntryWriter.unwrap(error), elapsed);
+        } else {
+          loaded(flight, new Loaded<>(value, end, elapsed), writeBack,
+              Thread.currentThread() == starter, elapsed);
+        }
+      });
+    } catch (Throwable t) {
+      failed(flight, t, Math.max(0, clock.millis() - start));
+    }
+  }
+
+  /**
+   * Completes a flight with its load's result, then writes it (unless {@code writeBack} is off
+   * or the flight was voided) and deregisters it.
+   *
+   * @param onStarter whether this thread started the load: then the write is issued here;
+   *     otherwise it is handed to the refresh executor
+   * @param statsMillis the load time to add to the statistics (a bulk load counts its time once)
+   */
+  void loaded(Flight<V> flight, Loaded<V> loaded, boolean writeBack, boolean onStarter,
+      long statsMillis) {
+    stats.recordLoad(statsMillis, loaded.value() == null);
+    if (!flight.result.complete(loaded) || !writeBack || flight.voided) {
+      if (writeBack && flight.voided) {
+        stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
+      }
+      registry.finish(flight, null, clock.millis());
+      return;
+    }
+    Runnable write = () -> write(flight, loaded);
+    if (onStarter || !refresher.submit(write)) {
+      write.run();
+    }
+  }
+
+  private void write(Flight<V> flight, Loaded<V> loaded) {
+    try {
+      if (flight.voided) {
+        stats.increment(Counter.STALE_SET_DISCARD);
+      } else {
+        CompletableFuture<Boolean> written =
+            writer.writeLoad(flight.storeKey, loaded, flight.casToken);
+        if (flight.origin == Flight.Origin.REFRESH) {
+          written.thenAccept(stored -> {
+            if (stored) {
+              stats.increment(Counter.REFRESH_SUCCESS);
+            }
+          });
+        }
+        lease.afterLoad(flight, true);
+      }
+    } finally {
+      registry.finish(flight, null, clock.millis());
+    }
+  }
+
+  /** Fails a flight (its callers get a {@link CacheLoadException}) and records the failure. */
+  void failed(Flight<V> flight, Throwable cause, long elapsed) {
+    stats.recordLoadFailure(elapsed);
+    boolean mine = flight.result.completeExceptionally(
+        new CacheLoadException("the loader failed", cause));
+    registry.finish(flight, cause, clock.millis());
+    if (mine) {
+      lease.afterLoad(flight, false);
+      if (flight.origin == Flight.Origin.REFRESH) {
+        stats.increment(Counter.REFRESH_FAILURE);
+        refreshErrorLog.warn("a refresh failed; the cached value keeps being served", cause);
+        if (log.isDebugEnabled()) {
+          log.debug("refresh failed for key {}", flight.storeKey, cause);
+        }
+      }
+    }
+  }
+
+  static IllegalStateException recursive() {
+    return new IllegalStateException("recursive load: a loader called the cache for the key it"
+        + " is loading (it would wait for itself); load what it needs directly instead");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <V> Flight<V> cast(Flight<?> flight) {
+    return (Flight<V>) flight;
+  }
+}

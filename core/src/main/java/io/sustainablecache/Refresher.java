@@ -1,0 +1,100 @@
+package io.sustainablecache;
+
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The executor of background work (refresh loads, and writes that follow an asynchronous load):
+ * the caller's, or a bounded pool the cache owns and shuts down on {@link #close()}. Never runs a
+ * task on the submitting thread: a task the executor rejects is reported to the submitter, which
+ * counts and drops it. Thread-safe.
+ */
+final class Refresher implements AutoCloseable {
+
+  private final Executor executor;
+  private final ThreadPoolExecutor owned;
+  private final long closeTimeoutMillis;
+  private volatile boolean closed;
+
+  Refresher(CacheConfig<?> config) {
+    if (config.executor() != null) {
+      this.executor = config.executor();
+      this.owned = null;
+    } else {
+      this.owned = newPool(config.namespace(), config.refreshThreads(),
+          config.refreshQueueCapacity());
+      this.executor = owned;
+    }
+    this.closeTimeoutMillis = config.closeTimeout().toMillis();
+  }
+
+  /**
+   * Hands a task to the executor.
+   *
+   * @return {@code false} if the executor rejected it or the cache is closed; the task will not
+   *     run
+   */
+  boolean submit(Runnable task) {
+    if (closed) {
+      return false;
+    }
+    try {
+      executor.execute(task);
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /**
+   * Stops accepting tasks; shuts the owned pool down, waits up to the close timeout for running
+   * tasks, then interrupts them. A caller's executor is left alone.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (owned == null) {
+      return;
+    }
+    owned.shutdown();
+    try {
+      if (!owned.awaitTermination(closeTimeoutMillis, TimeUnit.MILLISECONDS)) {
+        owned.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      owned.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static ThreadPoolExecutor newPool(String namespace, int threads, int queueCapacity) {
+    BlockingQueue<Runnable> queue = queueCapacity == 0
+        ? new SynchronousQueue<>()
+        : new ArrayBlockingQueue<>(queueCapacity);
+    String prefix = "sustainable-cache-refresh-" + (namespace.isEmpty() ? "" : namespace + "-");
+    AtomicInteger counter = new AtomicInteger();
+    ThreadFactory factory = runnable -> {
+      Thread thread = new Thread(runnable, prefix + counter.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
+        queue, factory, new ThreadPoolExecutor.AbortPolicy());
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+}

@@ -187,8 +187,9 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       return answer(stale);
     }
     if (failure instanceof CacheLoadException loadFailure) {
-      if (loadFailure.getCause() instanceof Error error) {
-        throw error;
+      if (loadFailure.getCause() instanceof Error error
+          && !(loadFailure instanceof LoadCoordinator.RememberedFailure)) {
+        throw error; // the load this caller shared failed with an Error: rethrow it as it is
       }
       // every caller gets its own exception, with this thread's stack
       throw new CacheLoadException(loadFailure.getMessage(), loadFailure.getCause());

@@ -91,7 +91,9 @@ final class EntryWriter<V> {
             loaded.loadMillis(), codec.encode(loaded.value()));
         lifetime = ttl + graceMillis;
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | StackOverflowError | LinkageError | AssertionError e) {
+      // The callers have their value already; a codec that fails (even with an Error, say on a
+      // cyclic object) costs the cache entry, nothing else.
       stats.increment(Counter.SKIPPED_WRITE);
       skippedWriteLog.warn("a loaded value could not be encoded; returned to the caller, not"
           + " cached", e);

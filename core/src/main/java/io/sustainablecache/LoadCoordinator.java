@@ -66,16 +66,28 @@ final class LoadCoordinator<V> {
         clock.millis());
     if (begin instanceof KeyRegistry.Started<?> started) {
       Flight<V> flight = cast(started.flight());
+      // The leader's own future: its load's outcome, or the flight's failure, whichever comes
+      // first, except that a flight timing out while a thread is inside the loader (a
+      // synchronous loader, run by this very leader) does not fail it: the leader was never
+      // waiting, and when the loader returns late it still hands its caller the value.
+      CompletableFuture<Loaded<V>> own = new CompletableFuture<>();
+      flight.result.whenComplete((loaded, error) -> {
+        if (error == null) {
+          own.complete(loaded);
+        } else if (flight.loaderThread == null) {
+          own.completeExceptionally(error);
+        }
+      });
       if (writeBack && lease.enabled()) {
         lease.beforeMiss(flight, continuation).whenCompleteAsync((go, error) -> {
           if (go == null || go) {
-            run(flight, loader, true);
+            run(flight, loader, true, own);
           }
         }, continuation);
       } else {
-        run(flight, loader, writeBack);
+        run(flight, loader, writeBack, own);
       }
-      return flight.result.copy();
+      return own;
     }
     if (begin instanceof KeyRegistry.Joined<?> joined) {
       return LoadCoordinator.<V>cast(joined.flight()).result.copy();
@@ -83,7 +95,7 @@ final class LoadCoordinator<V> {
     if (begin instanceof KeyRegistry.Remembered remembered) {
       stats.increment(Counter.FAILURE_REMEMBERED);
       long ago = clock.millis() - remembered.failure().notBefore();
-      return CompletableFuture.failedFuture(new CacheLoadException("the key's last "
+      return CompletableFuture.failedFuture(new RememberedFailure("the key's last "
           + (remembered.failure().count() == 1 ? "load" : remembered.failure().count()
           + " loads") + " failed; it is not loaded again for another " + (-ago)
           + " ms (failureBackoff)", remembered.failure().cause()));
@@ -181,6 +193,15 @@ final class LoadCoordinator<V> {
    * {@link Throwable} of the loader, {@link Error}s included, fails this flight only.
    */
   void run(Flight<V> flight, AsyncLoader<? extends V> loader, boolean writeBack) {
+    run(flight, loader, writeBack, null);
+  }
+
+  /**
+   * {@link #run(Flight, AsyncLoader, boolean)}, also completing {@code own} (if not {@code null})
+   * with this load's own outcome before the flight's.
+   */
+  private void run(Flight<V> flight, AsyncLoader<? extends V> loader, boolean writeBack,
+      CompletableFuture<Loaded<V>> own) {
     Thread starter = Thread.currentThread();
     long start = clock.millis();
     CompletionStage<? extends V> stage;
@@ -197,14 +218,28 @@ final class LoadCoordinator<V> {
         long end = clock.millis();
         long elapsed = Math.max(0, end - start);
         if (error != null) {
-          failed(flight, EntryWriter.unwrap(error), elapsed);
+          Throwable cause = EntryWriter.unwrap(error);
+          if (own != null) {
+            own.completeExceptionally(new CacheLoadException("the loader failed", cause));
+          }
+          failed(flight, cause, elapsed);
         } else {
-          loaded(flight, new Loaded<>(value, end, elapsed), writeBack,
-              Thread.currentThread() == starter, elapsed);
+          Loaded<V> loaded = new Loaded<>(value, end, elapsed);
+          if (own != null) {
+            own.complete(loaded);
+          }
+          loaded(flight, loaded, writeBack, Thread.currentThread() == starter, elapsed);
         }
       });
     } catch (Throwable t) {
+      if (own != null) {
+        own.completeExceptionally(new CacheLoadException("the loader failed", t));
+      }
       failed(flight, t, Math.max(0, clock.millis() - start));
+    }
+    if (own != null && !own.isDone() && flight.result.isCompletedExceptionally()) {
+      // timed out while load() itself was running, and its stage is still pending
+      flight.result.whenComplete((loaded, error) -> own.completeExceptionally(error));
     }
   }
 
@@ -268,6 +303,15 @@ final class LoadCoordinator<V> {
           log.debug("refresh failed for key {}", flight.storeKey, cause);
         }
       }
+    }
+  }
+
+  /** The failure a miss gets, without loading, while its key backs off after failures. */
+  static final class RememberedFailure extends CacheLoadException {
+    private static final long serialVersionUID = 1L;
+
+    RememberedFailure(String message, Throwable cause) {
+      super(message, cause);
     }
   }
 

@@ -69,8 +69,15 @@ public interface ValueCodec<V> {
    * bytes under a key, so unrestricted deserialization of cache contents would hand them code
    * execution through "gadget" classes on the classpath; this codec deserializes only the classes
    * the allow-list names, and rejects everything else before it is instantiated (an {@link
-   * ObjectInputFilter}). It also bounds the graph's depth (32), references (100,000) and size (the
-   * stored item). A rejected or malformed value is a miss, counted as corrupt.
+   * ObjectInputFilter}). Arrays are allowed whatever their element type (creating one runs no
+   * code; each element is checked when it is read), so {@code ArrayList}, {@code HashMap} and
+   * other collections work with just their own class and their elements' classes listed.
+   *
+   * <p>What one decode may cost is bounded by the stored item itself: at most as many bytes as
+   * the payload has, no array longer than the payload (a 70-byte payload cannot claim a
+   * two-billion-element array), at most 100,000 references, and a graph at most 16 objects deep
+   * (nested {@code HashSet}s, whose cost doubles with every level, stay cheap). A rejected or
+   * malformed value is a miss, counted as corrupt and logged at WARN (rate-limited).
    *
    * <p>Prefer a data format (JSON, Protocol Buffers) through your own {@link ValueCodec} where you
    * can; this codec exists for existing {@link Serializable} value types.
@@ -78,7 +85,7 @@ public interface ValueCodec<V> {
    * @param type the value type; a decoded object of another type is rejected
    * @param allowList {@link ObjectInputFilter.Config#createFilter} patterns of every class the
    *     values may contain, separated by {@code ';'}, e.g. {@code
-   *     "com.example.dto.*;java.util.ArrayList;java.lang.String;java.lang.Long;java.lang.Number"};
+   *     "com.example.dto.*;java.util.ArrayList;java.util.HashMap;java.lang.String;java.lang.Long;java.lang.Number"};
    *     {@code "!*"} is appended, so anything not listed is rejected
    * @param <V> the value type
    * @return a new stateless codec
@@ -129,9 +136,12 @@ final class Codecs {
 
   /** See {@link ValueCodec#javaSerialization}. */
   static final class JavaSerialization<V extends Serializable> implements ValueCodec<V> {
+    static final int MAX_DEPTH = 16;
+    static final int MAX_REFERENCES = 100_000;
+
     private final Class<V> type;
     private final String allowList;
-    private final ObjectInputFilter filter;
+    private final ObjectInputFilter classes;
 
     JavaSerialization(Class<V> type, String allowList) {
       this.type = Objects.requireNonNull(type, "type");
@@ -140,8 +150,7 @@ final class Codecs {
         throw new IllegalArgumentException("allowList must name at least one class pattern");
       }
       this.allowList = allowList.strip();
-      this.filter = ObjectInputFilter.Config.createFilter(
-          "maxdepth=32;maxrefs=100000;" + this.allowList + ";!*");
+      this.classes = ObjectInputFilter.Config.createFilter(this.allowList + ";!*");
     }
 
     @Override
@@ -159,7 +168,7 @@ final class Codecs {
     public V decode(byte[] bytes, int offset, int length) {
       try (ObjectInputStream in = new ObjectInputStream(
           new ByteArrayInputStream(bytes, offset, length))) {
-        in.setObjectInputFilter(filter);
+        in.setObjectInputFilter(info -> check(info, length));
         Object value = in.readObject();
         if (!type.isInstance(value)) {
           throw new IllegalArgumentException("stored value is a "
@@ -170,8 +179,22 @@ final class Codecs {
       } catch (IOException | ClassNotFoundException e) {
         // InvalidClassException "filter status: REJECTED" lands here too.
         throw new IllegalArgumentException("not a deserializable " + type.getName()
-            + " within the allow-list: " + e, e);
+            + " within the allow-list and limits: " + e, e);
       }
+    }
+
+    /** The limits, bounded by the payload's length, then the allow-list for non-arrays. */
+    private ObjectInputFilter.Status check(ObjectInputFilter.FilterInfo info, int length) {
+      if (info.depth() > MAX_DEPTH || info.references() > MAX_REFERENCES
+          || info.streamBytes() > length || info.arrayLength() > length) {
+        return ObjectInputFilter.Status.REJECTED;
+      }
+      Class<?> serialClass = info.serialClass();
+      if (serialClass == null || serialClass.isArray()) {
+        return ObjectInputFilter.Status.ALLOWED; // a limits check, or an array: runs no code
+      }
+      return classes.checkInput(info) == ObjectInputFilter.Status.ALLOWED
+          ? ObjectInputFilter.Status.ALLOWED : ObjectInputFilter.Status.REJECTED;
     }
 
     @Override

@@ -381,11 +381,35 @@ final class BulkLoads<V> {
     }
   }
 
-  /** On a refresh thread. */
+  /** On a refresh thread: takes each key's fleet lease (if configured), loads the winners. */
   private void runRefresh(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
     try {
-      load(flights, loader, true);
-    } catch (RuntimeException | Error e) {
+      List<Flight<V>> winners = flights;
+      FleetLease<V> lease = cache.lease();
+      if (lease.enabled()) {
+        List<CompletableFuture<Boolean>> leases = new ArrayList<>(flights.size());
+        for (Flight<V> flight : flights) {
+          leases.add(lease.beforeRefresh(flight)); // pipelined: one round trip for all
+        }
+        CallerRuns here = new CallerRuns();
+        here.drive(CompletableFuture.allOf(leases.toArray(new CompletableFuture<?>[0])),
+            waitNanos);
+        winners = new ArrayList<>(flights.size());
+        for (int i = 0; i < flights.size(); i++) {
+          if (leases.get(i).join()) {
+            winners.add(flights.get(i));
+          } else {
+            cache.registry().abandon(flights.get(i));
+          }
+        }
+      }
+      if (!winners.isEmpty()) {
+        load(winners, loader, true);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      flights.forEach(flight -> cache.registry().abandon(flight));
+    } catch (Exception | Error e) {
       for (Flight<V> flight : flights) {
         cache.loads().failed(flight, e, 0);
       }

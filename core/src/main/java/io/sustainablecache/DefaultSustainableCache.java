@@ -51,7 +51,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final EntryWriter<V> writer;
   private final KeyRegistry registry;
   private final Refresher refresher;
-  private final FleetLease lease;
+  private final FleetLease<V> lease;
   private final LoadCoordinator<V> loads;
   private final BulkLoads<V> bulk;
 
@@ -70,7 +70,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     this.writer = new EntryWriter<>(config, stats, storeErrorLog);
     this.registry = new KeyRegistry(config, stats);
     this.refresher = new Refresher(config);
-    this.lease = new FleetLease();
+    this.lease = new FleetLease<>(config, keys, reader, registry, stats, storeErrorLog);
     this.loads = new LoadCoordinator<>(registry, writer, refresher, lease, clock, stats,
         waitNanos);
     this.bulk = new BulkLoads<>(this, config, stats);
@@ -106,7 +106,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       stats.increment(Counter.MISS);
       CallerRuns here = new CallerRuns();
       return awaitLoad(key, loader, loads.miss(key, storeKey, adapt(loader), EntryWriter.NO_CAS,
-          false, here), null, mayRetry, here);
+          -1, false, here), null, mayRetry, here);
     }
     long now = clock.millis();
     Entry<V> entry = item == null ? null : reader.read(item, now);
@@ -116,18 +116,21 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         return answer(entry);
       case REFRESH_BACKGROUND:
         hit(entry);
-        loads.refreshInBackground(key, storeKey, entry.casToken(), adapt(loader));
+        loads.refreshInBackground(key, storeKey, entry.casToken(), entry.loadMillis(),
+            adapt(loader));
         return answer(entry);
       case STALE:
         hit(entry);
         stats.increment(Counter.STALE_HIT);
-        loads.refreshInBackground(key, storeKey, entry.casToken(), adapt(loader));
+        loads.refreshInBackground(key, storeKey, entry.casToken(), entry.loadMillis(),
+            adapt(loader));
         return answer(entry);
       case REFRESH_INLINE: {
         hit(entry);
         CallerRuns here = new CallerRuns();
         CompletableFuture<Loaded<V>> refresh =
-            loads.refreshInline(key, storeKey, entry.casToken(), adapt(loader), here);
+            loads.refreshInline(key, storeKey, entry.casToken(), entry.loadMillis(),
+                adapt(loader), here);
         if (refresh == null) {
           return answer(entry);
         }
@@ -146,8 +149,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         Entry<V> stale = entry != null && entry.answers() ? entry : null;
         long token = entry == null ? EntryWriter.NO_CAS : entry.casToken();
         CallerRuns here = new CallerRuns();
-        return awaitLoad(key, loader,
-            loads.miss(key, storeKey, adapt(loader), token, true, here), stale, mayRetry, here);
+        return awaitLoad(key, loader, loads.miss(key, storeKey, adapt(loader), token,
+            expectedLoadMillis(entry), true, here), stale, mayRetry, here);
       }
     }
   }
@@ -269,7 +272,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       storeError("a read failed; treating it as a miss", EntryWriter.unwrap(error));
       stats.increment(Counter.MISS);
       deliverLoad(out, key, storeKey, loader, optional, mayRetry, null,
-          loads.miss(key, storeKey, loader, EntryWriter.NO_CAS, false, LoadCoordinator.DIRECT));
+          loads.miss(key, storeKey, loader, EntryWriter.NO_CAS, -1, false,
+              LoadCoordinator.DIRECT));
       return;
     }
     long now = clock.millis();
@@ -281,19 +285,19 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
       }
       case REFRESH_BACKGROUND -> {
         hit(entry);
-        loads.refreshInBackground(key, storeKey, entry.casToken(), loader);
+        loads.refreshInBackground(key, storeKey, entry.casToken(), entry.loadMillis(), loader);
         deliver(out, answer(entry), optional);
       }
       case STALE -> {
         hit(entry);
         stats.increment(Counter.STALE_HIT);
-        loads.refreshInBackground(key, storeKey, entry.casToken(), loader);
+        loads.refreshInBackground(key, storeKey, entry.casToken(), entry.loadMillis(), loader);
         deliver(out, answer(entry), optional);
       }
       case REFRESH_INLINE -> {
         hit(entry);
         CompletableFuture<Loaded<V>> refresh = loads.refreshInline(key, storeKey,
-            entry.casToken(), loader, LoadCoordinator.DIRECT);
+            entry.casToken(), entry.loadMillis(), loader, LoadCoordinator.DIRECT);
         if (refresh == null) {
           deliver(out, answer(entry), optional);
         } else {
@@ -306,7 +310,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         Entry<V> stale = entry != null && entry.answers() ? entry : null;
         long token = entry == null ? EntryWriter.NO_CAS : entry.casToken();
         deliverLoad(out, key, storeKey, loader, optional, mayRetry, stale,
-            loads.miss(key, storeKey, loader, token, true, LoadCoordinator.DIRECT));
+            loads.miss(key, storeKey, loader, token, expectedLoadMillis(entry), true,
+                LoadCoordinator.DIRECT));
       }
     }
   }
@@ -430,7 +435,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     long now = clock.millis();
     CompletableFuture<Void> tombstone = store.set(storeKey, EntryWriter.tombstone(now),
         writer.tombstoneExptime(now));
-    CompletableFuture<?> released = lease.onInvalidate(keys, storeKey);
+    CompletableFuture<?> released = lease.onInvalidate(storeKey);
     awaitWrite(tombstone, "invalidate");
     // Loads this JVM started while the tombstone was on its way read the key before it landed.
     registry.detach(storeKey);
@@ -532,6 +537,10 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     return writer;
   }
 
+  FleetLease<V> lease() {
+    return lease;
+  }
+
   Refresher refresher() {
     return refresher;
   }
@@ -553,6 +562,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   void storeError(String message, Throwable e) {
     stats.increment(Counter.STORE_ERROR);
     storeErrorLog.warn(message, e);
+  }
+
+  /** The measured load time of the entry a miss found, or -1 if it holds none. */
+  static long expectedLoadMillis(Entry<?> entry) {
+    return entry != null && entry.answers() ? entry.loadMillis() : -1;
   }
 
   static Object answer(Entry<?> entry) {

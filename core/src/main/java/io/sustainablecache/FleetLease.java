@@ -1,29 +1,247 @@
 package io.sustainablecache;
 
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreItem;
+import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Coordinates the loads of one key across the instances that share the store. Placeholder: the
- * lease is not taken yet; every instance loads on its own.
+ * Coordinates the loads of one key across the instances that share the store, with a lease: a
+ * separate item ({@link Keys#leaseKey}) that an instance {@code add}s before it loads. Only the
+ * winner loads.
+ * <ul>
+ *   <li><b>Refresh:</b> the losers do nothing: they keep serving the current value and read the
+ *       winner's value once it is written.</li>
+ *   <li><b>Miss:</b> the losers poll the item (on the {@link Scheduler}) for the winner's write,
+ *       a bounded time related to the measured load time; if nothing appears they load
+ *       themselves. A lease never makes a caller fail or wait longer than one load plus that
+ *       bound.</li>
+ * </ul>
+ * The lease's exptime covers the expected load (twice the measured load time, at least one
+ * server tick), so a holder that dies delays the key by at most that. The winner deletes the
+ * lease once it has issued its write; {@code invalidate} deletes it too (the holder's write fails
+ * its compare-and-set against the tombstone anyway). A store error while taking a lease lets the
+ * instance load (fail open): a duplicate load is better than none. Plain hits never touch the
+ * lease. Thread-safe.
  */
-final class FleetLease {
+final class FleetLease<V> {
+
+  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
+
+  /** Assumed load time before anything was measured. */
+  private static final long DEFAULT_EXPECTED_LOAD_MILLIS = 1_000;
+
+  /** Added to twice the expected load time for the wait of a miss that lost the lease. */
+  private static final long WAIT_MARGIN_MILLIS = 200;
+
+  private static final long MIN_POLL_MILLIS = 5;
+
+  private final boolean enabled;
+  private final CacheStore store;
+  private final Keys keys;
+  private final EntryReader<V> reader;
+  private final KeyRegistry registry;
+  private final Scheduler scheduler;
+  private final InstantSource clock;
+  private final StatsCounter stats;
+  private final long loadTimeoutMillis;
+  private final byte[] owner;
+  private final RateLimitedLog storeErrorLog;
+
+  FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, KeyRegistry registry,
+      StatsCounter stats, RateLimitedLog storeErrorLog) {
+    this.enabled = config.fleetLease();
+    this.store = config.store();
+    this.keys = keys;
+    this.reader = reader;
+    this.registry = registry;
+    this.scheduler = config.scheduler();
+    this.clock = config.clock();
+    this.stats = stats;
+    this.loadTimeoutMillis = config.loadTimeout().toMillis();
+    this.storeErrorLog = storeErrorLog;
+    // An identity, not part of any decision: drawn once, not from the injected random source.
+    this.owner = (ProcessHandle.current().pid() + "-"
+        + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()))
+        .getBytes(StandardCharsets.US_ASCII);
+  }
 
   boolean enabled() {
-    return false;
+    return enabled;
   }
 
-  CompletableFuture<Boolean> beforeRefresh(Flight<?> flight) {
-    return CompletableFuture.completedFuture(true);
+  /**
+   * Takes the key's lease before a refresh loads.
+   *
+   * @return a future of {@code true} if this instance should load (it holds the lease, or the
+   *     store failed), {@code false} if another instance holds it; never failing
+   */
+  CompletableFuture<Boolean> beforeRefresh(Flight<V> flight) {
+    return acquire(flight).thenApply(won -> {
+      if (!won) {
+        // remembered past the lease's longest life, to recognise a takeover
+        registry.leaseLost(flight.storeKey, flight.casToken, clock.millis(),
+            4 * leaseMillis(flight) + 2_000);
+      }
+      return won;
+    });
   }
 
-  CompletableFuture<Boolean> beforeMiss(Flight<?> flight, Executor continuation) {
-    return CompletableFuture.completedFuture(true);
+  /**
+   * Takes the key's lease before a miss loads; if another instance holds it, waits for that
+   * instance's write. Polls run on the scheduler; the returned future completes on whatever
+   * thread answered last (callers continue on their own executor).
+   *
+   * @return a future of {@code true} if this instance should load now, {@code false} if the
+   *     flight was completed with the value another instance wrote; never failing
+   */
+  CompletableFuture<Boolean> beforeMiss(Flight<V> flight, Executor continuation) {
+    return acquire(flight).thenCompose(won -> {
+      if (won) {
+        return CompletableFuture.completedFuture(true);
+      }
+      long expected = expectedLoadMillis(flight);
+      long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
+      long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
+      CompletableFuture<Boolean> decided = new CompletableFuture<>();
+      poll(flight, clock.millis() + waitMillis, pollMillis, decided);
+      return decided;
+    });
   }
 
-  void afterLoad(Flight<?> flight, boolean loaded) {}
+  /**
+   * After the holder's load (its write issued, or its failure recorded): releases the lease, except
+   * that a failed load whose key now backs off keeps it until it expires, so that the other
+   * instances do not retry the failing database meanwhile (this instance may load under it
+   * again, see {@link KeyRegistry#leaseHeldUntil}).
+   */
+  void afterLoad(Flight<V> flight, boolean loaded) {
+    if (!flight.leaseHeld) {
+      return;
+    }
+    flight.leaseHeld = false;
+    if (loaded || registry.leaseHeldUntil(flight.storeKey, clock.millis()) == 0) {
+      store.delete(keys.leaseKey(flight.storeKey));
+    }
+  }
 
-  CompletableFuture<?> onInvalidate(Keys keys, String storeKey) {
-    return CompletableFuture.completedFuture(null);
+  /** {@code invalidate}: voids every instance's lease on the key. */
+  CompletableFuture<?> onInvalidate(String storeKey) {
+    if (!enabled) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return store.delete(keys.leaseKey(storeKey));
+  }
+
+  /**
+   * Takes the lease. A winner reads the item once more: if another instance wrote the key since
+   * this instance's read (and released its lease), that value completes the flight and nothing is
+   * loaded.
+   *
+   * @return a future of {@code true} to load, {@code false} not to (lease lost, or delivered)
+   */
+  private CompletableFuture<Boolean> acquire(Flight<V> flight) {
+    long now = clock.millis();
+    long stillHeld = registry.leaseHeldUntil(flight.storeKey, now);
+    if (stillHeld > 0) { // ours, kept after a failed load: load under it again
+      flight.leaseHeld = true;
+      flight.leaseUntil = stillHeld;
+      return CompletableFuture.completedFuture(true);
+    }
+    long leaseMillis = leaseMillis(flight);
+    int exptime = (int) ((leaseMillis + 999) / 1000) + 1;
+    return store.add(keys.leaseKey(flight.storeKey), owner, exptime).thenCompose(won -> {
+      if (!won) {
+        stats.increment(Counter.LEASE_LOST);
+        return CompletableFuture.completedFuture(false);
+      }
+      flight.leaseHeld = true;
+      // The server drops it between exptime - 1 and exptime seconds from now: until the later
+      // bound this instance still regards it as its own (at worst a duplicate load).
+      flight.leaseUntil = now + exptime * 1000L;
+      return store.gets(flight.storeKey).handle((item, error) -> {
+        if (error == null && item.isPresent() && deliver(flight, item.get())) {
+          // another instance wrote since our read: nothing to load, release the lease at once
+          stats.increment(Counter.LEASE_LOST);
+          afterLoad(flight, true);
+          return false;
+        }
+        stats.increment(Counter.LEASE_WON);
+        if (registry.leaseWon(flight.storeKey, flight.casToken)) {
+          stats.increment(Counter.LEASE_TAKEOVER);
+          log.debug("took over a lease that ran out without its holder writing");
+        }
+        return true;
+      });
+    }).exceptionally(error -> {
+      stats.increment(Counter.STORE_ERROR);
+      storeErrorLog.warn("taking a fleet lease failed; loading without it",
+          EntryWriter.unwrap(error));
+      return true;
+    });
+  }
+
+  private void poll(Flight<V> flight, long deadline, long pollMillis,
+      CompletableFuture<Boolean> decided) {
+    if (flight.result.isDone()) { // invalidated and completed elsewhere, or timed out
+      decided.complete(false);
+      return;
+    }
+    long now = clock.millis();
+    if (now >= deadline) {
+      decided.complete(true); // the holder did not deliver in time: load ourselves
+      return;
+    }
+    try {
+      scheduler.schedule(() -> store.gets(flight.storeKey).whenComplete((item, error) -> {
+        try {
+          if (error == null && item.isPresent() && deliver(flight, item.get())) {
+            decided.complete(false);
+          } else {
+            poll(flight, deadline, pollMillis, decided);
+          }
+        } catch (Throwable t) {
+          decided.complete(true);
+        }
+      }), Math.min(pollMillis, deadline - now), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      decided.complete(true);
+    }
+  }
+
+  /** Completes the flight with another instance's fresh write, if the item is one. */
+  private boolean deliver(Flight<V> flight, StoreItem item) {
+    if (item.casToken() == flight.casToken) {
+      return false; // unchanged since our read
+    }
+    long now = clock.millis();
+    Entry<V> entry = reader.read(item, now);
+    if (!entry.answers() || now >= entry.expiresAt()) {
+      return false;
+    }
+    if (flight.result.complete(new Loaded<>(entry.value(), entry.fetchedAt(),
+        entry.loadMillis()))) {
+      registry.finish(flight, null, now);
+    }
+    return true;
+  }
+
+  private long leaseMillis(Flight<V> flight) {
+    return Math.min(loadTimeoutMillis, Math.max(1_000, 2 * expectedLoadMillis(flight)));
+  }
+
+  private long expectedLoadMillis(Flight<V> flight) {
+    if (flight.expectedLoadMillis >= 0) {
+      return flight.expectedLoadMillis;
+    }
+    long loads = stats.get(Counter.LOAD_SUCCESS);
+    return loads == 0 ? DEFAULT_EXPECTED_LOAD_MILLIS
+        : stats.get(Counter.LOAD_TIME_MILLIS) / loads;
   }
 }

@@ -35,6 +35,12 @@ final class Flight<V> {
   volatile boolean voided;
   /** The timeout task; cancelled when the flight is deregistered. */
   volatile Future<?> timeout;
+  /** Whether this instance holds the key's fleet lease for this flight. */
+  volatile boolean leaseHeld;
+  /** Until when the lease it holds lasts, on the cache's clock. */
+  volatile long leaseUntil;
+  /** The load time measured last time (the entry's), or -1 if unknown. */
+  volatile long expectedLoadMillis = -1;
 
   Flight(String key, String storeKey, Origin origin, long startedAt, long casToken) {
     this.key = key;

@@ -35,12 +35,51 @@ import java.util.random.RandomGenerator;
  */
 final class KeyRegistry {
 
-  /** A key whose loads failed {@code count} times in a row; no new load before notBefore. */
-  record Failure(int count, long notBefore, Throwable cause, long forgetAt) {}
+  /** A record the registry forgets at {@code forgetAt} unless it was replaced. */
+  private interface Forgettable {
+    long forgetAt();
+  }
 
-  private record KeyState(Flight<?> flight, Failure failure) {}
+  /**
+   * A key whose loads failed {@code count} times in a row; no new load before notBefore. If the
+   * failed load held the fleet lease, this instance keeps it until {@code leaseUntil} (so the
+   * other instances do not retry the failing database meanwhile) and may load under it again.
+   */
+  record Failure(int count, long notBefore, Throwable cause, long forgetAt, long leaseUntil)
+      implements Forgettable {}
 
-  private record Due(String storeKey, Failure failure) {}
+  /**
+   * This instance lost the key's fleet lease while the item had {@code casToken}; winning it
+   * later with the item unchanged means the holder never wrote (a lease taken over).
+   */
+  private record LeaseLoss(long casToken, long forgetAt) implements Forgettable {}
+
+  private record KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
+    KeyState withFlight(Flight<?> newFlight) {
+      return of(newFlight, failure, leaseLoss);
+    }
+
+    KeyState withFailure(Failure newFailure) {
+      return of(flight, newFailure, leaseLoss);
+    }
+
+    KeyState withLeaseLoss(LeaseLoss newLoss) {
+      return of(flight, failure, newLoss);
+    }
+
+    KeyState without(Forgettable record) {
+      return of(flight, failure == record ? null : failure,
+          leaseLoss == record ? null : leaseLoss);
+    }
+
+    /** {@code null} (no record) when nothing is left. */
+    static KeyState of(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
+      return flight == null && failure == null && leaseLoss == null
+          ? null : new KeyState(flight, failure, leaseLoss);
+    }
+  }
+
+  private record Due(String storeKey, Forgettable record) {}
 
   /** What {@link #begin} decided. */
   sealed interface Begin permits Started, Joined, Remembered, Busy, Recursive {}
@@ -112,11 +151,11 @@ final class KeyRegistry {
       }
       if (failure != null && now < failure.notBefore()) {
         decided[0] = origin == Flight.Origin.MISS ? new Remembered(failure) : BACKING_OFF;
-        return expired[0] == null ? state : new KeyState(null, failure);
+        return expired[0] == null ? state : state.withFlight(null);
       }
       Flight<V> started = new Flight<>(key, storeKey, origin, now, casToken);
       decided[0] = new Started<>(started);
-      return new KeyState(started, failure);
+      return state == null ? new KeyState(started, null, null) : state.withFlight(started);
     });
     if (expired[0] != null) {
       timedOut(expired[0]);
@@ -142,10 +181,11 @@ final class KeyRegistry {
         return state;
       }
       if (failure == null || backoffBaseMillis == 0) {
-        return null;
+        return KeyState.of(null, null, state.leaseLoss());
       }
-      recorded[0] = nextFailure(state.failure(), failure, now);
-      return new KeyState(null, recorded[0]);
+      recorded[0] = nextFailure(state.failure(), failure, now,
+          flight.leaseHeld ? flight.leaseUntil : 0);
+      return KeyState.of(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
@@ -161,7 +201,7 @@ final class KeyRegistry {
   <V> void abandon(Flight<V> flight) {
     cancelTimeout(flight);
     states.computeIfPresent(flight.storeKey, (k, state) -> state.flight() != flight
-        ? state : state.failure() == null ? null : new KeyState(null, state.failure()));
+        ? state : state.withFlight(null));
     flight.result.complete(Loaded.notLoaded());
   }
 
@@ -175,6 +215,41 @@ final class KeyRegistry {
     if (removed != null && removed.flight() != null) {
       removed.flight().voided = true;
     }
+  }
+
+  /**
+   * Until when this instance still holds the key's fleet lease from a load that failed, or 0.
+   */
+  long leaseHeldUntil(String storeKey, long now) {
+    KeyState state = states.get(storeKey);
+    Failure failure = state == null ? null : state.failure();
+    return failure != null && failure.leaseUntil() > now ? failure.leaseUntil() : 0;
+  }
+
+  /** Remembers that this instance lost the key's lease while the item had {@code casToken}. */
+  void leaseLost(String storeKey, long casToken, long now, long rememberMillis) {
+    LeaseLoss loss = new LeaseLoss(casToken, now + rememberMillis);
+    states.compute(storeKey, (k, state) -> state == null
+        ? new KeyState(null, null, loss) : state.withLeaseLoss(loss));
+    forgetQueue.add(new Due(storeKey, loss));
+    scheduleDrain(now);
+  }
+
+  /**
+   * This instance won the key's lease for a load that read {@code casToken}: forgets an earlier
+   * loss, and tells whether that loss was of the same item version (a takeover: the holder then
+   * never wrote).
+   */
+  boolean leaseWon(String storeKey, long casToken) {
+    boolean[] takeover = new boolean[1];
+    states.computeIfPresent(storeKey, (k, state) -> {
+      if (state.leaseLoss() == null) {
+        return state;
+      }
+      takeover[0] = state.leaseLoss().casToken() == casToken;
+      return state.withLeaseLoss(null);
+    });
+    return takeover[0];
   }
 
   /** {@link #detach} for every key ({@code invalidateAll}). */
@@ -214,7 +289,7 @@ final class KeyRegistry {
   /** A flight still running after the load timeout: release the key and fail its callers. */
   private void timedOut(Flight<?> flight) {
     states.computeIfPresent(flight.storeKey, (k, state) -> state.flight() != flight
-        ? state : state.failure() == null ? null : new KeyState(null, state.failure()));
+        ? state : state.withFlight(null));
     flight.voided = true;
     CacheLoadException timeout = new CacheLoadException("the load did not complete within the"
         + " loadTimeout of " + loadTimeoutMillis + " ms; the key was released", null);
@@ -224,7 +299,7 @@ final class KeyRegistry {
     }
   }
 
-  private Failure nextFailure(Failure previous, Throwable cause, long now) {
+  private Failure nextFailure(Failure previous, Throwable cause, long now, long leaseUntil) {
     int count = previous == null ? 1 : previous.count() + 1;
     long window = backoffBaseMillis;
     for (int i = 1; i < count && window < backoffCapMillis; i++) {
@@ -232,26 +307,25 @@ final class KeyRegistry {
     }
     long wait = Math.max(1, (long) (window * (0.5 + random.nextDouble())));
     long notBefore = now + wait;
-    return new Failure(count, notBefore, cause, notBefore + backoffCapMillis);
+    return new Failure(count, notBefore, cause, notBefore + backoffCapMillis, leaseUntil);
   }
 
   /** Forgets up to {@code max} failure records that are due. */
   private void sweep(long now, int max) {
     for (int i = 0; i < max; i++) {
       Due head = forgetQueue.peek();
-      if (head == null || head.failure().forgetAt() > now) {
+      if (head == null || head.record().forgetAt() > now) {
         return;
       }
       Due due = forgetQueue.poll();
       if (due == null) {
         return;
       }
-      if (due.failure().forgetAt() > now) { // another thread took the due head meanwhile
+      if (due.record().forgetAt() > now) { // another thread took the due head meanwhile
         forgetQueue.add(due);
         return;
       }
-      states.computeIfPresent(due.storeKey(), (k, state) -> state.failure() != due.failure()
-          ? state : state.flight() == null ? null : new KeyState(state.flight(), null));
+      states.computeIfPresent(due.storeKey(), (k, state) -> state.without(due.record()));
     }
   }
 
@@ -262,7 +336,7 @@ final class KeyRegistry {
       return;
     }
     try {
-      scheduler.schedule(this::drain, Math.max(0, head.failure().forgetAt() - now),
+      scheduler.schedule(this::drain, Math.max(0, head.record().forgetAt() - now),
           TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       drainScheduled.set(false);

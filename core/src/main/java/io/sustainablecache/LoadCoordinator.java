@@ -32,14 +32,14 @@ final class LoadCoordinator<V> {
   private final KeyRegistry registry;
   private final EntryWriter<V> writer;
   private final Refresher refresher;
-  private final FleetLease lease;
+  private final FleetLease<V> lease;
   private final InstantSource clock;
   private final StatsCounter stats;
   private final long driveTimeoutNanos;
   private final RateLimitedLog refreshErrorLog = new RateLimitedLog(log);
 
   LoadCoordinator(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
-      FleetLease lease, InstantSource clock, StatsCounter stats, long driveTimeoutNanos) {
+      FleetLease<V> lease, InstantSource clock, StatsCounter stats, long driveTimeoutNanos) {
     this.driveTimeoutNanos = driveTimeoutNanos;
     this.registry = registry;
     this.writer = writer;
@@ -53,6 +53,7 @@ final class LoadCoordinator<V> {
    * A caller found no usable entry: joins the key's load in flight or starts one.
    *
    * @param casToken the token of the read ({@code NO_CAS} if the key was absent)
+   * @param expectedLoadMillis the entry's measured load time, or -1 if unknown
    * @param writeBack {@code false} after a failed read: the server just failed, so the result is
    *     returned without a write that would likely fail or time out too
    * @param continuation where the flow continues after a store round trip: the caller's {@link
@@ -61,11 +62,13 @@ final class LoadCoordinator<V> {
    *     CacheLoadException}, or {@link IllegalStateException} for a recursive load
    */
   CompletableFuture<Loaded<V>> miss(String key, String storeKey,
-      AsyncLoader<? extends V> loader, long casToken, boolean writeBack, Executor continuation) {
+      AsyncLoader<? extends V> loader, long casToken, long expectedLoadMillis, boolean writeBack,
+      Executor continuation) {
     KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.MISS, casToken,
         clock.millis());
     if (begin instanceof KeyRegistry.Started<?> started) {
       Flight<V> flight = cast(started.flight());
+      flight.expectedLoadMillis = expectedLoadMillis;
       // The leader's own future: its load's outcome, or the flight's failure, whichever comes
       // first, except that a flight timing out while a thread is inside the loader (a
       // synchronous loader, run by this very leader) does not fail it: the leader was never
@@ -109,7 +112,7 @@ final class LoadCoordinator<V> {
    * already. Never blocks and never runs the loader on the calling thread.
    */
   void refreshInBackground(String key, String storeKey, long casToken,
-      AsyncLoader<? extends V> loader) {
+      long expectedLoadMillis, AsyncLoader<? extends V> loader) {
     if (refresher.isClosed()) {
       stats.increment(Counter.REFRESH_REJECTED);
       return;
@@ -121,6 +124,7 @@ final class LoadCoordinator<V> {
       return;
     }
     Flight<V> flight = cast(started.flight());
+    flight.expectedLoadMillis = expectedLoadMillis;
     if (refresher.submit(() -> runRefresh(flight, loader))) {
       stats.increment(Counter.REFRESH_SCHEDULED);
     } else {
@@ -134,7 +138,7 @@ final class LoadCoordinator<V> {
    * null} if the key is loading or backing off already (the caller serves the current value).
    */
   CompletableFuture<Loaded<V>> refreshInline(String key, String storeKey, long casToken,
-      AsyncLoader<? extends V> loader, Executor continuation) {
+      long expectedLoadMillis, AsyncLoader<? extends V> loader, Executor continuation) {
     KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.REFRESH, casToken,
         clock.millis());
     if (!(begin instanceof KeyRegistry.Started<?> started)) {
@@ -142,6 +146,7 @@ final class LoadCoordinator<V> {
       return null;
     }
     Flight<V> flight = cast(started.flight());
+    flight.expectedLoadMillis = expectedLoadMillis;
     if (lease.enabled()) {
       lease.beforeRefresh(flight).whenCompleteAsync((won, error) -> {
         if (won) {
@@ -258,7 +263,7 @@ final class LoadCoordinator<V> {
       if (writeBack && flight.voided) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
       }
-      registry.finish(flight, null, clock.millis());
+      end(flight, null);
       return;
     }
     Runnable write = () -> write(flight, loaded);
@@ -281,11 +286,16 @@ final class LoadCoordinator<V> {
             }
           });
         }
-        lease.afterLoad(flight, true);
       }
     } finally {
-      registry.finish(flight, null, clock.millis());
+      end(flight, null);
     }
+  }
+
+  /** Deregisters a flight whose load ended, and releases the fleet lease it held. */
+  private void end(Flight<V> flight, Throwable failure) {
+    registry.finish(flight, failure, clock.millis());
+    lease.afterLoad(flight, failure == null);
   }
 
   /** Fails a flight (its callers get a {@link CacheLoadException}) and records the failure. */
@@ -293,9 +303,8 @@ final class LoadCoordinator<V> {
     stats.recordLoadFailure(elapsed);
     boolean mine = flight.result.completeExceptionally(
         new CacheLoadException("the loader failed", cause));
-    registry.finish(flight, cause, clock.millis());
+    end(flight, cause);
     if (mine) {
-      lease.afterLoad(flight, false);
       if (flight.origin == Flight.Origin.REFRESH) {
         stats.increment(Counter.REFRESH_FAILURE);
         refreshErrorLog.warn("a refresh failed; the cached value keeps being served", cause);

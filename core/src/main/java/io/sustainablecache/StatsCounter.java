@@ -21,6 +21,10 @@ final class StatsCounter {
     adders[counter.ordinal()].add(amount);
   }
 
+  long get(Counter counter) {
+    return adders[counter.ordinal()].sum();
+  }
+
   void recordLoad(long millis, boolean absent) {
     increment(Counter.LOAD_SUCCESS);
     if (absent) {

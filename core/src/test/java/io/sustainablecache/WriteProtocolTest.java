@@ -185,7 +185,8 @@ final class WriteProtocolTest {
     ManualExecutor executor = new ManualExecutor();
     ScriptedStore counted = ScriptedStore.over(server);
     try (SustainableCache<String> cache = SustainableCache.builder(counted).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).refreshExecutor(executor).build()) {
+        .codec(ValueCodec.utf8()).clock(clock).refreshExecutor(executor).fleetLease(false)
+        .build()) {
       CompletableFuture<String> query = new CompletableFuture<>();
       CompletableFuture<String> read = cache.getAsync("k", key -> query);
       CompletableFuture.runAsync(() -> query.complete("v")).join(); // an event loop completes it

@@ -1,0 +1,259 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fleet lease (issue 8, part 1), with several instances (caches) over one in-memory server,
+ * in fake time: one load per key across the fleet for refreshes and cold misses, a dead holder
+ * delays the key by at most its lease, invalidation voids it, and a plain hit never touches it.
+ */
+final class FleetLeaseTest {
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore server = InMemoryStore.create(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final List<ManualExecutor> executors = new ArrayList<>();
+  private final List<SustainableCache<String>> fleet = new ArrayList<>();
+  private final AtomicInteger loads = new AtomicInteger();
+
+  private SustainableCache<String> instance(CacheStore store) {
+    ManualExecutor executor = new ManualExecutor();
+    executors.add(executor);
+    SustainableCache<String> cache = SustainableCache.builder(store).namespace("f").ttl(TTL)
+        .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(executor)
+        .random(FixedRandom.neverEarly()).build();
+    fleet.add(cache);
+    return cache;
+  }
+
+  private List<SustainableCache<String>> fleetOf(int n) {
+    for (int i = 0; i < n; i++) {
+      instance(server);
+    }
+    return fleet;
+  }
+
+  private void runRefreshes() {
+    executors.forEach(ManualExecutor::runAll);
+  }
+
+  private Loader<String> counting(String value) {
+    return key -> {
+      loads.incrementAndGet();
+      return value;
+    };
+  }
+
+  @AfterEach
+  void closeFleet() {
+    fleet.forEach(SustainableCache::close);
+  }
+
+  @Test
+  void fourInstancesDueForARefresh_onlyTheLeaseWinnerLoads() {
+    List<SustainableCache<String>> caches = fleetOf(4);
+    caches.get(0).put("hot", "v0");
+    clock.advance(TTL.plusMillis(1)); // stale everywhere: every instance wants to refresh
+
+    for (SustainableCache<String> cache : caches) {
+      assertThat(cache.get("hot", counting("v1"))).isEqualTo("v0"); // never waits
+    }
+    runRefreshes();
+
+    assertThat(loads).as("one DB load for the fleet").hasValue(1);
+    assertThat(caches.stream().mapToLong(c -> c.stats().leaseWonCount()).sum()).isEqualTo(1);
+    assertThat(caches.stream().mapToLong(c -> c.stats().leaseLostCount()).sum()).isEqualTo(3);
+    assertThat(caches.stream().mapToLong(c -> c.stats().missCount()).sum()).isZero();
+    for (SustainableCache<String> cache : caches) {
+      assertThat(cache.getIfPresent("hot")).contains("v1");
+    }
+  }
+
+  @Test
+  void fourInstancesColdStartingTogether_loadOnce_theOthersReadTheWinnersWrite() {
+    List<SustainableCache<String>> caches = fleetOf(4);
+    List<CompletableFuture<String>> queries = new ArrayList<>();
+    List<CompletableFuture<String>> reads = new ArrayList<>();
+    for (SustainableCache<String> cache : caches) {
+      reads.add(cache.getAsync("cold", key -> {
+        loads.incrementAndGet();
+        CompletableFuture<String> query = new CompletableFuture<>();
+        queries.add(query);
+        return query;
+      }));
+    }
+    assertThat(queries).as("only the lease winner queried").hasSize(1);
+
+    clock.advanceMillis(100);
+    queries.get(0).complete("v"); // the winner's write lands
+    executors.forEach(ManualExecutor::runAll); // writes after an async load run on the executor
+    clock.advanceMillis(300);
+    scheduler.runDue(); // the others' polls find it
+
+    for (CompletableFuture<String> read : reads) {
+      assertThat(read).isCompletedWithValue("v");
+    }
+    assertThat(loads).hasValue(1);
+  }
+
+  @Test
+  void aColdMissWaitsABoundedTime_thenLoadsItself_neverFails() {
+    List<SustainableCache<String>> caches = fleetOf(2);
+    CompletableFuture<String> stuck = caches.get(0).getAsync("k", key -> new CompletableFuture<>());
+    CompletableFuture<String> waiting = caches.get(1).getAsync("k",
+        key -> CompletableFuture.completedFuture("loaded by the second instance"));
+    assertThat(waiting).isNotDone();
+
+    // 2 x the assumed 1 s load + 200 ms: then it stops waiting for the holder
+    for (int i = 0; i < 30 && !waiting.isDone(); i++) {
+      clock.advanceMillis(100);
+      scheduler.runDue();
+    }
+
+    assertThat(waiting).isCompletedWithValue("loaded by the second instance");
+    assertThat(stuck).isNotDone();
+  }
+
+  @Test
+  void aHolderThatDies_delaysTheKeyByAtMostItsLease_thenAnotherInstanceTakesOver() {
+    for (int i = 0; i < 2; i++) { // a long grace: the stale value outlives the dead lease
+      ManualExecutor executor = new ManualExecutor();
+      executors.add(executor);
+      fleet.add(SustainableCache.builder(server).namespace("f").ttl(TTL)
+          .grace(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).clock(clock)
+          .scheduler(scheduler).refreshExecutor(executor).random(FixedRandom.neverEarly())
+          .build());
+    }
+    List<SustainableCache<String>> caches = fleet;
+    caches.get(0).put("k", "v0");
+    clock.advance(TTL.plusMillis(1));
+
+    // instance 0 takes the lease and its load never completes: the process died mid-load
+    assertThat(caches.get(0).getAsync("k", key -> new CompletableFuture<>()))
+        .isCompletedWithValue("v0");
+    executors.get(0).runAll();
+    assertThat(caches.get(0).stats().leaseWonCount()).isEqualTo(1);
+
+    // instance 1 wants to refresh while the lease is held: it keeps serving v0
+    assertThat(caches.get(1).get("k", counting("v1"))).isEqualTo("v0");
+    executors.get(1).runAll();
+    assertThat(loads).hasValue(0);
+    assertThat(caches.get(1).stats().leaseLostCount()).isEqualTo(1);
+
+    clock.advance(Duration.ofSeconds(3)); // the lease (1 s load, 2 s exptime) ran out
+    assertThat(caches.get(1).get("k", counting("v1"))).isEqualTo("v0");
+    executors.get(1).runAll();
+
+    assertThat(loads).hasValue(1);
+    assertThat(caches.get(1).stats().leaseTakeoverCount()).isEqualTo(1);
+    assertThat(caches.get(1).getIfPresent("k")).contains("v1");
+  }
+
+  @Test
+  void invalidateOnAnyHost_voidsTheLease_soTheNextReadLoadsAtOnce() {
+    List<SustainableCache<String>> caches = fleetOf(2);
+    CompletableFuture<String> holder = caches.get(0).getAsync("k",
+        key -> new CompletableFuture<>()); // holds the lease, loading "old" forever
+    assertThat(holder).isNotDone();
+
+    caches.get(1).invalidate("k");
+    CompletableFuture<String> fresh = caches.get(1).getAsync("k",
+        key -> CompletableFuture.completedFuture("new"));
+
+    assertThat(fresh).as("won the lease at once, no wait").isCompletedWithValue("new");
+    assertThat(caches.get(1).stats().leaseWonCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aPlainHitNeverTouchesTheLease() {
+    ScriptedStore counted = ScriptedStore.over(server);
+    SustainableCache<String> cache = instance(counted);
+    cache.get("k", counting("v")); // the miss takes a lease: one add for the lease, one value add
+    long adds = counted.count(Op.ADD);
+    for (int i = 0; i < 100; i++) {
+      cache.get("k", counting("unused"));
+    }
+    assertThat(counted.count(Op.ADD)).isEqualTo(adds);
+    assertThat(counted.count(Op.DELETE)).as("the lease was released once").isEqualTo(1);
+    // the miss read the key, and read it again after winning the lease; the hits once each
+    assertThat(counted.count(Op.GETS)).isEqualTo(102);
+  }
+
+  @Test
+  void aStoreErrorWhileTakingTheLease_loadsAnyway() {
+    ScriptedStore failingAdds = ScriptedStore.over(server).fail(Op.ADD, 1);
+    SustainableCache<String> cache = instance(failingAdds);
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+    assertThat(loads).hasValue(1);
+    assertThat(cache.stats().storeErrorCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aFailingDatabase_theHolderKeepsTheLease_soOtherInstancesDoNotRetryMeanwhile() {
+    List<SustainableCache<String>> caches = fleetOf(3);
+    caches.get(0).put("k", "v0");
+    clock.advance(TTL.plusMillis(1));
+    AtomicInteger attempts = new AtomicInteger();
+    Loader<String> failing = key -> {
+      attempts.incrementAndGet();
+      throw new IllegalStateException("db down");
+    };
+    for (SustainableCache<String> cache : caches) {
+      assertThat(cache.get("k", failing)).isEqualTo("v0");
+    }
+    runRefreshes();
+    assertThat(attempts).hasValue(1);
+
+    clock.advanceMillis(400); // the holder backs off (>= 500 ms with this random source)
+    for (SustainableCache<String> cache : caches) {
+      assertThat(cache.get("k", failing)).isEqualTo("v0");
+    }
+    runRefreshes();
+    assertThat(attempts).as("the failed holder's lease still stands").hasValue(1);
+    assertThat(caches.get(1).stats().leaseLostCount()).isEqualTo(2);
+  }
+
+  @Test
+  void bulkRefreshesAcrossTheFleet_loadEachKeyOnce() {
+    List<SustainableCache<String>> caches = fleetOf(3);
+    caches.get(0).put("a", "a0");
+    caches.get(0).put("b", "b0");
+    clock.advance(TTL.plusMillis(1));
+    AtomicInteger keysLoaded = new AtomicInteger();
+    BulkLoader<String> db = keys -> {
+      keysLoaded.addAndGet(keys.size());
+      Map<String, String> values = new java.util.HashMap<>();
+      keys.forEach(key -> values.put(key, key + "1"));
+      return values;
+    };
+    for (SustainableCache<String> cache : caches) {
+      assertThat(cache.getAll(List.of("a", "b"), db)).containsEntry("a", "a0");
+    }
+    clock.advanceMillis(20);
+    scheduler.runDue(); // batch windows close
+    runRefreshes();
+
+    assertThat(keysLoaded).hasValue(2);
+    assertThat(caches.get(2).getAll(List.of("a", "b"), db))
+        .containsExactly(Map.entry("a", "a1"), Map.entry("b", "b1"));
+  }
+}

@@ -1,0 +1,261 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The smaller parts of the API: {@code putIfAbsent}, {@code invalidateAll}, {@code find},
+ * {@code getIfPresent} on absences, {@link CacheStats}, the builder's new settings, and the
+ * failure memory of misses (issue 8, part 3).
+ */
+final class CacheApiTest {
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore store = InMemoryStore.create(clock);
+
+  private SustainableCacheBuilder<String> builder() {
+    return SustainableCache.builder(store).namespace("a").ttl(TTL).codec(ValueCodec.utf8())
+        .clock(clock).refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly());
+  }
+
+  @Test
+  void putIfAbsent_storesOnlyWithoutALiveValue_andReturnsTheValueThatWon() {
+    try (SustainableCache<String> cache = builder().build()) {
+      assertThat(cache.putIfAbsent("k", "first")).isEmpty();
+      assertThat(cache.putIfAbsent("k", "second")).contains("first");
+      assertThat(cache.getIfPresent("k")).contains("first");
+
+      cache.invalidate("k"); // a tombstone is no value
+      assertThat(cache.putIfAbsent("k", "after invalidate")).isEmpty();
+
+      clock.advance(TTL); // expired is no value either
+      assertThat(cache.putIfAbsent("k", "after expiry")).isEmpty();
+      assertThat(cache.getIfPresent("k")).contains("after expiry");
+      assertThat(cache.stats().putCount()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void putIfAbsent_overACachedAbsence_stores() {
+    try (SustainableCache<String> cache = builder().build()) {
+      assertThat(cache.find("k", key -> null)).isEmpty();
+      assertThat(cache.putIfAbsent("k", "now it exists")).isEmpty();
+      assertThat(cache.find("k", key -> null)).contains("now it exists");
+    }
+  }
+
+  @Test
+  void invalidateAll_flushesTheNamespace_whereTheStoreCan() {
+    try (SustainableCache<String> cache = builder().build();
+        SustainableCache<String> other = SustainableCache.builder(store).namespace("other")
+            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).build()) {
+      cache.put("x", "1");
+      other.put("x", "2");
+      cache.invalidateAll();
+      assertThat(cache.getIfPresent("x")).isEmpty();
+      assertThat(other.getIfPresent("x")).contains("2");
+      assertThat(cache.stats().invalidationCount()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void invalidateAll_withoutANamespace_orOnAStoreThatCannot_failsClearly() {
+    try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
+        .codec(ValueCodec.utf8()).build()) {
+      assertThatThrownBy(cache::invalidateAll).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("namespace");
+    }
+    io.sustainablecache.spi.CacheStore plain = new io.sustainablecache.spi.CacheStore() {
+      @Override
+      public CompletableFuture<java.util.Optional<io.sustainablecache.spi.StoreItem>> gets(
+          String key) {
+        return store.gets(key);
+      }
+
+      @Override
+      public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+        return store.add(key, value, exptime);
+      }
+
+      @Override
+      public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+        return store.set(key, value, exptime);
+      }
+
+      @Override
+      public CompletableFuture<io.sustainablecache.spi.CasOutcome> cas(String key, long token,
+          byte[] value, int exptime) {
+        return store.cas(key, token, value, exptime);
+      }
+
+      @Override
+      public CompletableFuture<Boolean> delete(String key) {
+        return store.delete(key);
+      }
+    };
+    try (SustainableCache<String> cache = SustainableCache.builder(plain).namespace("n")
+        .ttl(TTL).codec(ValueCodec.utf8()).build()) {
+      assertThatThrownBy(cache::invalidateAll)
+          .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("memcached");
+    }
+  }
+
+  @Test
+  void putAndInvalidate_reportStoreFailures() {
+    ScriptedStore failing = ScriptedStore.over(store).fail(Op.SET, 2);
+    try (SustainableCache<String> cache = SustainableCache.builder(failing).ttl(TTL)
+        .codec(ValueCodec.utf8()).build()) {
+      assertThatThrownBy(() -> cache.put("k", "v")).isInstanceOf(StoreException.class);
+      assertThatThrownBy(() -> cache.invalidate("k")).isInstanceOf(StoreException.class);
+      assertThat(cache.stats().storeErrorCount()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void getIfPresent_onACachedAbsence_isEmptyButAHit() {
+    try (SustainableCache<String> cache = builder().build()) {
+      cache.find("k", key -> null);
+      assertThat(cache.getIfPresent("k")).isEmpty();
+      assertThat(cache.stats().absentHitCount()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void absentTtlZero_cachesNoAbsence() {
+    AtomicInteger loads = new AtomicInteger();
+    try (SustainableCache<String> cache = builder().absentTtl(Duration.ZERO).build()) {
+      for (int i = 0; i < 3; i++) {
+        assertThat(cache.find("k", key -> {
+          loads.incrementAndGet();
+          return null;
+        })).isEmpty();
+      }
+      assertThat(loads).hasValue(3);
+      assertThat(store.gets("a:k").join()).isEmpty();
+    }
+  }
+
+  @Test
+  void ttlJitter_shortensEachEntrysTtlByUpToTheFraction() {
+    try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
+        .ttlJitter(0.2).codec(ValueCodec.utf8()).clock(clock)
+        .random(new java.util.Random(42)).build()) {
+      long min = Long.MAX_VALUE;
+      long max = Long.MIN_VALUE;
+      for (int i = 0; i < 200; i++) {
+        cache.get("k" + i, key -> "v");
+        byte[] bytes = store.gets("k" + i).join().orElseThrow().value();
+        long ttl = Envelope.expiresAt(bytes) - Envelope.fetchedAt(bytes);
+        min = Math.min(min, ttl);
+        max = Math.max(max, ttl);
+      }
+      assertThat(min).isGreaterThanOrEqualTo(8_000).isLessThan(8_300);
+      assertThat(max).isLessThanOrEqualTo(10_000).isGreaterThan(9_700);
+    }
+  }
+
+  @Test
+  void aFailingKey_isLoadedAtMostOncePerBackoffWindow_callersGetTheRememberedFailureFast() {
+    AtomicInteger attempts = new AtomicInteger();
+    Loader<String> failing = key -> {
+      attempts.incrementAndGet();
+      throw new IllegalStateException("db down");
+    };
+    try (SustainableCache<String> cache = builder().failureBackoff(Duration.ofSeconds(1))
+        .build()) {
+      for (int i = 0; i < 100; i++) { // 100 requests within 1 s
+        assertThatThrownBy(() -> cache.get("k", failing)).isInstanceOf(CacheLoadException.class)
+            .hasRootCauseMessage("db down");
+        clock.advanceMillis(4);
+      }
+      assertThat(attempts).as("once per window (0.5 s with this random source)").hasValue(1);
+      clock.advanceMillis(200);
+      assertThatThrownBy(() -> cache.get("k", failing)).isInstanceOf(CacheLoadException.class);
+      assertThat(attempts).hasValue(2);
+      assertThat(cache.stats().failureRememberedCount()).isEqualTo(99);
+    }
+  }
+
+  @Test
+  void aFailingKeyWithAStaleValue_servesTheStaleValue_underNone() {
+    try (SustainableCache<String> cache = builder().refreshPolicy(RefreshPolicy.none())
+        .build()) {
+      cache.get("k", key -> "v0");
+      clock.advance(TTL);
+      Loader<String> failing = key -> {
+        throw new IllegalStateException("db down");
+      };
+      assertThat(cache.get("k", failing)).isEqualTo("v0");
+      assertThat(cache.get("k", failing)).isEqualTo("v0"); // remembered, still stale-served
+      assertThat(cache.stats().staleOnErrorCount()).isEqualTo(2);
+      assertThat(cache.stats().failureRememberedCount()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void cacheStats_subtractCompareAndPrintOnlyWhatHappened() {
+    try (SustainableCache<String> cache = builder().build()) {
+      CacheStats before = cache.stats();
+      cache.get("k", key -> "v");
+      cache.get("k", key -> "v");
+      CacheStats delta = cache.stats().minus(before);
+      assertThat(delta.hitCount()).isEqualTo(1);
+      assertThat(delta.missCount()).isEqualTo(1);
+      assertThat(delta.requestCount()).isEqualTo(2);
+      assertThat(delta.hitRate()).isEqualTo(0.5);
+      assertThat(delta.loadCount()).isEqualTo(1);
+      assertThat(delta).isEqualTo(delta.minus(CacheStats.empty())).hasSameHashCodeAs(delta);
+      assertThat(delta.toString()).contains("hit=1").contains("miss=1")
+          .doesNotContain("refresh");
+      assertThat(CacheStats.empty().hitRate()).isEqualTo(1.0);
+    }
+  }
+
+  @Test
+  void builderValidatesTheNewSettings() {
+    assertThatThrownBy(() -> builder().loadTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0S");
+    assertThatThrownBy(() -> builder().loadTimeout(Duration.ofDays(2)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT48H");
+    assertThatThrownBy(() -> builder().absentTtl(Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("absentTtl");
+    assertThatThrownBy(() -> builder().ttlJitter(0.6))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0.6");
+    assertThatThrownBy(() -> builder().ttlJitter(Double.NaN))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> builder().refreshBatch(0, Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxKeys");
+    assertThatThrownBy(() -> builder().closeTimeout(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> builder().fleetLease(true).fleetLease(false))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("fleetLease");
+    assertThatThrownBy(() -> builder().failureBackoff(Duration.ofSeconds(1))
+        .failureBackoff(Duration.ofSeconds(2))).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> builder().scheduler(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void fleetLeaseIsOnByDefaultForSusOnly() {
+    try (SustainableCache<String> sus = builder().build();
+        SustainableCache<String> none = SustainableCache.builder(store).ttl(TTL)
+            .refreshPolicy(RefreshPolicy.none()).codec(ValueCodec.utf8()).build()) {
+      assertThat(sus.toString()).contains("fleetLease=true");
+      assertThat(none.toString()).contains("fleetLease=false");
+    }
+  }
+}

@@ -10,6 +10,7 @@ import io.sustainablecache.spi.StoreItem;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -63,7 +64,8 @@ public class CacheOverheadBenchmark {
     Arrays.fill(payload, (byte) 'v');
     byte[] envelope = Envelope.encode(now, now + Duration.ofHours(1).toMillis(), 5, payload);
     store = new ConstantStore(Optional.of(new StoreItem(envelope, 42L)));
-    cache = SustainableCache.builder(store).namespace("jmh").ttl(Duration.ofHours(1)).build();
+    cache = SustainableCache.builder(store).namespace("jmh").ttl(Duration.ofHours(1))
+        .fleetLease(false).build();
     key = "hit";
     storeKey = "jmh:hit";
     loader = k -> {
@@ -97,40 +99,41 @@ public class CacheOverheadBenchmark {
    * @return the stored item, consumed by JMH
    */
   @Benchmark
-  public Optional<StoreItem> storeGets() {
-    return store.gets(storeKey);
+  public Optional<StoreItem> storeGets() throws Exception {
+    return store.gets(storeKey).get(1, TimeUnit.SECONDS);
   }
 
-  /** Answers every read with one prebuilt item; writes are not expected. */
+  /** Answers every read with one prebuilt, already completed future; writes are not expected. */
   static final class ConstantStore implements CacheStore {
-    private final Optional<StoreItem> item;
+    private final CompletableFuture<Optional<StoreItem>> item;
 
     ConstantStore(Optional<StoreItem> item) {
-      this.item = item;
+      this.item = CompletableFuture.completedFuture(item);
     }
 
     @Override
-    public Optional<StoreItem> gets(String key) {
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
       return item;
     }
 
     @Override
-    public boolean add(String key, byte[] value, int exptime) {
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
       throw new UnsupportedOperationException("read-only");
     }
 
     @Override
-    public void set(String key, byte[] value, int exptime) {
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
       throw new UnsupportedOperationException("read-only");
     }
 
     @Override
-    public CasOutcome cas(String key, long casToken, byte[] value, int exptime) {
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
       throw new UnsupportedOperationException("read-only");
     }
 
     @Override
-    public boolean delete(String key) {
+    public CompletableFuture<Boolean> delete(String key) {
       throw new UnsupportedOperationException("read-only");
     }
   }

@@ -5,14 +5,18 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Wraps the store shared by all instances of a run: counts successful writes (the experiments'
- * "duplicate writes") and records when each written value of the watched key expires, for the
- * charts. Thread-safe.
+ * Wraps the store shared by all instances of a run: counts successful writes of values (the
+ * experiments' "duplicate writes"; lease keys and tombstones are not values), counts requests by
+ * kind, and records when each written value of the watched key expires, for the charts.
+ * Thread-safe.
  */
 final class CountingStore implements CacheStore {
 
@@ -21,6 +25,8 @@ final class CountingStore implements CacheStore {
   private final String watchedKey;
   private final LongAdder writes = new LongAdder();
   private final LongAdder measuredWrites = new LongAdder();
+  private final LongAdder reads = new LongAdder();
+  private final LongAdder bulkReads = new LongAdder();
   private final List<Long> expiries = new ArrayList<>();
   private volatile long measureFromMillis = Long.MAX_VALUE;
 
@@ -35,31 +41,50 @@ final class CountingStore implements CacheStore {
   }
 
   @Override
-  public Optional<StoreItem> gets(String key) {
+  public CompletableFuture<Optional<StoreItem>> gets(String key) {
+    reads.increment();
     return delegate.gets(key);
   }
 
   @Override
-  public boolean add(String key, byte[] value, int exptime) {
-    return written(key, value, exptime, delegate.add(key, value, exptime));
+  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    bulkReads.increment();
+    return delegate.getsAll(keys);
   }
 
   @Override
-  public void set(String key, byte[] value, int exptime) {
-    delegate.set(key, value, exptime);
-    written(key, value, exptime, true);
+  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+    return delegate.add(key, value, exptime).thenApply(stored -> {
+      written(key, value, exptime, stored);
+      return stored;
+    });
   }
 
   @Override
-  public CasOutcome cas(String key, long casToken, byte[] value, int exptime) {
-    CasOutcome outcome = delegate.cas(key, casToken, value, exptime);
-    written(key, value, exptime, outcome == CasOutcome.STORED);
-    return outcome;
+  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+    return delegate.set(key, value, exptime).thenApply(ignored -> {
+      written(key, value, exptime, true);
+      return null;
+    });
   }
 
   @Override
-  public boolean delete(String key) {
+  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+      int exptime) {
+    return delegate.cas(key, casToken, value, exptime).thenApply(outcome -> {
+      written(key, value, exptime, outcome == CasOutcome.STORED);
+      return outcome;
+    });
+  }
+
+  @Override
+  public CompletableFuture<Boolean> delete(String key) {
     return delegate.delete(key);
+  }
+
+  @Override
+  public CompletableFuture<Void> flushPrefix(String prefix) {
+    return delegate.flushPrefix(prefix);
   }
 
   @Override
@@ -67,9 +92,11 @@ final class CountingStore implements CacheStore {
     return delegate.maxKeyLength();
   }
 
-  private boolean written(String key, byte[] value, int exptime, boolean stored) {
-    if (!stored) {
-      return false;
+  private void written(String key, byte[] value, int exptime, boolean stored) {
+    boolean envelope = Envelope.isValid(value);
+    if (!stored || (envelope && Envelope.kind(value) == Envelope.KIND_TOMBSTONE)
+        || (!envelope && key.indexOf('\u007F') >= 0)) {
+      return; // not stored, an invalidation, or a lease
     }
     long now = timeline.millis();
     writes.increment();
@@ -78,18 +105,25 @@ final class CountingStore implements CacheStore {
     }
     if (key.equals(watchedKey)) {
       // Logical expiry for envelopes; otherwise the server's tick-truncated physical expiry.
-      long expiry = Envelope.isValid(value)
+      long expiry = envelope
           ? Envelope.expiresAt(value)
           : (Math.floorDiv(now, 1000) + exptime) * 1000;
       synchronized (expiries) {
         expiries.add(expiry);
       }
     }
-    return true;
   }
 
   long measuredWrites() {
     return measuredWrites.sum();
+  }
+
+  long reads() {
+    return reads.sum();
+  }
+
+  long bulkReads() {
+    return bulkReads.sum();
   }
 
   List<Long> expiries() {

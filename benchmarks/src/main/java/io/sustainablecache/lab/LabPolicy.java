@@ -79,7 +79,7 @@ interface LabPolicy extends AutoCloseable {
   /** What a policy instance needs from its run. */
   record Context(Timeline timeline, CacheStore store, SimulatedDatabase db, String namespace,
       Duration ttl, RandomGenerator random, SimExecutor simExecutor, int refreshThreads,
-      int refreshQueue) {
+      int refreshQueue, Boolean lease) {
 
     String storeKey(String key) {
       return namespace + ":" + key;
@@ -168,7 +168,11 @@ interface LabPolicy extends AutoCloseable {
     Library(Context ctx, RefreshPolicy policy) {
       SustainableCacheBuilder<String> builder = SustainableCache.builder(ctx.store())
           .namespace(ctx.namespace()).ttl(ctx.ttl()).refreshPolicy(policy)
-          .codec(ValueCodec.utf8()).clock(ctx.timeline()).random(ctx.random());
+          .codec(ValueCodec.utf8()).clock(ctx.timeline()).random(ctx.random())
+          .scheduler(ctx.timeline().scheduler());
+      if (ctx.lease() != null) {
+        builder.fleetLease(ctx.lease());
+      }
       SimExecutor sim = ctx.simExecutor();
       if (sim != null) {
         builder.refreshExecutor(sim);
@@ -204,19 +208,17 @@ interface LabPolicy extends AutoCloseable {
     }
   }
 
+  /** A plain blocking read, as demand-fill code is usually written; a failure is a miss. */
   private static Optional<StoreItem> read(CacheStore store, String key) {
     try {
-      return store.gets(key);
+      return store.gets(key).join();
     } catch (RuntimeException e) {
       return Optional.empty();
     }
   }
 
+  /** A fire-and-forget write; a failed write is a lost fill, as in any demand-fill code. */
   private static void write(CacheStore store, String key, byte[] value, int exptime) {
-    try {
-      store.set(key, value, exptime);
-    } catch (RuntimeException e) {
-      // a failed write is a lost fill, as in any demand-fill code
-    }
+    store.set(key, value, exptime);
   }
 }

@@ -1,7 +1,7 @@
 package io.sustainablecache.lab;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.InMemoryStore;
+import io.sustainablecache.testing.InMemoryStore;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -63,7 +63,8 @@ final class LabRun {
           ? new SplittableRandom(config.seed() * 31 + i)
           : new java.util.Random();
       instances.add(LabPolicy.create(config.policy(), new LabPolicy.Context(timeline, store, db,
-          namespace, config.ttl(), random, sim, config.refreshThreads(), config.refreshQueue())));
+          namespace, config.ttl(), random, sim, config.refreshThreads(), config.refreshQueue(),
+          config.lease())));
     }
     int n = config.requests();
     this.arrivals = new long[n];

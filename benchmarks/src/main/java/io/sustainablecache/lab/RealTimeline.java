@@ -55,6 +55,11 @@ final class RealTimeline implements Timeline, AutoCloseable {
     }
   }
 
+  @Override
+  public io.sustainablecache.Scheduler scheduler() {
+    return io.sustainablecache.Scheduler.systemScheduler();
+  }
+
   /** Waits until {@code atMillis} of wall-clock time. */
   void sleepUntil(long atMillis) {
     long wait = atMillis - millis();

@@ -18,10 +18,12 @@ import java.time.Duration;
  * @param refreshThreads refresh executor threads per instance (library policies)
  * @param refreshQueue refresh executor queue per instance (library policies)
  * @param seed the random seed (arrival keys, decisions in virtual time)
+ * @param lease the fleet lease of library policies: {@code null} for the library's default (on
+ *     for SUS), or forced on or off
  */
 record RunConfig(LabPolicy.Kind policy, int instances, int tps, int ttlSeconds, int dbMillis,
     int periods, int keys, double zipf, double dbSlowdown, int refreshThreads, int refreshQueue,
-    long seed) {
+    long seed, Boolean lease) {
 
   RunConfig {
     check(instances >= 1, "instances must be at least 1: " + instances);
@@ -57,11 +59,12 @@ record RunConfig(LabPolicy.Kind policy, int instances, int tps, int ttlSeconds, 
   /** A file-name-safe label, e.g. {@code SUS-x1-100tps-ttl3s-db100ms}. */
   String name() {
     return policy + "-x" + instances + "-" + tps + "tps-ttl" + ttlSeconds + "s-db" + dbMillis
-        + "ms" + (keys > 1 ? "-keys" + keys : "");
+        + "ms" + (keys > 1 ? "-keys" + keys : "") + (lease == null ? "" : lease ? "-lease" : "-nolease");
   }
 
   String describe() {
-    return String.format("%-4s x%d @%5d req/s, TTL %2d s, DB %3d ms%s", policy, instances, tps,
-        ttlSeconds, dbMillis, keys > 1 ? ", " + keys + " keys (zipf " + zipf + ")" : "");
+    return String.format("%-4s x%d @%5d req/s, TTL %2d s, DB %3d ms%s%s", policy, instances, tps,
+        ttlSeconds, dbMillis, keys > 1 ? ", " + keys + " keys (zipf " + zipf + ")" : "",
+        lease == null ? "" : lease ? ", lease on" : ", lease off");
   }
 }

@@ -58,6 +58,7 @@ public final class StampedeLab {
                              virtual, 5 real)  --keys N  --zipf S (default 1.0)
         --db-slowdown X      query time grows by X per extra concurrent query (default 0)
         --refresh-threads N  --refresh-queue N   per instance (defaults 4, 1024)
+        --lease on|off       the fleet lease of lock/SUS (default: the library's, on for SUS)
 
       Faults
         --faults             instead of the comparison: the library under steady load against a
@@ -89,7 +90,8 @@ public final class StampedeLab {
   record Options(List<LabPolicy.Kind> policies, List<Integer> rates, List<Integer> ttls,
       List<Integer> dbs, List<Integer> instances, Integer periods, int keys, double zipf,
       double dbSlowdown, int refreshThreads, int refreshQueue, String memcached, String arcus,
-      Path out, boolean charts, long seed, boolean full, boolean faults, boolean help) {
+      Path out, boolean charts, long seed, boolean full, boolean faults, boolean help,
+      Boolean lease) {
 
     boolean realTime() {
       return memcached != null || arcus != null;
@@ -116,6 +118,7 @@ public final class StampedeLab {
     boolean full = false;
     boolean faults = false;
     boolean help = false;
+    Boolean lease = null;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
       switch (arg) {
@@ -141,6 +144,11 @@ public final class StampedeLab {
         case "--refresh-threads" -> threads = number(value(args, ++i, arg), arg,
             Integer::parseInt);
         case "--refresh-queue" -> queue = number(value(args, ++i, arg), arg, Integer::parseInt);
+        case "--lease" -> lease = switch (value(args, ++i, arg)) {
+          case "on" -> Boolean.TRUE;
+          case "off" -> Boolean.FALSE;
+          default -> throw new IllegalArgumentException("--lease takes on or off");
+        };
         default -> throw new IllegalArgumentException("unknown option '" + arg + "'");
       }
     }
@@ -151,7 +159,7 @@ public final class StampedeLab {
       throw new IllegalArgumentException("--faults runs against a memcached: use --memcached");
     }
     return new Options(policies, rates, ttls, dbs, instances, periods, keys, zipf, slowdown,
-        threads, queue, memcached, arcus, out, charts, seed, full, faults, help);
+        threads, queue, memcached, arcus, out, charts, seed, full, faults, help, lease);
   }
 
   /** The runs an invocation asks for, in order. */
@@ -194,7 +202,7 @@ public final class StampedeLab {
   private static RunConfig config(Options o, LabPolicy.Kind policy, int instances, int rate,
       int ttl, int db, int periods) {
     return new RunConfig(policy, instances, rate, ttl, db, periods, o.keys(), o.zipf(),
-        o.dbSlowdown(), o.refreshThreads(), o.refreshQueue(), o.seed());
+        o.dbSlowdown(), o.refreshThreads(), o.refreshQueue(), o.seed(), o.lease());
   }
 
   static int run(String[] args, PrintStream out) {

@@ -21,4 +21,10 @@ interface Timeline extends InstantSource {
 
   /** Blocks the calling thread for {@code millis} of real time; virtual timelines never block. */
   void block(long millis);
+
+  /**
+   * The scheduler the caches under test use for their timed work (load timeouts, lease polls,
+   * batch flushes): on this timeline's time.
+   */
+  io.sustainablecache.Scheduler scheduler();
 }

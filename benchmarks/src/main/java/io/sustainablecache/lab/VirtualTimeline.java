@@ -52,6 +52,17 @@ final class VirtualTimeline implements Timeline {
     throw new IllegalStateException("virtual time never blocks a thread");
   }
 
+  /** Cancellable tasks at {@code now + delay} of virtual time. */
+  @Override
+  public io.sustainablecache.Scheduler scheduler() {
+    return (task, delay, unit) -> {
+      java.util.concurrent.FutureTask<Void> future = new java.util.concurrent.FutureTask<>(task,
+          null);
+      schedule(now + unit.toMillis(delay), future);
+      return future;
+    };
+  }
+
   /** Runs every event due up to {@code endMillis}, advancing the clock; returns how many ran. */
   long runUntil(long endMillis) {
     long ran = 0;

@@ -19,7 +19,8 @@ final class StampedeLabTest {
 
   private static RunConfig config(LabPolicy.Kind policy, int instances, int tps, int ttl, int db,
       int periods) {
-    return new RunConfig(policy, instances, tps, ttl, db, periods, 1, 1.0, 0, 4, 1024, 42);
+    return new RunConfig(policy, instances, tps, ttl, db, periods, 1, 1.0, 0, 4, 1024, 42,
+        null);
   }
 
   @ParameterizedTest(name = "{0} req/s")
@@ -84,7 +85,7 @@ final class StampedeLabTest {
   @Test
   void zipfKeysFollowTheSeed() {
     RunConfig config = new RunConfig(LabPolicy.Kind.SUS, 1, 100, 3, 10, 4, 50, 1.0, 0, 4, 1024,
-        7);
+        7, null);
     String[] keys = LabRun.keySequence(config);
     assertThat(keys).containsExactly(LabRun.keySequence(config));
     long hottest = java.util.Arrays.stream(keys).filter("k0"::equals).count();

@@ -36,6 +36,12 @@ import java.util.concurrent.CompletableFuture;
  *       still be applied by the server later; the cache's write protocol is built for that.</li>
  *   <li><b>Cancellation.</b> Cancelling a returned future is a hint: the adapter may drop the
  *       operation if it has not been sent yet. It never corrupts the connection.</li>
+ *   <li><b>Completion threads.</b> Each adapter documents which threads complete its futures;
+ *       for the ARCUS and spymemcached adapters it is the client's single I/O thread (or the
+ *       shared deadline thread after a timeout, or the calling thread when the operation fails
+ *       before it is sent). Dependent actions registered without an executor run there and
+ *       hold up every other operation of the client meanwhile: they must be short and must not
+ *       block; hand anything else to an executor with the {@code *Async} methods.</li>
  * </ul>
  *
  * <p>Every adapter must pass the shared contract suite in {@code sustainable-cache-testkit}

@@ -3,6 +3,7 @@ package io.sustainablecache.spi;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -131,8 +132,10 @@ public interface CacheStore {
    *
    * @param prefix an ARCUS key prefix (a cache's namespace); never {@code null}
    * @return a future completing when the server removed the items
+   * @throws NullPointerException if {@code prefix} is {@code null}
    */
   default CompletableFuture<Void> flushPrefix(String prefix) {
+    Objects.requireNonNull(prefix, "prefix");
     return CompletableFuture.failedFuture(new UnsupportedOperationException(
         getClass().getSimpleName() + " cannot remove all keys of a prefix: memcached has no"
             + " command for it (ARCUS servers have flush_prefix, through ArcusStore)"));

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -153,15 +154,19 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
    * the server. It never corrupts the client's connection.
    *
    * @param mayInterruptIfRunning ignored, as by {@link CompletableFuture}
-   * @return {@code true} if this call cancelled the future
+   * @return {@code true} if the future is now cancelled (by this call or an earlier one), as
+   *     {@link CompletableFuture#cancel} answers
    */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
-    boolean cancelled = super.cancel(mayInterruptIfRunning);
+    // The same outcome as CompletableFuture.cancel, but only the call that completes the future
+    // abandons the operation (CompletableFuture.cancel also answers true when it was cancelled
+    // before).
+    boolean cancelled = completeExceptionally(new CancellationException());
     if (cancelled) {
       abandonQuietly(false);
     }
-    return cancelled;
+    return cancelled || isCancelled();
   }
 
   /** Called by the deadline thread once the deadline has passed. */

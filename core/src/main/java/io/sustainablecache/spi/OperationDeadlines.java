@@ -142,6 +142,11 @@ public final class OperationDeadlines {
     return state != STOPPED;
   }
 
+  /** Whether the deadline thread waits, without pending operations, for the next one: for tests. */
+  boolean isIdle() {
+    return state == PARKED;
+  }
+
   /** The current or last deadline thread, or {@code null}: for tests. */
   Thread thread() {
     return thread;

@@ -113,7 +113,7 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
    * @return {@code true} if this call completed the future
    */
   protected final boolean fail(String reason, Throwable cause) {
-    return isDone() || completeExceptionally(StoreFailures.failed(name, reason, cause));
+    return !isDone() && completeExceptionally(StoreFailures.failed(name, reason, cause));
   }
 
   /**
@@ -124,7 +124,7 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
    * @return {@code true} if this call completed the future
    */
   protected final boolean fail(Throwable clientFailure) {
-    return isDone() || completeExceptionally(StoreFailures.of(name, clientFailure));
+    return !isDone() && completeExceptionally(StoreFailures.of(name, clientFailure));
   }
 
   /**

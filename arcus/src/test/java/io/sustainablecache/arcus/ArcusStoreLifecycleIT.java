@@ -103,6 +103,32 @@ class ArcusStoreLifecycleIT {
     }
   }
 
+  /**
+   * The store reads the client's key delimiter (a private field of the client, see the class
+   * documentation of {@link ArcusStore}) for the ARCUS prefix rule.
+   */
+  @Test
+  void theStoreAppliesThePrefixRuleWithTheClientsOwnDelimiter() throws Exception {
+    InetSocketAddress closed;
+    try (ServerSocket probe = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      closed = new InetSocketAddress(probe.getInetAddress(), probe.getLocalPort());
+    }
+    ArcusClient client = new ArcusClient(Clients.recommendedSettings().setDelimiter((byte) '#')
+        .build(), List.of(closed));
+    try {
+      ArcusStore store = ArcusStore.of(client);
+
+      assertThat(store.keyProblem("tenant/a#key"))
+          .isEqualTo("the ARCUS prefix (before '#') may contain only [A-Za-z0-9_+.-]");
+      assertThat(store.keyProblem("tenant/a:key")).as("':' is no delimiter here").isNull();
+      assertThat(failure(store.gets("tenant/a#key"))).isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS gets failed: the ARCUS prefix (before '#') may contain only"
+              + " [A-Za-z0-9_+.-]");
+    } finally {
+      client.shutdown();
+    }
+  }
+
   private static Throwable failure(CompletableFuture<?> future)
       throws InterruptedException, TimeoutException {
     try {

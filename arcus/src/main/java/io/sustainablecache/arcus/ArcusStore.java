@@ -2,37 +2,53 @@ package io.sustainablecache.arcus;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.spi.AdapterSettings;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.OperationDeadlines;
+import io.sustainablecache.spi.OperationName;
+import io.sustainablecache.spi.PendingOperation;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreKeys;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ArcusClientPool;
 import net.spy.memcached.CASResponse;
-import net.spy.memcached.CASValue;
-import net.spy.memcached.MemcachedClientIF;
-import net.spy.memcached.internal.OperationFuture;
+import net.spy.memcached.CachedData;
+import net.spy.memcached.MemcachedConnection;
+import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.ops.CASOperationStatus;
+import net.spy.memcached.ops.GetsOperation;
+import net.spy.memcached.ops.Operation;
+import net.spy.memcached.ops.OperationCallback;
+import net.spy.memcached.ops.OperationException;
 import net.spy.memcached.ops.OperationStatus;
-import net.spy.memcached.ops.StatusCode;
+import net.spy.memcached.ops.StoreType;
+import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
 
 /**
  * A {@link CacheStore} over the <a href="https://github.com/naver/arcus-java-client">ARCUS Java
- * client</a>: an {@link ArcusClient} or an {@link ArcusClientPool}, connected to an ARCUS cluster
- * through ZooKeeper ({@code ArcusClient.createArcusClient}, {@code createArcusClientPool}) or
- * directly to memcached-protocol servers ({@code new ArcusClient(connectionFactory, addresses)}).
+ * client</a> 1.13: an {@link ArcusClient} or an {@link ArcusClientPool}, connected to an ARCUS
+ * cluster through ZooKeeper ({@code ArcusClient.createArcusClient}, {@code createArcusClientPool})
+ * or directly to memcached-protocol servers ({@code new ArcusClient(connectionFactory,
+ * addresses)}).
  *
  * <pre>{@code
  * ArcusClient client = ArcusClient.createArcusClient(zkAddresses, serviceCode,
  *     new ConnectionFactoryBuilder()
  *         .setFailureMode(FailureMode.Cancel)
- *         .setOpTimeout(700));
+ *         .setOpTimeout(700)
+ *         .setOpQueueMaxBlockTime(0));
  * CacheStore store = ArcusStore.builder(client)
  *     .operationTimeout(Duration.ofMillis(700))
  *     .maxKeyLength(4000)             // ARCUS servers accept 4000-byte keys
@@ -41,48 +57,103 @@ import net.spy.memcached.ops.StatusCode;
  * client.shutdown();                  // the store does not own the client
  * }</pre>
  *
- * <h2>Operations</h2>
- * Each method issues one asynchronous client call ({@code asyncGets}, {@code add}, {@code set},
- * {@code asyncCAS}, {@code delete}) and waits for it for at most the {@linkplain
- * Builder#operationTimeout operation timeout}. On timeout the operation is cancelled and a
- * {@link StoreException} reports it; so does any other failure: the client refusing the call
- * ({@link IllegalStateException} once it is shut down or its queue is full, {@link
- * IllegalArgumentException} for a key it rejects), a cancelled operation (for example no node or
- * an inactive node under {@code FailureMode.Cancel}), a server error, or an interrupt (the
- * thread's interrupt flag is restored). Exception messages name the operation, never the value.
+ * <h2>Asynchronous operations without blocking</h2>
+ * The client's own futures ({@code OperationFuture}, {@code GetFuture}, {@code BulkFuture}) have
+ * no completion listeners in 1.13: the only way to learn their outcome is a thread that blocks
+ * in {@code get}. This store therefore does what the client's {@code asyncGets}, {@code add},
+ * {@code set}, {@code asyncCAS}, {@code delete}, {@code asyncGetsBulk} and {@code flush(prefix)}
+ * do internally, with its own completion callbacks: it builds the client's ASCII operations with
+ * {@link AsciiOperationFactory} and queues them on the client's connection ({@code
+ * MemcachedConnection.addOperation}, {@code getPrimaryNode}, {@code broadcastOperation}), after
+ * the checks the client makes first (its key validation, including the ARCUS prefix rule, and
+ * whether it is shut down). The caller's thread never waits for the network.
  *
- * <p>Values are stored raw: the client's default {@code SerializingTranscoder} (compression, Java
- * serialization) is never used. Items are written with flags {@code 0x800}, the "plain byte
- * array" marker of the client's own transcoder, and read back as their stored bytes whatever their
- * flags. The client never refuses a value on size; a value larger than the server's item size
- * (1 MiB by default) is refused by the server and reported as a {@link StoreException}. Note that
- * the client answers a {@code SERVER_ERROR} by dropping and re-opening that server's connection,
- * so oversized values are worth rejecting before they reach the store. The client's front cache,
- * if enabled, is bypassed: {@code gets} always asks the server.
+ * <p>Each returned future completes
+ * <ul>
+ *   <li>on the <b>client's I/O thread</b>, when the server answers or the connection is lost;
+ *   </li>
+ *   <li>on the <b>calling thread</b>, before the method returns, when the operation fails before
+ *       it is sent: an invalid key, a client that is shut down, a full queue, or, under {@code
+ *       FailureMode.Cancel}, a server that is down;</li>
+ *   <li>on the <b>deadline thread</b> shared by the stores with the same timeout ({@link
+ *       OperationDeadlines}) when the {@linkplain Builder#operationTimeout operation timeout}
+ *       passes first: the future fails with {@code "ARCUS <op> timed out after <n> ms"}, the
+ *       client's operation is cancelled (it is dropped if not yet sent) and counted as a timeout
+ *       by the client, which re-opens a connection after {@code setTimeoutExceptionThreshold}
+ *       consecutive ones, exactly as if its own future had timed out.</li>
+ * </ul>
+ * Dependent actions registered without an executor run on that thread: keep them short and
+ * non-blocking, above all on the I/O thread, which serves every operation of the client.
+ * Cancelling a returned future cancels the client's operation, which is then dropped if not yet
+ * sent; a cancelled operation that was sent still has its answer read, so the connection stays
+ * in step.
+ *
+ * <p>What this relies on, besides the operations' public API: that {@code
+ * MemcachedClient.addOp} is validation, a shutdown check and {@code addOperation}; that the
+ * client's own key delimiter is its private field {@code MemcachedClient.delimiter} (read once,
+ * by reflection, when the store is built; {@code ':'} if it cannot be read); and that an
+ * operation calls {@code complete()} on its callback exactly when it completes or is cancelled.
+ * These hold for 1.13.x; another client version needs this class re-checked against its source.
+ *
+ * <h2>Failures</h2>
+ * Every failure completes the future with a {@link io.sustainablecache.spi.StoreException} whose
+ * message names the operation, never the key or the value; the methods themselves throw nothing
+ * but {@link NullPointerException} for {@code null} arguments. Failures include: a key that is
+ * empty, longer than {@link #maxKeyLength()}, contains a space, line break or NUL, or has an
+ * invalid ARCUS prefix (see below); a client that is shut down (its I/O thread has ended; while
+ * it stops, operations fail as for a server that is down); a node that is inactive under {@code
+ * FailureMode.Cancel}; a server error such as {@code SERVER_ERROR object too large for cache};
+ * an unexpected answer; and the timeout.
+ *
+ * <p>Note that the client answers a server error by dropping and re-opening that server's
+ * connection (failing the other operations in flight on it), so oversized values are worth
+ * rejecting before they reach the store. The client also blocks the calling thread when a node's
+ * queue is full, for up to {@code setOpQueueMaxBlockTime} (10 s by default): set it to 0 so
+ * that a full queue fails the operation at once instead.
+ *
+ * <h2>Values</h2>
+ * Values are stored raw: the client's transcoders (compression, Java serialization) are never
+ * used. Items are written with flags {@code 0x800}, the "plain byte array" marker of the client's
+ * own transcoder, and read back as their stored bytes whatever their flags. The store copies a
+ * value before queueing it, so the caller's array is neither retained nor read once the method
+ * has returned; every array it returns is new and belongs to the caller. A value larger than
+ * the server's item size (1 MiB by default) is refused by the server: the future fails with a
+ * {@link io.sustainablecache.spi.StoreException} for {@code add}, {@code set} and {@code cas}
+ * alike. The client's front cache, if enabled, is bypassed: {@code gets} always asks the server
+ * ({@code delete} drops the key from it, as the client's own {@code delete} does).
  *
  * <h2>Keys</h2>
  * {@link #maxKeyLength()} is 250 bytes by default because a plain memcached server refuses longer
  * keys, while an ARCUS server accepts up to 4000 (the client's own limit); raise it with {@link
- * Builder#maxKeyLength} when every server is an ARCUS server. The ARCUS client additionally
- * treats the part of a key before its first {@code ':'} (the {@linkplain
- * net.spy.memcached.ConnectionFactoryBuilder#setDelimiter delimiter}) as an ARCUS prefix, which
- * must consist of {@code [A-Za-z0-9_+.-]} and must not start with {@code '-'}; other keys with a
- * {@code ':'} fail with a {@link StoreException}.
+ * Builder#maxKeyLength} when every server is an ARCUS server. Any byte but space, line feed,
+ * carriage return and NUL may appear in a key, including DEL ({@code 0x7F}). The ARCUS client
+ * treats the part of a key before its first delimiter ({@code ':'} unless set with {@link
+ * net.spy.memcached.ConnectionFactoryBuilder#setDelimiter}) as an ARCUS prefix, which must
+ * consist of {@code [A-Za-z0-9_+.-]} and must not start with {@code '-'}; other keys with a
+ * delimiter fail.
+ *
+ * <h2>Bulk reads and prefix flushes</h2>
+ * {@link #getsAll} groups the keys by the node that owns them and sends one {@code gets} (or, to
+ * ARCUS servers that support it, {@code mgets}) per node and per 200 keys, as {@code
+ * asyncGetsBulk} does; unlike {@code asyncGetsBulk}, it fails at once when a key's node is down
+ * instead of asking another node (which does not have the key), whatever the failure mode. Any
+ * failed part fails the whole read. {@link #flushPrefix} sends ARCUS's {@code flush_prefix} to
+ * every node, as {@code flush(prefix)} does; a plain memcached server does not know the command
+ * and answers {@code ERROR}, which fails the future (and makes the client re-open that
+ * connection).
  *
  * <h2>Configuring the client</h2>
  * Build the client's connection factory with {@link net.spy.memcached.ConnectionFactoryBuilder};
- * its defaults suit this library: {@code FailureMode.Cancel} (operations for a failed node fail
- * at once, which the cache treats as a miss or a skipped write, instead of queueing behind the
- * reconnect), ARCUS consistent (ketama) hashing (a node joining or leaving moves only its share
- * of the keys), and a 700 ms operation timeout. The plain {@link
+ * its defaults suit this library but for the queue block time: {@code FailureMode.Cancel}
+ * (operations for a failed node fail at once, which the cache treats as a miss or a skipped
+ * write, instead of queueing behind the reconnect), ARCUS consistent (ketama) hashing (a node
+ * joining or leaving moves only its share of the keys), the ASCII protocol (required: the
+ * builder rejects a binary-protocol client), and a 700 ms operation timeout. The plain {@link
  * net.spy.memcached.DefaultConnectionFactory} instead uses {@code FailureMode.Redistribute} and
  * modulo hashing: a failed node's keys are served by another node, and any change in the node
  * list remaps most keys, which empties the cache for practical purposes and causes the very
- * stampede this library exists to prevent. Keep the factory's operation timeout
- * ({@code setOpTimeout}, milliseconds) equal to this store's {@linkplain Builder#operationTimeout
- * operation timeout}: the store waits for its own, the client uses its own for its queues and
- * counts consecutive timeouts ({@code setTimeoutExceptionThreshold}, 10 by default) before it
- * resets a connection.
+ * stampede this library exists to prevent. Keep the factory's operation timeout ({@code
+ * setOpTimeout}, milliseconds) equal to this store's operation timeout.
  *
  * <p>The ARCUS client 1.13.2 depends on ZooKeeper 3.4.14, whose client cannot connect on Java 14
  * and later; this module replaces it with ZooKeeper 3.5.9, the version later ARCUS clients use.
@@ -90,10 +161,9 @@ import net.spy.memcached.ops.StatusCode;
  * {@code net.spy.log.LoggerImpl} is {@code net.spy.memcached.compat.log.SLF4JLogger}.
  *
  * <h2>Lifecycle and thread-safety</h2>
- * The store is immutable and thread-safe; it adds no threads, locks or state to the client's. It
- * does <b>not</b> own the client: the caller shuts the client down ({@code shutdown()}, which for
- * a client created through ZooKeeper also closes its ZooKeeper session) after the last use of the
- * store. Calls made after that fail with a {@link StoreException}.
+ * The store is immutable and thread-safe. It does <b>not</b> own the client: the caller shuts the
+ * client down ({@code shutdown()}, which for a client created through ZooKeeper also closes its
+ * ZooKeeper session) after the last use of the store. Operations started after that fail.
  */
 public final class ArcusStore implements CacheStore {
 
@@ -106,14 +176,35 @@ public final class ArcusStore implements CacheStore {
   /** ARCUS's key length limit, the largest accepted value. */
   static final int ARCUS_MAX_KEY_LENGTH = 4000;
 
-  private final MemcachedClientIF client;
-  private final long timeoutMillis;
+  /** Keys per bulk read operation, as the client's {@code asyncGetsBulk}. */
+  static final int GETS_CHUNK_SIZE = 200;
+
+  private static final String CLIENT = "ARCUS";
+  static final OperationName GETS = OperationName.of(CLIENT, "gets");
+  static final OperationName GETS_ALL = OperationName.of(CLIENT, "getsAll");
+  static final OperationName ADD = OperationName.of(CLIENT, "add");
+  static final OperationName SET = OperationName.of(CLIENT, "set");
+  static final OperationName CAS = OperationName.of(CLIENT, "cas");
+  static final OperationName DELETE = OperationName.of(CLIENT, "delete");
+  static final OperationName FLUSH_PREFIX = OperationName.of(CLIENT, "flushPrefix");
+
+  /** The client's ASCII operation factory: stateless, shared. */
+  private static final AsciiOperationFactory OPERATIONS = new AsciiOperationFactory();
+
+  private final Supplier<? extends ClientAccess> clients;
+  private final String clientDescription;
+  private final char delimiter;
+  private final Duration operationTimeout;
+  private final OperationDeadlines deadlines;
   private final int maxKeyLength;
 
-  private ArcusStore(MemcachedClientIF client, long timeoutMillis, int maxKeyLength) {
-    this.client = client;
-    this.timeoutMillis = timeoutMillis;
-    this.maxKeyLength = maxKeyLength;
+  private ArcusStore(Builder builder) {
+    this.clients = builder.clients;
+    this.clientDescription = builder.clientDescription;
+    this.delimiter = (char) (builder.delimiter & 0xff);
+    this.operationTimeout = builder.operationTimeout;
+    this.deadlines = OperationDeadlines.forTimeout(builder.operationTimeout);
+    this.maxKeyLength = builder.maxKeyLength;
   }
 
   /**
@@ -123,6 +214,7 @@ public final class ArcusStore implements CacheStore {
    * @param client a started client; the caller keeps ownership and shuts it down
    * @return a new store
    * @throws NullPointerException if {@code client} is {@code null}
+   * @throws IllegalArgumentException if the client uses the binary protocol
    */
   public static ArcusStore of(ArcusClient client) {
     return builder(client).build();
@@ -135,6 +227,7 @@ public final class ArcusStore implements CacheStore {
    * @param pool a started pool; the caller keeps ownership and shuts it down
    * @return a new store
    * @throws NullPointerException if {@code pool} is {@code null}
+   * @throws IllegalArgumentException if the pool's clients use the binary protocol
    */
   public static ArcusStore of(ArcusClientPool pool) {
     return builder(pool).build();
@@ -146,9 +239,13 @@ public final class ArcusStore implements CacheStore {
    * @param client a started client; the caller keeps ownership and shuts it down
    * @return a builder with the defaults
    * @throws NullPointerException if {@code client} is {@code null}
+   * @throws IllegalArgumentException if the client uses the binary protocol
    */
   public static Builder builder(ArcusClient client) {
-    return new Builder(requireNonNull(client, "client"));
+    requireNonNull(client, "client");
+    ClientAccess.Real.requireAsciiProtocol(client);
+    return new Builder(new ClientAccess.Real(client), ClientAccess.Real.delimiterOf(client),
+        "ArcusClient");
   }
 
   /**
@@ -157,91 +254,219 @@ public final class ArcusStore implements CacheStore {
    * @param pool a started pool; the caller keeps ownership and shuts it down
    * @return a builder with the defaults
    * @throws NullPointerException if {@code pool} is {@code null}
+   * @throws IllegalArgumentException if the pool's clients use the binary protocol
    */
   public static Builder builder(ArcusClientPool pool) {
-    return new Builder(requireNonNull(pool, "pool"));
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Runs {@code asyncGets} and returns the stored bytes whatever their flags.
-   */
-  @Override
-  public Optional<StoreItem> gets(String key) {
-    requireNonNull(key, "key");
-    CASValue<byte[]> found =
-        await("gets", () -> client.asyncGets(key, RawBytesTranscoder.INSTANCE));
-    return found == null
-        ? Optional.empty()
-        : Optional.of(new StoreItem(found.getValue(), found.getCas()));
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * @throws StoreException also when the server answers anything but {@code STORED} or
-   *     {@code NOT_STORED}, for example when the value exceeds its item size
-   */
-  @Override
-  public boolean add(String key, byte[] value, int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    return stored("add",
-        call("add", () -> client.add(key, exptime, value, RawBytesTranscoder.INSTANCE)),
-        StatusCode.ERR_NOT_STORED);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * @throws StoreException also when the server answers anything but {@code STORED}; the
-   *     message carries the server's answer
-   */
-  @Override
-  public void set(String key, byte[] value, int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    stored("set",
-        call("set", () -> client.set(key, exptime, value, RawBytesTranscoder.INSTANCE)),
-        null);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * @throws StoreException also when the client reports the operation as cancelled or its
-   *     outcome as undefined
-   */
-  @Override
-  public CasOutcome cas(String key, long casToken, byte[] value, int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    Future<CASResponse> future = call("cas",
-        () -> client.asyncCAS(key, casToken, exptime, value, RawBytesTranscoder.INSTANCE));
-    CASResponse response = await("cas", future);
-    if (response == null) {
-      throw new StoreException("ARCUS cas failed: no response");
+    requireNonNull(pool, "pool");
+    ArcusClient[] members = pool.getAllClients();
+    byte delimiter = net.spy.memcached.DefaultConnectionFactory.DEFAULT_DELIMITER;
+    if (members != null && members.length > 0) {
+      for (ArcusClient member : members) {
+        ClientAccess.Real.requireAsciiProtocol(member);
+      }
+      delimiter = ClientAccess.Real.delimiterOf(members[0]);
     }
-    return switch (response) {
-      case OK -> CasOutcome.STORED;
-      case EXISTS -> CasOutcome.EXISTS;
-      case NOT_FOUND -> CasOutcome.NOT_FOUND;
-      case CANCELED, UNDEFINED -> throw new StoreException(
-          "ARCUS cas failed: " + response + statusSuffix(future));
-    };
+    return new Builder(new ClientAccess.Pool(pool), delimiter, "ArcusClientPool");
+  }
+
+  /** A builder over scripted clients, for the unit tests. */
+  static Builder builder(Supplier<? extends ClientAccess> clients, byte delimiter,
+      String description) {
+    return new Builder(clients, delimiter, description);
   }
 
   /**
    * {@inheritDoc}
    *
-   * @throws StoreException also when the server answers anything but {@code DELETED} or
-   *     {@code NOT_FOUND}
+   * <p>Sends {@code gets} and returns the stored bytes whatever their flags.
    */
   @Override
-  public boolean delete(String key) {
+  public CompletableFuture<Optional<StoreItem>> gets(String key) {
     requireNonNull(key, "key");
-    return stored("delete", call("delete", () -> client.delete(key)), StatusCode.ERR_NOT_FOUND);
+    Gets pending = new Gets(deadlines);
+    ClientAccess client = prepare(pending, key);
+    if (client != null) {
+      submit(pending, OPERATIONS.gets(key, pending), key, client);
+    }
+    return pending;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Sends one {@code gets} (or {@code mgets}) per node and per 200 keys, like the client's
+   * {@code asyncGetsBulk}. Fails as a whole if any key is invalid, if a key's node is down, or if
+   * any part fails.
+   *
+   * @throws NullPointerException if {@code keys} or one of them is {@code null}
+   */
+  @Override
+  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    requireNonNull(keys, "keys");
+    for (String key : keys) {
+      requireNonNull(key, "key");
+    }
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(new HashMap<>());
+    }
+    GetsAll pending = new GetsAll(deadlines);
+    for (String key : keys) {
+      String problem = keyProblem(key);
+      if (problem != null) {
+        pending.failWith(problem, null);
+        return pending;
+      }
+    }
+    ClientAccess client = client(pending);
+    if (client == null) {
+      return pending;
+    }
+    Map<MemcachedNode, List<List<String>>> byNode = new LinkedHashMap<>();
+    for (String key : keys) {
+      MemcachedNode node = client.primaryNode(key);
+      if (node == null) {
+        pending.failWith("the client has no server for a key", null);
+        return pending;
+      }
+      if (!node.isActive() && !node.isFirstConnecting()) {
+        pending.failWith("the server of a key is down (" + node.getSocketAddress() + ")", null);
+        return pending;
+      }
+      List<List<String>> chunks = byNode.computeIfAbsent(node, n -> new ArrayList<>());
+      if (chunks.isEmpty() || chunks.get(chunks.size() - 1).size() >= GETS_CHUNK_SIZE) {
+        chunks.add(new ArrayList<>(Math.min(GETS_CHUNK_SIZE, keys.size())));
+      }
+      chunks.get(chunks.size() - 1).add(key);
+    }
+    List<MemcachedNode> nodes = new ArrayList<>();
+    List<GetsAll.Part> parts = new ArrayList<>();
+    byNode.forEach((node, chunks) -> {
+      for (List<String> chunk : chunks) {
+        GetsAll.Part part = pending.new Part();
+        part.operation = node.enabledMGetsOp()
+            ? OPERATIONS.mgets(chunk, part)
+            : OPERATIONS.gets(chunk, part);
+        pending.add(part);
+        nodes.add(node);
+        parts.add(part);
+      }
+    });
+    pending.start();
+    boolean interrupted = Thread.interrupted();
+    try {
+      for (int i = 0; i < parts.size() && !pending.isDone(); i++) {
+        client.addOperation(nodes.get(i), parts.get(i).operation);
+      }
+    } catch (RuntimeException e) {
+      pending.failWith(e);
+      pending.cancelParts(false);
+    } finally {
+      restoreInterrupt(interrupted);
+    }
+    pending.allQueued();
+    return pending;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @return {@inheritDoc}; the future fails when the server answers anything but {@code STORED}
+   *     or {@code NOT_STORED}, for example when the value exceeds its item size
+   */
+  @Override
+  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+    return store(new Add(deadlines), StoreType.add, key, value, exptime);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @return {@inheritDoc}; the future fails with the server's answer when it is not {@code
+   *     STORED}
+   */
+  @Override
+  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+    return store(new Set(deadlines), StoreType.set, key, value, exptime);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
+   *     STORED}, {@code EXISTS} or {@code NOT_FOUND}
+   */
+  @Override
+  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+      int exptime) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    Cas pending = new Cas(deadlines);
+    ClientAccess client = prepare(pending, key);
+    if (client != null) {
+      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
+      submit(pending, OPERATIONS.cas(StoreType.set, key, casToken, data.getFlags(), exptime,
+          data.getData(), pending), key, client);
+    }
+    return pending;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Also drops the key from the client's front cache, if it has one.
+   *
+   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
+   *     DELETED} or {@code NOT_FOUND}
+   */
+  @Override
+  public CompletableFuture<Boolean> delete(String key) {
+    requireNonNull(key, "key");
+    Delete pending = new Delete(deadlines);
+    ClientAccess client = prepare(pending, key);
+    if (client != null) {
+      client.forgetLocally(key);
+      submit(pending, OPERATIONS.delete(key, pending), key, client);
+    }
+    return pending;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Sends ARCUS's {@code flush_prefix} to every node of the client, as the client's {@code
+   * flush(prefix)} does; a node answering {@code NOT_FOUND} (no item has the prefix) counts as
+   * done. The future fails if the prefix is not a valid ARCUS prefix ({@code [A-Za-z0-9_+.-]}, not
+   * starting with {@code '-'}), if a node is down, or if a node answers anything else, as a
+   * plain memcached server does ({@code ERROR}).
+   */
+  @Override
+  public CompletableFuture<Void> flushPrefix(String prefix) {
+    requireNonNull(prefix, "prefix");
+    FlushPrefix pending = new FlushPrefix(deadlines);
+    String problem = prefixProblem(prefix, prefix.length());
+    if (problem == null && prefix.length() > maxKeyLength) {
+      problem = "the prefix is longer than " + maxKeyLength + " bytes";
+    }
+    if (problem != null) {
+      pending.failWith(problem, null);
+      return pending;
+    }
+    ClientAccess client = client(pending);
+    if (client == null) {
+      return pending;
+    }
+    pending.start();
+    boolean interrupted = Thread.interrupted();
+    try {
+      client.broadcast((node, latch) -> pending.newPart(node, prefix));
+    } catch (RuntimeException e) {
+      pending.failWith(e);
+      pending.cancelParts(false);
+    } finally {
+      restoreInterrupt(interrupted);
+    }
+    pending.allQueued();
+    return pending;
   }
 
   /**
@@ -254,88 +479,486 @@ public final class ArcusStore implements CacheStore {
     return maxKeyLength;
   }
 
+  /**
+   * How long each operation may take before its future fails.
+   *
+   * @return a positive duration; 700 ms unless configured
+   */
+  public Duration operationTimeout() {
+    return operationTimeout;
+  }
+
+  /**
+   * Describes the configuration, for logs.
+   *
+   * @return for example {@code ArcusStore[client=ArcusClient, operationTimeout=700 ms,
+   *     maxKeyLength=250]}
+   */
   @Override
   public String toString() {
-    return "ArcusStore[client=" + client.getClass().getSimpleName()
-        + ", operationTimeout=" + timeoutMillis + "ms, maxKeyLength=" + maxKeyLength + "]";
+    return "ArcusStore[client=" + clientDescription + ", operationTimeout="
+        + AdapterSettings.describe(operationTimeout) + ", maxKeyLength=" + maxKeyLength + "]";
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Submission
+
+  private <T> CompletableFuture<T> store(Pending<T> pending, StoreType type, String key,
+      byte[] value, int exptime) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    ClientAccess client = prepare(pending, key);
+    if (client != null) {
+      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
+      submit(pending, OPERATIONS.store(type, key, data.getFlags(), exptime, data.getData(),
+          pending), key, client);
+    }
+    return pending;
   }
 
   /**
-   * Waits for a store command and returns its Boolean result; a {@code false} answer is returned
-   * only when its status is {@code expectedFailure}, any other {@code false} becomes a {@link
-   * StoreException} naming the server's answer.
+   * Checks the key and picks the client, or fails the pending operation.
+   *
+   * @return the client to queue the operation on, or {@code null} if the operation failed
    */
-  private boolean stored(String operation, Future<Boolean> future, StatusCode expectedFailure) {
-    Boolean result = await(operation, future);
-    if (Boolean.TRUE.equals(result)) {
-      return true;
+  private ClientAccess prepare(Op<?> pending, String key) {
+    String problem = keyProblem(key);
+    if (problem != null) {
+      pending.failWith(problem, null);
+      return null;
     }
-    OperationStatus status = status(future);
-    if (expectedFailure != null
-        && (status == null || status.getStatusCode() == expectedFailure)) {
-      return false;
-    }
-    throw new StoreException("ARCUS " + operation + " failed" + statusSuffix(future));
+    return client(pending);
   }
 
-  /** Submits an asynchronous call, turning the client's refusal into a {@link StoreException}. */
-  private static <T> Future<T> call(String operation, Supplier<Future<T>> submit) {
+  private ClientAccess client(Op<?> pending) {
+    ClientAccess client;
     try {
-      return submit.get();
+      client = clients.get();
     } catch (RuntimeException e) {
-      throw new StoreException("ARCUS " + operation + " failed: " + describe(e), e);
+      pending.failWith(e);
+      return null;
+    }
+    if (!client.isRunning()) {
+      pending.failWith("the client is shut down", null);
+      return null;
+    }
+    return client;
+  }
+
+  private static void submit(Pending<?> pending, Operation operation, String key,
+      ClientAccess client) {
+    pending.operation = operation;
+    pending.start();
+    boolean interrupted = Thread.interrupted();
+    try {
+      client.addOperation(key, operation);
+    } catch (RuntimeException e) {
+      pending.failWith(e);
+    } finally {
+      restoreInterrupt(interrupted);
     }
   }
 
-  /** {@link #call} then {@link #await(String, Future)}. */
-  private <T> T await(String operation, Supplier<Future<T>> submit) {
-    return await(operation, call(operation, submit));
-  }
-
-  /** Waits for a submitted call for at most the operation timeout. */
-  private <T> T await(String operation, Future<T> future) {
-    try {
-      return future.get(timeoutMillis, TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw cancelled(future, new StoreException(
-          "ARCUS " + operation + " timed out after " + timeoutMillis + " ms", e));
-    } catch (InterruptedException e) {
+  /**
+   * Queueing an operation waits interruptibly (for authentication, or for room in a full
+   * queue), so the client refuses every operation of a thread whose interrupt flag is set. The
+   * store does not block on the network, so it clears the flag while it queues and sets it again
+   * afterwards: an interrupted caller gets its answer and keeps its flag.
+   */
+  private static void restoreInterrupt(boolean interrupted) {
+    if (interrupted) {
       Thread.currentThread().interrupt();
-      throw cancelled(future, new StoreException("ARCUS " + operation + " interrupted", e));
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause() == null ? e : e.getCause();
-      throw new StoreException("ARCUS " + operation + " failed: " + describe(cause), cause);
-    } catch (RuntimeException e) {
-      // CancellationException, or anything else the client throws while waiting
-      throw new StoreException("ARCUS " + operation + " failed: " + describe(e), e);
+    }
+  }
+
+  /** The client's key validation ({@code MemcachedClient.validateKey}) with this store's limit. */
+  String keyProblem(String key) {
+    String problem = StoreKeys.problem(key, maxKeyLength);
+    if (problem != null) {
+      return problem;
+    }
+    int end = key.indexOf(delimiter);
+    // The client accepts an empty prefix in a key (":key"), so the store does too.
+    return end <= 0 ? null : prefixProblem(key, end);
+  }
+
+  /** The ARCUS prefix rule on {@code text.substring(0, end)}, or {@code null} if it holds. */
+  private String prefixProblem(String text, int end) {
+    if (end == 0) {
+      return "the ARCUS prefix is empty";
+    }
+    if (text.charAt(0) == '-') {
+      return "the ARCUS prefix starts with '-'";
+    }
+    for (int i = 0; i < end; i++) {
+      char c = text.charAt(i);
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+          || c == '_' || c == '-' || c == '+' || c == '.')) {
+        return "the ARCUS prefix (before '" + delimiter + "') may contain only [A-Za-z0-9_+.-]";
+      }
+    }
+    return null;
+  }
+
+  /** Describes a failed or cancelled client operation, or returns {@code null} if it is neither. */
+  private static String problemOf(Operation operation) {
+    if (operation.isCancelled()) {
+      String cause = operation.getCancelCause();
+      return cause == null ? "cancelled by the client" : cause;
+    }
+    if (operation.hasErrored()) {
+      return describe(operation.getException());
+    }
+    return null;
+  }
+
+  private static Throwable causeOf(Operation operation) {
+    if (operation.isCancelled()) {
+      return new CancellationException(operation.getCancelCause());
+    }
+    return operation.getException();
+  }
+
+  private static String describe(OperationException exception) {
+    String message = exception == null ? null : exception.getMessage();
+    return message == null || message.isBlank()
+        ? "the server answered ERROR (it does not know the command)"
+        : message;
+  }
+
+  private static void abandon(Operation operation, boolean timedOut) {
+    if (operation == null) {
+      return;
+    }
+    if (timedOut) {
+      MemcachedConnection.opTimedOut(operation);
+    }
+    operation.cancel(timedOut ? "timed out" : "by application");
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Pending operations: each is the returned future, the client's callback and the deadline
+  // queue's node at once.
+
+  /** The adapter's view of a pending operation: what the store's methods call on it. */
+  private abstract static class Op<T> extends PendingOperation<T> {
+    Op(OperationName name, OperationDeadlines deadlines) {
+      super(name, deadlines);
+    }
+
+    final void start() {
+      startDeadline();
+    }
+
+    final void failWith(String reason, Throwable cause) {
+      fail(reason, cause);
+    }
+
+    final void failWith(Throwable clientFailure) {
+      fail(clientFailure);
+    }
+  }
+
+  /** A single-key operation. */
+  private abstract static class Pending<T> extends Op<T> implements OperationCallback {
+
+    /** Set before the deadline starts. */
+    Operation operation;
+    /** The server's answer; written and read on the client's I/O thread. */
+    private OperationStatus status;
+
+    Pending(OperationName name, OperationDeadlines deadlines) {
+      super(name, deadlines);
+    }
+
+    @Override
+    public void receivedStatus(OperationStatus received) {
+      status = received;
+    }
+
+    @Override
+    public final void complete() {
+      if (isDone()) {
+        return;
+      }
+      Operation op = operation;
+      String problem = problemOf(op);
+      if (problem != null) {
+        fail(problem, causeOf(op));
+        return;
+      }
+      OperationStatus answer = status;
+      if (answer == null) {
+        fail("the client completed the operation without an answer", null);
+        return;
+      }
+      MemcachedConnection.opSucceeded(op);
+      answered(answer);
+    }
+
+    /** Completes the future with what the server answered. */
+    abstract void answered(OperationStatus answer);
+
+    @Override
+    protected final void abandon(boolean timedOut) {
+      ArcusStore.abandon(operation, timedOut);
+    }
+  }
+
+  private static final class Gets extends Pending<Optional<StoreItem>>
+      implements GetsOperation.Callback {
+
+    private StoreItem item;
+
+    Gets(OperationDeadlines deadlines) {
+      super(GETS, deadlines);
+    }
+
+    @Override
+    public void gotData(String key, int flags, long cas, byte[] data) {
+      item = new StoreItem(data, cas);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        StoreItem found = item;
+        succeed(found == null ? Optional.empty() : Optional.of(found));
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Add extends Pending<Boolean> {
+    Add(OperationDeadlines deadlines) {
+      super(ADD, deadlines);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(Boolean.TRUE);
+      } else if ("NOT_STORED".equals(answer.getMessage())) {
+        succeed(Boolean.FALSE);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Set extends Pending<Void> {
+    Set(OperationDeadlines deadlines) {
+      super(SET, deadlines);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(null);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Cas extends Pending<CasOutcome> {
+    Cas(OperationDeadlines deadlines) {
+      super(CAS, deadlines);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      CASResponse response = answer instanceof CASOperationStatus cas
+          ? cas.getCASResponse()
+          : CASResponse.UNDEFINED;
+      switch (response) {
+        case OK -> succeed(CasOutcome.STORED);
+        case EXISTS -> succeed(CasOutcome.EXISTS);
+        case NOT_FOUND -> succeed(CasOutcome.NOT_FOUND);
+        default -> fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Delete extends Pending<Boolean> {
+    Delete(OperationDeadlines deadlines) {
+      super(DELETE, deadlines);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(Boolean.TRUE);
+      } else if ("NOT_FOUND".equals(answer.getMessage())) {
+        succeed(Boolean.FALSE);
+      } else {
+        fail(answer.getMessage(), null);
+      }
     }
   }
 
   /**
-   * Cancels an operation the store no longer waits for, so that the client drops it if it has
-   * not been sent yet; a failure to cancel is attached to {@code failure}, which is returned.
+   * An operation in several parts, one client operation each: it succeeds once every part has
+   * succeeded and fails with the first part that fails (cancelling the others).
    */
-  private static StoreException cancelled(Future<?> future, StoreException failure) {
-    try {
-      future.cancel(true);
-    } catch (RuntimeException e) {
-      failure.addSuppressed(e);
+  private abstract static class MultiPart<T> extends Op<T> {
+
+    /** Guards the parts' bookkeeping and the result. */
+    final Object lock = new Object();
+    /** Guarded by {@link #lock}. */
+    final List<Part> parts = new ArrayList<>();
+    /** Parts not yet succeeded, plus one until every part is queued; guarded by {@link #lock}. */
+    private int remaining = 1;
+
+    MultiPart(OperationName name, OperationDeadlines deadlines) {
+      super(name, deadlines);
     }
-    return failure;
+
+    /** Registers a part whose operation is about to be queued. */
+    void add(Part part) {
+      synchronized (lock) {
+        parts.add(part);
+        remaining++;
+      }
+    }
+
+    /** Marks the end of the parts: from now on, the last part to succeed completes the whole. */
+    void allQueued() {
+      partSucceeded(null);
+    }
+
+    /** The result once every part succeeded; called on the thread of the last part. */
+    abstract T result();
+
+    void partCompleted(Part part) {
+      if (isDone()) {
+        return;
+      }
+      Operation op = part.operation;
+      String problem = problemOf(op);
+      if (problem == null && part.status == null) {
+        problem = "the client completed the operation without an answer";
+      }
+      if (problem == null && !part.answerIsSuccess()) {
+        problem = part.status.getMessage();
+      }
+      if (problem != null) {
+        if (fail(problem, causeOf(op))) {
+          cancelParts(false);
+        }
+        return;
+      }
+      MemcachedConnection.opSucceeded(op);
+      partSucceeded(part);
+    }
+
+    private void partSucceeded(Part part) {
+      synchronized (lock) {
+        if (part != null) {
+          if (part.counted) {
+            return;
+          }
+          part.counted = true;
+        }
+        if (--remaining > 0) {
+          return;
+        }
+      }
+      succeed(result());
+    }
+
+    void cancelParts(boolean timedOut) {
+      List<Part> all;
+      synchronized (lock) {
+        all = new ArrayList<>(parts);
+      }
+      for (Part part : all) {
+        ArcusStore.abandon(part.operation, timedOut);
+      }
+    }
+
+    @Override
+    protected final void abandon(boolean timedOut) {
+      cancelParts(timedOut);
+    }
+
+    /** One client operation of the whole, and its callback. */
+    class Part implements OperationCallback {
+      Operation operation;
+      OperationStatus status;
+      /** Guarded by {@link #lock}. */
+      boolean counted;
+
+      @Override
+      public void receivedStatus(OperationStatus received) {
+        status = received;
+      }
+
+      @Override
+      public void complete() {
+        partCompleted(this);
+      }
+
+      boolean answerIsSuccess() {
+        return status.isSuccess();
+      }
+    }
   }
 
-  /** Returns the server's status of a completed operation, or {@code null} if unknown. */
-  private static OperationStatus status(Future<?> future) {
-    return future instanceof OperationFuture<?> operation ? operation.getStatus() : null;
+  private static final class GetsAll extends MultiPart<Map<String, StoreItem>> {
+
+    /** Guarded by {@link #lock}. */
+    private final Map<String, StoreItem> found = new HashMap<>();
+
+    GetsAll(OperationDeadlines deadlines) {
+      super(GETS_ALL, deadlines);
+    }
+
+    @Override
+    Map<String, StoreItem> result() {
+      synchronized (lock) {
+        return found;
+      }
+    }
+
+    final class Part extends MultiPart<Map<String, StoreItem>>.Part
+        implements GetsOperation.Callback {
+      @Override
+      public void gotData(String key, int flags, long cas, byte[] data) {
+        synchronized (lock) {
+          found.put(key, new StoreItem(data, cas));
+        }
+      }
+    }
   }
 
-  private static String statusSuffix(Future<?> future) {
-    OperationStatus status = status(future);
-    return status == null ? "" : ": " + status.getMessage();
-  }
+  private static final class FlushPrefix extends MultiPart<Void> {
 
-  private static String describe(Throwable t) {
-    return t.getMessage() == null ? t.getClass().getName() : t.getMessage();
+    FlushPrefix(OperationDeadlines deadlines) {
+      super(FLUSH_PREFIX, deadlines);
+    }
+
+    /** Creates the operation for one node; called by the client while it broadcasts. */
+    Operation newPart(MemcachedNode node, String prefix) {
+      Part part = new Part() {
+        @Override
+        boolean answerIsSuccess() {
+          return status.isSuccess() || "NOT_FOUND".equals(status.getMessage());
+        }
+      };
+      part.operation = OPERATIONS.flush(prefix, -1, false, part);
+      add(part);
+      if (!node.isActive() && !node.isFirstConnecting()) {
+        part.operation.cancel("inactive node");
+      }
+      return part.operation;
+    }
+
+    @Override
+    Void result() {
+      return null;
+    }
   }
 
   /**
@@ -344,52 +967,46 @@ public final class ArcusStore implements CacheStore {
    */
   public static final class Builder {
 
-    private final MemcachedClientIF client;
-    private long timeoutMillis = DEFAULT_OPERATION_TIMEOUT.toMillis();
+    private final Supplier<? extends ClientAccess> clients;
+    private final byte delimiter;
+    private final String clientDescription;
+    private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
 
-    private Builder(MemcachedClientIF client) {
-      this.client = client;
+    private Builder(Supplier<? extends ClientAccess> clients, byte delimiter,
+        String clientDescription) {
+      this.clients = clients;
+      this.delimiter = delimiter;
+      this.clientDescription = clientDescription;
     }
 
     /**
-     * Sets how long each operation may take before it is cancelled and reported as a {@link
-     * StoreException}. Defaults to 700 ms, the ARCUS client's own default operation timeout;
-     * keep the two equal (see the {@linkplain ArcusStore class documentation}). The timeout is
-     * used at millisecond precision; durations beyond {@link Long#MAX_VALUE} milliseconds are
-     * capped.
+     * Sets how long each operation may take before its future fails with a {@link
+     * io.sustainablecache.spi.StoreException} and the client's operation is cancelled. Defaults
+     * to 700 ms, the ARCUS client's own default operation timeout; keep the two equal (see the
+     * {@linkplain ArcusStore class documentation}).
      *
-     * @param timeout a positive duration of at least one millisecond
+     * @param timeout from 1 ms to 10 minutes
      * @return this builder
      * @throws NullPointerException if {@code timeout} is {@code null}
-     * @throws IllegalArgumentException if {@code timeout} is shorter than one millisecond
+     * @throws IllegalArgumentException if {@code timeout} is out of range
      */
     public Builder operationTimeout(Duration timeout) {
-      requireNonNull(timeout, "timeout");
-      long millis = TimeUnit.MILLISECONDS.convert(timeout);
-      if (timeout.isNegative() || millis < 1) {
-        throw new IllegalArgumentException(
-            "operationTimeout must be at least 1 ms, was " + timeout);
-      }
-      this.timeoutMillis = millis;
+      this.operationTimeout = AdapterSettings.checkOperationTimeout(timeout);
       return this;
     }
 
     /**
-     * Sets the longest key, in bytes, the store reports through {@link
+     * Sets the longest key, in bytes, the store accepts and reports through {@link
      * ArcusStore#maxKeyLength()}. Defaults to 250, the limit of a plain memcached server; an
      * ARCUS server accepts up to 4000, so raise it only when every server is an ARCUS server.
      *
-     * @param maxKeyLength the limit in bytes, from 1 to 4000 (the ARCUS client's limit)
+     * @param bytes from 1 to 4000 (the ARCUS client's limit)
      * @return this builder
-     * @throws IllegalArgumentException if {@code maxKeyLength} is outside 1 to 4000
+     * @throws IllegalArgumentException if {@code bytes} is outside 1 to 4000
      */
-    public Builder maxKeyLength(int maxKeyLength) {
-      if (maxKeyLength < 1 || maxKeyLength > ARCUS_MAX_KEY_LENGTH) {
-        throw new IllegalArgumentException("maxKeyLength must be between 1 and "
-            + ARCUS_MAX_KEY_LENGTH + " bytes, was " + maxKeyLength);
-      }
-      this.maxKeyLength = maxKeyLength;
+    public Builder maxKeyLength(int bytes) {
+      this.maxKeyLength = AdapterSettings.checkMaxKeyLength(bytes, ARCUS_MAX_KEY_LENGTH);
       return this;
     }
 
@@ -399,7 +1016,7 @@ public final class ArcusStore implements CacheStore {
      * @return a new store over this builder's client
      */
     public ArcusStore build() {
-      return new ArcusStore(client, timeoutMillis, maxKeyLength);
+      return new ArcusStore(this);
     }
   }
 }

@@ -33,7 +33,8 @@ final class RawBytesTranscoder implements Transcoder<byte[]> {
 
   /**
    * Returns {@code false}: decoding is the identity, so it runs inline on the client's I/O
-   * thread instead of being handed to the client's transcoding executor.
+   * thread instead of being handed to the client's transcoding executor. ({@link ArcusStore}
+   * reads items through its own callbacks and applies the same identity without this class.)
    */
   @Override
   public boolean asyncDecode(CachedData data) {
@@ -41,15 +42,17 @@ final class RawBytesTranscoder implements Transcoder<byte[]> {
   }
 
   /**
-   * Wraps the bytes without copying them; the client copies them into its request buffer on the
-   * calling thread.
+   * Wraps a copy of the bytes. The client keeps the encoded array while the operation is queued
+   * and may read it again after the store's future has completed (a request resent after a
+   * replication switchover, a {@code CLIENT_ERROR} it logs), so the caller's array must not be
+   * handed over.
    *
    * @throws NullPointerException if {@code value} is {@code null}
    */
   @Override
   public CachedData encode(byte[] value) {
     requireNonNull(value, "value");
-    return new CachedData(FLAGS, value, getMaxSize());
+    return new CachedData(FLAGS, value.clone(), getMaxSize());
   }
 
   /** Returns the stored bytes unchanged, ignoring the flags. */

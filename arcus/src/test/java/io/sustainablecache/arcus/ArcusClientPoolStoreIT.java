@@ -43,4 +43,10 @@ class ArcusClientPoolStoreIT extends CacheStoreContract {
   protected CacheStore store() {
     return store;
   }
+
+  /** The shared server is a plain memcached, which does not know ARCUS's flush_prefix. */
+  @Override
+  protected FlushPrefixSupport flushPrefixSupport() {
+    return FlushPrefixSupport.FAILS_WITH_STORE_EXCEPTION;
+  }
 }

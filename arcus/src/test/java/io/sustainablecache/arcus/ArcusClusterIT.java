@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.spy.memcached.ArcusClient;
@@ -128,9 +129,9 @@ class ArcusClusterIT {
     String key = key(test);
     assertRoundTrip(store, key);
 
-    store.set(key, bytes("through the pool"), 60);
+    join(store.set(key, bytes("through the pool"), 60));
     for (ArcusClient member : pool.getAllClients()) {
-      assertThat(ArcusStore.of(member).gets(key)).get()
+      assertThat(join(ArcusStore.of(member).gets(key))).get()
           .extracting(StoreItem::value).isEqualTo(bytes("through the pool"));
     }
 
@@ -150,18 +151,18 @@ class ArcusClusterIT {
     ArcusStore store = ArcusStore.of(client);
     Clients.awaitConnected(client, first.address());
     String key = key(test);
-    store.set(key, bytes("on the first node"), 60);
+    join(store.set(key, bytes("on the first node"), 60));
 
     zooKeeper.createPersistent(cacheList(service) + "/" + nodeName(second.address()));
     zooKeeper.delete(cacheList(service) + "/" + nodeName(first.address()));
 
     await().atMost(PATIENCE).untilAsserted(() -> assertThat(client.getAvailableServers())
         .containsExactly(second.address()));
-    assertThat(store.gets(key)).isEmpty();
-    store.set(key, bytes("on the second node"), 60);
+    assertThat(join(store.gets(key))).isEmpty();
+    join(store.set(key, bytes("on the second node"), 60));
     ArcusClient direct = Clients.connectedTo(second.address());
     cleanup.add(direct::shutdown);
-    assertThat(ArcusStore.of(direct).gets(key)).get()
+    assertThat(join(ArcusStore.of(direct).gets(key))).get()
         .extracting(StoreItem::value).isEqualTo(bytes("on the second node"));
   }
 
@@ -219,18 +220,30 @@ class ArcusClusterIT {
   }
 
   private static void assertRoundTrip(ArcusStore store, String key) {
-    store.set(key, bytes("v1"), 60);
-    StoreItem first = store.gets(key).orElseThrow();
+    join(store.set(key, bytes("v1"), 60));
+    StoreItem first = join(store.gets(key)).orElseThrow();
     assertThat(first.value()).isEqualTo(bytes("v1"));
 
-    assertThat(store.cas(key, first.casToken(), bytes("v2"), 60)).isEqualTo(CasOutcome.STORED);
-    assertThat(store.cas(key, first.casToken(), bytes("v3"), 60)).isEqualTo(CasOutcome.EXISTS);
-    assertThat(store.gets(key)).get().extracting(StoreItem::value).isEqualTo(bytes("v2"));
-    assertThat(store.add(key, bytes("v4"), 60)).isFalse();
-    assertThat(store.delete(key)).isTrue();
-    assertThat(store.add(key, bytes("v5"), 60)).isTrue();
-    assertThat(store.delete(key)).isTrue();
-    assertThat(store.gets(key)).isEmpty();
+    assertThat(join(store.cas(key, first.casToken(), bytes("v2"), 60)))
+        .isEqualTo(CasOutcome.STORED);
+    assertThat(join(store.cas(key, first.casToken(), bytes("v3"), 60)))
+        .isEqualTo(CasOutcome.EXISTS);
+    assertThat(join(store.gets(key))).get().extracting(StoreItem::value).isEqualTo(bytes("v2"));
+    assertThat(join(store.getsAll(List.of(key)))).containsOnlyKeys(key);
+    assertThat(join(store.add(key, bytes("v4"), 60))).isFalse();
+    assertThat(join(store.delete(key))).isTrue();
+    assertThat(join(store.add(key, bytes("v5"), 60))).isTrue();
+    assertThat(join(store.delete(key))).isTrue();
+    assertThat(join(store.gets(key))).isEmpty();
+  }
+
+  /** Waits for a store operation, which completes within its timeout whatever happens. */
+  private static <T> T join(CompletableFuture<T> future) {
+    try {
+      return future.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      throw new AssertionError("the store operation failed", e);
+    }
   }
 
   private static String key(TestInfo test) {

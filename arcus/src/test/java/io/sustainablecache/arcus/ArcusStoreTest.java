@@ -1,50 +1,55 @@
 package io.sustainablecache.arcus;
 
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
 import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.params.provider.Arguments.arguments;
+import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.arcus.ScriptedPool.Answer;
-import io.sustainablecache.arcus.ScriptedPool.Hit;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ArcusClientPool;
-import net.spy.memcached.CASResponse;
-import net.spy.memcached.ops.OperationErrorType;
+import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.ops.Operation;
 import net.spy.memcached.ops.OperationException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Unit tests of {@link ArcusStore}: builder validation, and the mapping of every client answer
- * and failure onto the SPI, against a {@link ScriptedPool} (no network).
+ * Unit tests of {@link ArcusStore}: builder validation, and the mapping of every answer and
+ * failure of the client onto the SPI, against a {@link ScriptedPool} that feeds the store's real
+ * client operations the bytes a server would send (no network).
  */
 class ArcusStoreTest {
 
   private static final byte[] VALUE = "v1".getBytes(US_ASCII);
+  private static final Duration PATIENCE = Duration.ofSeconds(5);
 
   private final ScriptedPool pool = new ScriptedPool();
 
-  @AfterEach
-  void clearInterruptFlag() {
-    Thread.interrupted();
+  private ArcusStore.Builder builder() {
+    return ArcusStore.builder(pool, (byte) ':', "ScriptedPool");
   }
 
   @Nested
@@ -52,69 +57,51 @@ class ArcusStoreTest {
 
     @Test
     void defaultsAreTheClientsTimeoutAndMemcachedsKeyLength() {
-      ArcusStore store = ArcusStore.of(pool);
-      store.gets("k");
+      ArcusStore store = builder().build();
 
-      assertThat(pool.lastFuture().waitedMillis).isEqualTo(700);
+      assertThat(store.operationTimeout()).isEqualTo(Duration.ofMillis(700));
       assertThat(store.maxKeyLength()).isEqualTo(250);
       assertThat(store).hasToString(
-          "ArcusStore[client=ScriptedPool, operationTimeout=700ms, maxKeyLength=250]");
-    }
-
-    @Test
-    void operationTimeoutIsWhatTheStoreWaits() {
-      ArcusStore store = ArcusStore.builder(pool).operationTimeout(Duration.ofSeconds(2)).build();
-      store.gets("k");
-
-      assertThat(pool.lastFuture().waitedMillis).isEqualTo(2000);
-    }
-
-    @Test
-    void operationTimeoutAcceptsOneMillisecond() {
-      ArcusStore store = ArcusStore.builder(pool).operationTimeout(Duration.ofMillis(1)).build();
-      store.gets("k");
-
-      assertThat(pool.lastFuture().waitedMillis).isEqualTo(1);
-    }
-
-    @Test
-    void operationTimeoutBeyondLongMillisecondsIsCapped() {
-      ArcusStore store =
-          ArcusStore.builder(pool).operationTimeout(Duration.ofSeconds(Long.MAX_VALUE)).build();
-      store.gets("k");
-
-      assertThat(pool.lastFuture().waitedMillis).isEqualTo(Long.MAX_VALUE);
+          "ArcusStore[client=ScriptedPool, operationTimeout=700 ms, maxKeyLength=250]");
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"PT0S", "PT-0.001S", "PT-5S", "PT0.000999999S"})
-    void operationTimeoutBelowOneMillisecondIsRejectedNamingTheValue(String text) {
+    @ValueSource(strings = {"PT0.001S", "PT0.0015S", "PT2S", "PT10M"})
+    void operationTimeoutAcceptsOneMillisecondToTenMinutes(String text) {
       Duration timeout = Duration.parse(text);
-      ArcusStore.Builder builder = ArcusStore.builder(pool);
+      assertThat(builder().operationTimeout(timeout).build().operationTimeout())
+          .isEqualTo(timeout);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"PT0S", "PT-0.001S", "PT-5S", "PT0.000999999S", "PT10M0.000000001S",
+        "PT2562047788015215H"})
+    void operationTimeoutOutOfRangeIsRejectedNamingTheValue(String text) {
+      Duration timeout = Duration.parse(text);
+      ArcusStore.Builder builder = builder();
 
       assertThatThrownBy(() -> builder.operationTimeout(timeout))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessage("operationTimeout must be at least 1 ms, was " + timeout);
+          .hasMessage("operationTimeout must be between 1 ms and 10 min, was " + timeout);
     }
 
     @Test
     void operationTimeoutRejectsNull() {
       assertThatNullPointerException()
-          .isThrownBy(() -> ArcusStore.builder(pool).operationTimeout(null))
-          .withMessage("timeout");
+          .isThrownBy(() -> builder().operationTimeout(null))
+          .withMessage("operationTimeout");
     }
 
     @ParameterizedTest
     @ValueSource(ints = {1, 250, 4000})
     void maxKeyLengthAcceptsOneToArcusLimit(int length) {
-      assertThat(ArcusStore.builder(pool).maxKeyLength(length).build().maxKeyLength())
-          .isEqualTo(length);
+      assertThat(builder().maxKeyLength(length).build().maxKeyLength()).isEqualTo(length);
     }
 
     @ParameterizedTest
     @ValueSource(ints = {Integer.MIN_VALUE, -1, 0, 4001, Integer.MAX_VALUE})
     void maxKeyLengthOutsideOneToArcusLimitIsRejectedNamingTheValue(int length) {
-      ArcusStore.Builder builder = ArcusStore.builder(pool);
+      ArcusStore.Builder builder = builder();
 
       assertThatThrownBy(() -> builder.maxKeyLength(length))
           .isInstanceOf(IllegalArgumentException.class)
@@ -123,22 +110,21 @@ class ArcusStoreTest {
 
     @Test
     void rejectedValuesLeaveTheBuilderUnchanged() {
-      ArcusStore.Builder builder = ArcusStore.builder(pool).maxKeyLength(300);
+      ArcusStore.Builder builder = builder().maxKeyLength(300);
 
-      assertThatThrownBy(() -> builder.maxKeyLength(0)).isInstanceOf(
-          IllegalArgumentException.class);
-      assertThatThrownBy(() -> builder.operationTimeout(Duration.ZERO)).isInstanceOf(
-          IllegalArgumentException.class);
+      assertThatThrownBy(() -> builder.maxKeyLength(0))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> builder.operationTimeout(Duration.ZERO))
+          .isInstanceOf(IllegalArgumentException.class);
 
       ArcusStore store = builder.build();
-      store.gets("k");
       assertThat(store.maxKeyLength()).isEqualTo(300);
-      assertThat(pool.lastFuture().waitedMillis).isEqualTo(700);
+      assertThat(store.operationTimeout()).isEqualTo(Duration.ofMillis(700));
     }
 
     @Test
     void eachBuildCreatesAnIndependentStore() {
-      ArcusStore.Builder builder = ArcusStore.builder(pool).maxKeyLength(100);
+      ArcusStore.Builder builder = builder().maxKeyLength(100);
       ArcusStore first = builder.build();
       ArcusStore second = builder.maxKeyLength(200).build();
 
@@ -158,28 +144,39 @@ class ArcusStoreTest {
           .isThrownBy(() -> ArcusStore.builder((ArcusClientPool) null))
           .withMessage("pool");
     }
+
+    @Test
+    void aPoolWithoutClientsFailsTheFutureInsteadOfThrowing() {
+      ArcusStore empty = ArcusStore.of(new ArcusClientPool(1, new ArcusClient[0]));
+
+      assertThat(failure(empty.gets("k")))
+          .isInstanceOf(StoreException.class)
+          .hasMessageStartingWith("ARCUS gets failed: ")
+          .hasCauseInstanceOf(ArrayIndexOutOfBoundsException.class);
+    }
   }
 
   @Nested
   class Operations {
 
-    private final ArcusStore store = ArcusStore.of(pool);
+    private final ArcusStore store = builder().build();
 
     @Test
     void getsOfAMissIsEmpty() {
-      pool.answer(Answer.of(null, "END"));
+      pool.answer(Answer.reply("END\r\n"));
 
-      assertThat(store.gets("k")).isEmpty();
-      assertThat(pool.calls).containsExactly("gets k");
+      assertThat(value(store.gets("k"))).isEmpty();
+      assertThat(pool.requests).containsExactly("gets k\r\n");
     }
 
     @ParameterizedTest
     @ValueSource(ints = {RawBytesTranscoder.FLAGS, 0, 1, 2, 3, 0xffff})
     void getsReturnsTheStoredBytesAndTokenWhateverTheFlags(int flags) {
       byte[] stored = {(byte) 0xac, (byte) 0xed, 0, 5, 't'};
-      pool.answer(Answer.of(new Hit(flags, stored, 42L), "END"));
+      pool.answer(Answer.reply(("VALUE k " + flags + " 5 42\r\n" + new String(stored, ISO_8859_1)
+          + "\r\nEND\r\n").getBytes(ISO_8859_1)));
 
-      StoreItem item = store.gets("k").orElseThrow();
+      StoreItem item = value(store.gets("k")).orElseThrow();
 
       assertThat(item.value()).containsExactly(stored);
       assertThat(item.casToken()).isEqualTo(42L);
@@ -187,91 +184,150 @@ class ArcusStoreTest {
 
     @Test
     void addReturnsTrueWhenStoredAndWritesRawBytesWithTheByteArrayFlags() {
-      pool.answer(Answer.of(true, "STORED"));
+      pool.answer(Answer.reply("STORED\r\n"));
 
-      assertThat(store.add("k", VALUE, 60)).isTrue();
-      assertThat(pool.calls).containsExactly("add k 60");
-      assertWrote(VALUE);
+      assertThat(value(store.add("k", VALUE, 60))).isTrue();
+      assertThat(pool.requests).containsExactly("add k 2048 60 2\r\nv1\r\n");
     }
 
     @Test
     void addReturnsFalseWhenNotStored() {
-      pool.answer(Answer.of(false, "NOT_STORED"));
+      pool.answer(Answer.reply("NOT_STORED\r\n"));
 
-      assertThat(store.add("k", VALUE, 60)).isFalse();
+      assertThat(value(store.add("k", VALUE, 60))).isFalse();
     }
 
     @Test
-    void addFailsOnAnyOtherRefusal() {
-      pool.answer(Answer.of(false, "SERVER_ERROR out of memory storing object"));
+    void addFailsOnAServerError() {
+      pool.answer(Answer.reply("SERVER_ERROR out of memory storing object\r\n"));
 
-      assertThatThrownBy(() -> store.add("k", VALUE, 60))
+      assertThat(failure(store.add("k", VALUE, 60)))
           .isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS add failed: SERVER_ERROR out of memory storing object");
+          .hasMessage("ARCUS add failed: SERVER_ERROR out of memory storing object")
+          .hasCauseInstanceOf(OperationException.class);
     }
 
     @Test
     void setWritesRawBytesWithTheByteArrayFlags() {
-      pool.answer(Answer.of(true, "STORED"));
+      pool.answer(Answer.reply("STORED\r\n"));
 
-      store.set("k", VALUE, 0);
-
-      assertThat(pool.calls).containsExactly("set k 0");
-      assertWrote(VALUE);
+      assertThat(value(store.set("k", VALUE, 0))).isNull();
+      assertThat(pool.requests).containsExactly("set k 2048 0 2\r\nv1\r\n");
     }
 
     @Test
     void setFailsWithTheServersAnswerWhenNotStored() {
-      pool.answer(Answer.of(false, "NOT_STORED"));
+      pool.answer(Answer.reply("NOT_STORED\r\n"));
 
-      assertThatThrownBy(() -> store.set("k", VALUE, 0))
+      assertThat(failure(store.set("k", VALUE, 0)))
           .isInstanceOf(StoreException.class)
           .hasMessage("ARCUS set failed: NOT_STORED");
     }
 
-    @ParameterizedTest
-    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#casAnswers")
-    void casMapsTheServersAnswer(CASResponse response, CasOutcome expected) {
-      pool.answer(Answer.of(response, response.name()));
+    @Test
+    void anOversizedValueFailsAddSetAndCasAlike() {
+      pool.answer(Answer.reply("SERVER_ERROR object too large for cache\r\n"));
 
-      assertThat(store.cas("k", 7L, VALUE, 30)).isEqualTo(expected);
-      assertThat(pool.calls).containsExactly("cas k 7 30");
-      assertWrote(VALUE);
+      for (CompletableFuture<?> write : List.of(store.add("k", VALUE, 0),
+          store.set("k", VALUE, 0), store.cas("k", 1L, VALUE, 0))) {
+        assertThat(failure(write)).isInstanceOf(StoreException.class)
+            .hasMessageEndingWith(" failed: SERVER_ERROR object too large for cache");
+      }
     }
 
     @ParameterizedTest
-    @EnumSource(value = CASResponse.class, names = {"CANCELED", "UNDEFINED"})
-    void casFailsWhenTheOutcomeIsUnknown(CASResponse response) {
-      pool.answer(Answer.of(response, "SERVER_ERROR something"));
+    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#casAnswers")
+    void casMapsTheServersAnswer(String line, CasOutcome expected) {
+      pool.answer(Answer.reply(line + "\r\n"));
 
-      assertThatThrownBy(() -> store.cas("k", 7L, VALUE, 30))
-          .isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS cas failed: " + response + ": SERVER_ERROR something");
+      assertThat(value(store.cas("k", 7L, VALUE, 30))).isEqualTo(expected);
+      assertThat(pool.requests).containsExactly("cas k 2048 30 2 7\r\nv1\r\n");
     }
 
     @Test
-    void deleteReportsWhetherAnItemWasRemoved() {
-      pool.answer(Answer.of(true, "DELETED"));
-      assertThat(store.delete("k")).isTrue();
+    void casFailsOnAnyOtherAnswer() {
+      pool.answer(Answer.reply("SERVER_ERROR something\r\n"));
 
-      pool.answer(Answer.of(false, "NOT_FOUND"));
-      assertThat(store.delete("k")).isFalse();
+      assertThat(failure(store.cas("k", 7L, VALUE, 30)))
+          .isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS cas failed: SERVER_ERROR something");
+    }
 
-      assertThat(pool.calls).containsExactly("delete k", "delete k");
+    @Test
+    void deleteReportsWhetherAnItemWasRemovedAndForgetsTheFrontCacheEntry() {
+      pool.answer(Answer.reply("DELETED\r\n"));
+      assertThat(value(store.delete("k"))).isTrue();
+
+      pool.answer(Answer.reply("NOT_FOUND\r\n"));
+      assertThat(value(store.delete("k"))).isFalse();
+
+      assertThat(pool.requests).containsExactly("delete k\r\n", "delete k\r\n");
+      assertThat(pool.forgotten).containsExactly("k", "k");
     }
 
     @Test
     void deleteFailsOnAnyOtherAnswer() {
-      pool.answer(Answer.of(false, "TYPE_MISMATCH"));
+      pool.answer(Answer.reply("TYPE_MISMATCH\r\n"));
 
-      assertThatThrownBy(() -> store.delete("k"))
+      assertThat(failure(store.delete("k")))
           .isInstanceOf(StoreException.class)
           .hasMessage("ARCUS delete failed: TYPE_MISMATCH");
     }
 
     @Test
+    void anErrorLineSaysTheServerDoesNotKnowTheCommand() {
+      pool.answer(Answer.reply("ERROR\r\n"));
+
+      assertThat(failure(store.delete("k")))
+          .isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS delete failed: the server answered ERROR (it does not know the"
+              + " command)");
+    }
+
+    /**
+     * The operation keeps a copy of the value: changing the caller's array afterwards changes
+     * nothing the client could still write (for example when it resends after a switchover).
+     */
+    @Test
+    void writesCopyTheValue() {
+      pool.answer(Answer.silence());
+      ArcusStore patient = builder().operationTimeout(Duration.ofMinutes(1)).build();
+      List<CompletableFuture<?>> writes = new ArrayList<>();
+      List<byte[]> values = new ArrayList<>();
+      for (Function<byte[], CompletableFuture<?>> write : List.<Function<byte[],
+          CompletableFuture<?>>>of(
+          value -> patient.add("k", value, 0),
+          value -> patient.set("k", value, 0),
+          value -> patient.cas("k", 1L, value, 0))) {
+        byte[] value = VALUE.clone();
+        values.add(value);
+        writes.add(write.apply(value));
+      }
+      List<String> requests = List.copyOf(pool.requests);
+      values.forEach(value -> value[0] = 'X');
+
+      for (int i = 0; i < 3; i++) {
+        Operation operation = pool.operations.get(i);
+        operation.initialize();
+        assertThat(request(operation)).isEqualTo(requests.get(i)).contains("\r\nv1\r\n");
+      }
+      writes.forEach(write -> write.cancel(true));
+    }
+
+    @Test
+    void keysWithADelByteAreSentAsTheyAre() {
+      pool.answer(Answer.reply("STORED\r\n"));
+
+      assertThat(value(store.add("k\u007Flease", VALUE, 30))).isTrue();
+      assertThat(pool.lastRequest()).isEqualTo("add k\u007Flease 2048 30 2\r\nv1\r\n");
+    }
+
+    @Test
     void nullArgumentsAreRejectedBeforeAnyCall() {
       assertThatNullPointerException().isThrownBy(() -> store.gets(null)).withMessage("key");
+      assertThatNullPointerException().isThrownBy(() -> store.getsAll(null)).withMessage("keys");
+      assertThatNullPointerException()
+          .isThrownBy(() -> store.getsAll(java.util.Arrays.asList("k", null))).withMessage("key");
       assertThatNullPointerException().isThrownBy(() -> store.add(null, VALUE, 0))
           .withMessage("key");
       assertThatNullPointerException().isThrownBy(() -> store.add("k", null, 0))
@@ -281,112 +337,352 @@ class ArcusStoreTest {
       assertThatNullPointerException().isThrownBy(() -> store.cas("k", 1L, null, 0))
           .withMessage("value");
       assertThatNullPointerException().isThrownBy(() -> store.delete(null)).withMessage("key");
-      assertThat(pool.calls).isEmpty();
+      assertThatNullPointerException().isThrownBy(() -> store.flushPrefix(null))
+          .withMessage("prefix");
+      assertThat(pool.operations).isEmpty();
     }
 
-    private void assertWrote(byte[] value) {
-      assertThat(pool.encoded).singleElement().satisfies(data -> {
-        assertThat(data.getFlags()).isEqualTo(0x800);
-        assertThat(data.getData()).isSameAs(value);
-      });
+    @ParameterizedTest
+    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#invalidKeys")
+    void anInvalidKeyFailsTheFutureWithoutAnyRequest(String key, String problem) {
+      for (CompletableFuture<?> future : List.of(store.gets(key), store.getsAll(List.of(key)),
+          store.add(key, VALUE, 0), store.set(key, VALUE, 0), store.cas(key, 1L, VALUE, 0),
+          store.delete(key))) {
+        assertThat(future).isCompletedExceptionally();
+        assertThat(failure(future)).isInstanceOf(StoreException.class)
+            .hasMessageEndingWith(" failed: " + problem);
+      }
+      assertThat(pool.operations).isEmpty();
+    }
+
+    @Test
+    void theKeyLimitIsTheStoresNotTheClients() {
+      ArcusStore arcusKeys = builder().maxKeyLength(4000).build();
+      pool.answer(Answer.reply("END\r\n"));
+
+      assertThat(value(arcusKeys.gets("k".repeat(4000)))).isEmpty();
+      assertThat(failure(store.gets("k".repeat(251))))
+          .hasMessage("ARCUS gets failed: the key is longer than 250 bytes");
+      assertThat(pool.operations).hasSize(1);
+    }
+
+    @Test
+    void aClientThatWasShutDownFailsTheFutureWithoutAnyRequest() {
+      pool.shutDown();
+
+      assertThat(failure(store.gets("k")))
+          .isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS gets failed: the client is shut down");
+      assertThat(pool.operations).isEmpty();
+    }
+
+    /**
+     * The client's queueing waits interruptibly, so it would refuse every operation of an
+     * interrupted thread: the store queues with the flag cleared, then sets it again.
+     */
+    @Test
+    void anInterruptedCallerGetsItsAnswerAndKeepsItsFlag() {
+      pool.answer(Answer.reply("STORED\r\n"));
+      CompletableFuture<Void> set;
+      Thread.currentThread().interrupt();
+      try {
+        set = store.set("k", VALUE, 0);
+        assertThat(Thread.currentThread().isInterrupted()).isTrue();
+      } finally {
+        Thread.interrupted();
+      }
+      assertThat(set).isCompleted().isNotCompletedExceptionally();
+      assertThat(pool.interruptedWhileQueueing).containsExactly(false);
     }
   }
 
   @Nested
-  class Failures {
+  class BulkReads {
 
-    private final ArcusStore store =
-        ArcusStore.builder(pool).operationTimeout(Duration.ofMillis(25)).build();
+    private final ArcusStore store = builder().build();
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#operations")
-    void aTimeoutCancelsTheOperation(String name, Consumer<ArcusStore> operation) {
-      TimeoutException timeout = new TimeoutException("client timeout");
-      pool.answer(Answer.failing(timeout));
-
-      assertThatThrownBy(() -> operation.accept(store))
-          .isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS " + name + " timed out after 25 ms")
-          .hasCause(timeout);
-      assertThat(pool.lastFuture().cancelled).isTrue();
+    @Test
+    void getsAllOfNoKeysSendsNothing() {
+      assertThat(value(store.getsAll(List.of()))).isEmpty();
+      assertThat(pool.operations).isEmpty();
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#operations")
-    void anInterruptRestoresTheFlagAndCancelsTheOperation(String name,
-        Consumer<ArcusStore> operation) {
-      InterruptedException interrupt = new InterruptedException();
-      pool.answer(Answer.failing(interrupt));
+    /** 450 keys over two nodes: one request per node and per 200 keys, as asyncGetsBulk. */
+    @Test
+    void getsAllSendsOneRequestPerNodeAndPerTwoHundredKeys() {
+      MemcachedNode even = ScriptedPool.node("even", true, false);
+      MemcachedNode odd = ScriptedPool.node("odd", true, true);
+      pool.nodes(List.of(even, odd),
+          key -> Integer.parseInt(key.substring(2)) % 2 == 0 ? even : odd);
+      List<String> keys = IntStream.range(0, 450).mapToObj(i -> "k-" + i).toList();
+      List<String> present = keys.stream().filter(k -> k.hashCode() % 3 == 0).toList();
+      pool.answerWith(request -> Answer.reply(ScriptedPool.getsAnswer(
+          present.stream().filter(request::contains).filter(k -> requested(request, k))
+              .toList(), RawBytesTranscoder.FLAGS)));
 
-      assertThatThrownBy(() -> operation.accept(store))
-          .isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS " + name + " interrupted")
-          .hasCause(interrupt);
-      assertThat(Thread.currentThread().isInterrupted()).isTrue();
-      assertThat(pool.lastFuture().cancelled).isTrue();
-    }
+      Map<String, StoreItem> found = value(store.getsAll(keys));
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#operations")
-    void aFailedOperationCarriesTheClientsCause(String name, Consumer<ArcusStore> operation) {
-      OperationException serverError = new OperationException(OperationErrorType.SERVER,
-          "SERVER_ERROR object too large for cache");
-      pool.answer(Answer.failing(new ExecutionException(serverError)));
-
-      assertThatThrownBy(() -> operation.accept(store))
-          .isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS " + name + " failed: SERVER_ERROR object too large for cache")
-          .hasCause(serverError);
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#operations")
-    void aCancellationWhileWaitingIsAFailure(String name, Consumer<ArcusStore> operation) {
-      CancellationException cancelled = new CancellationException("cancelled");
-      pool.answer(Answer.failing(cancelled));
-
-      assertThatThrownBy(() -> operation.accept(store))
-          .isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS " + name + " failed: cancelled")
-          .hasCause(cancelled);
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#operations")
-    void aClientThatRefusesTheCallIsAFailure(String name, Consumer<ArcusStore> operation) {
-      IllegalStateException shuttingDown = new IllegalStateException("Shutting down");
-      pool.answer(Answer.refusing(shuttingDown));
-
-      assertThatThrownBy(() -> operation.accept(store))
-          .isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS " + name + " failed: Shutting down")
-          .hasCause(shuttingDown);
+      assertThat(found).containsOnlyKeys(present);
+      present.forEach(k -> assertThat(found.get(k).value()).isEqualTo(("v:" + k)
+          .getBytes(US_ASCII)));
+      assertThat(pool.requests).hasSize(4);
+      assertThat(pool.requests.stream().filter(r -> r.startsWith("gets "))).hasSize(2);
+      assertThat(pool.requests.stream().filter(r -> r.startsWith("mgets "))).hasSize(2);
+      assertThat(pool.requests.stream().mapToInt(ArcusStoreTest::keyCount).sorted().toArray())
+          .containsExactly(25, 25, 200, 200);
     }
 
     @Test
-    void aPoolWithoutClientsIsAFailureNotACrash() {
-      ArcusStore empty = ArcusStore.of(new ArcusClientPool(1, new ArcusClient[0]));
+    void aKeyOnANodeThatIsDownFailsTheWholeReadWithoutAnyRequest() {
+      MemcachedNode up = ScriptedPool.node("up", true, false);
+      MemcachedNode down = ScriptedPool.node("down", false, false);
+      pool.nodes(List.of(up, down), key -> key.startsWith("up") ? up : down);
 
-      assertThatThrownBy(() -> empty.gets("k"))
+      assertThat(failure(store.getsAll(List.of("up-1", "down-1", "up-2"))))
           .isInstanceOf(StoreException.class)
-          .hasMessageStartingWith("ARCUS gets failed: ")
-          .hasCauseInstanceOf(ArrayIndexOutOfBoundsException.class);
+          .hasMessageStartingWith("ARCUS getsAll failed: the server of a key is down (down/");
+      assertThat(value(store.getsAll(List.of("up-1", "up-2")))).isEmpty();
+      assertThat(pool.requests).hasSize(1);
+    }
+
+    @Test
+    void aFailedPartFailsTheWholeReadAndCancelsTheOtherParts() {
+      MemcachedNode first = ScriptedPool.node("first", true, false);
+      MemcachedNode second = ScriptedPool.node("second", true, false);
+      pool.nodes(List.of(first, second), key -> key.startsWith("a") ? first : second);
+      pool.answerWith(request -> request.contains("a-1") ? Answer.silence()
+          : Answer.cancel("inactive node"));
+
+      CompletableFuture<Map<String, StoreItem>> read = store.getsAll(List.of("a-1", "b-1"));
+
+      assertThat(failure(read)).isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS getsAll failed: Cancelled (inactive node)")
+          .hasCauseInstanceOf(CancellationException.class);
+      assertThat(pool.silent).singleElement().satisfies(
+          operation -> assertThat(operation.isCancelled()).as("the other part").isTrue());
     }
   }
 
+  @Nested
+  class FlushPrefix {
+
+    private final ArcusStore store = builder().build();
+
+    @Test
+    void flushPrefixIsSentToEveryNodeAndNotFoundCountsAsDone() {
+      pool.nodes(List.of(ScriptedPool.node("a", true, false),
+          ScriptedPool.node("b", true, false)), key -> null);
+      pool.answerWith(request -> Answer.reply(pool.requests.size() == 1 ? "OK\r\n"
+          : "NOT_FOUND\r\n"));
+
+      assertThat(value(store.flushPrefix("user-name"))).isNull();
+      assertThat(pool.requests).containsExactly("flush_prefix user-name\r\n",
+          "flush_prefix user-name\r\n");
+    }
+
+    @Test
+    void aServerThatDoesNotKnowTheCommandFailsTheFuture() {
+      pool.answer(Answer.reply("ERROR\r\n"));
+
+      assertThat(failure(store.flushPrefix("user-name")))
+          .isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS flushPrefix failed: the server answered ERROR (it does not know"
+              + " the command)");
+    }
+
+    @Test
+    void aNodeThatIsDownFailsTheFutureAtOnce() {
+      pool.nodes(List.of(ScriptedPool.node("a", true, false),
+          ScriptedPool.node("b", false, false)), key -> null);
+      pool.answer(Answer.silence());
+
+      CompletableFuture<Void> flush = store.flushPrefix("user-name");
+
+      assertThat(flush).isCompletedExceptionally();
+      assertThat(failure(flush)).hasMessageStartingWith("ARCUS flushPrefix failed: Cancelled");
+      assertThat(pool.silent).singleElement()
+          .satisfies(operation -> assertThat(operation.isCancelled()).isTrue());
+    }
+
+    @Test
+    void noNodesMeansNothingToFlush() {
+      pool.nodes(List.of(), key -> null);
+
+      assertThat(value(store.flushPrefix("user-name"))).isNull();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "-lead", "has:colon", "has space", "slash/ed", "ümlaut"})
+    void anInvalidPrefixFailsTheFutureWithoutAnyRequest(String prefix) {
+      assertThat(failure(store.flushPrefix(prefix))).isInstanceOf(StoreException.class)
+          .hasMessageStartingWith("ARCUS flushPrefix failed: the ARCUS prefix");
+      assertThat(pool.operations).isEmpty();
+    }
+  }
+
+  @Nested
+  class FailuresAndDeadlines {
+
+    private final ArcusStore store =
+        builder().operationTimeout(Duration.ofMillis(25)).build();
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#operations")
+    void aServerThatDoesNotAnswerTimesOutTheFutureAndCancelsTheOperation(String name,
+        Function<ArcusStore, CompletableFuture<?>> operation) {
+      pool.answer(Answer.silence());
+      long started = System.nanoTime();
+
+      CompletableFuture<?> future = operation.apply(store);
+
+      assertThat(failure(future))
+          .isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS " + name + " timed out after 25 ms");
+      assertThat(Duration.ofNanos(System.nanoTime() - started))
+          .isGreaterThanOrEqualTo(Duration.ofMillis(25));
+      await().atMost(PATIENCE).untilAsserted(() -> assertThat(pool.silent)
+          .allSatisfy(op -> assertThat(op.isCancelled()).as("the client's operation").isTrue()));
+    }
+
+    @Test
+    void anAnswerAfterTheTimeoutIsIgnored() {
+      pool.answer(Answer.silence());
+      CompletableFuture<Optional<StoreItem>> gets = store.gets("k");
+      assertThat(failure(gets)).hasMessage("ARCUS gets timed out after 25 ms");
+
+      ScriptedPool.replyLate(pool.lastOperation(), "VALUE k 2048 2 9\r\nv1\r\nEND\r\n");
+
+      assertThat(failure(gets)).hasMessage("ARCUS gets timed out after 25 ms");
+    }
+
+    @Test
+    void cancellingTheFutureCancelsTheOperationAndItsLateAnswerIsIgnored() {
+      ArcusStore patient = builder().operationTimeout(Duration.ofMinutes(1)).build();
+      pool.answer(Answer.silence());
+      CompletableFuture<Optional<StoreItem>> gets = patient.gets("k");
+
+      assertThat(gets.cancel(true)).isTrue();
+      Operation operation = pool.lastOperation();
+      assertThat(operation.isCancelled()).isTrue();
+      ScriptedPool.replyLate(operation, "END\r\n");
+
+      assertThat(gets).isCancelled();
+      assertThat(pool.operations).hasSize(1);
+    }
+
+    @Test
+    void anOperationTheClientCancelsFailsTheFutureWithTheClientsReason() {
+      pool.answer(Answer.cancel("inactive node"));
+
+      CompletableFuture<Optional<StoreItem>> gets = store.gets("k");
+
+      assertThat(gets).as("failed before gets returned").isCompletedExceptionally();
+      assertThat(failure(gets))
+          .isInstanceOf(StoreException.class)
+          .hasMessage("ARCUS gets failed: Cancelled (inactive node)")
+          .hasCauseInstanceOf(CancellationException.class);
+    }
+
+    @ParameterizedTest
+    @MethodSource("io.sustainablecache.arcus.ArcusStoreTest#refusals")
+    void aClientThatRefusesTheOperationFailsTheFutureInsteadOfThrowing(RuntimeException refusal,
+        String reason) {
+      pool.answer(Answer.refuse(refusal));
+
+      for (CompletableFuture<?> future : List.of(store.gets("k"), store.set("k", VALUE, 0),
+          store.getsAll(List.of("k")), store.flushPrefix("p"))) {
+        assertThat(future).isCompletedExceptionally();
+        assertThat(failure(future))
+            .isInstanceOf(StoreException.class)
+            .hasMessageEndingWith(" failed: " + reason)
+            .hasCause(refusal);
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+
   static Stream<Arguments> casAnswers() {
     return Stream.of(
-        arguments(CASResponse.OK, CasOutcome.STORED),
-        arguments(CASResponse.EXISTS, CasOutcome.EXISTS),
-        arguments(CASResponse.NOT_FOUND, CasOutcome.NOT_FOUND));
+        Arguments.of("STORED", CasOutcome.STORED),
+        Arguments.of("EXISTS", CasOutcome.EXISTS),
+        Arguments.of("NOT_FOUND", CasOutcome.NOT_FOUND));
+  }
+
+  static Stream<Arguments> invalidKeys() {
+    return Stream.of(
+        Arguments.of("", "the key is empty"),
+        Arguments.of("has space", "the key contains a space"),
+        Arguments.of("line\nfeed", "the key contains a line break"),
+        Arguments.of("nul\0byte", "the key contains a NUL character"),
+        Arguments.of("k".repeat(251), "the key is longer than 250 bytes"),
+        Arguments.of("é".repeat(126), "the key is longer than 250 bytes"),
+        Arguments.of("tenant/a:key", "the ARCUS prefix (before ':') may contain only"
+            + " [A-Za-z0-9_+.-]"),
+        Arguments.of("-tenant:key", "the ARCUS prefix starts with '-'"));
+  }
+
+  static Stream<Arguments> refusals() {
+    return Stream.of(
+        Arguments.of(new IllegalStateException("Shutting down"), "the client is shut down"),
+        Arguments.of(new IllegalStateException("Timed out waiting to add GetsOperationImpl@1"
+            + "(max wait=0ms)"), "the client's operation queue is full"));
   }
 
   static List<Arguments> operations() {
     return List.of(
-        arguments("gets", (Consumer<ArcusStore>) store -> store.gets("k")),
-        arguments("add", (Consumer<ArcusStore>) store -> store.add("k", VALUE, 1)),
-        arguments("set", (Consumer<ArcusStore>) store -> store.set("k", VALUE, 1)),
-        arguments("cas", (Consumer<ArcusStore>) store -> store.cas("k", 1L, VALUE, 1)),
-        arguments("delete", (Consumer<ArcusStore>) store -> store.delete("k")));
+        Arguments.of("gets", (Function<ArcusStore, CompletableFuture<?>>) s -> s.gets("k")),
+        Arguments.of("getsAll",
+            (Function<ArcusStore, CompletableFuture<?>>) s -> s.getsAll(List.of("k", "l"))),
+        Arguments.of("add",
+            (Function<ArcusStore, CompletableFuture<?>>) s -> s.add("k", VALUE, 1)),
+        Arguments.of("set",
+            (Function<ArcusStore, CompletableFuture<?>>) s -> s.set("k", VALUE, 1)),
+        Arguments.of("cas",
+            (Function<ArcusStore, CompletableFuture<?>>) s -> s.cas("k", 1L, VALUE, 1)),
+        Arguments.of("delete", (Function<ArcusStore, CompletableFuture<?>>) s -> s.delete("k")),
+        Arguments.of("flushPrefix",
+            (Function<ArcusStore, CompletableFuture<?>>) s -> s.flushPrefix("p")));
+  }
+
+  private static boolean requested(String request, String key) {
+    String keys = request.substring(request.indexOf(request.startsWith("mgets") ? '\n' : ' ')
+        + 1).strip();
+    return List.of(keys.split(" ")).contains(key);
+  }
+
+  private static int keyCount(String request) {
+    if (request.startsWith("mgets ")) {
+      return Integer.parseInt(request.substring(0, request.indexOf('\r')).split(" ")[2]);
+    }
+    return request.strip().split(" ").length - 1;
+  }
+
+  private static String request(Operation operation) {
+    ByteBuffer buffer = operation.getBuffer().duplicate();
+    byte[] bytes = new byte[buffer.remaining()];
+    buffer.get(bytes);
+    return new String(bytes, ISO_8859_1);
+  }
+
+  private static <T> T value(CompletableFuture<T> future) {
+    try {
+      return future.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      throw new AssertionError("expected a value", e);
+    }
+  }
+
+  private static Throwable failure(CompletableFuture<?> future) {
+    try {
+      Object value = future.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+      throw new AssertionError("expected a failure, got " + value);
+    } catch (ExecutionException e) {
+      return e.getCause();
+    } catch (CancellationException e) {
+      return e;
+    } catch (Exception e) {
+      throw new AssertionError("expected a failure", e);
+    }
   }
 }

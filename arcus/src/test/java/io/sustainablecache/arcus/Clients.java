@@ -24,7 +24,8 @@ final class Clients {
   static ConnectionFactoryBuilder recommendedSettings() {
     return new ConnectionFactoryBuilder()
         .setFailureMode(FailureMode.Cancel)
-        .setOpTimeout(ArcusStore.DEFAULT_OPERATION_TIMEOUT.toMillis());
+        .setOpTimeout(ArcusStore.DEFAULT_OPERATION_TIMEOUT.toMillis())
+        .setOpQueueMaxBlockTime(0);
   }
 
   /**

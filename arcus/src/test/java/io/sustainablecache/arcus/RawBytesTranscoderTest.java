@@ -13,14 +13,16 @@ class RawBytesTranscoderTest {
 
   private final RawBytesTranscoder transcoder = RawBytesTranscoder.INSTANCE;
 
+  /** The client may read the encoded array after the store's future completed: it is a copy. */
   @Test
-  void encodesTheBytesThemselvesWithTheByteArrayFlags() {
+  void encodesACopyOfTheBytesWithTheByteArrayFlags() {
     byte[] bytes = {1, 2, 3};
 
     CachedData encoded = transcoder.encode(bytes);
+    bytes[0] = 9;
 
     assertThat(encoded.getFlags()).isEqualTo(8 << 8);
-    assertThat(encoded.getData()).isSameAs(bytes);
+    assertThat(encoded.getData()).isNotSameAs(bytes).containsExactly(1, 2, 3);
   }
 
   /** 1 is the serialized flag and 2 the compressed flag of the client's default transcoder. */

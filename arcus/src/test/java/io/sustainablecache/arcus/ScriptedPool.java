@@ -1,180 +1,233 @@
 package io.sustainablecache.arcus;
 
+import static java.nio.charset.StandardCharsets.ISO_8859_1;
 import static java.util.Objects.requireNonNull;
 
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import net.spy.memcached.ArcusClient;
-import net.spy.memcached.ArcusClientPool;
-import net.spy.memcached.CASResponse;
-import net.spy.memcached.CASValue;
-import net.spy.memcached.CachedData;
-import net.spy.memcached.internal.OperationFuture;
-import net.spy.memcached.ops.OperationStatus;
-import net.spy.memcached.ops.StatusCode;
-import net.spy.memcached.transcoders.Transcoder;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import net.spy.memcached.BroadcastOpFactory;
+import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.ops.Operation;
+import net.spy.memcached.ops.OperationException;
 
 /**
- * An {@link ArcusClientPool} without clients whose key-value calls answer from a script: a value,
- * a server status, a failure while waiting, or a refusal to submit. It records what the store
- * encoded and how it waited, so the unit tests check the store's mapping without a network.
- * Thread-safe enough for single-threaded tests (fields are volatile).
+ * Stands in for the ARCUS client (or pool) behind an {@link ArcusStore}, without a network: the
+ * store's real ASCII operations are initialized, their request bytes recorded, and then answered
+ * from a script, by feeding the operation the bytes a server would send, by cancelling it as the
+ * client does for an inactive node, by refusing it as a full or shut-down client does, or by
+ * keeping it unanswered (to exercise the store's deadline).
+ *
+ * <p>Everything runs on the thread that calls the store, except what a test does with {@link
+ * #silent()} operations. Thread-safe enough for that (lists are concurrent, fields volatile).
  */
-final class ScriptedPool extends ArcusClientPool {
+final class ScriptedPool implements Supplier<ClientAccess>, ClientAccess {
 
-  /** The item a scripted {@code gets} finds, before the store's transcoder decodes it. */
-  record Hit(int flags, byte[] data, long cas) {}
+  /** How the scripted server or client answers one operation. */
+  sealed interface Answer {
 
-  /**
-   * The next call's outcome.
-   *
-   * @param value what the future returns: a {@link Hit} or {@code null} for {@code gets}, a
-   *     {@link Boolean} or {@link CASResponse} otherwise
-   * @param status the server's status line the future reports
-   * @param failure thrown by {@code Future.get}: a checked exception of {@code get} or a runtime
-   *     exception
-   * @param refusal thrown by the submitting call itself
-   */
-  record Answer(Object value, OperationStatus status, Exception failure, RuntimeException refusal) {
+    /** The server sends these bytes. */
+    record Reply(byte[] bytes) implements Answer {}
 
-    static Answer of(Object value, String statusLine) {
-      boolean success = "STORED".equals(statusLine) || "DELETED".equals(statusLine)
-          || "END".equals(statusLine);
-      StatusCode code = statusLine.startsWith("SERVER_ERROR")
-          ? StatusCode.ERR_SERVER
-          : StatusCode.fromAsciiLine(statusLine);
-      return new Answer(value, new OperationStatus(success, statusLine, code), null, null);
+    /** The client cancels the operation, as for an inactive node under FailureMode.Cancel. */
+    record Cancel(String cause) implements Answer {}
+
+    /** The client refuses to queue the operation. */
+    record Refuse(RuntimeException failure) implements Answer {}
+
+    /** Nobody answers; the operation waits in {@link #silent()}. */
+    record Silence() implements Answer {}
+
+    static Answer reply(String text) {
+      return new Reply(text.getBytes(ISO_8859_1));
     }
 
-    static Answer failing(Exception failure) {
-      return new Answer(null, null, requireNonNull(failure), null);
+    static Answer reply(byte[] bytes) {
+      return new Reply(bytes.clone());
     }
 
-    static Answer refusing(RuntimeException refusal) {
-      return new Answer(null, null, null, requireNonNull(refusal));
-    }
-  }
-
-  /** A completed future playing an {@link Answer}. */
-  static final class ScriptedFuture<T> extends OperationFuture<T> {
-    private final T value;
-    private final Answer answer;
-    volatile long waitedMillis = -1;
-    volatile boolean cancelled;
-
-    ScriptedFuture(T value, Answer answer) {
-      super(new CountDownLatch(0), 0);
-      this.value = value;
-      this.answer = answer;
+    static Answer cancel(String cause) {
+      return new Cancel(cause);
     }
 
-    @Override
-    public T get(long duration, TimeUnit unit)
-        throws InterruptedException, TimeoutException, ExecutionException {
-      waitedMillis = unit.toMillis(duration);
-      Exception failure = answer.failure();
-      if (failure instanceof InterruptedException e) {
-        throw e;
-      } else if (failure instanceof TimeoutException e) {
-        throw e;
-      } else if (failure instanceof ExecutionException e) {
-        throw e;
-      } else if (failure instanceof RuntimeException e) {
-        throw e;
-      } else if (failure != null) {
-        throw new AssertionError("get cannot throw " + failure);
-      }
-      return value;
+    static Answer refuse(RuntimeException failure) {
+      return new Refuse(requireNonNull(failure));
     }
 
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      cancelled = true;
-      return true;
-    }
-
-    @Override
-    public OperationStatus getStatus() {
-      return answer.status();
+    static Answer silence() {
+      return new Silence();
     }
   }
 
-  private volatile Answer next = Answer.of(null, "END");
-  private volatile ScriptedFuture<?> last;
-  final List<CachedData> encoded = new CopyOnWriteArrayList<>();
-  final List<String> calls = new CopyOnWriteArrayList<>();
+  /** Every request the store queued, as the bytes it would write (ISO-8859-1). */
+  final List<String> requests = new CopyOnWriteArrayList<>();
+  /** Every operation the store queued, in order. */
+  final List<Operation> operations = new CopyOnWriteArrayList<>();
+  /** Operations left unanswered by {@link Answer#silence()}. */
+  final List<Operation> silent = new CopyOnWriteArrayList<>();
+  /** Keys the store dropped from the front cache. */
+  final List<String> forgotten = new CopyOnWriteArrayList<>();
+  /** Whether the calling thread's interrupt flag was set while an operation was queued. */
+  final List<Boolean> interruptedWhileQueueing = new CopyOnWriteArrayList<>();
 
-  ScriptedPool() {
-    super(1, new ArcusClient[0]);
-  }
+  private volatile Function<String, Answer> server = request -> Answer.reply("END\r\n");
+  private volatile boolean running = true;
+  private volatile List<MemcachedNode> nodes = List.of(node("scripted-1", true, false));
+  private volatile Function<String, MemcachedNode> router = key -> nodes.get(0);
 
-  /** Scripts the outcome of every following call. */
+  /** Answers every following operation the same way. */
   ScriptedPool answer(Answer answer) {
-    this.next = requireNonNull(answer, "answer");
+    requireNonNull(answer, "answer");
+    this.server = request -> answer;
     return this;
   }
 
-  /** The future handed out by the latest call. */
-  ScriptedFuture<?> lastFuture() {
-    return last;
+  /** Answers every following operation by its request text. */
+  ScriptedPool answerWith(Function<String, Answer> server) {
+    this.server = requireNonNull(server, "server");
+    return this;
+  }
+
+  /** Makes {@link #isRunning()} report a client that was shut down. */
+  void shutDown() {
+    running = false;
+  }
+
+  /** The nodes of the scripted client, and which one owns a key. */
+  void nodes(List<MemcachedNode> nodes, Function<String, MemcachedNode> router) {
+    this.nodes = List.copyOf(nodes);
+    this.router = requireNonNull(router);
+  }
+
+  /** The latest queued operation. */
+  Operation lastOperation() {
+    return operations.get(operations.size() - 1);
+  }
+
+  /** The latest request text. */
+  String lastRequest() {
+    return requests.get(requests.size() - 1);
+  }
+
+  /** Answers a {@linkplain #silent() silent} operation now, as a late server would. */
+  static void replyLate(Operation operation, String text) {
+    feed(operation, text.getBytes(ISO_8859_1));
+  }
+
+  /**
+   * A fake node: active or not, with or without ARCUS's {@code mgets}. Only the methods the
+   * store calls answer something meaningful.
+   */
+  static MemcachedNode node(String name, boolean active, boolean mgets) {
+    InetSocketAddress address = InetSocketAddress.createUnresolved(name, 11211);
+    return (MemcachedNode) Proxy.newProxyInstance(ScriptedPool.class.getClassLoader(),
+        new Class<?>[] {MemcachedNode.class}, (proxy, method, args) -> switch (method.getName()) {
+          case "isActive" -> active;
+          case "isFirstConnecting" -> false;
+          case "enabledMGetsOp", "enabledMGetOp" -> mgets;
+          case "getSocketAddress" -> address;
+          case "getNodeName" -> name;
+          case "toString" -> "node " + name;
+          case "hashCode" -> System.identityHashCode(proxy);
+          case "equals" -> proxy == args[0];
+          case "setContinuousTimeout", "addOp", "setHandlingNode" -> null;
+          default -> throw new UnsupportedOperationException("ScriptedPool node: " + method);
+        });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Supplier and ClientAccess
+
+  @Override
+  public ClientAccess get() {
+    return this;
   }
 
   @Override
-  public <T> OperationFuture<CASValue<T>> asyncGets(String key, Transcoder<T> tc) {
-    Answer answer = submit("gets " + key);
-    CASValue<T> value = null;
-    if (answer.value() instanceof Hit hit) {
-      value = new CASValue<>(hit.cas(), tc.decode(new CachedData(hit.flags(), hit.data(),
-          tc.getMaxSize())));
+  public boolean isRunning() {
+    return running;
+  }
+
+  @Override
+  public void addOperation(String key, Operation operation) {
+    play(operation);
+  }
+
+  @Override
+  public MemcachedNode primaryNode(String key) {
+    return router.apply(key);
+  }
+
+  @Override
+  public void addOperation(MemcachedNode node, Operation operation) {
+    play(operation);
+  }
+
+  @Override
+  public void broadcast(BroadcastOpFactory factory) {
+    for (MemcachedNode node : nodes) {
+      play(factory.newOp(node, new CountDownLatch(1)));
     }
-    return remember(new ScriptedFuture<>(value, answer));
   }
 
   @Override
-  public <T> OperationFuture<Boolean> add(String key, int exp, T o, Transcoder<T> tc) {
-    return store("add " + key + " " + exp, o, tc);
+  public void forgetLocally(String key) {
+    forgotten.add(key);
   }
 
-  @Override
-  public <T> OperationFuture<Boolean> set(String key, int exp, T o, Transcoder<T> tc) {
-    return store("set " + key + " " + exp, o, tc);
-  }
-
-  @Override
-  public <T> OperationFuture<CASResponse> asyncCAS(String key, long casId, int exp, T value,
-      Transcoder<T> tc) {
-    Answer answer = submit("cas " + key + " " + casId + " " + exp);
-    encoded.add(tc.encode(value));
-    return remember(new ScriptedFuture<>((CASResponse) answer.value(), answer));
-  }
-
-  @Override
-  public OperationFuture<Boolean> delete(String key) {
-    Answer answer = submit("delete " + key);
-    return remember(new ScriptedFuture<>((Boolean) answer.value(), answer));
-  }
-
-  private <T> OperationFuture<Boolean> store(String call, T value, Transcoder<T> tc) {
-    Answer answer = submit(call);
-    encoded.add(tc.encode(value));
-    return remember(new ScriptedFuture<>((Boolean) answer.value(), answer));
-  }
-
-  private Answer submit(String call) {
-    calls.add(call);
-    Answer answer = next;
-    if (answer.refusal() != null) {
-      throw answer.refusal();
+  private void play(Operation operation) {
+    interruptedWhileQueueing.add(Thread.currentThread().isInterrupted());
+    operations.add(operation);
+    if (operation.isCancelled()) {
+      return; // cancelled before it was queued: the client never writes it
     }
-    return answer;
+    operation.initialize();
+    ByteBuffer request = operation.getBuffer().duplicate();
+    byte[] bytes = new byte[request.remaining()];
+    request.get(bytes);
+    String text = new String(bytes, ISO_8859_1);
+    requests.add(text);
+    Answer answer = server.apply(text);
+    if (answer instanceof Answer.Reply reply) {
+      feed(operation, reply.bytes());
+    } else if (answer instanceof Answer.Cancel cancel) {
+      operation.cancel(cancel.cause());
+    } else if (answer instanceof Answer.Refuse refuse) {
+      throw refuse.failure();
+    } else {
+      silent.add(operation);
+    }
   }
 
-  private <T> ScriptedFuture<T> remember(ScriptedFuture<T> future) {
-    last = future;
-    return future;
+  /** Plays the client's I/O thread: the request was written, the answer is read. */
+  private static void feed(Operation operation, byte[] answer) {
+    operation.writing();
+    operation.writeComplete();
+    try {
+      operation.readFromBuffer(ByteBuffer.wrap(answer));
+    } catch (OperationException e) {
+      // The client drops the connection after an error line; the operation has completed.
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Lines of a {@code gets} answer for the given items, then {@code END}. */
+  static String getsAnswer(List<String> keysWithValues, int flags) {
+    List<String> lines = new ArrayList<>();
+    long cas = 100;
+    for (String key : keysWithValues) {
+      String value = "v:" + key;
+      lines.add("VALUE " + key + " " + flags + " " + value.length() + " " + cas++ + "\r\n" + value
+          + "\r\n");
+    }
+    return String.join("", lines) + "END\r\n";
   }
 }

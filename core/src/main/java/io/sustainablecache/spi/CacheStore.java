@@ -3,6 +3,7 @@ package io.sustainablecache.spi;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -36,6 +37,12 @@ import java.util.concurrent.CompletableFuture;
  *       still be applied by the server later; the cache's write protocol is built for that.</li>
  *   <li><b>Cancellation.</b> Cancelling a returned future is a hint: the adapter may drop the
  *       operation if it has not been sent yet. It never corrupts the connection.</li>
+ *   <li><b>Completion threads.</b> Each adapter documents which threads complete its futures;
+ *       for the ARCUS and spymemcached adapters it is the client's single I/O thread (or the
+ *       shared deadline thread after a timeout, or the calling thread when the operation fails
+ *       before it is sent). Dependent actions registered without an executor run there and
+ *       hold up every other operation of the client meanwhile: they must be short and must not
+ *       block; hand anything else to an executor with the {@code *Async} methods.</li>
  * </ul>
  *
  * <p>Every adapter must pass the shared contract suite in {@code sustainable-cache-testkit}
@@ -125,8 +132,10 @@ public interface CacheStore {
    *
    * @param prefix an ARCUS key prefix (a cache's namespace); never {@code null}
    * @return a future completing when the server removed the items
+   * @throws NullPointerException if {@code prefix} is {@code null}
    */
   default CompletableFuture<Void> flushPrefix(String prefix) {
+    Objects.requireNonNull(prefix, "prefix");
     return CompletableFuture.failedFuture(new UnsupportedOperationException(
         getClass().getSimpleName() + " cannot remove all keys of a prefix: memcached has no"
             + " command for it (ARCUS servers have flush_prefix, through ArcusStore)"));

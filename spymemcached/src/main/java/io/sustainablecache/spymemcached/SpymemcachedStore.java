@@ -2,40 +2,101 @@ package io.sustainablecache.spymemcached;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.spi.AdapterSettings;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.OperationDeadlines;
+import io.sustainablecache.spi.OperationName;
+import io.sustainablecache.spi.PendingOperation;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreKeys;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
-import net.spy.memcached.CASResponse;
-import net.spy.memcached.CASValue;
+import java.util.concurrent.CompletableFuture;
+import net.spy.memcached.CachedData;
 import net.spy.memcached.MemcachedClient;
-import net.spy.memcached.internal.OperationFuture;
+import net.spy.memcached.MemcachedConnection;
+import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.ops.CASOperationStatus;
+import net.spy.memcached.ops.DeleteOperation;
+import net.spy.memcached.ops.GetsOperation;
+import net.spy.memcached.ops.Operation;
+import net.spy.memcached.ops.OperationException;
 import net.spy.memcached.ops.OperationStatus;
+import net.spy.memcached.ops.StatusCode;
+import net.spy.memcached.ops.StoreOperation;
+import net.spy.memcached.ops.StoreType;
+import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
+import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
 
 /**
- * A {@link CacheStore} over a spymemcached {@link MemcachedClient}.
+ * A {@link CacheStore} over a spymemcached {@link MemcachedClient} (2.12) on the text protocol.
  *
- * <p>Values are stored raw, with flags {@code 2048} (what spymemcached's default transcoder uses
+ * <h2>Asynchronous operations</h2>
+ * spymemcached's futures can take listeners, but those run on the client's listener executor,
+ * one more thread hop and several objects per operation. This store instead does what the
+ * client's {@code asyncGets}, {@code add}, {@code set}, {@code asyncCAS} and {@code delete} do
+ * internally, with its own completion callbacks: it builds the client's text-protocol operations
+ * with {@link AsciiOperationFactory} and hands them to the client's connection with the public
+ * {@link MemcachedConnection#enqueueOperation}, which validates the key, refuses operations once
+ * the client is shut down and applies the failure mode, exactly as for the client's own calls.
+ * The caller's thread never waits for the network.
+ *
+ * <p>Each returned future completes
+ * <ul>
+ *   <li>on the <b>client's I/O thread</b> (the {@link MemcachedConnection} thread), when the
+ *       server answers or the connection is lost;</li>
+ *   <li>on the <b>calling thread</b>, before the method returns, when the operation fails before
+ *       it is sent: an invalid key, a client that is shut down, a full queue, or, under {@code
+ *       FailureMode.Cancel}, a server that is down;</li>
+ *   <li>on the <b>deadline thread</b> shared by the stores with the same timeout ({@link
+ *       OperationDeadlines}) when the {@linkplain Builder#operationTimeout operation timeout}
+ *       passes first: the future fails with {@code "spymemcached <op> timed out after <n> ms"},
+ *       and the client's operation is cancelled (it is dropped if not yet sent) and counted as a
+ *       timeout by the client, which re-opens a connection after {@code
+ *       setTimeoutExceptionThreshold} consecutive ones, exactly as if its own future had timed
+ *       out.</li>
+ * </ul>
+ * Dependent actions registered without an executor run on that thread: keep them short and
+ * non-blocking, above all on the I/O thread, which serves every operation of the client.
+ * Cancelling a returned future cancels the client's operation, which is then dropped if not yet
+ * sent; a cancelled operation that was sent still has its answer read, so the connection stays
+ * in step.
+ *
+ * <p>What this relies on, besides the operations' public API: that the client's own calls are
+ * an operation from its factory plus {@code enqueueOperation}, and that an operation calls
+ * {@code complete()} on its callback exactly when it completes, is cancelled or times out in the
+ * client's queue. These hold for 2.12.x.
+ *
+ * <h2>Failures</h2>
+ * Every failure completes the future with a {@link io.sustainablecache.spi.StoreException} whose
+ * message names the operation and never the key or the value (the cache logs these messages;
+ * keys may be personal data); the methods themselves throw nothing but {@link
+ * NullPointerException} for {@code null} arguments. Failures include: a key that is empty,
+ * longer than {@link #maxKeyLength()} or contains a space, line break or NUL; a client that is
+ * shut down; a server that is down under {@code FailureMode.Cancel}; a server error such as
+ * {@code SERVER_ERROR object too large for cache}; an unexpected answer; and the timeout.
+ *
+ * <h2>Values</h2>
+ * Values are stored raw, with flags {@code 2048} (what spymemcached's default transcoder uses
  * for a {@code byte[]}); items are read back as bytes whatever their flags. The client's own
- * transcoder is never used, so it neither compresses nor Java-deserializes anything.
+ * transcoder is never used, so it neither compresses nor Java-deserializes anything. The store
+ * copies a value before queueing it, so the caller's array is neither retained nor read once the
+ * method has returned; every array it returns is new and belongs to the caller. A value larger
+ * than the server's item size fails the future with a {@link
+ * io.sustainablecache.spi.StoreException} for {@code add}, {@code set} and {@code cas} alike.
  *
- * <p>Every operation waits at most the {@linkplain Builder#operationTimeout operation timeout}
- * for the server's answer. On timeout it cancels the request and throws {@link StoreException};
- * a request already sent may still be executed by the server. Any failure of the client (lost
- * connection, cancelled request, server error such as an item larger than the server's item
- * size, interruption) is also a {@link StoreException}, whose message names the operation but
- * never the key or the value (the cache logs these messages; keys may be personal data).
- *
- * <p>The store does <b>not</b> own the client: several stores may share one, and the caller
- * shuts it down after the last store is no longer used. Thread-safe.
+ * <h2>Bulk reads</h2>
+ * spymemcached 2.12 has no bulk read with CAS tokens ({@code getBulk} returns no tokens, and its
+ * {@code gets} operation takes one key), so {@link #getsAll} queues one {@code gets} per key at
+ * once: they are pipelined on the connection, one round trip in all. Any failed key fails the
+ * whole read. {@link #flushPrefix} is not supported (memcached has no such command).
  *
  * <h2>Configuring the client</h2>
  * <pre>{@code
@@ -44,9 +105,10 @@ import net.spy.memcached.ops.OperationStatus;
  *         .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
  *         .setFailureMode(FailureMode.Cancel)
  *         .setOpTimeout(700)
- *         .setOpQueueMaxBlockTime(700)
+ *         .setOpQueueMaxBlockTime(0)
  *         .setMaxReconnectDelay(1)
  *         .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+ *         .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
  *         .build(),
  *     AddrUtil.getAddresses("cache1:11211 cache2:11211"));
  * CacheStore store = SpymemcachedStore.builder(client)
@@ -55,8 +117,9 @@ import net.spy.memcached.ops.OperationStatus;
  * // ... and client.shutdown() once the cache is closed
  * }</pre>
  * <ul>
- *   <li>{@code Protocol.TEXT}: memcached's native protocol, supported by every memcached and
- *       ARCUS server; memcached 1.6 deprecates the binary protocol.</li>
+ *   <li>{@code Protocol.TEXT} (required: the builder rejects a binary-protocol client):
+ *       memcached's native protocol, supported by every memcached and ARCUS server; memcached
+ *       1.6 deprecates the binary protocol.</li>
  *   <li>{@code FailureMode.Cancel}: while a server is disconnected, requests for its keys fail at
  *       once, which the cache treats as misses. The default, {@code Redistribute}, sends them to
  *       another server, which then holds a second, diverging copy of the item and whose CAS tokens
@@ -64,28 +127,34 @@ import net.spy.memcached.ops.OperationStatus;
  *       timeout.</li>
  *   <li>{@code setOpTimeout} equal to this store's operation timeout: the client drops requests
  *       that waited that long without being sent. The client's default is 2.5 s.</li>
- *   <li>{@code setOpQueueMaxBlockTime}: how long submitting a request may block when the client's
- *       queue is full. The default, 10 s, would block the caller far beyond the operation
- *       timeout.</li>
+ *   <li>{@code setOpQueueMaxBlockTime}: how long submitting a request may block the calling
+ *       thread when the client's queue is full. The default, 10 s, would block far beyond the
+ *       operation timeout; 0 fails the operation at once.</li>
  *   <li>{@code setMaxReconnectDelay} (seconds): the client reconnects with exponential back-off up
  *       to this delay, 30 s by default, during which a recovered server stays unused.</li>
- *   <li>{@code Locator.CONSISTENT} (ketama) when there are several servers, so that adding or
- *       removing one remaps few keys.</li>
+ *   <li>{@code Locator.CONSISTENT} with {@code DefaultHashAlgorithm.KETAMA_HASH} (ketama) when
+ *       there are several servers, so that adding or removing one remaps few keys. The hash
+ *       matters: with the builder's default, {@code NATIVE_HASH} ({@code String.hashCode}), the
+ *       consistent locator spreads keys very unevenly (in a test with two servers on one host,
+ *       every key went to the same server).</li>
  * </ul>
- * Do not set a transcoder: this store passes its own to every call.
  *
  * <p>The client connects in the background. With {@code FailureMode.Cancel}, requests made before
- * a server's connection is up fail at once, so right after creating the client the first
- * operations throw {@link StoreException} (which the cache counts as store errors and treats as
- * misses). To start warm, wait until {@code client.getAvailableServers()} lists the servers.
+ * a server's connection is up fail at once. To start warm, wait until {@code
+ * client.getAvailableServers()} lists the servers.
  *
- * <p>Two behaviours of spymemcached to be aware of. A server error such as
- * {@code SERVER_ERROR object too large for cache} makes the text protocol client drop the
- * connection and re-open it after its first reconnect delay, one second: meanwhile, with
- * {@code FailureMode.Cancel}, every request to that server fails. Keep values below the server's
- * item size ({@code -I}, 1 MiB by default, which includes the key and about 60 bytes of item
- * header). And after {@code setTimeoutExceptionThreshold} (998 by default) consecutive timeouts
- * the client also re-opens the connection.
+ * <p>Two behaviours of spymemcached to be aware of. A server error such as {@code SERVER_ERROR
+ * object too large for cache} makes the client drop the connection and re-open it after its
+ * first reconnect delay, one second: meanwhile, with {@code FailureMode.Cancel}, every request to
+ * that server fails. Keep values below the server's item size ({@code -I}, 1 MiB by default,
+ * which includes the key and about 60 bytes of item header). And after {@code
+ * setTimeoutExceptionThreshold} (998 by default) consecutive timeouts the client also re-opens
+ * the connection.
+ *
+ * <h2>Lifecycle and thread-safety</h2>
+ * The store is immutable and thread-safe. It does <b>not</b> own the client: several stores may
+ * share one, and the caller shuts it down after the last store is no longer used. Operations
+ * started after that fail.
  */
 public final class SpymemcachedStore implements CacheStore {
 
@@ -95,15 +164,26 @@ public final class SpymemcachedStore implements CacheStore {
   /** The operation timeout unless configured. */
   static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofMillis(700);
 
-  private final MemcachedClient client;
+  private static final String CLIENT = "spymemcached";
+  static final OperationName GETS = OperationName.of(CLIENT, "gets");
+  static final OperationName GETS_ALL = OperationName.of(CLIENT, "getsAll");
+  static final OperationName ADD = OperationName.of(CLIENT, "add");
+  static final OperationName SET = OperationName.of(CLIENT, "set");
+  static final OperationName CAS = OperationName.of(CLIENT, "cas");
+  static final OperationName DELETE = OperationName.of(CLIENT, "delete");
+
+  /** The client's text-protocol operation factory: stateless, shared. */
+  private static final AsciiOperationFactory OPERATIONS = new AsciiOperationFactory();
+
+  private final MemcachedConnection connection;
   private final Duration operationTimeout;
-  private final long operationTimeoutNanos;
+  private final OperationDeadlines deadlines;
   private final int maxKeyLength;
 
   private SpymemcachedStore(Builder builder) {
-    this.client = builder.client;
+    this.connection = builder.client.getConnection();
     this.operationTimeout = builder.operationTimeout;
-    this.operationTimeoutNanos = TimeUnit.NANOSECONDS.convert(builder.operationTimeout);
+    this.deadlines = OperationDeadlines.forTimeout(builder.operationTimeout);
     this.maxKeyLength = builder.maxKeyLength;
   }
 
@@ -111,9 +191,10 @@ public final class SpymemcachedStore implements CacheStore {
    * Creates a store with the default settings: a 700 ms operation timeout and memcached's 250
    * byte key limit.
    *
-   * @param client a started client; not owned by the store
+   * @param client a started client on the text protocol; not owned by the store
    * @return a new store
    * @throws NullPointerException if {@code client} is {@code null}
+   * @throws IllegalArgumentException if the client uses the binary protocol
    */
   public static SpymemcachedStore of(MemcachedClient client) {
     return builder(client).build();
@@ -122,34 +203,88 @@ public final class SpymemcachedStore implements CacheStore {
   /**
    * Starts configuring a store.
    *
-   * @param client a started client; not owned by the store
+   * @param client a started client on the text protocol; not owned by the store
    * @return a new builder with the default settings
    * @throws NullPointerException if {@code client} is {@code null}
+   * @throws IllegalArgumentException if the client uses the binary protocol
    */
   public static Builder builder(MemcachedClient client) {
-    return new Builder(requireNonNull(client, "client"));
+    requireNonNull(client, "client");
+    for (MemcachedNode node : client.getConnection().getLocator().getAll()) {
+      if (node instanceof BinaryMemcachedNodeImpl) {
+        throw new IllegalArgumentException("SpymemcachedStore needs a client on the text"
+            + " protocol (ConnectionFactoryBuilder.Protocol.TEXT), but this client uses the"
+            + " binary protocol");
+      }
+    }
+    return new Builder(client);
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>Sends {@code gets} with {@link MemcachedClient#asyncGets(String,
-   * net.spy.memcached.transcoders.Transcoder)}.
+   * <p>Sends {@code gets}.
    *
    * @param key {@inheritDoc}
    * @return {@inheritDoc}; the value is the item's bytes whatever its flags
-   * @throws StoreException {@inheritDoc}
    * @throws NullPointerException if {@code key} is {@code null}
    */
   @Override
-  public Optional<StoreItem> gets(String key) {
+  public CompletableFuture<Optional<StoreItem>> gets(String key) {
     requireNonNull(key, "key");
-    OperationFuture<CASValue<byte[]>> future =
-        submit("gets", key, () -> client.asyncGets(key, RawBytesTranscoder.INSTANCE));
-    CASValue<byte[]> found = await("gets", key, future);
-    return found == null
-        ? Optional.empty()
-        : Optional.of(new StoreItem(found.getValue(), found.getCas()));
+    Gets pending = new Gets(deadlines);
+    if (checkKey(pending, key)) {
+      submit(pending, OPERATIONS.gets(key, pending), key);
+    }
+    return pending;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Queues one {@code gets} per key at once, pipelined on the connections. Fails as a whole if
+   * any key is invalid or any read fails.
+   *
+   * @throws NullPointerException if {@code keys} or one of them is {@code null}
+   */
+  @Override
+  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    requireNonNull(keys, "keys");
+    for (String key : keys) {
+      requireNonNull(key, "key");
+    }
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(new HashMap<>());
+    }
+    GetsAll pending = new GetsAll(deadlines);
+    for (String key : keys) {
+      if (!checkKey(pending, key)) {
+        return pending;
+      }
+    }
+    List<String> queued = new ArrayList<>(keys.size());
+    List<GetsAll.Part> parts = new ArrayList<>(keys.size());
+    for (String key : keys) {
+      GetsAll.Part part = pending.new Part();
+      part.operation = OPERATIONS.gets(key, part);
+      pending.add(part);
+      queued.add(key);
+      parts.add(part);
+    }
+    pending.start();
+    boolean interrupted = Thread.interrupted();
+    try {
+      for (int i = 0; i < parts.size() && !pending.isDone(); i++) {
+        connection.enqueueOperation(queued.get(i), parts.get(i).operation);
+      }
+    } catch (RuntimeException e) {
+      pending.failWith(e);
+      pending.cancelParts(false);
+    } finally {
+      restoreInterrupt(interrupted);
+    }
+    pending.allQueued();
+    return pending;
   }
 
   /**
@@ -157,20 +292,13 @@ public final class SpymemcachedStore implements CacheStore {
    *
    * <p>Sends {@code add} with a copy of the value.
    *
-   * @param key {@inheritDoc}
-   * @param value {@inheritDoc}
-   * @param exptime {@inheritDoc}
-   * @return {@inheritDoc}
-   * @throws StoreException {@inheritDoc}, or refuses the item
+   * @return {@inheritDoc}; the future fails when the server answers anything but {@code STORED}
+   *     or {@code NOT_STORED}, for example when the value exceeds its item size
    * @throws NullPointerException if {@code key} or {@code value} is {@code null}
    */
   @Override
-  public boolean add(String key, byte[] value, int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    OperationFuture<Boolean> future =
-        submit("add", key, () -> client.add(key, exptime, value, RawBytesTranscoder.INSTANCE));
-    return status("add", key, future, await("add", key, future));
+  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+    return store(new Add(deadlines), StoreType.add, key, value, exptime);
   }
 
   /**
@@ -178,22 +306,13 @@ public final class SpymemcachedStore implements CacheStore {
    *
    * <p>Sends {@code set} with a copy of the value.
    *
-   * @param key {@inheritDoc}
-   * @param value {@inheritDoc}
-   * @param exptime {@inheritDoc}
-   * @throws StoreException {@inheritDoc}
+   * @return {@inheritDoc}; the future fails with the server's answer when it is not {@code
+   *     STORED}
    * @throws NullPointerException if {@code key} or {@code value} is {@code null}
    */
   @Override
-  public void set(String key, byte[] value, int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    OperationFuture<Boolean> future =
-        submit("set", key, () -> client.set(key, exptime, value, RawBytesTranscoder.INSTANCE));
-    if (!status("set", key, future, await("set", key, future))) {
-      throw new StoreException(
-          describe("set", key) + " was not stored: " + statusMessage(future.getStatus()));
-    }
+  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+    return store(new Set(deadlines), StoreType.set, key, value, exptime);
   }
 
   /**
@@ -201,35 +320,22 @@ public final class SpymemcachedStore implements CacheStore {
    *
    * <p>Sends {@code cas} with a copy of the value.
    *
-   * @param key {@inheritDoc}
-   * @param casToken {@inheritDoc}
-   * @param value {@inheritDoc}
-   * @param exptime {@inheritDoc}
-   * @return {@inheritDoc}
-   * @throws StoreException {@inheritDoc}, refuses the item, or gives another answer
+   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
+   *     STORED}, {@code EXISTS} or {@code NOT_FOUND}
    * @throws NullPointerException if {@code key} or {@code value} is {@code null}
    */
   @Override
-  public CasOutcome cas(String key, long casToken, byte[] value, int exptime) {
+  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+      int exptime) {
     requireNonNull(key, "key");
     requireNonNull(value, "value");
-    OperationFuture<CASResponse> future = submit("cas", key,
-        () -> client.asyncCAS(key, casToken, exptime, value, RawBytesTranscoder.INSTANCE));
-    CASResponse response = await("cas", key, future);
-    if (response == null) {
-      throw new StoreException(describe("cas", key) + " completed without a response");
+    Cas pending = new Cas(deadlines);
+    if (checkKey(pending, key)) {
+      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
+      submit(pending, OPERATIONS.cas(StoreType.set, key, casToken, data.getFlags(), exptime,
+          data.getData(), pending), key);
     }
-    switch (response) {
-      case OK:
-        return CasOutcome.STORED;
-      case EXISTS:
-        return CasOutcome.EXISTS;
-      case NOT_FOUND:
-        return CasOutcome.NOT_FOUND;
-      default:
-        throw new StoreException(describe("cas", key) + " got the unexpected response "
-            + response + ": " + statusMessage(future.getStatus()));
-    }
+    return pending;
   }
 
   /**
@@ -237,16 +343,18 @@ public final class SpymemcachedStore implements CacheStore {
    *
    * <p>Sends {@code delete}.
    *
-   * @param key {@inheritDoc}
-   * @return {@inheritDoc}
-   * @throws StoreException {@inheritDoc}
+   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
+   *     DELETED} or {@code NOT_FOUND}
    * @throws NullPointerException if {@code key} is {@code null}
    */
   @Override
-  public boolean delete(String key) {
+  public CompletableFuture<Boolean> delete(String key) {
     requireNonNull(key, "key");
-    OperationFuture<Boolean> future = submit("delete", key, () -> client.delete(key));
-    return status("delete", key, future, await("delete", key, future));
+    Delete pending = new Delete(deadlines);
+    if (checkKey(pending, key)) {
+      submit(pending, OPERATIONS.delete(key, pending), key);
+    }
+    return pending;
   }
 
   /**
@@ -260,7 +368,7 @@ public final class SpymemcachedStore implements CacheStore {
   }
 
   /**
-   * How long each operation waits for the server.
+   * How long each operation may take before its future fails.
    *
    * @return a positive duration; 700 ms unless configured
    */
@@ -271,76 +379,426 @@ public final class SpymemcachedStore implements CacheStore {
   /**
    * Describes the configuration, for logs.
    *
-   * @return for example {@code SpymemcachedStore{operationTimeout=PT0.7S, maxKeyLength=250}}
+   * @return for example {@code SpymemcachedStore[operationTimeout=700 ms, maxKeyLength=250]}
    */
   @Override
   public String toString() {
-    return "SpymemcachedStore{operationTimeout=" + operationTimeout
-        + ", maxKeyLength=" + maxKeyLength + "}";
+    return "SpymemcachedStore[operationTimeout=" + AdapterSettings.describe(operationTimeout)
+        + ", maxKeyLength=" + maxKeyLength + "]";
   }
 
-  private static <F extends Future<?>> F submit(String operation, String key, Supplier<F> call) {
+  // -------------------------------------------------------------------------------------------
+  // Submission
+
+  private <T, P extends Pending<T> & StoreOperation.Callback> CompletableFuture<T> store(
+      P pending, StoreType type, String key, byte[] value, int exptime) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    if (checkKey(pending, key)) {
+      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
+      submit(pending, OPERATIONS.store(type, key, data.getFlags(), exptime, data.getData(),
+          pending), key);
+    }
+    return pending;
+  }
+
+  /** Fails the pending operation and returns {@code false} if the key is invalid. */
+  private boolean checkKey(Op<?> pending, String key) {
+    String problem = StoreKeys.problem(key, maxKeyLength);
+    if (problem != null) {
+      pending.failWith(problem, null);
+      return false;
+    }
+    return true;
+  }
+
+  private void submit(Pending<?> pending, Operation operation, String key) {
+    pending.operation = operation;
+    pending.start();
+    boolean interrupted = Thread.interrupted();
     try {
-      return call.get();
+      connection.enqueueOperation(key, operation);
     } catch (RuntimeException e) {
-      // Invalid key, client shut down, or its queue full for longer than opQueueMaxBlockTime.
-      throw new StoreException(describe(operation, key) + " was rejected by the client: " + e, e);
+      pending.failWith(e);
+    } finally {
+      restoreInterrupt(interrupted);
     }
-  }
-
-  private <T> T await(String operation, String key, Future<T> future) {
-    try {
-      return future.get(operationTimeoutNanos, TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      future.cancel(true);
-      throw new StoreException(
-          describe(operation, key) + " timed out after " + formatTimeout(), e);
-    } catch (InterruptedException e) {
-      future.cancel(true);
-      Thread.currentThread().interrupt();
-      throw new StoreException(describe(operation, key) + " was interrupted", e);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause() == null ? e : e.getCause();
-      throw new StoreException(describe(operation, key) + " failed: " + explain(cause), cause);
-    } catch (CancellationException e) {
-      throw new StoreException(describe(operation, key) + " failed: " + explain(e), e);
-    } catch (RuntimeException e) {
-      throw new StoreException(describe(operation, key) + " failed: " + e, e);
-    }
-  }
-
-  /** The result of add, set or delete: {@code null} means the client lost the status. */
-  private static boolean status(String operation, String key, OperationFuture<Boolean> future,
-      Boolean success) {
-    if (success == null) {
-      throw new StoreException(describe(operation, key) + " completed without a status: "
-          + statusMessage(future.getStatus()));
-    }
-    return success;
-  }
-
-  private static String explain(Throwable cause) {
-    if (cause instanceof CancellationException) {
-      return "cancelled by the client (its connection to the server is down or was lost)";
-    }
-    return cause.toString();
-  }
-
-  private static String statusMessage(OperationStatus status) {
-    return status == null ? "no status" : status.getMessage();
-  }
-
-  private String formatTimeout() {
-    long millis = TimeUnit.MILLISECONDS.convert(operationTimeout);
-    return millis > 0 ? millis + " ms" : operationTimeout.toString();
   }
 
   /**
-   * Names the operation for an exception message. Keys are left out on purpose: the cache logs
-   * these messages, and keys (often user ids) may appear in logs only at debug level.
+   * Queueing an operation waits interruptibly for room in the client's queue, so the client
+   * refuses every operation of a thread whose interrupt flag is set. The store does not block on
+   * the network, so it clears the flag while it queues and sets it again afterwards: an
+   * interrupted caller gets its answer and keeps its flag.
    */
-  private static String describe(String operation, String key) {
-    return "memcached " + operation;
+  private static void restoreInterrupt(boolean interrupted) {
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Describes a failed, cancelled or timed-out client operation, or returns {@code null}. */
+  private static String problemOf(Operation operation) {
+    if (operation.isCancelled()) {
+      return "cancelled by the client (its connection to the server is down or was lost)";
+    }
+    if (operation.hasErrored()) {
+      return describe(operation.getException());
+    }
+    if (operation.isTimedOut()) {
+      return "timed out in the client (not sent within its opTimeout)";
+    }
+    return null;
+  }
+
+  /**
+   * Whether a read got a proper answer: spymemcached reports {@code END} after a value as
+   * success, and {@code END} alone (a miss) as {@code NOT_FOUND}.
+   */
+  private static boolean isReadAnswer(OperationStatus answer) {
+    return answer.isSuccess() || answer.getStatusCode() == StatusCode.ERR_NOT_FOUND;
+  }
+
+  private static Throwable causeOf(Operation operation) {
+    if (operation.isCancelled()) {
+      return new CancellationException("cancelled by the client");
+    }
+    return operation.getException();
+  }
+
+  private static String describe(OperationException exception) {
+    String message = exception == null ? null : exception.getMessage();
+    return message == null || message.isBlank()
+        ? "the server answered ERROR (it does not know the command)"
+        : message;
+  }
+
+  private static void abandon(Operation operation, boolean timedOut) {
+    if (operation == null) {
+      return;
+    }
+    if (timedOut) {
+      MemcachedConnection.opTimedOut(operation);
+    }
+    operation.cancel();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Pending operations: each is the returned future, the client's callback and the deadline
+  // queue's node at once.
+
+  /** The store's view of a pending operation: what the store's methods call on it. */
+  private abstract static class Op<T> extends PendingOperation<T> {
+    Op(OperationName name, OperationDeadlines deadlines) {
+      super(name, deadlines);
+    }
+
+    final void start() {
+      startDeadline();
+    }
+
+    final void failWith(String reason, Throwable cause) {
+      fail(reason, cause);
+    }
+
+    final void failWith(Throwable clientFailure) {
+      fail(clientFailure);
+    }
+  }
+
+  /** A single-key operation. */
+  private abstract static class Pending<T> extends Op<T>
+      implements net.spy.memcached.ops.OperationCallback {
+
+    /** Set before the deadline starts. */
+    Operation operation;
+    /** The server's answer; written and read on the client's I/O thread. */
+    private OperationStatus status;
+
+    Pending(OperationName name, OperationDeadlines deadlines) {
+      super(name, deadlines);
+    }
+
+    @Override
+    public void receivedStatus(OperationStatus received) {
+      status = received;
+    }
+
+    @Override
+    public final void complete() {
+      if (isDone()) {
+        return;
+      }
+      Operation op = operation;
+      String problem = problemOf(op);
+      if (problem != null) {
+        fail(problem, causeOf(op));
+        return;
+      }
+      OperationStatus answer = status;
+      if (answer == null) {
+        fail("the client completed the operation without an answer", null);
+        return;
+      }
+      MemcachedConnection.opSucceeded(op);
+      answered(answer);
+    }
+
+    /** Completes the future with what the server answered. */
+    abstract void answered(OperationStatus answer);
+
+    @Override
+    protected final void abandon(boolean timedOut) {
+      SpymemcachedStore.abandon(operation, timedOut);
+    }
+  }
+
+  private static final class Gets extends Pending<Optional<StoreItem>>
+      implements GetsOperation.Callback {
+
+    private StoreItem item;
+
+    Gets(OperationDeadlines deadlines) {
+      super(GETS, deadlines);
+    }
+
+    @Override
+    public void gotData(String key, int flags, long cas, byte[] data) {
+      item = new StoreItem(data, cas);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (isReadAnswer(answer)) {
+        StoreItem found = item;
+        succeed(found == null ? Optional.empty() : Optional.of(found));
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Add extends Pending<Boolean> implements StoreOperation.Callback {
+    Add(OperationDeadlines deadlines) {
+      super(ADD, deadlines);
+    }
+
+    @Override
+    public void gotData(String key, long cas) {
+      // the text protocol answers no CAS token to a store
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(Boolean.TRUE);
+      } else if ("NOT_STORED".equals(answer.getMessage())) {
+        succeed(Boolean.FALSE);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Set extends Pending<Void> implements StoreOperation.Callback {
+    Set(OperationDeadlines deadlines) {
+      super(SET, deadlines);
+    }
+
+    @Override
+    public void gotData(String key, long cas) {
+      // the text protocol answers no CAS token to a store
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(null);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Cas extends Pending<CasOutcome>
+      implements StoreOperation.Callback {
+    Cas(OperationDeadlines deadlines) {
+      super(CAS, deadlines);
+    }
+
+    @Override
+    public void gotData(String key, long cas) {
+      // the text protocol answers no CAS token to a store
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (!(answer instanceof CASOperationStatus cas)) {
+        fail(answer.getMessage(), null);
+        return;
+      }
+      switch (cas.getCASResponse()) {
+        case OK -> succeed(CasOutcome.STORED);
+        case EXISTS -> succeed(CasOutcome.EXISTS);
+        case NOT_FOUND -> succeed(CasOutcome.NOT_FOUND);
+        default -> fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private static final class Delete extends Pending<Boolean> implements DeleteOperation.Callback {
+    Delete(OperationDeadlines deadlines) {
+      super(DELETE, deadlines);
+    }
+
+    @Override
+    public void gotData(long cas) {
+      // the text protocol answers no CAS token to a delete
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(Boolean.TRUE);
+      } else if ("NOT_FOUND".equals(answer.getMessage())) {
+        succeed(Boolean.FALSE);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  /**
+   * An operation in several parts, one client operation each: it succeeds once every part has
+   * succeeded and fails with the first part that fails (cancelling the others).
+   */
+  private abstract static class MultiPart<T> extends Op<T> {
+
+    /** Guards the parts' bookkeeping and the result. */
+    final Object lock = new Object();
+    /** Guarded by {@link #lock}. */
+    private final List<Part> parts = new ArrayList<>();
+    /** Parts not yet succeeded, plus one until every part is queued; guarded by {@link #lock}. */
+    private int remaining = 1;
+
+    MultiPart(OperationName name, OperationDeadlines deadlines) {
+      super(name, deadlines);
+    }
+
+    /** Registers a part whose operation is about to be queued. */
+    void add(Part part) {
+      synchronized (lock) {
+        parts.add(part);
+        remaining++;
+      }
+    }
+
+    List<Part> partsSnapshot() {
+      synchronized (lock) {
+        return new ArrayList<>(parts);
+      }
+    }
+
+    /** Marks the end of the parts: from now on, the last part to succeed completes the whole. */
+    void allQueued() {
+      partSucceeded(null);
+    }
+
+    /** The result once every part succeeded; called on the thread of the last part. */
+    abstract T result();
+
+    void partCompleted(Part part) {
+      if (isDone()) {
+        return;
+      }
+      Operation op = part.operation;
+      String problem = problemOf(op);
+      if (problem == null && part.status == null) {
+        problem = "the client completed the operation without an answer";
+      }
+      if (problem == null && !isReadAnswer(part.status)) {
+        problem = part.status.getMessage();
+      }
+      if (problem != null) {
+        if (fail(problem, causeOf(op))) {
+          cancelParts(false);
+        }
+        return;
+      }
+      MemcachedConnection.opSucceeded(op);
+      partSucceeded(part);
+    }
+
+    private void partSucceeded(Part part) {
+      synchronized (lock) {
+        if (part != null) {
+          if (part.counted) {
+            return;
+          }
+          part.counted = true;
+        }
+        if (--remaining > 0) {
+          return;
+        }
+      }
+      succeed(result());
+    }
+
+    void cancelParts(boolean timedOut) {
+      for (Part part : partsSnapshot()) {
+        SpymemcachedStore.abandon(part.operation, timedOut);
+      }
+    }
+
+    @Override
+    protected final void abandon(boolean timedOut) {
+      cancelParts(timedOut);
+    }
+
+    /** One client operation of the whole, and its callback. */
+    class Part implements net.spy.memcached.ops.OperationCallback {
+      Operation operation;
+      OperationStatus status;
+      /** Guarded by {@link #lock}. */
+      boolean counted;
+
+      @Override
+      public void receivedStatus(OperationStatus received) {
+        status = received;
+      }
+
+      @Override
+      public void complete() {
+        partCompleted(this);
+      }
+    }
+  }
+
+  private static final class GetsAll extends MultiPart<Map<String, StoreItem>> {
+
+    /** Guarded by {@link #lock}. */
+    private final Map<String, StoreItem> found = new HashMap<>();
+
+    GetsAll(OperationDeadlines deadlines) {
+      super(GETS_ALL, deadlines);
+    }
+
+    @Override
+    Map<String, StoreItem> result() {
+      synchronized (lock) {
+        return found;
+      }
+    }
+
+    final class Part extends MultiPart<Map<String, StoreItem>>.Part
+        implements GetsOperation.Callback {
+      @Override
+      public void gotData(String key, int flags, long cas, byte[] data) {
+        synchronized (lock) {
+          found.put(key, new StoreItem(data, cas));
+        }
+      }
+    }
   }
 
   /**
@@ -358,22 +816,17 @@ public final class SpymemcachedStore implements CacheStore {
     }
 
     /**
-     * How long each operation waits for the server's answer before it is cancelled and fails
-     * with {@link StoreException}. Independent of the client's own {@code opTimeout}, which
-     * should be set to the same value.
+     * How long each operation may take before its future fails with a {@link
+     * io.sustainablecache.spi.StoreException} and the client's operation is cancelled.
+     * Independent of the client's own {@code opTimeout}, which should be set to the same value.
      *
-     * @param timeout a positive duration; 700 ms by default
+     * @param timeout from 1 ms to 10 minutes; 700 ms by default
      * @return this builder
      * @throws NullPointerException if {@code timeout} is {@code null}
-     * @throws IllegalArgumentException if {@code timeout} is zero or negative
+     * @throws IllegalArgumentException if {@code timeout} is out of range
      */
     public Builder operationTimeout(Duration timeout) {
-      requireNonNull(timeout, "operationTimeout");
-      if (timeout.isZero() || timeout.isNegative()) {
-        throw new IllegalArgumentException(
-            "operationTimeout must be positive, but was " + timeout);
-      }
-      this.operationTimeout = timeout;
+      this.operationTimeout = AdapterSettings.checkOperationTimeout(timeout);
       return this;
     }
 
@@ -386,11 +839,7 @@ public final class SpymemcachedStore implements CacheStore {
      * @throws IllegalArgumentException if {@code bytes} is outside 1 to 250
      */
     public Builder maxKeyLength(int bytes) {
-      if (bytes < 1 || bytes > MEMCACHED_MAX_KEY_LENGTH) {
-        throw new IllegalArgumentException("maxKeyLength must be between 1 and "
-            + MEMCACHED_MAX_KEY_LENGTH + " (memcached's limit), but was " + bytes);
-      }
-      this.maxKeyLength = bytes;
+      this.maxKeyLength = AdapterSettings.checkMaxKeyLength(bytes, MEMCACHED_MAX_KEY_LENGTH);
       return this;
     }
 

@@ -4,22 +4,32 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.CacheStoreFailureContract;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import net.spy.memcached.MemcachedClient;
 
+/**
+ * The failure contract for {@link SpymemcachedStore} over clients configured as the store
+ * recommends ({@code FailureMode.Cancel}, text protocol, no blocking on a full queue).
+ */
 class SpymemcachedStoreFailureIT extends CacheStoreFailureContract {
 
-  private MemcachedClient client;
+  private final Map<CacheStore, MemcachedClient> clients = new IdentityHashMap<>();
 
   @Override
-  protected CacheStore storeConnectedTo(InetSocketAddress address) {
-    client = TestClients.connect(address, operationTimeout());
-    return SpymemcachedStore.builder(client).operationTimeout(operationTimeout()).build();
+  protected CacheStore storeConnectedTo(List<InetSocketAddress> servers) {
+    MemcachedClient client = TestClients.connect(servers, operationTimeout());
+    SpymemcachedStore store =
+        SpymemcachedStore.builder(client).operationTimeout(operationTimeout()).build();
+    clients.put(store, client);
+    return store;
   }
 
   @Override
   protected void closeStore(CacheStore store) {
-    client.shutdown(0, TimeUnit.SECONDS);
+    clients.remove(store).shutdown(0, TimeUnit.SECONDS);
   }
 
   @Override

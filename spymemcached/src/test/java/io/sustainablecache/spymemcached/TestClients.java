@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 
@@ -21,24 +22,40 @@ final class TestClients {
    * request made before that is cancelled at once.
    */
   static MemcachedClient connect(InetSocketAddress address, Duration operationTimeout) {
-    MemcachedClient client;
-    try {
-      client = new MemcachedClient(new ConnectionFactoryBuilder()
-          .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
-          .setFailureMode(FailureMode.Cancel)
-          .setOpTimeout(operationTimeout.toMillis())
-          .setOpQueueMaxBlockTime(operationTimeout.toMillis())
-          .setMaxReconnectDelay(1)
-          .setDaemon(true)
-          .build(), List.of(address));
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot create a client for " + address, e);
-    }
-    await("the client to connect to " + address)
+    return connect(List.of(address), operationTimeout);
+  }
+
+  /**
+   * Connects a client to several servers (ketama: consistent hashing with the KETAMA hash; with
+   * spymemcached's default native hash, the consistent locator sends every key to one server)
+   * and waits until every connection is up.
+   */
+  static MemcachedClient connect(List<InetSocketAddress> servers, Duration operationTimeout) {
+    MemcachedClient client = connecting(servers, operationTimeout, ConnectionFactoryBuilder.Protocol.TEXT);
+    await("the client to connect to " + servers)
         .atMost(Duration.ofSeconds(5))
         .pollDelay(Duration.ZERO)
         .pollInterval(Duration.ofMillis(10))
-        .until(() -> !client.getAvailableServers().isEmpty());
+        .until(() -> client.getAvailableServers().containsAll(servers));
     return client;
+  }
+
+  /** Creates a client without waiting for its connections. */
+  static MemcachedClient connecting(List<InetSocketAddress> servers, Duration operationTimeout,
+      ConnectionFactoryBuilder.Protocol protocol) {
+    try {
+      return new MemcachedClient(new ConnectionFactoryBuilder()
+          .setProtocol(protocol)
+          .setFailureMode(FailureMode.Cancel)
+          .setOpTimeout(operationTimeout.toMillis())
+          .setOpQueueMaxBlockTime(0)
+          .setMaxReconnectDelay(1)
+          .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+          .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+          .setDaemon(true)
+          .build(), servers);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot create a client for " + servers, e);
+    }
   }
 }

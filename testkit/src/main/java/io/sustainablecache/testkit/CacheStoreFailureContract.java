@@ -2,7 +2,6 @@ package io.sustainablecache.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
@@ -10,33 +9,40 @@ import io.sustainablecache.spi.StoreItem;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * How a {@link CacheStore} adapter must fail: when its server goes away or stops answering,
- * every operation throws {@link StoreException} within the operation timeout plus two seconds. It
- * never hangs, and it never reports a miss ({@code gets} returning empty, {@code add} or
- * {@code delete} returning {@code false}, {@code cas} returning {@code NOT_FOUND}) that the
- * server did not give.
+ * How a {@link CacheStore} adapter must fail: when its server goes away or stops answering, when
+ * its client is shut down, or when a key is invalid, every operation returns a future at once
+ * (the method itself throws nothing) and that future fails with a {@link StoreException} within
+ * the operation timeout plus two seconds. It never hangs, it never reports a miss ({@code gets}
+ * returning empty, {@code add} or {@code delete} returning {@code false}, {@code cas} returning
+ * {@code NOT_FOUND}) that the server did not give, and its messages name neither the key nor the
+ * value.
  *
  * <p>Each test starts a private memcached process with {@link MemcachedServer#startLocal()},
- * connects a store to it with {@link #storeConnectedTo}, writes an item, then either stops the
- * server or freezes it with {@code SIGSTOP}. It therefore needs the memcached binary: without it
- * the tests are aborted, or fail when {@code CI=true}.
+ * connects a store to it with {@link #storeConnectedTo}, writes an item, then for example stops
+ * the server or freezes it with {@code SIGSTOP}. It therefore needs the memcached binary:
+ * without it the tests are aborted, or fail when {@code CI=true}.
  *
  * <pre>{@code
  * class MyStoreFailureIT extends CacheStoreFailureContract {
  *   @Override
- *   protected CacheStore storeConnectedTo(InetSocketAddress address) {
- *     return MyStore.of(MyClient.connect(address));
+ *   protected CacheStore storeConnectedTo(List<InetSocketAddress> servers) {
+ *     return MyStore.of(MyClient.connect(servers));
  *   }
  *
  *   @Override
@@ -54,11 +60,13 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 public abstract class CacheStoreFailureContract {
 
-  private static final byte[] VALUE = "value".getBytes(StandardCharsets.US_ASCII);
+  private static final String SECRET = "secret-value-7f3a9c";
+  private static final byte[] VALUE = SECRET.getBytes(StandardCharsets.US_ASCII);
   private static final Duration GRACE = Duration.ofSeconds(2);
 
   private MemcachedServer server;
   private CacheStore store;
+  private boolean storeClosed;
   private String key;
   private long casToken;
 
@@ -66,17 +74,20 @@ public abstract class CacheStoreFailureContract {
   protected CacheStoreFailureContract() {}
 
   /**
-   * Creates a store with its own client connected to the given server. Called once per test,
-   * while the server is running.
+   * Creates a store with its own client connected to the given servers (keys distributed over
+   * them as the client does), configured as the adapter recommends, and waits until the client
+   * is connected to all of them. Called once per test with one server, and once more with two
+   * by the test of bulk reads over a server that is down.
    *
-   * @param address a private memcached's address; never {@code null}
-   * @return a new store; never {@code null}
+   * @param servers private memcached servers' addresses; never empty
+   * @return a new store whose operation timeout is {@link #operationTimeout()}; never {@code
+   *     null}
    */
-  protected abstract CacheStore storeConnectedTo(InetSocketAddress address);
+  protected abstract CacheStore storeConnectedTo(List<InetSocketAddress> servers);
 
   /**
-   * Releases the client behind a store returned by {@link #storeConnectedTo}. Called once per
-   * test, after the server has been stopped, so it must not wait for the server.
+   * Shuts down the client behind a store returned by {@link #storeConnectedTo}. Called once per
+   * store, possibly after its servers have been stopped, so it must not wait for them.
    *
    * @param store the store to close; never {@code null}
    */
@@ -95,10 +106,11 @@ public abstract class CacheStoreFailureContract {
   @BeforeEach
   final void connectToAPrivateServerAndWriteAnItem() {
     server = MemcachedServer.startLocal();
-    store = storeConnectedTo(server.address());
-    key = "sc-failure-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
-    store.set(key, VALUE, 0);
-    StoreItem item = store.gets(key)
+    store = storeConnectedTo(List.of(server.address()));
+    key = "sc-failure-" + Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L << 62)
+        + ":item";
+    StoreFutures.completed(store.set(key, VALUE, 0), bound(), "the first set");
+    StoreItem item = StoreFutures.completed(store.gets(key), bound(), "the first gets")
         .orElseThrow(() -> new AssertionError("the store lost an item while " + server
             + " was running"));
     assertThat(item.value()).isEqualTo(VALUE);
@@ -108,7 +120,7 @@ public abstract class CacheStoreFailureContract {
   @AfterEach
   final void closeStoreAndStopServer() {
     try {
-      if (store != null) {
+      if (store != null && !storeClosed) {
         closeStore(store);
       }
     } finally {
@@ -118,37 +130,11 @@ public abstract class CacheStoreFailureContract {
     }
   }
 
-  @Test
-  void getsThrowsInsteadOfReportingAMissWhenTheServerIsGone() {
+  @ParameterizedTest
+  @ValueSource(strings = {"gets", "getsAll", "add", "set", "cas", "delete"})
+  void anOperationFailsInsteadOfReportingAMissWhenTheServerIsGone(String operation) {
     server.stop();
-    assertFailsFast("gets", () -> store.gets(key));
-  }
-
-  @Test
-  void addThrowsWhenTheServerIsGone() {
-    server.stop();
-    assertFailsFast("add", () -> store.add(key, VALUE, 0));
-  }
-
-  @Test
-  void setThrowsWhenTheServerIsGone() {
-    server.stop();
-    assertFailsFast("set", () -> {
-      store.set(key, VALUE, 0);
-      return "normally";
-    });
-  }
-
-  @Test
-  void casThrowsWhenTheServerIsGone() {
-    server.stop();
-    assertFailsFast("cas", () -> store.cas(key, casToken, VALUE, 0));
-  }
-
-  @Test
-  void deleteThrowsWhenTheServerIsGone() {
-    server.stop();
-    assertFailsFast("delete", () -> store.delete(key));
+    assertFailsFast(operation, operations().get(operation));
   }
 
   @Test
@@ -159,20 +145,30 @@ public abstract class CacheStoreFailureContract {
     }
   }
 
+  /**
+   * A frozen server accepts the requests but never answers: only the adapter's deadline ends
+   * them, every one with a timeout message, and all at about the same time.
+   */
   @Test
   void everyOperationTimesOutWhenTheServerStopsAnswering() {
     server.suspend();
-    operations().forEach(this::assertFailsFast);
+    Map<String, CompletableFuture<?>> started = new LinkedHashMap<>();
+    operations().forEach((operation, call) -> started.put(operation, call.get()));
+    String timedOut = "timed out after " + operationTimeout().toMillis() + " ms";
+    started.forEach((operation, future) -> assertThat(StoreFutures.failure(future, bound(),
+        operation + " against " + server))
+        .as("the outcome of %s against a frozen server", operation)
+        .isInstanceOf(StoreException.class)
+        .hasMessageEndingWith(timedOut)
+        .hasMessageNotContaining(key)
+        .hasMessageNotContaining(SECRET));
   }
 
   @Test
   void theStoreAnswersCorrectlyAgainOnceTheServerResumes() {
     server.suspend();
     assertFailsFast("gets", () -> store.gets(key));
-    assertFailsFast("set", () -> {
-      store.set(key, "lost?".getBytes(StandardCharsets.US_ASCII), 0);
-      return "normally";
-    });
+    assertFailsFast("set", () -> store.set(key, "lost?".getBytes(StandardCharsets.US_ASCII), 0));
     server.resume();
 
     // A request that timed out may still be executed once the server resumes, so the value is
@@ -180,41 +176,141 @@ public abstract class CacheStoreFailureContract {
     byte[] fresh = "fresh".getBytes(StandardCharsets.US_ASCII);
     await().atMost(operationTimeout().plusSeconds(10))
         .pollInterval(Duration.ofMillis(100))
-        .ignoreException(StoreException.class)
+        .ignoreExceptionsMatching(e -> e instanceof StoreException
+            || e.getCause() instanceof StoreException)
         .untilAsserted(() -> {
-          store.set(key, fresh, 0);
-          assertThat(store.gets(key)).hasValueSatisfying(
+          store.set(key, fresh, 0).join();
+          assertThat(store.gets(key).join()).hasValueSatisfying(
               item -> assertThat(item.value()).isEqualTo(fresh));
         });
-    assertThat(store.delete(key)).isTrue();
-    assertThat(store.gets(key)).isEmpty();
+    assertThat(StoreFutures.completed(store.delete(key), bound(), "delete")).isTrue();
+    assertThat(StoreFutures.completed(store.gets(key), bound(), "gets")).isEmpty();
   }
 
-  private Map<String, Callable<?>> operations() {
-    Map<String, Callable<?>> operations = new LinkedHashMap<>();
-    operations.put("gets", () -> store.gets(key));
-    operations.put("add", () -> store.add(key, VALUE, 0));
-    operations.put("set", () -> {
-      store.set(key, VALUE, 0);
-      return "normally";
+  /**
+   * With two servers, one of which is down: a bulk read fails as a whole when some of its keys
+   * live on the server that is down, instead of reporting them absent, and succeeds when all its
+   * keys live on the server that is up.
+   */
+  @Test
+  void getsAllFailsWhenSomeOfItsKeysLiveOnAServerThatIsDown() {
+    MemcachedServer second = MemcachedServer.startLocal();
+    CacheStore both = null;
+    try {
+      both = storeConnectedTo(List.of(server.address(), second.address()));
+      List<String> keys = new ArrayList<>();
+      List<CompletableFuture<Void>> writes = new ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        String spread = key + "-" + i;
+        keys.add(spread);
+        writes.add(both.set(spread, VALUE, 0));
+      }
+      StoreFutures.completed(CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)),
+          bound(), "writes to both servers");
+
+      second.stop();
+      List<String> onTheServerUp = new ArrayList<>();
+      Map<String, Integer> failures = new LinkedHashMap<>();
+      for (String spread : keys) {
+        CompletableFuture<?> read = both.gets(spread);
+        try {
+          read.get(bound().toMillis(), TimeUnit.MILLISECONDS);
+          onTheServerUp.add(spread);
+        } catch (Exception e) {
+          assertThat(e.getCause()).as("a gets of a key on the server that is down")
+              .isInstanceOf(StoreException.class);
+          failures.merge(e.getCause().getMessage(), 1, Integer::sum);
+        }
+      }
+      assertThat(onTheServerUp)
+          .as("keys readable with one of two servers down; failures: %s", failures)
+          .isNotEmpty().hasSizeLessThan(keys.size());
+
+      CacheStore store2 = both;
+      assertFailsFast("getsAll over both servers", () -> store2.getsAll(keys));
+      assertThat(StoreFutures.completed(both.getsAll(onTheServerUp), bound(),
+          "getsAll of the keys on the server that is up"))
+          .containsOnlyKeys(onTheServerUp)
+          .allSatisfy((k, item) -> assertThat(item.value()).isEqualTo(VALUE));
+    } finally {
+      try {
+        if (both != null) {
+          closeStore(both);
+        }
+      } finally {
+        second.stop();
+      }
+    }
+  }
+
+  @Test
+  void everyOperationFailsOnceTheClientIsShutDown() {
+    storeClosed = true;
+    closeStore(store);
+    operations().forEach(this::assertFailsFast);
+  }
+
+  /**
+   * Keys the memcached text protocol cannot carry fail the future, with a message that does not
+   * repeat the key, in every operation.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"", "has space", "line\nfeed", "carriage\rreturn", "nul\0byte",
+      "too-long"})
+  void anInvalidKeyFailsTheFutureWithAStoreException(String invalid) {
+    String bad = invalid.equals("too-long") ? "k".repeat(store.maxKeyLength() + 1) : invalid;
+    Map<String, Supplier<CompletableFuture<?>>> calls = new LinkedHashMap<>();
+    calls.put("gets", () -> store.gets(bad));
+    calls.put("getsAll", () -> store.getsAll(List.of(key, bad)));
+    calls.put("add", () -> store.add(bad, VALUE, 0));
+    calls.put("set", () -> store.set(bad, VALUE, 0));
+    calls.put("cas", () -> store.cas(bad, casToken, VALUE, 0));
+    calls.put("delete", () -> store.delete(bad));
+    calls.forEach((operation, call) -> {
+      Throwable failure = StoreFutures.failure(call.get(), bound(), operation);
+      assertThat(failure).as("%s of an invalid key", operation)
+          .isInstanceOf(StoreException.class)
+          .hasMessageNotContaining(SECRET);
+      if (!bad.isEmpty()) {
+        assertThat(failure.getMessage()).as("message of %s", operation).doesNotContain(bad);
+      }
     });
+    assertThat(StoreFutures.completed(store.gets(key), bound(), "gets of the valid key"))
+        .as("the item written before").get().extracting(StoreItem::value).isEqualTo(VALUE);
+  }
+
+  private Map<String, Supplier<CompletableFuture<?>>> operations() {
+    Map<String, Supplier<CompletableFuture<?>>> operations = new LinkedHashMap<>();
+    operations.put("gets", () -> store.gets(key));
+    operations.put("getsAll", () -> store.getsAll(List.of(key, key + "-other")));
+    operations.put("add", () -> store.add(key, VALUE, 0));
+    operations.put("set", () -> store.set(key, VALUE, 0));
     operations.put("cas", () -> store.cas(key, casToken, VALUE, 0));
     operations.put("delete", () -> store.delete(key));
     return operations;
   }
 
-  private void assertFailsFast(String operation, Callable<?> call) {
-    Duration bound = operationTimeout().plus(GRACE);
-    Object outcome = assertTimeoutPreemptively(bound, () -> {
-      try {
-        return "returned " + call.call();
-      } catch (Exception e) {
-        return e;
-      }
-    }, () -> operation + " neither returned nor threw within " + bound.toMillis()
-        + " ms (the operation timeout plus " + GRACE.toSeconds() + " s)");
-    assertThat(outcome)
+  private Duration bound() {
+    return operationTimeout().plus(GRACE);
+  }
+
+  private void assertFailsFast(String operation, Supplier<? extends CompletableFuture<?>> call) {
+    Duration bound = bound();
+    long started = System.nanoTime();
+    CompletableFuture<?> future;
+    try {
+      future = call.get();
+    } catch (RuntimeException e) {
+      throw new AssertionError(operation + " threw instead of failing its future", e);
+    }
+    Duration returnedAfter = Duration.ofNanos(System.nanoTime() - started);
+    assertThat(returnedAfter).as("time until %s returned", operation).isLessThan(bound);
+    Throwable failure = StoreFutures.failure(future, bound.minus(returnedAfter),
+        operation + " against " + server);
+    assertThat(failure)
         .as("the outcome of %s against %s", operation, server)
-        .isInstanceOf(StoreException.class);
+        .isInstanceOf(StoreException.class)
+        .hasMessageNotContaining(key)
+        .hasMessageNotContaining(SECRET);
   }
 }

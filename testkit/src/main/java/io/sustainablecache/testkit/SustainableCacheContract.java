@@ -52,7 +52,7 @@ public abstract class SustainableCacheContract {
       assertThat(cache.get("k", key -> "välue")).isEqualTo("välue");
       assertThat(cache.get("k", key -> "other")).isEqualTo("välue");
 
-      byte[] raw = store().gets(namespace + ":k").orElseThrow().value();
+      byte[] raw = store().gets(namespace + ":k").join().orElseThrow().value();
       assertThat(Envelope.isValid(raw)).isTrue();
       assertThat(Envelope.expiresAt(raw) - Envelope.fetchedAt(raw)).isEqualTo(30_000);
       assertThat(cache.stats().hitCount()).isEqualTo(1);
@@ -64,7 +64,7 @@ public abstract class SustainableCacheContract {
     try (SustainableCache<String> cache = cache(Duration.ofSeconds(30),
         RefreshPolicy.sustainable())) {
       store().set(namespace + ":foreign", "plain text from another client".getBytes(
-          StandardCharsets.UTF_8), 60);
+          StandardCharsets.UTF_8), 60).join();
 
       assertThat(cache.get("foreign", key -> "loaded")).isEqualTo("loaded");
       assertThat(cache.stats().corruptEntryCount()).isEqualTo(1);
@@ -79,7 +79,7 @@ public abstract class SustainableCacheContract {
       cache.put("k", "v");
       assertThat(cache.getIfPresent("k")).contains("v");
       cache.invalidate("k");
-      assertThat(store().gets(namespace + ":k")).isEmpty();
+      assertThat(store().gets(namespace + ":k").join()).isEmpty();
       assertThat(cache.get("k", key -> "reloaded")).isEqualTo("reloaded");
     }
   }

@@ -6,11 +6,14 @@
  *       named by {@code MEMCACHED_ADDRESS}, a Testcontainers container, or a local
  *       {@code memcached} binary started as a child process.</li>
  *   <li>{@link io.sustainablecache.testkit.CacheStoreContract} is the JUnit 5 suite that pins
- *       down the memcached semantics an adapter must deliver (bytes, CAS tokens, {@code add},
- *       {@code cas}, {@code delete}, expiry, concurrency).</li>
- *   <li>{@link io.sustainablecache.testkit.CacheStoreFailureContract} checks that an adapter fails
- *       fast with {@link io.sustainablecache.spi.StoreException} when its server goes away or
- *       stops answering, instead of hanging or reporting a miss.</li>
+ *       down the memcached semantics an adapter must deliver through its asynchronous API
+ *       (bytes, CAS tokens, {@code add}, {@code cas}, {@code delete}, bulk reads, prefix
+ *       flushes, expiry, keys with DEL bytes, concurrency) and the points on which adapters must
+ *       agree (array ownership, oversized values, cancellation, interrupted callers).</li>
+ *   <li>{@link io.sustainablecache.testkit.CacheStoreFailureContract} checks that an adapter's
+ *       futures fail with {@link io.sustainablecache.spi.StoreException} within its operation
+ *       timeout when its server goes away or stops answering, when its client is shut down or
+ *       when a key is invalid, instead of hanging, throwing or reporting a miss.</li>
  *   <li>{@link io.sustainablecache.testkit.FaultProxy} is a TCP proxy in front of a real server
  *       that a test turns into a faulty network at run time: added latency, a hanging server,
  *       dropped connections, refused connections.</li>

@@ -1,7 +1,7 @@
 package io.sustainablecache.testkit;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.InMemoryStore;
+import io.sustainablecache.testing.InMemoryStore;
 
 /**
  * Runs the contract against the in-process reference store, which needs no server: it checks
@@ -14,5 +14,11 @@ class InMemoryStoreContractTest extends CacheStoreContract {
   @Override
   protected CacheStore store() {
     return store;
+  }
+
+  /** Like an ARCUS server, the in-memory store removes a prefix's items. */
+  @Override
+  protected FlushPrefixSupport flushPrefixSupport() {
+    return FlushPrefixSupport.REMOVES_THE_PREFIX;
   }
 }

@@ -1,0 +1,84 @@
+package io.sustainablecache.spi;
+
+import static java.util.Objects.requireNonNull;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+
+/**
+ * Validation of the settings every store adapter's builder takes, so that all adapters accept
+ * the same values and reject the others with the same messages.
+ *
+ * <p>For adapter authors. Stateless and thread-safe.
+ */
+public final class AdapterSettings {
+
+  /** The shortest operation timeout an adapter accepts: one millisecond. */
+  public static final Duration MIN_OPERATION_TIMEOUT = Duration.ofMillis(1);
+
+  /**
+   * The longest operation timeout an adapter accepts: ten minutes. A cache read or write that
+   * may take longer is no longer a cache; the bound also keeps deadline arithmetic far from
+   * overflow.
+   */
+  public static final Duration MAX_OPERATION_TIMEOUT = Duration.ofMinutes(10);
+
+  private AdapterSettings() {}
+
+  /**
+   * Checks an operation timeout: how long each operation may take before its future fails with
+   * a {@link StoreException}.
+   *
+   * @param timeout the configured timeout
+   * @return {@code timeout}, unchanged (it is used at nanosecond precision)
+   * @throws NullPointerException with the message {@code "operationTimeout"} if {@code timeout}
+   *     is {@code null}
+   * @throws IllegalArgumentException if {@code timeout} is shorter than {@link
+   *     #MIN_OPERATION_TIMEOUT} or longer than {@link #MAX_OPERATION_TIMEOUT}; the message names
+   *     the value
+   */
+  public static Duration checkOperationTimeout(Duration timeout) {
+    requireNonNull(timeout, "operationTimeout");
+    if (timeout.compareTo(MIN_OPERATION_TIMEOUT) < 0
+        || timeout.compareTo(MAX_OPERATION_TIMEOUT) > 0) {
+      throw new IllegalArgumentException("operationTimeout must be between 1 ms and 10 min, was "
+          + timeout);
+    }
+    return timeout;
+  }
+
+  /**
+   * Checks a maximum key length against the limit of the client or server behind an adapter.
+   *
+   * @param bytes the configured length in bytes
+   * @param limit the adapter's own limit in bytes, positive
+   * @return {@code bytes}
+   * @throws IllegalArgumentException if {@code bytes} is outside 1 to {@code limit}; the message
+   *     names the value and the limit
+   */
+  public static int checkMaxKeyLength(int bytes, int limit) {
+    if (bytes < 1 || bytes > limit) {
+      throw new IllegalArgumentException(
+          "maxKeyLength must be between 1 and " + limit + " bytes, was " + bytes);
+    }
+    return bytes;
+  }
+
+  /**
+   * Writes a duration in milliseconds, as timeout messages show it: {@code "700 ms"}, {@code
+   * "1.5 ms"}.
+   *
+   * @param duration a non-negative duration; never {@code null}
+   * @return the duration in milliseconds, without trailing zeros, followed by {@code " ms"}
+   * @throws NullPointerException if {@code duration} is {@code null}
+   */
+  public static String describe(Duration duration) {
+    long nanos = duration.getNano() % 1_000_000;
+    if (nanos == 0 && duration.getSeconds() < Long.MAX_VALUE / 1_000) {
+      return duration.toMillis() + " ms";
+    }
+    BigDecimal millis = BigDecimal.valueOf(duration.getSeconds()).scaleByPowerOfTen(3)
+        .add(BigDecimal.valueOf(duration.getNano()).scaleByPowerOfTen(-6));
+    return millis.stripTrailingZeros().toPlainString() + " ms";
+  }
+}

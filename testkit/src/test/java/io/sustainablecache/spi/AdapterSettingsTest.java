@@ -1,0 +1,57 @@
+package io.sustainablecache.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class AdapterSettingsTest {
+
+  @ParameterizedTest
+  @ValueSource(strings = {"PT0.001S", "PT0.7S", "PT10M"})
+  void operationTimeoutsFromOneMillisecondToTenMinutesAreAccepted(String text) {
+    Duration timeout = Duration.parse(text);
+    assertThat(AdapterSettings.checkOperationTimeout(timeout)).isSameAs(timeout);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"PT0S", "PT-1S", "PT0.000999999S", "PT10M0.000000001S", "PT24H"})
+  void otherOperationTimeoutsAreRejectedNamingTheValue(String text) {
+    Duration timeout = Duration.parse(text);
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> AdapterSettings.checkOperationTimeout(timeout))
+        .withMessage("operationTimeout must be between 1 ms and 10 min, was " + timeout);
+  }
+
+  @Test
+  void aNullOperationTimeoutIsRejected() {
+    assertThatNullPointerException().isThrownBy(() -> AdapterSettings.checkOperationTimeout(null))
+        .withMessage("operationTimeout");
+  }
+
+  @ParameterizedTest
+  @CsvSource({"1, 250", "250, 250", "4000, 4000"})
+  void keyLengthsWithinTheLimitAreAccepted(int bytes, int limit) {
+    assertThat(AdapterSettings.checkMaxKeyLength(bytes, limit)).isEqualTo(bytes);
+  }
+
+  @ParameterizedTest
+  @CsvSource({"0, 250", "-1, 250", "251, 250", "4001, 4000"})
+  void keyLengthsOutsideTheLimitAreRejectedNamingTheValueAndTheLimit(int bytes, int limit) {
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> AdapterSettings.checkMaxKeyLength(bytes, limit))
+        .withMessage("maxKeyLength must be between 1 and " + limit + " bytes, was " + bytes);
+  }
+
+  @ParameterizedTest
+  @CsvSource({"PT0.7S, 700 ms", "PT0.0015S, 1.5 ms", "PT0.000000001S, 0.000001 ms",
+      "PT10M, 600000 ms", "PT0S, 0 ms"})
+  void durationsAreDescribedInMilliseconds(String duration, String text) {
+    assertThat(AdapterSettings.describe(Duration.parse(duration))).isEqualTo(text);
+  }
+}

@@ -1,0 +1,344 @@
+package io.sustainablecache.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link OperationDeadlines} and {@link PendingOperation}: the FIFO deadline queue with its one
+ * thread. Every bound here is a lower bound (a deadline never fires early) or a generous upper
+ * bound; ordering is checked through the queue's FIFO order, not through sleeps.
+ */
+@Timeout(60)
+class OperationDeadlinesTest {
+
+  private static final OperationName NAME = OperationName.of("TEST", "op");
+  private static final Duration TIMEOUT = Duration.ofMillis(50);
+  private static final long PATIENCE_SECONDS = 10;
+
+  /** A private instance, so that tests do not share a queue with each other or the adapters. */
+  private static OperationDeadlines deadlines(Duration timeout) {
+    return new OperationDeadlines(timeout, "test-deadlines-" + timeout.toMillis() + "ms",
+        TimeUnit.MILLISECONDS.toNanos(100), OperationDeadlines.SWEEP_NANOS);
+  }
+
+  /** A pending operation that records how it was abandoned. */
+  static final class Probe extends PendingOperation<String> {
+    final AtomicInteger timeouts = new AtomicInteger();
+    final AtomicInteger cancellations = new AtomicInteger();
+    final ConcurrentLinkedQueue<Probe> order;
+    volatile String abandonedOn;
+    volatile RuntimeException throwOnAbandon;
+
+    Probe(OperationDeadlines deadlines) {
+      this(deadlines, null);
+    }
+
+    Probe(OperationDeadlines deadlines, ConcurrentLinkedQueue<Probe> order) {
+      super(NAME, deadlines);
+      this.order = order;
+    }
+
+    Probe started() {
+      startDeadline();
+      return this;
+    }
+
+    @Override
+    protected void abandon(boolean timedOut) {
+      abandonedOn = Thread.currentThread().getName();
+      (timedOut ? timeouts : cancellations).incrementAndGet();
+      if (order != null) {
+        order.add(this);
+      }
+      RuntimeException failure = throwOnAbandon;
+      if (failure != null) {
+        throw failure;
+      }
+    }
+
+    boolean answer(String value) {
+      return succeed(value);
+    }
+  }
+
+  @Test
+  void anUnansweredOperationFailsWithATimeoutNeverBeforeItsDeadline() throws Exception {
+    OperationDeadlines deadlines = deadlines(TIMEOUT);
+    long started = System.nanoTime();
+    Probe probe = new Probe(deadlines).started();
+
+    Throwable failure = failure(probe);
+    long elapsed = System.nanoTime() - started;
+
+    assertThat(failure).isInstanceOf(StoreException.class)
+        .hasMessage("TEST op timed out after 50 ms");
+    assertThat(Duration.ofNanos(elapsed)).isGreaterThanOrEqualTo(TIMEOUT);
+    await().atMost(Duration.ofSeconds(PATIENCE_SECONDS))
+        .untilAsserted(() -> assertThat(probe.timeouts).hasValue(1));
+    assertThat(probe.cancellations).hasValue(0);
+    assertThat(probe.abandonedOn).isEqualTo("test-deadlines-50ms");
+  }
+
+  /**
+   * An operation answered in time is neither failed nor abandoned when its deadline passes.
+   * The deadline has certainly passed once a later operation has timed out (FIFO).
+   */
+  @Test
+  void anAnsweredOperationIsLeftAlone() throws Exception {
+    OperationDeadlines deadlines = deadlines(TIMEOUT);
+    Probe answered = new Probe(deadlines).started();
+    Probe later = new Probe(deadlines).started();
+
+    assertThat(answered.answer("value")).isTrue();
+    assertThat(failure(later)).hasMessage("TEST op timed out after 50 ms");
+
+    assertThat(answered.get()).isEqualTo("value");
+    assertThat(answered.timeouts).hasValue(0);
+    assertThat(answered.cancellations).hasValue(0);
+  }
+
+  @Test
+  void anAnswerAfterTheTimeoutIsIgnored() throws Exception {
+    OperationDeadlines deadlines = deadlines(TIMEOUT);
+    Probe probe = new Probe(deadlines).started();
+    assertThat(failure(probe)).hasMessage("TEST op timed out after 50 ms");
+
+    assertThat(probe.answer("too late")).isFalse();
+    assertThat(failure(probe)).hasMessage("TEST op timed out after 50 ms");
+  }
+
+  @Test
+  void cancellingAbandonsTheOperationOnceAndTheDeadlineThenDoesNothing() throws Exception {
+    OperationDeadlines deadlines = deadlines(TIMEOUT);
+    Probe cancelled = new Probe(deadlines).started();
+    Probe later = new Probe(deadlines).started();
+
+    assertThat(cancelled.cancel(true)).isTrue();
+    assertThat(cancelled.cancel(false)).as("cancelled already").isTrue();
+    assertThat(failure(later)).hasMessage("TEST op timed out after 50 ms");
+
+    assertThat(cancelled).isCancelled();
+    assertThat(failure(cancelled)).isInstanceOf(CancellationException.class);
+    assertThat(cancelled.cancellations).hasValue(1);
+    assertThat(cancelled.timeouts).hasValue(0);
+    assertThat(cancelled.abandonedOn).isEqualTo(Thread.currentThread().getName());
+  }
+
+  @Test
+  void cancellingAnAnsweredOperationDoesNothing() throws Exception {
+    Probe probe = new Probe(deadlines(TIMEOUT)).started();
+    probe.answer("value");
+
+    assertThat(probe.cancel(true)).isFalse();
+    assertThat(probe.get()).isEqualTo("value");
+    assertThat(probe.cancellations).hasValue(0);
+  }
+
+  /** Deadlines fire in the order the operations started. */
+  @Test
+  void operationsTimeOutInTheOrderTheyStarted() throws Exception {
+    OperationDeadlines deadlines = deadlines(TIMEOUT);
+    ConcurrentLinkedQueue<Probe> order = new ConcurrentLinkedQueue<>();
+    List<Probe> started = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      started.add(new Probe(deadlines, order).started());
+    }
+    for (Probe probe : started) {
+      failure(probe);
+    }
+    await().atMost(Duration.ofSeconds(PATIENCE_SECONDS))
+        .untilAsserted(() -> assertThat(order).hasSize(50));
+    assertThat(new ArrayList<>(order)).containsExactlyElementsOf(started);
+  }
+
+  /**
+   * Many threads start many operations, answering two of three at once: the others all time
+   * out, each exactly once; the answered ones keep their values and are never abandoned.
+   */
+  @Test
+  void manyOperationsFromManyThreads() throws Exception {
+    OperationDeadlines deadlines = deadlines(Duration.ofMillis(200));
+    int threads = 8;
+    int perThread = 5_000;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<List<Probe>>> results = new ArrayList<>();
+    try {
+      for (int t = 0; t < threads; t++) {
+        results.add(pool.submit(() -> {
+          go.await();
+          List<Probe> mine = new ArrayList<>(perThread);
+          for (int i = 0; i < perThread; i++) {
+            Probe probe = new Probe(deadlines).started();
+            if (i % 3 != 0) {
+              probe.answer("v" + i);
+            }
+            mine.add(probe);
+          }
+          return mine;
+        }));
+      }
+      go.countDown();
+      List<Probe> all = new ArrayList<>();
+      for (Future<List<Probe>> result : results) {
+        all.addAll(result.get(PATIENCE_SECONDS, TimeUnit.SECONDS));
+      }
+
+      int timedOut = 0;
+      for (Probe probe : all) {
+        Throwable failure = outcome(probe);
+        if (failure != null) {
+          assertThat(failure).hasMessage("TEST op timed out after 200 ms");
+          timedOut++;
+        } else {
+          assertThat(probe.getNow(null)).startsWith("v");
+        }
+      }
+      assertThat(timedOut).isEqualTo(threads * ((perThread + 2) / 3));
+      await().atMost(Duration.ofSeconds(PATIENCE_SECONDS)).untilAsserted(() -> assertThat(
+          all.stream().mapToInt(p -> p.timeouts.get()).sum()).isEqualTo(threads
+          * ((perThread + 2) / 3)));
+      assertThat(all).allSatisfy(probe -> {
+        assertThat(probe.timeouts.get()).isLessThanOrEqualTo(1);
+        assertThat(probe.cancellations).hasValue(0);
+      });
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** A dependent action without an executor runs on the thread that fails the future. */
+  @Test
+  void dependentActionsOfATimedOutFutureRunOnTheDeadlineThread() throws Exception {
+    Probe probe = new Probe(deadlines(TIMEOUT)).started();
+    CompletableFuture<String> thread =
+        probe.handle((value, failure) -> Thread.currentThread().getName());
+
+    assertThat(thread.get(PATIENCE_SECONDS, TimeUnit.SECONDS)).isEqualTo("test-deadlines-50ms");
+  }
+
+  @Test
+  void anAbandonThatThrowsDoesNotStopTheDeadlines() throws Exception {
+    OperationDeadlines deadlines = deadlines(TIMEOUT);
+    Probe throwing = new Probe(deadlines);
+    throwing.throwOnAbandon = new IllegalStateException("client exploded");
+    throwing.started();
+    Probe next = new Probe(deadlines).started();
+
+    assertThat(failure(throwing)).hasMessage("TEST op timed out after 50 ms");
+    assertThat(failure(next)).hasMessage("TEST op timed out after 50 ms");
+  }
+
+  /** The thread ends when idle and a new one starts with the next operation. */
+  @Test
+  void theThreadEndsWhenIdleAndStartsAgainOnDemand() throws Exception {
+    OperationDeadlines deadlines = deadlines(TIMEOUT);
+    assertThat(deadlines.hasThread()).isFalse();
+
+    Probe first = new Probe(deadlines).started();
+    Thread firstThread = deadlines.thread();
+    assertThat(firstThread).isNotNull();
+    assertThat(failure(first)).hasMessage("TEST op timed out after 50 ms");
+    await().atMost(Duration.ofSeconds(PATIENCE_SECONDS)).until(() -> !deadlines.hasThread());
+    firstThread.join(TimeUnit.SECONDS.toMillis(PATIENCE_SECONDS));
+    assertThat(firstThread.isAlive()).isFalse();
+
+    Probe second = new Probe(deadlines).started();
+    assertThat(deadlines.thread()).isNotSameAs(firstThread);
+    assertThat(failure(second)).hasMessage("TEST op timed out after 50 ms");
+  }
+
+  /** An operation started while the thread is parked idle wakes it up. */
+  @Test
+  void anOperationStartedWhileTheThreadIdlesWakesItUp() throws Exception {
+    OperationDeadlines deadlines = new OperationDeadlines(TIMEOUT, "test-deadlines-long-idle",
+        TimeUnit.SECONDS.toNanos(30), OperationDeadlines.SWEEP_NANOS);
+    Probe first = new Probe(deadlines).started();
+    first.answer("done");
+    Thread thread = deadlines.thread();
+    await().atMost(Duration.ofSeconds(PATIENCE_SECONDS))
+        .until(() -> deadlines.isIdle() && thread.getState() == Thread.State.TIMED_WAITING);
+
+    long started = System.nanoTime();
+    Probe second = new Probe(deadlines).started();
+    assertThat(failure(second)).hasMessage("TEST op timed out after 50 ms");
+    assertThat(Duration.ofNanos(System.nanoTime() - started))
+        .as("woken, not left parked for the 30 s idle period")
+        .isLessThan(Duration.ofSeconds(PATIENCE_SECONDS));
+    assertThat(deadlines.thread()).isSameAs(thread);
+  }
+
+  @Test
+  void startingADeadlineTwiceIsAnError() {
+    Probe probe = new Probe(deadlines(TIMEOUT)).started();
+
+    assertThatThrownBy(probe::started).isInstanceOf(IllegalStateException.class)
+        .hasMessage("TEST op: the deadline was already started");
+    probe.answer("done");
+  }
+
+  @Test
+  void sharedInstancesArePerTimeout() {
+    OperationDeadlines first = OperationDeadlines.forTimeout(Duration.ofMillis(123));
+
+    assertThat(OperationDeadlines.forTimeout(Duration.ofMillis(123))).isSameAs(first);
+    assertThat(OperationDeadlines.forTimeout(Duration.ofMillis(124))).isNotSameAs(first);
+    assertThat(first.timeout()).isEqualTo(Duration.ofMillis(123));
+    assertThat(first).hasToString("OperationDeadlines[timeout=123 ms]");
+    assertThatThrownBy(() -> OperationDeadlines.forTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void failMapsClientExceptionsAndNeverOverridesAnOutcome() throws Exception {
+    OperationDeadlines deadlines = deadlines(Duration.ofMinutes(1));
+    Probe refused = new Probe(deadlines);
+    IllegalStateException shutDown = new IllegalStateException("Shutting down");
+    assertThat(refused.fail(shutDown)).isTrue();
+    assertThat(failure(refused)).isInstanceOf(StoreException.class)
+        .hasMessage("TEST op failed: the client is shut down").hasCause(shutDown);
+
+    Probe answered = new Probe(deadlines);
+    answered.answer("value");
+    assertThat(answered.fail("late failure", null)).isFalse();
+    assertThat(answered.get()).isEqualTo("value");
+    assertThat(answered.operationName()).isSameAs(NAME);
+  }
+
+  private static Throwable failure(CompletableFuture<?> future) throws Exception {
+    Throwable failure = outcome(future);
+    assertThat(failure).as("the future's failure").isNotNull();
+    return failure;
+  }
+
+  /** Waits for the future; its failure, or {@code null} if it succeeded. */
+  private static Throwable outcome(CompletableFuture<?> future) throws Exception {
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    try {
+      future.get(PATIENCE_SECONDS, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      failure.set(e.getCause());
+    } catch (CancellationException e) {
+      failure.set(e);
+    }
+    return failure.get();
+  }
+}

@@ -278,22 +278,19 @@ final class BulkLoads<V> {
       Throwable failure = error != null ? EntryWriter.unwrap(error)
           : values == null ? new NullPointerException("the bulk loader returned a null map")
           : null;
-      Runnable complete = () -> {
-        for (int i = 0; i < flights.size(); i++) {
-          Flight<V> flight = flights.get(i);
-          long statsMillis = i == 0 ? elapsed : 0; // the call's time, counted once
-          if (failure != null) {
-            loads.failed(flight, failure, statsMillis);
-          } else {
-            loads.loaded(flight, new Loaded<>(values.get(flight.key), end, elapsed), writeBack,
-                true, statsMillis);
-          }
+      // Callers are woken here, on the completing thread; each write is issued here if this is
+      // the thread that started the load, and otherwise handed to the refresh executor (never
+      // on a foreign completion thread, such as an async driver's event loop).
+      boolean onStarter = Thread.currentThread() == starter;
+      for (int i = 0; i < flights.size(); i++) {
+        Flight<V> flight = flights.get(i);
+        long statsMillis = i == 0 ? elapsed : 0; // the call's time, counted once
+        if (failure != null) {
+          loads.failed(flight, failure, statsMillis);
+        } else {
+          loads.loaded(flight, new Loaded<>(values.get(flight.key), end, elapsed), writeBack,
+              onStarter, statsMillis);
         }
-      };
-      // Writes never run on a foreign completion thread (an async driver's event loop).
-      if (Thread.currentThread() == starter || failure != null
-          || !cache.refresher().submit(complete)) {
-        complete.run();
       }
     });
   }

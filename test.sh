@@ -7,11 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Where the tests look for the binary (MemcachedServer): PATH, then these two.
+# Where the tests look for the binary (MemcachedServer): an executable regular file on PATH,
+# in /usr/bin or in /usr/local/bin.
 find_memcached() {
-  command -v memcached 2>/dev/null && return 0
-  for candidate in /usr/bin/memcached /usr/local/bin/memcached; do
-    if [ -f "$candidate" ] && [ -x "$candidate" ]; then echo "$candidate"; return 0; fi
+  local dir
+  local IFS=:
+  for dir in $PATH /usr/bin /usr/local/bin; do
+    if [ -n "$dir" ] && [ -f "$dir/memcached" ] && [ -x "$dir/memcached" ]; then
+      echo "$dir/memcached"
+      return 0
+    fi
   done
   return 1
 }

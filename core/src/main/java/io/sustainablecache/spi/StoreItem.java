@@ -17,6 +17,8 @@ public record StoreItem(byte[] value, long casToken) {
   /**
    * Creates an item.
    *
+   * @param value the stored bytes exactly as written; never {@code null}
+   * @param casToken the version token for {@link CacheStore#cas}
    * @throws NullPointerException if {@code value} is {@code null}
    */
   public StoreItem {

@@ -24,5 +24,11 @@
  *
  * <p>An adapter module depends on this artifact in {@code test} scope and extends the contracts
  * from integration tests ({@code *IT}) run by the failsafe plugin.
+ *
+ * <p>{@code MemcachedServer} and {@code FaultProxy} are in the artifact
+ * {@code sustainable-cache-testkit-memcached}, which this one depends on and which needs no test
+ * framework (the stampede lab uses it too).
+ * {@link io.sustainablecache.testkit.MissingMemcachedReport} prints one line at the end of a test
+ * run when tests were skipped for lack of a memcached.
  */
 package io.sustainablecache.testkit;

@@ -50,8 +50,13 @@ class FaultProxyTest {
     for (Socket socket : sockets) {
       socket.close();
     }
-    proxy.close();
-    echo.close();
+    // Either is null when the set-up failed; that failure must stay the reported reason.
+    if (proxy != null) {
+      proxy.close();
+    }
+    if (echo != null) {
+      echo.close();
+    }
   }
 
   @Test

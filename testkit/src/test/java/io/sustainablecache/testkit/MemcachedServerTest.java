@@ -74,5 +74,8 @@ class MemcachedServerTest {
     assertThat(MemcachedServer.SHARED_HOW_TO)
         .contains("apt-get install -y memcached", "MEMCACHED_ADDRESS=host:port", "Docker");
     assertThat(MemcachedServer.LOCAL_HOW_TO).contains("apt-get install -y memcached");
+    assertThat(MemcachedServer.SHARED_HOW_TO_WITHOUT_TESTCONTAINERS)
+        .contains("apt-get install -y memcached", "MEMCACHED_ADDRESS=host:port")
+        .doesNotContain("Docker");
   }
 }

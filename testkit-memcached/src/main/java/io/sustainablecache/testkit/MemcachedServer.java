@@ -1,7 +1,5 @@
 package io.sustainablecache.testkit;
 
-import static org.awaitility.Awaitility.await;
-
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,10 +14,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
-import org.awaitility.core.ConditionTimeoutException;
 import org.opentest4j.TestAbortedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +44,11 @@ import org.testcontainers.utility.DockerImageName;
  * it fails with {@link IllegalStateException}, so that a CI job cannot pass without running its
  * integration tests. Either message says how to provide a server.
  *
+ * <p>This class needs only SLF4J. Testcontainers and opentest4j (which JUnit brings) are optional:
+ * without Testcontainers on the class path the Docker step is skipped, and without opentest4j a
+ * missing server is always an {@link IllegalStateException}. So a program that is not a test,
+ * such as the stampede lab, can use it without test frameworks.
+ *
  * <p>Processes started by this class are destroyed by {@link #stop()} or, at the latest, by a JVM
  * shutdown hook. Thread-safe.
  */
@@ -63,6 +66,12 @@ public final class MemcachedServer {
       + " (apt-get install -y memcached, or brew install memcached); or set " + ADDRESS_ENV
       + "=host:port to use a running server; or run a Docker engine so that Testcontainers can"
       + " start " + IMAGE + ".";
+
+  /** Why {@link #shared()} found no server when Testcontainers is not on the class path. */
+  static final String SHARED_HOW_TO_WITHOUT_TESTCONTAINERS = "No memcached server is available."
+      + " Provide one in either of these ways: install the memcached binary (apt-get install -y"
+      + " memcached, or brew install memcached); or set " + ADDRESS_ENV + "=host:port to use a"
+      + " running server.";
 
   /** Why {@link #startLocal()} could not start a server, and how to fix it. */
   static final String LOCAL_HOW_TO = "This test starts and stops its own memcached process, but"
@@ -82,6 +91,11 @@ public final class MemcachedServer {
       List.of(Path.of("/usr/bin/memcached"), Path.of("/usr/local/bin/memcached"));
 
   private static final String LOOPBACK = "127.0.0.1";
+
+  private static final boolean TESTCONTAINERS_PRESENT =
+      onClassPath("org.testcontainers.DockerClientFactory");
+  private static final boolean OPENTEST4J_PRESENT =
+      onClassPath("org.opentest4j.TestAbortedException");
 
   private static final Object SHARED_LOCK = new Object();
   // Guarded by SHARED_LOCK: the shared server, or why there is none (at most one is non-null).
@@ -137,7 +151,7 @@ public final class MemcachedServer {
         sharedUnavailable = e;
         throw e;
       }
-      LOG.info("Integration tests use {}", shared.description);
+      LOG.info("Shared memcached: {}", shared.description);
       return shared;
     }
   }
@@ -258,7 +272,8 @@ public final class MemcachedServer {
     if (container != null) {
       return container;
     }
-    Path binary = findBinary().orElseThrow(() -> unavailable(SHARED_HOW_TO, System.getenv("CI")));
+    String howTo = TESTCONTAINERS_PRESENT ? SHARED_HOW_TO : SHARED_HOW_TO_WITHOUT_TESTCONTAINERS;
+    Path binary = findBinary().orElseThrow(() -> unavailable(howTo, System.getenv("CI")));
     return startBinary(binary, true);
   }
 
@@ -315,50 +330,81 @@ public final class MemcachedServer {
    * @param howTo the message, which says how to provide a server
    * @param ci the value of the {@code CI} environment variable, may be {@code null}
    * @return an {@link IllegalStateException} if {@code ci} is {@code true} (ignoring case and
-   *     surrounding blanks), otherwise a {@link TestAbortedException}
+   *     surrounding blanks), otherwise a {@link TestAbortedException} (an
+   *     {@link IllegalStateException} when opentest4j is not on the class path)
    */
   static RuntimeException unavailable(String howTo, String ci) {
     if (ci != null && ci.strip().equalsIgnoreCase("true")) {
       return new IllegalStateException(howTo + " (CI=true, so this is a failure, not a skip.)");
     }
-    return new TestAbortedException(howTo);
+    return OPENTEST4J_PRESENT ? TestAbort.of(howTo) : new IllegalStateException(howTo);
+  }
+
+  private static boolean onClassPath(String className) {
+    try {
+      Class.forName(className, false, MemcachedServer.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 
   private static MemcachedServer fromTestcontainers() {
-    try {
-      if (!DockerClientFactory.instance().isDockerAvailable()) {
-        LOG.debug("No Docker engine for Testcontainers; looking for a memcached binary");
-        return null;
-      }
-    } catch (RuntimeException | LinkageError e) {
-      LOG.debug("Testcontainers cannot look for Docker; looking for a memcached binary", e);
+    if (!TESTCONTAINERS_PRESENT) {
+      LOG.debug("Testcontainers is not on the class path; looking for a memcached binary");
       return null;
     }
-    GenericContainer<?> container = null;
-    try {
-      container = new GenericContainer<>(DockerImageName.parse(IMAGE))
-          .withExposedPorts(CONTAINER_PORT);
-      container.start();
-      InetSocketAddress address =
-          new InetSocketAddress(container.getHost(), container.getMappedPort(CONTAINER_PORT));
-      GenericContainer<?> started = container;
-      return new MemcachedServer(address, "Testcontainers " + IMAGE + " on " + hostPort(address),
-          true, null, () -> stopContainer(started));
-    } catch (RuntimeException | LinkageError e) {
-      LOG.warn("Docker is available, but Testcontainers could not start {}; looking for a"
-          + " memcached binary", IMAGE, e);
-      if (container != null) {
-        stopContainer(container);
-      }
-      return null;
+    return Container.start();
+  }
+
+  /** Creates the abort; a class of its own so that only it needs opentest4j. */
+  private static final class TestAbort {
+    static RuntimeException of(String message) {
+      return new TestAbortedException(message);
     }
   }
 
-  private static void stopContainer(GenericContainer<?> container) {
-    try {
-      container.stop();
-    } catch (RuntimeException | LinkageError e) {
-      LOG.warn("Could not stop the {} container; Testcontainers' reaper will remove it", IMAGE, e);
+  /** The Testcontainers step; a class of its own so that only it needs Testcontainers. */
+  private static final class Container {
+
+    static MemcachedServer start() {
+      try {
+        if (!DockerClientFactory.instance().isDockerAvailable()) {
+          LOG.debug("No Docker engine for Testcontainers; looking for a memcached binary");
+          return null;
+        }
+      } catch (RuntimeException | LinkageError e) {
+        LOG.debug("Testcontainers cannot look for Docker; looking for a memcached binary", e);
+        return null;
+      }
+      GenericContainer<?> container = null;
+      try {
+        container = new GenericContainer<>(DockerImageName.parse(IMAGE))
+            .withExposedPorts(CONTAINER_PORT);
+        container.start();
+        InetSocketAddress address =
+            new InetSocketAddress(container.getHost(), container.getMappedPort(CONTAINER_PORT));
+        GenericContainer<?> started = container;
+        return new MemcachedServer(address,
+            "Testcontainers " + IMAGE + " on " + hostPort(address), true, null,
+            () -> stopContainer(started));
+      } catch (RuntimeException | LinkageError e) {
+        LOG.warn("Docker is available, but Testcontainers could not start {}; looking for a"
+            + " memcached binary", IMAGE, e);
+        if (container != null) {
+          stopContainer(container);
+        }
+        return null;
+      }
+    }
+
+    private static void stopContainer(GenericContainer<?> container) {
+      try {
+        container.stop();
+      } catch (RuntimeException | LinkageError e) {
+        LOG.warn("Could not stop the {} container; Testcontainers' reaper will remove it", IMAGE,
+            e);
+      }
     }
   }
 
@@ -413,6 +459,35 @@ public final class MemcachedServer {
     }
   }
 
+  /**
+   * Evaluates the condition at once and then every {@code interval} until it holds or
+   * {@code atMost} has passed.
+   *
+   * @return whether the condition held in time
+   * @throws IllegalStateException if the condition throws, or the thread is interrupted
+   */
+  private static boolean poll(Duration atMost, Duration interval, Callable<Boolean> condition) {
+    long deadline = System.nanoTime() + atMost.toNanos();
+    while (true) {
+      try {
+        if (condition.call()) {
+          return true;
+        }
+      } catch (Exception e) {
+        throw new IllegalStateException("Cannot check a memcached process", e);
+      }
+      if (System.nanoTime() - deadline >= 0) {
+        return false;
+      }
+      try {
+        Thread.sleep(interval.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Interrupted while waiting for a memcached process", e);
+      }
+    }
+  }
+
   private static String hostPort(InetSocketAddress address) {
     String host = address.getHostString();
     return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + address.getPort();
@@ -458,17 +533,12 @@ public final class MemcachedServer {
       }
       LocalProcess local = new LocalProcess(process, output, commandLine);
       InetSocketAddress address = loopback(port);
-      try {
-        await("memcached to accept connections on port " + port)
-            .atMost(STARTUP_TIMEOUT)
-            .pollDelay(Duration.ZERO)
-            .pollInterval(Duration.ofMillis(20))
-            .until(() -> !process.isAlive() || acceptsConnections(address, 200));
-      } catch (ConditionTimeoutException e) {
+      if (!poll(STARTUP_TIMEOUT, Duration.ofMillis(20),
+          () -> !process.isAlive() || acceptsConnections(address, 200))) {
         String log = local.output();
         local.terminate();
         throw new IllegalStateException(commandLine + " did not accept connections within "
-            + STARTUP_TIMEOUT.toSeconds() + " s; its output: " + log, e);
+            + STARTUP_TIMEOUT.toSeconds() + " s; its output: " + log);
       }
       if (process.isAlive()) {
         return local;
@@ -511,11 +581,11 @@ public final class MemcachedServer {
       if (!Files.isReadable(stat)) {
         return;
       }
-      await("memcached process " + process.pid() + (stopped ? " to stop" : " to continue"))
-          .atMost(PROCESS_EXIT_TIMEOUT)
-          .pollDelay(Duration.ZERO)
-          .pollInterval(Duration.ofMillis(5))
-          .until(() -> isStopped(stat) == stopped);
+      if (!poll(PROCESS_EXIT_TIMEOUT, Duration.ofMillis(5), () -> isStopped(stat) == stopped)) {
+        throw new IllegalStateException("memcached process " + process.pid() + " did not "
+            + (stopped ? "stop" : "continue") + " within " + PROCESS_EXIT_TIMEOUT.toSeconds()
+            + " s");
+      }
     }
 
     private static boolean isStopped(Path stat) throws IOException {

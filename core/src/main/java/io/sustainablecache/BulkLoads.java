@@ -34,7 +34,8 @@ import java.util.random.RandomGenerator;
 final class BulkLoads<V> {
 
   /** A key to load or refresh: the caller's key, the store key and the token of its read. */
-  private record Wanted<V>(String key, String storeKey, long casToken, Entry<V> stale) {}
+  private record Wanted<V>(String key, String storeKey, long casToken, Entry<V> stale,
+      boolean sawTombstone) {}
 
   private final DefaultSustainableCache<V> cache;
   private final CacheStore store;
@@ -148,15 +149,17 @@ final class BulkLoads<V> {
             stats.increment(Counter.STALE_HIT);
           }
           answers.put(key.getKey(), DefaultSustainableCache.answer(entry));
-          toRefresh.add(new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry));
+          toRefresh.add(new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry,
+              false));
         }
         case REFRESH_INLINE -> toLoad.add(
-            new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry));
+            new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry, false));
         default -> {
           stats.increment(Counter.MISS);
           toLoad.add(new Wanted<>(key.getKey(), key.getValue(),
               entry == null ? EntryWriter.NO_CAS : entry.casToken(),
-              entry != null && entry.answers() ? entry : null));
+              entry != null && entry.answers() ? entry : null,
+              DefaultSustainableCache.isTombstone(entry)));
         }
       }
     }
@@ -167,7 +170,7 @@ final class BulkLoads<V> {
     RuntimeException[] failure = new RuntimeException[1];
     for (Wanted<V> wanted : toLoad) {
       KeyRegistry.Begin begin = cache.registry().begin(wanted.key(), wanted.storeKey(),
-          Flight.Origin.MISS, wanted.casToken(), now);
+          Flight.Origin.MISS, wanted.casToken(), now, wanted.sawTombstone());
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         own.add(flight);

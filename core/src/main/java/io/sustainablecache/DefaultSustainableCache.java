@@ -150,7 +150,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         long token = entry == null ? EntryWriter.NO_CAS : entry.casToken();
         CallerRuns here = new CallerRuns();
         return awaitLoad(key, loader, loads.miss(key, storeKey, adapt(loader), token,
-            expectedLoadMillis(entry), true, here), stale, mayRetry, here);
+            isTombstone(entry), expectedLoadMillis(entry), true, here), stale, mayRetry, here);
       }
     }
   }
@@ -310,8 +310,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         Entry<V> stale = entry != null && entry.answers() ? entry : null;
         long token = entry == null ? EntryWriter.NO_CAS : entry.casToken();
         deliverLoad(out, key, storeKey, loader, optional, mayRetry, stale,
-            loads.miss(key, storeKey, loader, token, expectedLoadMillis(entry), true,
-                LoadCoordinator.DIRECT));
+            loads.miss(key, storeKey, loader, token, isTombstone(entry),
+                expectedLoadMillis(entry), true, LoadCoordinator.DIRECT));
       }
     }
   }
@@ -562,6 +562,10 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   void storeError(String message, Throwable e) {
     stats.increment(Counter.STORE_ERROR);
     storeErrorLog.warn(message, e);
+  }
+
+  static boolean isTombstone(Entry<?> entry) {
+    return entry != null && entry.kind() == Entry.Kind.TOMBSTONE;
   }
 
   /** The measured load time of the entry a miss found, or -1 if it holds none. */

@@ -131,6 +131,18 @@ final class KeyRegistry {
    * @param casToken the token of the read that decided the load ({@code 0}: none, write with add)
    */
   <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now) {
+    return begin(key, storeKey, origin, casToken, now, false);
+  }
+
+  /**
+   * {@link #begin(String, String, Flight.Origin, long, long)} for a miss whose read found a
+   * tombstone ({@code sawTombstone}): if the key's flight was decided from another version of the
+   * item, the key was invalidated (by any host) after that flight read it, so the miss does not
+   * join it: the old flight is voided (its callers still get its result; it writes nothing) and
+   * a new one starts.
+   */
+  <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
+      boolean sawTombstone) {
     sweep(now, SWEEP_PER_OPERATION);
     Begin[] decided = new Begin[1];
     Flight<?>[] expired = new Flight<?>[1];
@@ -139,6 +151,11 @@ final class KeyRegistry {
       Failure failure = state == null ? null : state.failure();
       if (flight != null && now - flight.startedAt >= loadTimeoutMillis) {
         expired[0] = flight; // found past its timeout before the timer fired
+        flight = null;
+      }
+      if (flight != null && sawTombstone && flight.casToken != casToken
+          && flight.loaderThread != Thread.currentThread()) {
+        flight.voided = true; // superseded: invalidated after it read the item
         flight = null;
       }
       if (flight != null) {

@@ -64,8 +64,21 @@ final class LoadCoordinator<V> {
   CompletableFuture<Loaded<V>> miss(String key, String storeKey,
       AsyncLoader<? extends V> loader, long casToken, long expectedLoadMillis, boolean writeBack,
       Executor continuation) {
+    return miss(key, storeKey, loader, casToken, false, expectedLoadMillis, writeBack,
+        continuation);
+  }
+
+  /**
+   * {@link #miss(String, String, AsyncLoader, long, long, boolean, Executor)}, where {@code
+   * sawTombstone} says that the caller's read found a tombstone: a flight decided from another
+   * version of the item predates that invalidation and is not joined (see {@link
+   * KeyRegistry#begin(String, String, Flight.Origin, long, long, boolean)}).
+   */
+  CompletableFuture<Loaded<V>> miss(String key, String storeKey,
+      AsyncLoader<? extends V> loader, long casToken, boolean sawTombstone,
+      long expectedLoadMillis, boolean writeBack, Executor continuation) {
     KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.MISS, casToken,
-        clock.millis());
+        clock.millis(), sawTombstone);
     if (begin instanceof KeyRegistry.Started<?> started) {
       Flight<V> flight = cast(started.flight());
       flight.expectedLoadMillis = expectedLoadMillis;

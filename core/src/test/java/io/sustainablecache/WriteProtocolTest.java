@@ -105,6 +105,47 @@ final class WriteProtocolTest {
     assertThat(stale).isZero();
   }
 
+  @Test
+  void readOnHostBAfterHostAInvalidated_doesNotJoinBsLoadThatBeganBefore() {
+    try (SustainableCache<String> a = host(server); SustainableCache<String> b = host(server)) {
+      java.util.List<CompletableFuture<String>> queries = new java.util.ArrayList<>();
+      AsyncLoader<String> db = key -> {
+        CompletableFuture<String> query = new CompletableFuture<>();
+        queries.add(query);
+        return query;
+      };
+      CompletableFuture<String> before = b.getAsync("k", db); // B is loading the old row
+      a.invalidate("k"); // A changed the row: B cannot know, but B's next read sees the tombstone
+      CompletableFuture<String> after = b.getAsync("k", db);
+
+      assertThat(queries).as("B's read after the invalidate started a load of its own")
+          .hasSize(2);
+      queries.get(1).complete("new");
+      queries.get(0).complete("old");
+      assertThat(after).isCompletedWithValue("new");
+      assertThat(before).isCompletedWithValue("old");
+      assertThat(a.get("k", key -> "unused")).isEqualTo("new");
+    }
+  }
+
+  @Test
+  void aSecondMissWithoutAnInvalidation_stillJoinsTheLoad() {
+    try (SustainableCache<String> b = host(server)) {
+      CompletableFuture<String> query = new CompletableFuture<>();
+      AtomicReference<Integer> calls = new AtomicReference<>(0);
+      AsyncLoader<String> db = key -> {
+        calls.set(calls.get() + 1);
+        return query;
+      };
+      CompletableFuture<String> first = b.getAsync("k", db);
+      CompletableFuture<String> second = b.getAsync("k", db);
+      query.complete("v");
+      assertThat(calls.get()).isEqualTo(1);
+      assertThat(first).isCompletedWithValue("v");
+      assertThat(second).isCompletedWithValue("v");
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Scenario 7: a timed-out add that the server applies later
 

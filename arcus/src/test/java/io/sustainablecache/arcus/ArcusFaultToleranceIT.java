@@ -2,12 +2,9 @@ package io.sustainablecache.arcus;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.FaultToleranceContract;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.IdentityHashMap;
-import java.util.List;
 import java.util.Map;
 import net.spy.memcached.ArcusClient;
 
@@ -22,15 +19,7 @@ class ArcusFaultToleranceIT extends FaultToleranceContract {
 
   @Override
   protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    ArcusClient client;
-    try {
-      client = new ArcusClient(Clients.recommendedSettings()
-          .setOpTimeout(operationTimeout.toMillis())
-          .build(), List.of(address));
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot create a client for " + address, e);
-    }
-    Clients.awaitConnected(client, address);
+    ArcusClient client = Clients.connectedTo(address, operationTimeout);
     ArcusStore store = ArcusStore.builder(client).operationTimeout(operationTimeout).build();
     clients.put(store, client);
     return store;

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testkit.MemcachedServer;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;

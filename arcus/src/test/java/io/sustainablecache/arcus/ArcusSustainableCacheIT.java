@@ -1,33 +1,31 @@
 package io.sustainablecache.arcus;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.testkit.MemcachedServer;
 import io.sustainablecache.testkit.SustainableCacheContract;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import net.spy.memcached.ArcusClient;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
-/** The cache's end-to-end behaviour over {@link ArcusStore} and a real memcached. */
+/**
+ * The cache's end-to-end behaviour over {@link ArcusStore} and a real memcached, each test's
+ * "hosts" with clients of their own built from {@link Clients#recommendedSettings()}.
+ */
 class ArcusSustainableCacheIT extends SustainableCacheContract {
 
-  private static ArcusClient client;
-  private static ArcusStore store;
+  private final Map<CacheStore, ArcusClient> clients = new IdentityHashMap<>();
 
-  @BeforeAll
-  static void connect() {
-    client = Clients.connectedTo(MemcachedServer.shared().address());
-    store = ArcusStore.of(client);
-  }
-
-  @AfterAll
-  static void disconnect() {
-    if (client != null) {
-      client.shutdown();
-    }
+  @Override
+  protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
+    ArcusClient client = Clients.connectedTo(address, operationTimeout);
+    ArcusStore store = ArcusStore.builder(client).operationTimeout(operationTimeout).build();
+    clients.put(store, client);
+    return store;
   }
 
   @Override
-  protected CacheStore store() {
-    return store;
+  protected void closeStore(CacheStore store) {
+    clients.remove(store).shutdown();
   }
 }

@@ -40,6 +40,22 @@ final class Clients {
     return client;
   }
 
+  /**
+   * Creates a client connected straight to one server with the given operation timeout, and
+   * waits until it is connected.
+   */
+  static ArcusClient connectedTo(InetSocketAddress server, java.time.Duration operationTimeout) {
+    ArcusClient client;
+    try {
+      client = new ArcusClient(recommendedSettings().setOpTimeout(operationTimeout.toMillis())
+          .build(), List.of(server));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    awaitConnected(client, server);
+    return client;
+  }
+
   /** Creates a client connected straight to memcached servers, without waiting for it. */
   static ArcusClient connectingTo(InetSocketAddress... servers) {
     try {

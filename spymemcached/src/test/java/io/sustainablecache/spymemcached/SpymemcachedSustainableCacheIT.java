@@ -1,34 +1,32 @@
 package io.sustainablecache.spymemcached;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.testkit.MemcachedServer;
 import io.sustainablecache.testkit.SustainableCacheContract;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import net.spy.memcached.MemcachedClient;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
-/** The cache's end-to-end behaviour over {@link SpymemcachedStore} and a real memcached. */
+/**
+ * The cache's end-to-end behaviour over {@link SpymemcachedStore} and a real memcached, each
+ * test's "hosts" with clients of their own configured as {@link TestClients#connect} does.
+ */
 class SpymemcachedSustainableCacheIT extends SustainableCacheContract {
 
-  private static MemcachedClient client;
-  private static SpymemcachedStore store;
+  private final Map<CacheStore, MemcachedClient> clients = new IdentityHashMap<>();
 
-  @BeforeAll
-  static void connect() {
-    client = TestClients.connect(MemcachedServer.shared().address(), Duration.ofMillis(700));
-    store = SpymemcachedStore.of(client);
-  }
-
-  @AfterAll
-  static void disconnect() {
-    if (client != null) {
-      client.shutdown();
-    }
+  @Override
+  protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
+    MemcachedClient client = TestClients.connect(address, operationTimeout);
+    SpymemcachedStore store =
+        SpymemcachedStore.builder(client).operationTimeout(operationTimeout).build();
+    clients.put(store, client);
+    return store;
   }
 
   @Override
-  protected CacheStore store() {
-    return store;
+  protected void closeStore(CacheStore store) {
+    clients.remove(store).shutdown();
   }
 }

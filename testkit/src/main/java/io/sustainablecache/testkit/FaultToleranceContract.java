@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.CacheStats;
-import io.sustainablecache.Loader;
-import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
@@ -13,21 +11,10 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.Set;
-import java.util.SplittableRandom;
 import java.util.UUID;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.random.RandomGenerator;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -124,9 +111,6 @@ public abstract class FaultToleranceContract {
 
   /** The longest a caller may wait before its miss falls back to the loader: one read. */
   static final Duration WAIT_BEFORE_LOAD_BOUND = OPERATION_TIMEOUT.plus(SCHEDULING_MARGIN);
-
-  /** Trials of the invalidation race. */
-  static final int RACE_TRIALS = 10_000;
 
   /** The name prefix of the refresh threads that a cache creates (see the core's builder). */
   private static final String REFRESH_THREAD_PREFIX = "sustainable-cache-refresh-";
@@ -337,176 +321,6 @@ public abstract class FaultToleranceContract {
 
   // -------------------------------------------------------------------------------------------
   // Invalidation racing a refresh
-
-  /**
-   * An invalidation races a background refresh that is already in flight, {@value #RACE_TRIALS}
-   * times, on real threads against the real server: once {@code invalidate} has returned, the
-   * value that the refresh loaded before the source changed is never readable again.
-   *
-   * <p>Each trial stores version 0 of a new key, reads it (every read schedules a refresh: the
-   * policy's window is the whole TTL and the random source always draws the extreme), and then
-   * releases two threads together: one runs the captured refresh, whose loader reads the source's
-   * version and then takes a random few microseconds; the other, after a random pause, changes
-   * the source to version 1 and invalidates the key. It then reads the key right after {@code
-   * invalidate} returns and again after the refresh has finished. The random pauses spread the
-   * trials over every interleaving: refreshes that load before or after the change, and write
-   * before or after the delete; the test checks that the dangerous one (loaded before the change,
-   * written after the delete) actually occurred.
-   */
-  @Test
-  void invalidateRacingAnInFlightRefresh_neverLetsTheRefreshedOldValueBeReadAgain()
-      throws Exception {
-    store = storeConnectedTo(MemcachedServer.shared().address(), Duration.ofSeconds(2));
-    CapturingExecutor refreshes = new CapturingExecutor();
-    SplittableRandom random = new SplittableRandom(0x5eedL);
-    ExecutorService refresher = Executors.newSingleThreadExecutor(runnable -> {
-      Thread thread = new Thread(runnable, "race-refresher");
-      thread.setDaemon(true);
-      return thread;
-    });
-    RaceTally tally = new RaceTally();
-    long started = System.nanoTime();
-    try (SustainableCache<String> cache = SustainableCache.builder(store)
-        .namespace(namespace)
-        .ttl(Duration.ofMinutes(1))
-        .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
-        .random(ALWAYS_DRAWS_THE_EXTREME)
-        .refreshExecutor(refreshes)
-        .codec(ValueCodec.utf8())
-        .build()) {
-      for (int trial = 0; trial < RACE_TRIALS; trial++) {
-        raceOnce(cache, "race-" + trial, refreshes, refresher, random, tally);
-      }
-    } finally {
-      refresher.shutdownNow();
-    }
-    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-    System.out.printf("%s %s | invalidate racing a refresh | %d trials in %d ms | resurrections"
-            + " %d | refresh loaded the old version %d (written before the delete %d, discarded"
-            + " after it %d) | loaded the new version %d |%n", RESULT_PREFIX, adapterName(),
-        RACE_TRIALS, millis, tally.resurrections, tally.oldLoaded, tally.oldWrittenBeforeDelete,
-        tally.oldDiscarded, tally.newLoaded);
-
-    assertThat(tally.resurrections).as("trials in which the old value was read after"
-        + " invalidate() returned; first: %s", tally.firstResurrection).isZero();
-    assertThat(tally.oldLoaded + tally.newLoaded).as("refreshes that ran")
-        .isEqualTo(RACE_TRIALS);
-    assertThat(tally.oldDiscarded)
-        .as("trials whose refresh loaded the old value and tried to write it after the delete")
-        .isGreaterThanOrEqualTo(RACE_TRIALS / 100);
-  }
-
-  /** A random source whose draw {@code U = 1 - nextDouble()} is the smallest possible. */
-  private static final RandomGenerator ALWAYS_DRAWS_THE_EXTREME = new RandomGenerator() {
-    @Override
-    public long nextLong() {
-      return -1L;
-    }
-
-    @Override
-    public double nextDouble() {
-      return Math.nextDown(1.0);
-    }
-  };
-
-  /** What the race trials saw. */
-  private static final class RaceTally {
-    int resurrections;
-    String firstResurrection;
-    int oldLoaded;
-    int oldWrittenBeforeDelete;
-    int oldDiscarded;
-    int newLoaded;
-  }
-
-  /** The source of truth of one trial: a version the loader reads, then a slow rest of query. */
-  private static final class Source {
-    final AtomicLong version = new AtomicLong();
-    volatile long versionLoaded = -1;
-  }
-
-  private void raceOnce(SustainableCache<String> cache, String key, CapturingExecutor refreshes,
-      ExecutorService refresher, SplittableRandom random, RaceTally tally) throws Exception {
-    Source source = new Source();
-    long refreshPause = random.nextLong(40_000);
-    long queryRest = random.nextLong(60_000);
-    long invalidatePause = random.nextLong(120_000);
-    Loader<String> loader = k -> {
-      long version = source.version.get();
-      source.versionLoaded = version;
-      spin(queryRest);
-      return "v" + version;
-    };
-
-    cache.put(key, "v0");
-    assertThat(cache.get(key, loader)).isEqualTo("v0");
-    Runnable refresh = refreshes.takeTheOnlyTask();
-    CacheStats before = cache.stats();
-
-    CyclicBarrier start = new CyclicBarrier(2);
-    Future<?> refreshed = refresher.submit(() -> {
-      start.await();
-      spin(refreshPause);
-      refresh.run();
-      return null;
-    });
-    start.await(5, TimeUnit.SECONDS);
-    spin(invalidatePause);
-    source.version.set(1);
-    cache.invalidate(key);
-    Optional<String> rightAfter = cache.getIfPresent(key);
-    refreshed.get(5, TimeUnit.SECONDS);
-    Optional<String> afterTheRefresh = cache.getIfPresent(key);
-
-    CacheStats trial = cache.stats().minus(before);
-    if (rightAfter.filter("v0"::equals).isPresent()
-        || afterTheRefresh.filter("v0"::equals).isPresent()) {
-      tally.resurrections++;
-      if (tally.firstResurrection == null) {
-        tally.firstResurrection = key + ": right after invalidate " + rightAfter
-            + ", after the refresh " + afterTheRefresh + ", " + trial;
-      }
-    }
-    if (source.versionLoaded == 0) {
-      tally.oldLoaded++;
-      if (trial.refreshSuccessCount() == 1) {
-        tally.oldWrittenBeforeDelete++;
-      } else if (trial.staleSetDiscardCount() == 1) {
-        tally.oldDiscarded++;
-      }
-    } else if (source.versionLoaded == 1) {
-      tally.newLoaded++;
-    }
-  }
-
-  /** Busy-waits: a pause of a few microseconds, far below what a sleep can resolve. */
-  private static void spin(long nanos) {
-    long deadline = System.nanoTime() + nanos;
-    while (System.nanoTime() - deadline < 0) {
-      Thread.onSpinWait();
-    }
-  }
-
-  /** A refresh executor that only collects tasks, for the test to run where and when it likes. */
-  private static final class CapturingExecutor implements Executor {
-
-    private final BlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
-
-    @Override
-    public void execute(Runnable task) {
-      tasks.add(task);
-    }
-
-    Runnable takeTheOnlyTask() {
-      Runnable task = tasks.poll();
-      assertThat(task).as("the refresh scheduled by a read").isNotNull();
-      assertThat(tasks).as("further refreshes").isEmpty();
-      return task;
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Helpers
 
   private void connectThroughAProxy() {
     proxy = FaultProxy.start(MemcachedServer.shared().address());

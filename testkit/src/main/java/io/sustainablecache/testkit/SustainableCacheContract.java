@@ -3,6 +3,7 @@ package io.sustainablecache.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.Loader;
 import io.sustainablecache.RefreshPolicy;
@@ -10,78 +11,153 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreItem;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
- * End-to-end behaviour of a {@link SustainableCache} over a real memcached through an adapter,
- * in real time: the one-second expiry tick, and steady low-rate traffic where SUS never misses
- * after warm-up while plain TTL caching misses every period.
+ * End-to-end behaviour of a {@link SustainableCache} over a real memcached through an adapter:
+ * what depends on the adapter and the server, not on the cache's algorithm (which the core's
+ * deterministic tests and the lab cover). The envelope on the server, the one-second expiry tick,
+ * one bulk round trip for {@code getAll}, the fleet lease across two clients, and the
+ * invalidation protocol across hosts under real races:
+ * <ul>
+ *   <li>host B's cold-miss {@code add} racing host A's {@code invalidate} never leaves the old
+ *       value behind (10,000 trials);</li>
+ *   <li>a read that starts after an {@code invalidate} returned, on either host, never returns a
+ *       value loaded from a read that began before it (1,000 trials each);</li>
+ *   <li>an {@code add} still on the wire (held by a {@link FaultProxy}, some timed out on the
+ *       client) when the invalidation lands, then applied by the server, is rejected (1,000
+ *       trials).</li>
+ * </ul>
  *
- * <p>Subclasses provide a store connected to {@link MemcachedServer#shared()} and own its
- * lifecycle. The real-time tests take about 20 seconds in all.
+ * <p>Subclasses create stores over their client; every store a test creates is closed after it.
  */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
 public abstract class SustainableCacheContract {
 
-  /**
-   * The adapter under test, connected to a real memcached.
-   *
-   * @return a store; never {@code null}
-   */
-  protected abstract CacheStore store();
+  static final int COLD_MISS_RACE_TRIALS = 10_000;
+  static final int READ_AFTER_INVALIDATE_TRIALS = 1_000;
+  static final int LATE_ADD_TRIALS = 1_000;
+  static final int LATE_ADD_TIMED_OUT_TRIALS = 5;
 
   private final String namespace = "it-" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<CacheStore> opened = new ArrayList<>();
+  private final List<AutoCloseable> closeables = new ArrayList<>();
 
-  private SustainableCache<String> cache(Duration ttl, RefreshPolicy policy) {
-    return SustainableCache.builder(store()).namespace(namespace).ttl(ttl)
-        .refreshPolicy(policy).codec(ValueCodec.utf8()).build();
+  /** Creates the contract; subclasses are instantiated by JUnit. */
+  protected SustainableCacheContract() {}
+
+  /**
+   * Creates a store over a new client connected to {@code address}, configured as the adapter
+   * recommends, with the given operation timeout; returns once the client is connected.
+   *
+   * @param address a real memcached, or a {@link FaultProxy} in front of one
+   * @param operationTimeout the client's and the store's operation timeout
+   * @return a new store whose client only this test uses; never {@code null}
+   */
+  protected abstract CacheStore storeConnectedTo(InetSocketAddress address,
+      Duration operationTimeout);
+
+  /**
+   * Shuts down the client behind a store returned by {@link #storeConnectedTo}.
+   *
+   * @param store the store to close; never {@code null}
+   */
+  protected abstract void closeStore(CacheStore store);
+
+  private CacheStore newStore(InetSocketAddress address, Duration timeout) {
+    CacheStore store = storeConnectedTo(address, timeout);
+    opened.add(store);
+    return store;
   }
+
+  private CacheStore newStore() {
+    return newStore(MemcachedServer.shared().address(), Duration.ofSeconds(2));
+  }
+
+  private SustainableCache<String> cache(CacheStore store, Duration ttl, RefreshPolicy policy) {
+    SustainableCache<String> cache = SustainableCache.builder(store).namespace(namespace)
+        .ttl(ttl).refreshPolicy(policy).codec(ValueCodec.utf8()).build();
+    closeables.add(cache);
+    return cache;
+  }
+
+  private SustainableCache<String> cache(CacheStore store) {
+    return cache(store, Duration.ofSeconds(30), RefreshPolicy.sustainable());
+  }
+
+  @AfterEach
+  final void closeEverything() throws Exception {
+    for (AutoCloseable closeable : closeables) {
+      closeable.close();
+    }
+    for (CacheStore store : opened) {
+      closeStore(store);
+    }
+  }
+
+  private Optional<byte[]> raw(CacheStore store, String key) {
+    return store.gets(namespace + ":" + key).join().map(StoreItem::value);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // On the server
 
   @Test
   void valuesRoundTripThroughTheServerInAnEnvelope() {
-    try (SustainableCache<String> cache = cache(Duration.ofSeconds(30),
-        RefreshPolicy.sustainable())) {
-      assertThat(cache.get("k", key -> "välue")).isEqualTo("välue");
-      assertThat(cache.get("k", key -> "other")).isEqualTo("välue");
+    CacheStore store = newStore();
+    SustainableCache<String> cache = cache(store);
+    assertThat(cache.get("k", key -> "välue")).isEqualTo("välue");
+    assertThat(cache.get("k", key -> "other")).isEqualTo("välue");
 
-      byte[] raw = store().gets(namespace + ":k").join().orElseThrow().value();
-      assertThat(Envelope.isValid(raw)).isTrue();
-      assertThat(Envelope.expiresAt(raw) - Envelope.fetchedAt(raw)).isEqualTo(30_000);
-      assertThat(cache.stats().hitCount()).isEqualTo(1);
-    }
+    byte[] raw = raw(store, "k").orElseThrow();
+    assertThat(Envelope.isValid(raw)).isTrue();
+    assertThat(Envelope.expiresAt(raw) - Envelope.fetchedAt(raw)).isEqualTo(30_000);
+    assertThat(cache.stats().hitCount()).isEqualTo(1);
   }
 
   @Test
   void foreignValueOnTheServerIsAMissAndIsReplaced() {
-    try (SustainableCache<String> cache = cache(Duration.ofSeconds(30),
-        RefreshPolicy.sustainable())) {
-      store().set(namespace + ":foreign", "plain text from another client".getBytes(
-          StandardCharsets.UTF_8), 60).join();
+    CacheStore store = newStore();
+    SustainableCache<String> cache = cache(store);
+    store.set(namespace + ":foreign", "plain text from another client".getBytes(
+        StandardCharsets.UTF_8), 60).join();
 
-      assertThat(cache.get("foreign", key -> "loaded")).isEqualTo("loaded");
-      assertThat(cache.stats().corruptEntryCount()).isEqualTo(1);
-      assertThat(cache.get("foreign", key -> "again")).isEqualTo("loaded");
-    }
+    assertThat(cache.get("foreign", key -> "loaded")).isEqualTo("loaded");
+    assertThat(cache.stats().corruptEntryCount()).isEqualTo(1);
+    assertThat(cache.get("foreign", key -> "again")).isEqualTo("loaded");
   }
 
   @Test
-  void invalidateRemovesTheItemOnTheServer() {
-    try (SustainableCache<String> cache = cache(Duration.ofSeconds(30),
-        RefreshPolicy.sustainable())) {
-      cache.put("k", "v");
-      assertThat(cache.getIfPresent("k")).contains("v");
-      cache.invalidate("k");
-      assertThat(store().gets(namespace + ":k").join()).isEmpty();
-      assertThat(cache.get("k", key -> "reloaded")).isEqualTo("reloaded");
-    }
+  void invalidateLeavesATombstoneOnTheServer_andTheNextReadReloads() {
+    CacheStore store = newStore();
+    SustainableCache<String> cache = cache(store);
+    cache.put("k", "v");
+    assertThat(cache.getIfPresent("k")).contains("v");
+
+    cache.invalidate("k");
+
+    assertThat(Envelope.kind(raw(store, "k").orElseThrow())).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(cache.getIfPresent("k")).isEmpty();
+    assertThat(cache.get("k", key -> "reloaded")).isEqualTo("reloaded");
   }
 
   /**
@@ -91,57 +167,205 @@ public abstract class SustainableCacheContract {
    */
   @Test
   void itemSurvivesTheServersTickPastItsLogicalExpiryAndIsRefreshedNotLost() {
-    try (SustainableCache<String> cache = cache(Duration.ofSeconds(1),
-        RefreshPolicy.sustainable())) {
-      AtomicInteger loads = new AtomicInteger();
-      Loader<String> loader = key -> "v" + loads.incrementAndGet();
-      assertThat(cache.get("tick", loader)).isEqualTo("v1");
+    SustainableCache<String> cache = cache(newStore(), Duration.ofSeconds(1),
+        RefreshPolicy.sustainable());
+    AtomicInteger loads = new AtomicInteger();
+    Loader<String> loader = key -> "v" + loads.incrementAndGet();
+    assertThat(cache.get("tick", loader)).isEqualTo("v1");
 
-      letTimePass(Duration.ofMillis(1_300)); // past the 1 s logical TTL, inside the 2 s grace
-      assertThat(cache.get("tick", loader)).isEqualTo("v1");
+    letTimePass(Duration.ofMillis(1_300)); // past the 1 s logical TTL, inside the 2 s grace
+    assertThat(cache.get("tick", loader)).isEqualTo("v1");
 
-      CacheStats stats = cache.stats();
-      assertThat(stats.missCount()).isEqualTo(1);
-      assertThat(stats.staleHitCount()).isEqualTo(1);
-      await().atMost(Duration.ofSeconds(2))
-          .until(() -> cache.getIfPresent("tick").filter("v2"::equals).isPresent());
-      assertThat(loads).hasValue(2);
+    CacheStats stats = cache.stats();
+    assertThat(stats.missCount()).isEqualTo(1);
+    assertThat(stats.staleHitCount()).isEqualTo(1);
+    await().atMost(Duration.ofSeconds(2))
+        .until(() -> cache.getIfPresent("tick").filter("v2"::equals).isPresent());
+    assertThat(loads).hasValue(2);
+  }
+
+  @Test
+  void getAllOfAHundredKeys_isOneBulkRoundTripAndOneLoaderCall() {
+    CountingReads store = new CountingReads(newStore());
+    SustainableCache<String> cache = cache(store);
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      keys.add("bulk-" + i);
     }
+    AtomicInteger calls = new AtomicInteger();
+
+    Map<String, String> loaded = cache.getAll(keys, missing -> {
+      calls.incrementAndGet();
+      Map<String, String> values = new java.util.HashMap<>();
+      missing.forEach(key -> values.put(key, "v-" + key));
+      return values;
+    });
+    Map<String, String> again = cache.getAll(keys, missing -> Map.of());
+
+    assertThat(loaded).hasSize(100).isEqualTo(again);
+    assertThat(calls).hasValue(1);
+    assertThat(store.bulkReads.sum()).isEqualTo(2);
+    assertThat(store.singleReads.sum()).isZero();
+  }
+
+  @Test
+  void twoInstancesWithTheirOwnClientsColdStartingTogether_loadOnce() throws Exception {
+    SustainableCache<String> a = cache(newStore());
+    SustainableCache<String> b = cache(newStore());
+    AtomicInteger loads = new AtomicInteger();
+    Loader<String> slow = key -> {
+      loads.incrementAndGet();
+      Thread.sleep(200);
+      return "v";
+    };
+    CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> a.get("cold", slow));
+    CompletableFuture<String> second = CompletableFuture.supplyAsync(() -> b.get("cold", slow));
+
+    assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("v");
+    assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("v");
+    assertThat(loads).as("one database load for both instances").hasValue(1);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Invalidation across hosts, under real races
+
+  /**
+   * Host B cold-misses and loads the row; host A changes the row and invalidates, while B's
+   * query completes and B writes: B's query read the row before or after the change, and B's
+   * {@code add} lands before or after A's tombstone, as the race falls. Afterwards the key must
+   * never hold the old row.
+   */
+  @Test
+  void coldMissOnOneHostRacingInvalidateOnAnother_neverLeavesTheOldValue() throws Exception {
+    CacheStore storeA = newStore();
+    LeaseReleases storeB = new LeaseReleases(newStore());
+    SustainableCache<String> a = cache(storeA);
+    SustainableCache<String> b = cache(storeB);
+    SplittableRandom random = new SplittableRandom(42);
+    int stale = 0;
+    int oldRowsLoaded = 0;
+    for (int trial = 0; trial < COLD_MISS_RACE_TRIALS; trial++) {
+      String key = "race3-" + trial;
+      AtomicReference<String> row = new AtomicReference<>("old");
+      long queryTime = random.nextLong(100_000);
+      AtomicReference<String> bRow = new AtomicReference<>();
+      CompletableFuture<String> bRead = b.getAsync(key, k -> {
+        String read = row.get(); // the query reads the row now, and returns a little later
+        bRow.set(read);
+        return CompletableFuture.supplyAsync(() -> {
+          spin(queryTime);
+          return read;
+        });
+      });
+      spin(random.nextLong(100_000));
+      row.set("new");
+      a.invalidate(key);
+      bRead.get(5, TimeUnit.SECONDS);
+      // B releases its lease after it issued its write, on the same connection: once the
+      // release is answered, the server has applied the write.
+      storeB.awaitReleases(trial + 1);
+      if ("old".equals(bRow.get())) {
+        oldRowsLoaded++;
+      }
+      if ("old".equals(valueOnTheServer(storeB, key))) {
+        stale++;
+      }
+    }
+    assertThat(stale).as("trials that left the old value behind").isZero();
+    assertThat(oldRowsLoaded).as("trials in which B loaded the old row (the race happened)")
+        .isPositive();
+  }
+
+  /** Decodes the value envelope under a key, or {@code null} if it holds no value. */
+  private String valueOnTheServer(CacheStore store, String key) {
+    return raw(store, key).filter(bytes -> Envelope.kind(bytes) == Envelope.KIND_VALUE)
+        .map(bytes -> ValueCodec.utf8().decode(bytes, Envelope.HEADER_SIZE,
+            Envelope.payloadLength(bytes)))
+        .orElse(null);
   }
 
   /**
-   * Seed 000's experiment at a small scale: 5 requests/s for 15 s on one key, TTL 3 s, a 50 ms
-   * loader. SUS serves every request after warm-up from the cache and loads about once per TTL
-   * period, never concurrently; plain TTL demand-fill misses once per period.
+   * A read that starts after {@code invalidate} returned, on the invalidating host or on the
+   * host whose load of the old row is still running, gets a new load's value.
    */
   @Test
-  void steadyLowRateTraffic_susNeverMissesAfterWarmUp_plainTtlMissesEveryPeriod()
-      throws Exception {
-    Duration ttl = Duration.ofSeconds(3);
-    Duration duration = Duration.ofSeconds(15);
-    try (SustainableCache<String> sus = cache(ttl, RefreshPolicy.sustainable());
-        SustainableCache<String> none = cache(ttl, RefreshPolicy.none())) {
-      CompletableFuture<Run> susRun = CompletableFuture.supplyAsync(
-          () -> drive(sus, "sus", 5, duration));
-      CompletableFuture<Run> noneRun = CompletableFuture.supplyAsync(
-          () -> drive(none, "none", 5, duration));
-      Run s = susRun.get(60, TimeUnit.SECONDS);
-      Run n = noneRun.get(60, TimeUnit.SECONDS);
-      long periods = duration.toMillis() / ttl.toMillis();
+  void readsAfterInvalidate_onEitherHost_neverReturnALoadThatBeganBefore() throws Exception {
+    SustainableCache<String> a = cache(newStore());
+    SustainableCache<String> b = cache(newStore());
+    int stale = 0;
+    for (int trial = 0; trial < READ_AFTER_INVALIDATE_TRIALS; trial++) {
+      String key = "race2-" + trial;
+      AtomicReference<String> row = new AtomicReference<>("old");
+      CompletableFuture<String> oldQuery = new CompletableFuture<>();
+      java.util.concurrent.CountDownLatch loading = new java.util.concurrent.CountDownLatch(1);
+      CompletableFuture<String> before = b.getAsync(key, k -> {
+        String read = row.get();
+        loading.countDown();
+        return oldQuery.thenApply(ignored -> read);
+      });
+      assertThat(loading.await(5, TimeUnit.SECONDS)).as("B's load began").isTrue();
 
-      assertThat(s.errors).as("SUS caller errors").isZero();
-      assertThat(s.stats.missCount()).as("SUS misses, including the first fill").isEqualTo(1);
-      assertThat(s.maxConcurrentLoads).as("SUS concurrent loads").isEqualTo(1);
-      // Refreshes land in the last tenth of the TTL, so a refresh cycle lasts 0.9 to 1.0 TTL
-      // (plus the load); the first load is the warm-up fill.
-      assertThat(s.loads.get()).as("SUS loads in %d periods", periods)
-          .isBetween((int) periods - 1, 1 + (int) Math.ceil(periods / 0.9));
+      row.set("new");
+      (trial % 2 == 0 ? a : b).invalidate(key);
+      AsyncLoader<String> fresh = k -> CompletableFuture.completedFuture(row.get());
+      CompletableFuture<String> afterOnB = b.getAsync(key, fresh);
+      CompletableFuture<String> afterOnA = a.getAsync(key, fresh);
+      oldQuery.complete("done");
+      if (!"new".equals(afterOnB.get(5, TimeUnit.SECONDS))
+          || !"new".equals(afterOnA.get(5, TimeUnit.SECONDS))) {
+        stale++;
+      }
+      assertThat(before.get(5, TimeUnit.SECONDS)).isEqualTo("old");
+    }
+    assertThat(stale).as("reads after invalidate that got the old value").isZero();
+  }
 
-      assertThat(n.errors).isZero();
-      // A period lasts a TTL plus up to one request interval and one load (about 3.25 s), so
-      // 15 s hold the first fill and at least 4 expiries.
-      assertThat(n.stats.missCount() - 1).as("plain TTL misses after the first fill")
-          .isGreaterThanOrEqualTo(periods - 1);
+  /**
+   * Host B's {@code add} is held on the wire (a {@link FaultProxy} in front of the server stops
+   * forwarding) while host A invalidates; then the proxy lets it through and the server applies
+   * it after the tombstone. In a few trials B's client has timed the {@code add} out by then (the
+   * server still applies it). The old value must never be stored.
+   */
+  @Test
+  void anAddStillOnTheWireWhenTheInvalidateLands_isRejectedByTheServer() throws Exception {
+    InetSocketAddress server = MemcachedServer.shared().address();
+    Duration bTimeout = Duration.ofMillis(200);
+    try (FaultProxy wire = FaultProxy.start(server)) {
+      CacheStore storeA = newStore();
+      LeaseReleases storeB = new LeaseReleases(newStore(wire.address(), bTimeout));
+      SustainableCache<String> a = cache(storeA);
+      SustainableCache<String> b = cache(storeB);
+      int stale = 0;
+      for (int trial = 0; trial < LATE_ADD_TRIALS + LATE_ADD_TIMED_OUT_TRIALS; trial++) {
+        String key = "race7-" + trial;
+        CompletableFuture<String> query = new CompletableFuture<>();
+        java.util.concurrent.CountDownLatch loading = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<String> bRead = b.getAsync(key, k -> {
+          loading.countDown();
+          return query;
+        });
+        assertThat(loading.await(5, TimeUnit.SECONDS)).as("B is loading").isTrue();
+        wire.blackhole();
+        query.complete("old"); // B writes; the add waits in the proxy
+        assertThat(bRead.get(5, TimeUnit.SECONDS)).isEqualTo("old");
+        a.invalidate(key);
+        if (trial >= LATE_ADD_TRIALS) {
+          letTimePass(bTimeout.plusMillis(100)); // B's client gives the add up
+        }
+        wire.passThrough();
+        storeB.awaitReleases(trial + 1); // B's held add was applied before its lease release
+        if ("old".equals(valueOnTheServer(storeB, key))) {
+          stale++;
+        }
+      }
+      assertThat(stale).as("trials whose late add stored the old value").isZero();
+    }
+  }
+
+  private static void spin(long nanos) {
+    long end = System.nanoTime() + nanos;
+    while (System.nanoTime() < end) {
+      Thread.onSpinWait();
     }
   }
 
@@ -158,43 +382,112 @@ public abstract class SustainableCacheContract {
     }
   }
 
-  private record Run(CacheStats stats, AtomicInteger loads, int maxConcurrentLoads, int errors) {}
+  /**
+   * Forwards everything and counts the answered deletes of lease keys (which contain the byte
+   * 0x7F): a cache releases a key's fleet lease right after issuing the key's write.
+   */
+  private static final class LeaseReleases implements CacheStore {
+    final CacheStore delegate;
+    final AtomicInteger releases = new AtomicInteger();
 
-  private static Run drive(SustainableCache<String> cache, String key, int perSecond,
-      Duration duration) {
-    AtomicInteger loads = new AtomicInteger();
-    AtomicInteger inLoader = new AtomicInteger();
-    AtomicInteger maxInLoader = new AtomicInteger();
-    AtomicInteger errors = new AtomicInteger();
-    Loader<String> loader = k -> {
-      maxInLoader.accumulateAndGet(inLoader.incrementAndGet(), Math::max);
-      try {
-        Thread.sleep(50);
-        return "v" + loads.incrementAndGet();
-      } finally {
-        inLoader.decrementAndGet();
-      }
-    };
-    ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
-    ExecutorService requests = Executors.newCachedThreadPool();
-    try {
-      ticker.scheduleAtFixedRate(() -> requests.execute(() -> {
-        try {
-          cache.get(key, loader);
-        } catch (RuntimeException e) {
-          errors.incrementAndGet();
+    LeaseReleases(CacheStore delegate) {
+      this.delegate = delegate;
+    }
+
+    /** Waits, spinning briefly (a trial lasts about a millisecond), for the release. */
+    void awaitReleases(int count) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (releases.get() < count) {
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("no lease release within 5 s: " + releases.get() + " < "
+              + count);
         }
-      }), 0, 1_000 / perSecond, TimeUnit.MILLISECONDS);
-      letTimePass(duration);
-    } finally {
-      ticker.shutdownNow();
-      requests.shutdown();
+        java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+      }
     }
-    try {
-      requests.awaitTermination(5, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      return delegate.gets(key);
     }
-    return new Run(cache.stats(), loads, maxInLoader.get(), errors.get());
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      return delegate.add(key, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return delegate.set(key, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return delegate.cas(key, casToken, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      CompletableFuture<Boolean> deleted = delegate.delete(key);
+      if (key.indexOf('\u007F') >= 0) {
+        deleted.whenComplete((done, error) -> releases.incrementAndGet());
+      }
+      return deleted;
+    }
+
+    @Override
+    public int maxKeyLength() {
+      return delegate.maxKeyLength();
+    }
+  }
+
+  /** Counts single and bulk reads; forwards everything. */
+  private static final class CountingReads implements CacheStore {
+    final CacheStore delegate;
+    final LongAdder singleReads = new LongAdder();
+    final LongAdder bulkReads = new LongAdder();
+
+    CountingReads(CacheStore delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      singleReads.increment();
+      return delegate.gets(key);
+    }
+
+    @Override
+    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      bulkReads.increment();
+      return delegate.getsAll(keys);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      return delegate.add(key, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return delegate.set(key, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return delegate.cas(key, casToken, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      return delegate.delete(key);
+    }
+
+    @Override
+    public int maxKeyLength() {
+      return delegate.maxKeyLength();
+    }
   }
 }

@@ -278,22 +278,29 @@ final class BulkLoads<V> {
       Throwable failure = error != null ? EntryWriter.unwrap(error)
           : values == null ? new NullPointerException("the bulk loader returned a null map")
           : null;
-      Runnable complete = () -> {
-        for (int i = 0; i < flights.size(); i++) {
-          Flight<V> flight = flights.get(i);
-          long statsMillis = i == 0 ? elapsed : 0; // the call's time, counted once
-          if (failure != null) {
-            loads.failed(flight, failure, statsMillis);
-          } else {
-            loads.loaded(flight, new Loaded<>(values.get(flight.key), end, elapsed), writeBack,
-                true, statsMillis);
+      // The flights complete here, on whichever thread completed the stage: their callers
+      // never wait for the executor. Only the writes are handed to it when that thread is a
+      // foreign one (an async driver's event loop), as for single keys.
+      List<Runnable> writes = new ArrayList<>(flights.size());
+      for (int i = 0; i < flights.size(); i++) {
+        Flight<V> flight = flights.get(i);
+        long statsMillis = i == 0 ? elapsed : 0; // the call's time, counted once
+        if (failure != null) {
+          loads.failed(flight, failure, statsMillis);
+        } else {
+          Runnable write = loads.complete(flight,
+              new Loaded<>(values.get(flight.key), end, elapsed), writeBack, statsMillis);
+          if (write != null) {
+            writes.add(write);
           }
         }
-      };
-      // Writes never run on a foreign completion thread (an async driver's event loop).
-      if (Thread.currentThread() == starter || failure != null
-          || !cache.refresher().submit(complete)) {
-        complete.run();
+      }
+      if (writes.isEmpty()) {
+        return;
+      }
+      Runnable writeAll = () -> writes.forEach(Runnable::run);
+      if (Thread.currentThread() == starter || !cache.refresher().submit(writeAll)) {
+        writeAll.run();
       }
     });
   }

@@ -34,8 +34,7 @@ import java.util.random.RandomGenerator;
 final class BulkLoads<V> {
 
   /** A key to load or refresh: the caller's key, the store key and the token of its read. */
-  private record Wanted<V>(String key, String storeKey, long casToken, Entry<V> stale,
-      boolean sawTombstone) {}
+  private record Wanted<V>(String key, String storeKey, long casToken, Entry<V> stale) {}
 
   private final DefaultSustainableCache<V> cache;
   private final CacheStore store;
@@ -149,17 +148,15 @@ final class BulkLoads<V> {
             stats.increment(Counter.STALE_HIT);
           }
           answers.put(key.getKey(), DefaultSustainableCache.answer(entry));
-          toRefresh.add(new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry,
-              false));
+          toRefresh.add(new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry));
         }
         case REFRESH_INLINE -> toLoad.add(
-            new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry, false));
+            new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry));
         default -> {
           stats.increment(Counter.MISS);
           toLoad.add(new Wanted<>(key.getKey(), key.getValue(),
               entry == null ? EntryWriter.NO_CAS : entry.casToken(),
-              entry != null && entry.answers() ? entry : null,
-              DefaultSustainableCache.isTombstone(entry)));
+              entry != null && entry.answers() ? entry : null));
         }
       }
     }
@@ -170,7 +167,7 @@ final class BulkLoads<V> {
     RuntimeException[] failure = new RuntimeException[1];
     for (Wanted<V> wanted : toLoad) {
       KeyRegistry.Begin begin = cache.registry().begin(wanted.key(), wanted.storeKey(),
-          Flight.Origin.MISS, wanted.casToken(), now, wanted.sawTombstone());
+          Flight.Origin.MISS, wanted.casToken(), now);
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         own.add(flight);
@@ -281,19 +278,29 @@ final class BulkLoads<V> {
       Throwable failure = error != null ? EntryWriter.unwrap(error)
           : values == null ? new NullPointerException("the bulk loader returned a null map")
           : null;
-      // Callers are woken here, on the completing thread; each write is issued here if this is
-      // the thread that started the load, and otherwise handed to the refresh executor (never
-      // on a foreign completion thread, such as an async driver's event loop).
-      boolean onStarter = Thread.currentThread() == starter;
+      // The flights complete here, on whichever thread completed the stage: their callers
+      // never wait for the executor. Only the writes are handed to it when that thread is a
+      // foreign one (an async driver's event loop), as for single keys.
+      List<Runnable> writes = new ArrayList<>(flights.size());
       for (int i = 0; i < flights.size(); i++) {
         Flight<V> flight = flights.get(i);
         long statsMillis = i == 0 ? elapsed : 0; // the call's time, counted once
         if (failure != null) {
           loads.failed(flight, failure, statsMillis);
         } else {
-          loads.loaded(flight, new Loaded<>(values.get(flight.key), end, elapsed), writeBack,
-              onStarter, statsMillis);
+          Runnable write = loads.complete(flight,
+              new Loaded<>(values.get(flight.key), end, elapsed), writeBack, statsMillis);
+          if (write != null) {
+            writes.add(write);
+          }
         }
+      }
+      if (writes.isEmpty()) {
+        return;
+      }
+      Runnable writeAll = () -> writes.forEach(Runnable::run);
+      if (Thread.currentThread() == starter || !cache.refresher().submit(writeAll)) {
+        writeAll.run();
       }
     });
   }

@@ -271,18 +271,27 @@ final class LoadCoordinator<V> {
    */
   void loaded(Flight<V> flight, Loaded<V> loaded, boolean writeBack, boolean onStarter,
       long statsMillis) {
+    Runnable write = complete(flight, loaded, writeBack, statsMillis);
+    if (write != null && (onStarter || !refresher.submit(write))) {
+      write.run();
+    }
+  }
+
+  /**
+   * Completes a flight with its load's result, waking every caller that joined it, and returns
+   * the write that must follow (it writes, unless the flight was voided by then, and
+   * deregisters the flight), or {@code null} if there is none: the flight was deregistered here.
+   */
+  Runnable complete(Flight<V> flight, Loaded<V> loaded, boolean writeBack, long statsMillis) {
     stats.recordLoad(statsMillis, loaded.value() == null);
     if (!flight.result.complete(loaded) || !writeBack || flight.voided) {
       if (writeBack && flight.voided) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
       }
       end(flight, null);
-      return;
+      return null;
     }
-    Runnable write = () -> write(flight, loaded);
-    if (onStarter || !refresher.submit(write)) {
-      write.run();
-    }
+    return () -> write(flight, loaded);
   }
 
   private void write(Flight<V> flight, Loaded<V> loaded) {

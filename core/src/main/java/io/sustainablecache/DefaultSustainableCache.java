@@ -150,7 +150,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         long token = entry == null ? EntryWriter.NO_CAS : entry.casToken();
         CallerRuns here = new CallerRuns();
         return awaitLoad(key, loader, loads.miss(key, storeKey, adapt(loader), token,
-            isTombstone(entry), expectedLoadMillis(entry), true, here), stale, mayRetry, here);
+            tombstoneAt(entry), expectedLoadMillis(entry), true, here), stale, mayRetry, here);
       }
     }
   }
@@ -310,7 +310,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         Entry<V> stale = entry != null && entry.answers() ? entry : null;
         long token = entry == null ? EntryWriter.NO_CAS : entry.casToken();
         deliverLoad(out, key, storeKey, loader, optional, mayRetry, stale,
-            loads.miss(key, storeKey, loader, token, isTombstone(entry),
+            loads.miss(key, storeKey, loader, token, tombstoneAt(entry),
                 expectedLoadMillis(entry), true, LoadCoordinator.DIRECT));
       }
     }
@@ -564,8 +564,9 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     storeErrorLog.warn(message, e);
   }
 
-  static boolean isTombstone(Entry<?> entry) {
-    return entry != null && entry.kind() == Entry.Kind.TOMBSTONE;
+  /** When the tombstone a read found was written, or -1 if the read found none. */
+  static long tombstoneAt(Entry<?> entry) {
+    return entry != null && entry.kind() == Entry.Kind.TOMBSTONE ? entry.fetchedAt() : -1;
   }
 
   /** The measured load time of the entry a miss found, or -1 if it holds none. */

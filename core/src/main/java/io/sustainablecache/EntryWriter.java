@@ -51,6 +51,7 @@ final class EntryWriter<V> {
   private final double ttlJitter;
   private final int maxValueSize;
   private final long tombstoneLifetimeMillis;
+  private final long fenceMillis;
   private final RateLimitedLog skippedWriteLog = new RateLimitedLog(log);
   private final RateLimitedLog storeErrorLog;
 
@@ -67,6 +68,26 @@ final class EntryWriter<V> {
     this.maxValueSize = config.maxValueSize();
     this.tombstoneLifetimeMillis = Math.max(config.lifetimeMillis(),
         config.loadTimeout().toMillis() + TOMBSTONE_MARGIN_MILLIS);
+    long shortestValue = shortest(ttlMillis) + graceMillis;
+    this.fenceMillis = absentTtlMillis == 0 ? shortestValue
+        : Math.min(shortestValue, shortest(absentTtlMillis) + graceMillis);
+  }
+
+  /** The shortest TTL the jitter can give an entry of this TTL. */
+  private long shortest(long ttl) {
+    return ttl - (long) Math.ceil(ttl * ttlJitter);
+  }
+
+  /**
+   * How old a load may be, from its start, when its write is issued: the shortest time any entry
+   * of this cache stays on the server ({@code ttl + grace}, less the jitter). An invalidation
+   * leaves a tombstone that outlives every load; the entry that replaces it lives at least this
+   * long. So a load younger than this that read the key before an invalidation always finds the
+   * tombstone or its successor when it writes, and fails its {@code cas} or {@code add}; an older
+   * one could find the key empty again, and is not written at all.
+   */
+  long fenceMillis() {
+    return fenceMillis;
   }
 
   /**

@@ -114,6 +114,7 @@ final class KeyRegistry {
   private final long loadTimeoutMillis;
   private final long backoffBaseMillis;
   private final long backoffCapMillis;
+  private final long maxSkewMillis;
 
   KeyRegistry(CacheConfig<?> config, StatsCounter stats) {
     this.clock = config.clock();
@@ -123,6 +124,7 @@ final class KeyRegistry {
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.backoffBaseMillis = config.failureBackoff().toMillis();
     this.backoffCapMillis = Math.max(backoffBaseMillis, config.ttl().toMillis());
+    this.maxSkewMillis = config.maxClockSkew().toMillis();
   }
 
   /**
@@ -131,18 +133,22 @@ final class KeyRegistry {
    * @param casToken the token of the read that decided the load ({@code 0}: none, write with add)
    */
   <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now) {
-    return begin(key, storeKey, origin, casToken, now, false);
+    return begin(key, storeKey, origin, casToken, now, -1);
   }
 
   /**
    * {@link #begin(String, String, Flight.Origin, long, long)} for a miss whose read found a
-   * tombstone ({@code sawTombstone}): if the key's flight was decided from another version of the
-   * item, the key was invalidated (by any host) after that flight read it, so the miss does not
-   * join it: the old flight is voided (its callers still get its result; it writes nothing) and
-   * a new one starts.
+   * tombstone written at {@code tombstoneAt} (epoch milliseconds of the invalidating host; -1
+   * for none) with token {@code casToken}: if the key's flight was decided from an older version
+   * of the item (memcached's CAS tokens grow with every change of the server's items), the key
+   * was invalidated, on some host, after that flight read it, and its loader may have read the
+   * data before it changed: the miss does not join it. The old flight is voided (its callers
+   * still get its result; it writes nothing) and a new one starts. A tombstone written more than
+   * {@code maxClockSkew} before the flight started is not taken for a newer one (a reader that
+   * stalled since its read).
    */
   <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
-      boolean sawTombstone) {
+      long tombstoneAt) {
     sweep(now, SWEEP_PER_OPERATION);
     Begin[] decided = new Begin[1];
     Flight<?>[] expired = new Flight<?>[1];
@@ -153,7 +159,8 @@ final class KeyRegistry {
         expired[0] = flight; // found past its timeout before the timer fired
         flight = null;
       }
-      if (flight != null && sawTombstone && flight.casToken != casToken
+      if (flight != null && tombstoneAt >= 0 && casToken > flight.casToken
+          && tombstoneAt + maxSkewMillis >= flight.startedAt
           && flight.loaderThread != Thread.currentThread()) {
         flight.voided = true; // superseded: invalidated after it read the item
         flight = null;

@@ -37,6 +37,7 @@ final class LoadCoordinator<V> {
   private final StatsCounter stats;
   private final long driveTimeoutNanos;
   private final RateLimitedLog refreshErrorLog = new RateLimitedLog(log);
+  private final RateLimitedLog slowLoadLog = new RateLimitedLog(log);
 
   LoadCoordinator(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
       FleetLease<V> lease, InstantSource clock, StatsCounter stats, long driveTimeoutNanos) {
@@ -64,21 +65,21 @@ final class LoadCoordinator<V> {
   CompletableFuture<Loaded<V>> miss(String key, String storeKey,
       AsyncLoader<? extends V> loader, long casToken, long expectedLoadMillis, boolean writeBack,
       Executor continuation) {
-    return miss(key, storeKey, loader, casToken, false, expectedLoadMillis, writeBack,
+    return miss(key, storeKey, loader, casToken, -1, expectedLoadMillis, writeBack,
         continuation);
   }
 
   /**
    * {@link #miss(String, String, AsyncLoader, long, long, boolean, Executor)}, where {@code
-   * sawTombstone} says that the caller's read found a tombstone: a flight decided from another
-   * version of the item predates that invalidation and is not joined (see {@link
-   * KeyRegistry#begin(String, String, Flight.Origin, long, long, boolean)}).
+   * tombstoneAt} says when the tombstone the caller's read found was written (-1: none): a
+   * flight registered before that invalidation is not joined (see {@link
+   * KeyRegistry#begin(String, String, Flight.Origin, long, long, long)}).
    */
   CompletableFuture<Loaded<V>> miss(String key, String storeKey,
-      AsyncLoader<? extends V> loader, long casToken, boolean sawTombstone,
+      AsyncLoader<? extends V> loader, long casToken, long tombstoneAt,
       long expectedLoadMillis, boolean writeBack, Executor continuation) {
     KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.MISS, casToken,
-        clock.millis(), sawTombstone);
+        clock.millis(), tombstoneAt);
     if (begin instanceof KeyRegistry.Started<?> started) {
       Flight<V> flight = cast(started.flight());
       flight.expectedLoadMillis = expectedLoadMillis;
@@ -298,6 +299,12 @@ final class LoadCoordinator<V> {
     try {
       if (flight.voided) {
         stats.increment(Counter.STALE_SET_DISCARD);
+      } else if (clock.millis() - flight.startedAt >= writer.fenceMillis()) {
+        // Older than the shortest entry lifetime: an invalidation during the load could have
+        // been followed by an entry that expired already, leaving nothing to fence this write.
+        stats.increment(Counter.SKIPPED_WRITE);
+        slowLoadLog.warn("a load took longer than the shortest entry lifetime (ttl + grace); its"
+            + " value was returned but not cached");
       } else {
         CompletableFuture<Boolean> written =
             writer.writeLoad(flight.storeKey, loaded, flight.casToken);

@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -69,6 +68,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   private final ThreadPoolExecutor ownedPeekExecutor;
   private final ConcurrentHashMap<String, SustainableSpringCache> caches = new ConcurrentHashMap<>();
   private final Map<String, String> namespaces = new ConcurrentHashMap<>(); // namespace -> cache
+  private final List<String> names = new CopyOnWriteArrayList<>(); // in creation order
   private final List<Consumer<? super SustainableSpringCache>> listeners =
       new CopyOnWriteArrayList<>();
   private final Object createLock = new Object();
@@ -134,6 +134,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
       }
       created = create(name);
       caches.put(name, created);
+      names.add(name);
     }
     for (Consumer<? super SustainableSpringCache> listener : listeners) {
       listener.accept(created);
@@ -142,14 +143,14 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   }
 
   /**
-   * The names of the caches created so far (configured caches are created by {@link
-   * Builder#build()}).
+   * The names of the caches created so far, in the order they were created (configured caches
+   * are created by {@link Builder#build()}, in the order they were configured).
    *
    * @return an immutable snapshot
    */
   @Override
   public Collection<String> getCacheNames() {
-    return Collections.unmodifiableSet(new LinkedHashSet<>(caches.keySet()));
+    return List.copyOf(names);
   }
 
   /**

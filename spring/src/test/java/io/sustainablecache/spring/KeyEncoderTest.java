@@ -179,7 +179,7 @@ final class KeyEncoderTest {
       case 3:
         return r.nextBoolean() ? null : Color.values()[r.nextInt(2)];
       case 4:
-        return (char) "1as;:(),".charAt(r.nextInt(8));
+        return "1as;:(),".charAt(r.nextInt(8));
       case 5:
         return r.nextBoolean() ? r.nextInt(3) * 0.5 : new BigDecimal(r.nextInt(3) + "." + r.nextInt(2));
       case 6: {

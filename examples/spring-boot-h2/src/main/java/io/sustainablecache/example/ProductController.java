@@ -42,7 +42,7 @@ public class ProductController {
    * @throws InterruptedException if interrupted while querying
    */
   @GetMapping("/products/{id}")
-  public ResponseEntity<Product> product(@PathVariable long id) throws InterruptedException {
+  public ResponseEntity<Product> product(@PathVariable("id") long id) throws InterruptedException {
     requests.incrementAndGet();
     Product p = products.product(id);
     return p == null ? ResponseEntity.notFound().build() : ResponseEntity.ok(p);

@@ -1,0 +1,5 @@
+CREATE TABLE IF NOT EXISTS product (
+  id BIGINT PRIMARY KEY,
+  name VARCHAR(100) NOT NULL,
+  price_cents BIGINT NOT NULL
+);

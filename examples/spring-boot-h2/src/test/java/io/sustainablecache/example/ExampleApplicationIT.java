@@ -1,0 +1,116 @@
+package io.sustainablecache.example;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sustainablecache.CacheStats;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.spring.SustainableCacheManager;
+import io.sustainablecache.testkit.MemcachedServer;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The example service against a real memcached (testkit's {@link MemcachedServer}): the cached
+ * query, negative caching, the Actuator cache meters, and steady load with a short TTL.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+    "example.query-delay=50ms",
+    "sustainable-cache.ttl=2s"})
+final class ExampleApplicationIT {
+
+  private static final Duration TTL = Duration.ofSeconds(2);
+  private static final int PERIODS = 4;
+
+  @DynamicPropertySource
+  static void memcached(DynamicPropertyRegistry registry) {
+    InetSocketAddress a = MemcachedServer.shared().address();
+    registry.add("sustainable-cache.addresses", () -> a.getHostString() + ":" + a.getPort());
+    // every run its own keys on a shared server
+    registry.add("sustainable-cache.namespace-prefix",
+        () -> "ex" + UUID.randomUUID().toString().substring(0, 8) + ".");
+  }
+
+  @LocalServerPort
+  int port;
+
+  @Autowired
+  ProductRepository repository;
+
+  @Autowired
+  SustainableCacheManager cacheManager;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private SustainableCache<?> products() {
+    return (SustainableCache<?>) cacheManager.getCache("products").getNativeCache();
+  }
+
+  /** Waits until the client is connected: a second read of a key is a hit. */
+  private void awaitConnected() throws Exception {
+    long giveUp = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (products().stats().hitCount() == 0 && System.nanoTime() < giveUp) {
+      get("/products/5");
+      Thread.sleep(50);
+    }
+    assertThat(products().stats().hitCount()).as("a hit within 20 s").isPositive();
+  }
+
+  @Test
+  void cachedQueryNegativeCachingAndActuatorMeters() throws Exception {
+    awaitConnected();
+    long before = repository.queries();
+    assertThat(get("/products/2").body()).contains("\"name\":\"teapot\"");
+    assertThat(get("/products/2").body()).contains("\"name\":\"teapot\"");
+    assertThat(get("/products/99").statusCode()).isEqualTo(404);
+    assertThat(get("/products/99").statusCode()).isEqualTo(404);
+    assertThat(repository.queries() - before).isEqualTo(2); // one per id
+
+    HttpResponse<String> gets = get("/actuator/metrics/cache.gets?tag=cache:products");
+    assertThat(gets.statusCode()).isEqualTo(200);
+    assertThat(gets.body()).contains("\"name\":\"cache.gets\"").contains("result");
+    assertThat(get("/actuator/metrics/cache.load?tag=cache:products").statusCode()).isEqualTo(200);
+    assertThat(get("/actuator/metrics/cache.refresh.requests").statusCode()).isEqualTo(200);
+    assertThat(get("/stats").body()).contains("\"dbQueries\"");
+  }
+
+  @Test
+  void steadyLoadKeepsTheDatabaseFlat() throws Exception {
+    awaitConnected();
+    long warmUpEnd = System.nanoTime() + TTL.toNanos();
+    while (System.nanoTime() < warmUpEnd) {
+      assertThat(get("/products/1").statusCode()).isEqualTo(200);
+      Thread.sleep(20);
+    }
+    CacheStats before = products().stats();
+    long queriesBefore = repository.queries();
+    long end = System.nanoTime() + TTL.multipliedBy(PERIODS).toNanos();
+    int requests = 0;
+    while (System.nanoTime() < end) {
+      assertThat(get("/products/1").statusCode()).isEqualTo(200);
+      requests++;
+      Thread.sleep(20);
+    }
+    CacheStats during = products().stats().minus(before);
+    long queries = repository.queries() - queriesBefore;
+    assertThat(requests).isGreaterThan(PERIODS * 10);
+    assertThat(during.missCount()).as("misses after warm-up").isZero();
+    assertThat(queries).as("database queries over %d TTL periods", PERIODS)
+        .isBetween((long) PERIODS - 1, (long) Math.ceil(PERIODS * 1.5) + 1);
+  }
+}

@@ -1,0 +1,105 @@
+package io.sustainablecache.micrometer;
+
+/**
+ * The names and tags of the meters {@link SustainableCacheMetrics} registers, lower-case and
+ * dot-separated as Micrometer's naming convention asks (registries rename them, e.g. Prometheus
+ * to {@code cache_stale_hits_total}). Every meter carries the tag {@value #TAG_CACHE} with the
+ * cache's name, plus the tags given to the binder (Spring Boot adds {@code cache.manager}).
+ *
+ * <p>The first three are Micrometer's own ({@code CacheMeterBinder}); the others are this
+ * library's. Every counter is a {@code FunctionCounter} over {@link
+ * io.sustainablecache.CacheStats}, cumulative since the cache was built.
+ */
+public final class SustainableCacheMeters {
+
+  /** The tag naming the cache, as Micrometer's cache binders use it. */
+  public static final String TAG_CACHE = "cache";
+
+  /** The tag of a result or an outcome. */
+  public static final String TAG_RESULT = "result";
+
+  /**
+   * Micrometer's {@code cache.gets}, tagged {@code result=hit} ({@code CacheStats.hitCount}: reads
+   * answered without waiting for a load, including stale values and cached absences) and {@code
+   * result=miss} ({@code missCount}: reads that loaded or waited for a load).
+   */
+  public static final String GETS = "cache.gets";
+
+  /** Micrometer's {@code cache.puts}: values stored by {@code put} and {@code putIfAbsent}. */
+  public static final String PUTS = "cache.puts";
+
+  /**
+   * Micrometer's {@code cache.evictions}: here the explicit removals, {@code invalidate} and
+   * {@code invalidateAll} (Spring's {@code evict} and {@code clear}). The server's own LRU
+   * evictions are not visible to a client.
+   */
+  public static final String EVICTIONS = "cache.evictions";
+
+  /**
+   * Loader calls, tagged {@code result=success} (with a value or with "no value") and {@code
+   * result=failure} (threw, failed or timed out): the queries the database saw. As Micrometer's
+   * Caffeine binder names them.
+   */
+  public static final String LOADS = "cache.load";
+
+  /**
+   * A function timer of the loader calls: count = loads, total time = {@code
+   * CacheStats.totalLoadTimeMillis} (on the cache's clock).
+   */
+  public static final String LOAD_DURATION = "cache.load.duration";
+
+  /** Loads that did not finish within the load timeout (also counted as load failures). */
+  public static final String LOAD_TIMEOUTS = "cache.load.timeouts";
+
+  /**
+   * Reads that failed at once with the key's last load failure, during the failure back-off,
+   * without calling the loader.
+   */
+  public static final String FAILURES_REMEMBERED = "cache.load.failures.remembered";
+
+  /** Hits answered with a value past its TTL (within the grace period) while it refreshes. */
+  public static final String STALE_HITS = "cache.stale.hits";
+
+  /** Hits answered from a cached absence ("no value", negative caching). */
+  public static final String ABSENT_HITS = "cache.absent.hits";
+
+  /** Reads answered with a stale value because reloading it failed ({@code none}/PER). */
+  public static final String STALE_ON_ERROR = "cache.stale.on.error";
+
+  /**
+   * What became of each refresh the policy asked for, tagged {@code result=scheduled} (handed to
+   * the refresh executor), {@code deduplicated} (a load of the key was already running), {@code
+   * rejected} (the executor was full) and {@code backed.off} (the key's last load failed
+   * recently).
+   */
+  public static final String REFRESH_REQUESTS = "cache.refresh.requests";
+
+  /**
+   * Refreshes that ran, tagged {@code result=success} (written) and {@code result=failure} (the
+   * loader failed; the old value keeps being served).
+   */
+  public static final String REFRESHES = "cache.refreshes";
+
+  /** Store operations that failed or timed out (reads count as misses, so callers still get values). */
+  public static final String STORE_ERRORS = "cache.store.errors";
+
+  /** Stored items that were not a valid envelope or that the codec could not decode. */
+  public static final String CORRUPT_ENTRIES = "cache.corrupt.entries";
+
+  /** Loaded values returned but not cached: too large, not encodable, or no executor to write. */
+  public static final String WRITES_SKIPPED = "cache.writes.skipped";
+
+  /** Loaded values not written because the item changed meanwhile (invalidated or rewritten). */
+  public static final String WRITES_DISCARDED = "cache.writes.discarded";
+
+  /**
+   * Fleet leases, tagged {@code result=won} (this instance loads) and {@code result=lost} (another
+   * instance held the key's lease, so this one kept serving or waited).
+   */
+  public static final String LEASES = "cache.lease";
+
+  /** Leases won after another instance's lease ran out without it writing a value. */
+  public static final String LEASE_TAKEOVERS = "cache.lease.takeovers";
+
+  private SustainableCacheMeters() {}
+}

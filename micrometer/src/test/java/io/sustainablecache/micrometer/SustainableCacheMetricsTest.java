@@ -1,0 +1,179 @@
+package io.sustainablecache.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/** The binder's meters over a real cache on the in-memory store, driven by a fake clock. */
+final class SustainableCacheMetricsTest {
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore store = InMemoryStore.create(clock);
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final MeterRegistry registry = new SimpleMeterRegistry();
+  private final SustainableCache<String> cache = SustainableCache.builder(store)
+      .namespace("books")
+      .ttl(Duration.ofSeconds(10))
+      .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
+      .codec(ValueCodec.utf8())
+      .clock(clock)
+      .random(FixedRandom.alwaysEarly())
+      .refreshExecutor(refreshes)
+      .failureBackoff(Duration.ZERO)
+      .fleetLease(false)
+      .build();
+
+  @AfterEach
+  void close() {
+    cache.close();
+  }
+
+  private double count(String name, String... tags) {
+    return registry.get(name).tags("cache", "books").tags(tags).functionCounter().count();
+  }
+
+  @Test
+  void micrometersCacheConventions() {
+    SustainableCacheMetrics.monitor(registry, cache, "books", "app", "test");
+    cache.get("a", k -> {
+      clock.advanceMillis(40);
+      return "A";
+    }); // miss, load 40 ms
+    cache.get("a", k -> "unused"); // hit (schedules a refresh: always early)
+    cache.put("b", "B");
+    cache.invalidate("b");
+
+    assertThat(count(SustainableCacheMeters.GETS, "result", "hit")).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.GETS, "result", "miss")).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.PUTS)).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.EVICTIONS)).isEqualTo(1);
+    assertThat(registry.get(SustainableCacheMeters.GETS).tags("app", "test").meters()).hasSize(2);
+    assertThat(registry.find("cache.size").meter()).isNull();
+  }
+
+  @Test
+  void loadsRefreshesAndTheirOutcomes() {
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    cache.get("a", k -> {
+      clock.advanceMillis(40);
+      return "A";
+    });
+    cache.get("a", k -> "A2"); // hit in the refresh window: scheduled
+    cache.get("a", k -> "A3"); // a refresh of the key is already queued: deduplicated
+    assertThat(count(SustainableCacheMeters.REFRESH_REQUESTS, "result", "scheduled")).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.REFRESH_REQUESTS, "result", "deduplicated"))
+        .isEqualTo(1);
+    refreshes.runAll();
+    assertThat(count(SustainableCacheMeters.REFRESHES, "result", "success")).isEqualTo(1);
+
+    refreshes.behave(ManualExecutor.Behaviour.REJECT);
+    cache.get("a", k -> "A4");
+    assertThat(count(SustainableCacheMeters.REFRESH_REQUESTS, "result", "rejected")).isEqualTo(1);
+
+    refreshes.behave(ManualExecutor.Behaviour.QUEUE);
+    cache.get("a", k -> {
+      throw new IllegalStateException("db down");
+    });
+    refreshes.runAll();
+    assertThat(count(SustainableCacheMeters.REFRESHES, "result", "failure")).isEqualTo(1);
+
+    ignoring(() -> cache.get("b", k -> {
+      throw new IllegalStateException("db down");
+    }));
+    assertThat(count(SustainableCacheMeters.LOADS, "result", "success")).isEqualTo(2);
+    assertThat(count(SustainableCacheMeters.LOADS, "result", "failure")).isEqualTo(2);
+
+    FunctionTimer duration = registry.get(SustainableCacheMeters.LOAD_DURATION)
+        .tags("cache", "books").functionTimer();
+    assertThat(duration.count()).isEqualTo(4);
+    assertThat(duration.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(40);
+  }
+
+  @Test
+  void staleAndAbsentHits() {
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    assertThat(cache.find("none", k -> null)).isEmpty();
+    assertThat(cache.find("none", k -> "x")).isEmpty();
+    assertThat(count(SustainableCacheMeters.ABSENT_HITS)).isEqualTo(1);
+
+    cache.get("a", k -> "A");
+    clock.advance(Duration.ofSeconds(11)); // past the TTL, within the grace period
+    assertThat(cache.get("a", k -> "A2")).isEqualTo("A");
+    assertThat(count(SustainableCacheMeters.STALE_HITS)).isEqualTo(1);
+  }
+
+  @Test
+  void storeErrorsAndCorruptEntries() {
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    store.set("books:bad", new byte[] {1, 2, 3}, 60).join();
+    assertThat(cache.get("bad", k -> "fixed")).isEqualTo("fixed");
+    assertThat(count(SustainableCacheMeters.CORRUPT_ENTRIES)).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.STORE_ERRORS)).isZero();
+    assertThat(count(SustainableCacheMeters.LOAD_TIMEOUTS)).isZero();
+    assertThat(count(SustainableCacheMeters.FAILURES_REMEMBERED)).isZero();
+    assertThat(count(SustainableCacheMeters.LEASES, "result", "won")).isZero();
+    assertThat(count(SustainableCacheMeters.LEASES, "result", "lost")).isZero();
+    assertThat(count(SustainableCacheMeters.LEASE_TAKEOVERS)).isZero();
+    assertThat(count(SustainableCacheMeters.WRITES_SKIPPED)).isZero();
+    assertThat(count(SustainableCacheMeters.WRITES_DISCARDED)).isZero();
+    assertThat(count(SustainableCacheMeters.STALE_ON_ERROR)).isZero();
+  }
+
+  @Test
+  void everyNamedMeterIsRegisteredLowerCaseAndDotted() throws Exception {
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    List<String> names = new ArrayList<>();
+    for (Field f : SustainableCacheMeters.class.getDeclaredFields()) {
+      if (Modifier.isStatic(f.getModifiers()) && !f.getName().startsWith("TAG_")) {
+        names.add((String) f.get(null));
+      }
+    }
+    assertThat(names).hasSizeGreaterThan(15);
+    for (String name : names) {
+      assertThat(name).matches("[a-z]+(\\.[a-z]+)+");
+      assertThat(registry.find(name).meters()).as(name).isNotEmpty();
+    }
+    for (Meter meter : registry.getMeters()) {
+      assertThat(meter.getId().getTag("cache")).isEqualTo("books");
+      assertThat(names).contains(meter.getId().getName());
+    }
+  }
+
+  @Test
+  void bindingTwiceReusesTheMeters() {
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    int meters = registry.getMeters().size();
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    assertThat(registry.getMeters()).hasSize(meters);
+  }
+
+  private static void ignoring(Executable call) {
+    try {
+      call.execute();
+    } catch (CacheLoadException expected) {
+      // counted
+    } catch (Throwable t) {
+      throw new AssertionError(t);
+    }
+  }
+}

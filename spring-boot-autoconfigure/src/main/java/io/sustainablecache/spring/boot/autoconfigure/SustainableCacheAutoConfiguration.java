@@ -1,0 +1,334 @@
+package io.sustainablecache.spring.boot.autoconfigure;
+
+import io.micrometer.core.instrument.Tag;
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spring.CacheNamesValidator;
+import io.sustainablecache.spring.CacheSpec;
+import io.sustainablecache.spring.SustainableCacheManager;
+import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheSettings.Codec;
+import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheSettings.Refresh;
+import java.io.Serializable;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.cache.metrics.CacheMetricsRegistrar;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cache.CacheManager;
+import org.springframework.cache.interceptor.CacheAspectSupport;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Auto-configures a {@link SustainableCacheManager} as the application's {@link CacheManager}.
+ *
+ * <ul>
+ *   <li>Active when caching is enabled ({@code @EnableCaching}), no {@link CacheManager} bean is
+ *       defined (a user's manager always wins: this backs off) and {@code
+ *       sustainable-cache.enabled} is not {@code false}. Ordered before Spring Boot's {@code
+ *       CacheAutoConfiguration}, which then backs off in turn.</li>
+ *   <li>The store: a user's {@link CacheStore} bean, or else one created by the adapter on the
+ *       class path ({@link CacheStoreFactory}: {@code sustainable-cache-arcus} or {@code
+ *       sustainable-cache-spymemcached}) from {@code sustainable-cache.addresses} or {@code
+ *       sustainable-cache.arcus.*}; its client is shut down with the context.</li>
+ *   <li>Caches: from {@link SustainableCacheProperties}, then every {@link
+ *       SustainableCacheManagerCustomizer}. Caches listed in the properties are created at
+ *       start-up, and so are the caches the caching annotations name ({@link
+ *       CacheNamesValidator}): a cache without a value codec or TTL fails the start with a message
+ *       naming the property to set.</li>
+ *   <li>Metrics (Micrometer, {@code sustainable-cache-micrometer} and {@code spring-boot-cache} on
+ *       the class path): a {@code CacheMeterBinderProvider} so that Spring Boot binds {@code
+ *       SustainableCacheMetrics} to the caches that exist at start-up, and a {@link
+ *       CacheCreatedListener} that binds caches created later, with the same {@code cache} and
+ *       {@code cache.manager} tags.</li>
+ * </ul>
+ */
+@AutoConfiguration(beforeName = {
+    "org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration",
+    "org.springframework.boot.cache.autoconfigure.metrics.CacheMetricsAutoConfiguration"})
+@ConditionalOnClass({CacheManager.class, SustainableCacheManager.class})
+@ConditionalOnProperty(prefix = "sustainable-cache", name = "enabled", havingValue = "true",
+    matchIfMissing = true)
+@EnableConfigurationProperties(SustainableCacheProperties.class)
+public final class SustainableCacheAutoConfiguration {
+
+  /** The bean name of the auto-configured manager (Spring's default cache manager name). */
+  public static final String CACHE_MANAGER_BEAN_NAME = "cacheManager";
+
+  private static final Logger LOG = LoggerFactory.getLogger(SustainableCacheAutoConfiguration.class);
+
+  /** Creates the configuration; Spring Boot does. */
+  public SustainableCacheAutoConfiguration() {}
+
+  /** The store, the manager and the start-up check of the caches the annotations use. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnBean(CacheAspectSupport.class)
+  @ConditionalOnMissingBean(CacheManager.class)
+  static class ManagerConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(CacheStore.class)
+    CacheStoreFactory.OpenedStore sustainableCacheClient(SustainableCacheProperties properties) {
+      if (properties.getAddresses().isEmpty() && properties.getArcus().getZookeeper() == null) {
+        throw new IllegalStateException("sustainable-cache has no servers to connect to: set"
+            + " sustainable-cache.addresses=host:port[,host:port] (memcached), or"
+            + " sustainable-cache.arcus.zookeeper and sustainable-cache.arcus.service-code (an"
+            + " ARCUS cluster), or define a CacheStore bean.");
+      }
+      CacheStoreFactory factory = CacheStoreFactory.find(properties.getClient(),
+          SustainableCacheAutoConfiguration.class.getClassLoader());
+      CacheStoreFactory.Settings settings = CacheStoreFactory.Settings.builder()
+          .addresses(properties.getAddresses())
+          .zooKeeper(properties.getArcus().getZookeeper())
+          .serviceCode(properties.getArcus().getServiceCode())
+          .operationTimeout(properties.getOperationTimeout())
+          .maxKeyLength(properties.getMaxKeyLength() == null ? 0 : properties.getMaxKeyLength())
+          .build();
+      CacheStoreFactory.OpenedStore opened = factory.open(settings);
+      LOG.info("sustainable-cache store: {}", opened.description());
+      return opened;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(CacheStore.class)
+    CacheStore sustainableCacheStore(CacheStoreFactory.OpenedStore sustainableCacheClient) {
+      return sustainableCacheClient.store();
+    }
+
+    @Bean(name = CACHE_MANAGER_BEAN_NAME, destroyMethod = "close")
+    SustainableCacheManager cacheManager(SustainableCacheProperties properties, CacheStore store,
+        ObjectProvider<SustainableCacheManagerCustomizer> customizers,
+        ObjectProvider<JsonCodecFactory> json, ObjectProvider<CacheCreatedListener> listeners,
+        BeanFactory beanFactory) {
+      Specs specs = new Specs(json.getIfAvailable(), beanFactory);
+      SustainableCacheManager.Builder builder = SustainableCacheManager.builder(store)
+          .defaults(specs.spec("(defaults)", properties, null, null))
+          .namespacePrefix(properties.getNamespacePrefix() == null ? ""
+              : properties.getNamespacePrefix())
+          .dynamic(properties.isDynamic());
+      for (Map.Entry<String, SustainableCacheProperties.Cache> e
+          : properties.getCaches().entrySet()) {
+        builder.cache(e.getKey(), specs.spec(e.getKey(), e.getValue(), properties,
+            e.getValue().getNamespace()));
+      }
+      customizers.orderedStream().forEach(c -> c.customize(builder));
+      SustainableCacheManager manager = builder.build();
+      listeners.orderedStream().forEach(l -> manager.onCacheCreated(l::cacheCreated));
+      return manager;
+    }
+
+    @Bean
+    static CacheNamesValidator sustainableCacheNamesValidator(
+        ObjectProvider<SustainableCacheManager> cacheManager) {
+      return new LazyValidator(cacheManager).validator();
+    }
+  }
+
+  /**
+   * Keeps the validator's bean method static (it is a {@code SmartInitializingSingleton} and
+   * should not force the configuration's early creation) while the manager is resolved late.
+   */
+  private record LazyValidator(ObjectProvider<SustainableCacheManager> manager) {
+    CacheNamesValidator validator() {
+      return new CacheNamesValidator(manager.getObject(), CACHE_MANAGER_BEAN_NAME);
+    }
+  }
+
+  /** The JSON codecs, where {@code sustainable-cache-jackson} is on the class path. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"io.sustainablecache.jackson.JacksonCodec",
+      "tools.jackson.databind.json.JsonMapper"})
+  static class JsonConfiguration {
+    @Bean
+    @ConditionalOnMissingBean(JsonCodecFactory.class)
+    JsonCodecFactory sustainableCacheJsonCodecFactory() {
+      return type -> io.sustainablecache.jackson.JacksonCodec.of(type);
+    }
+  }
+
+  /** Spring Boot's cache metrics for every cache, including caches created later. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"io.micrometer.core.instrument.MeterRegistry",
+      "io.sustainablecache.micrometer.SustainableCacheMetrics",
+      "org.springframework.boot.cache.metrics.CacheMeterBinderProvider"})
+  static class MetricsConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(SustainableCacheMeterBinderProvider.class)
+    SustainableCacheMeterBinderProvider sustainableCacheMeterBinderProvider() {
+      return new SustainableCacheMeterBinderProvider();
+    }
+
+    /**
+     * Binds caches created after start-up. Spring Boot binds only the caches that exist when its
+     * registrar starts, and asks applications to bind later ones through the registrar.
+     */
+    @Bean
+    CacheCreatedListener sustainableCacheMetricsBinder(
+        ObjectProvider<CacheMetricsRegistrar> registrar) {
+      Tag manager = Tag.of("cache.manager", managerTagValue(CACHE_MANAGER_BEAN_NAME));
+      return cache -> {
+        CacheMetricsRegistrar r = registrar.getIfAvailable();
+        if (r != null) {
+          r.bindCacheToRegistry(cache, manager);
+        }
+      };
+    }
+
+    /** Spring Boot's tag value: the bean name without a trailing "cacheManager", if longer. */
+    static String managerTagValue(String beanName) {
+      String suffix = "cacheManager";
+      if (beanName.length() > suffix.length()
+          && beanName.toLowerCase(java.util.Locale.ROOT).endsWith(suffix.toLowerCase(
+              java.util.Locale.ROOT))) {
+        return beanName.substring(0, beanName.length() - suffix.length());
+      }
+      return beanName;
+    }
+  }
+
+  /** Turns property settings into {@link CacheSpec}s; a cache's settings over the defaults. */
+  static final class Specs {
+    private final JsonCodecFactory json;
+    private final BeanFactory beans;
+
+    Specs(JsonCodecFactory json, BeanFactory beans) {
+      this.json = json;
+      this.beans = beans;
+    }
+
+    /**
+     * The spec of one settings block. With {@code defaults} non-null, the codec settings that the
+     * block leaves unset come from them (the other settings are merged by {@link
+     * CacheSpec#withDefaults} in the manager).
+     */
+    CacheSpec spec(String cache, SustainableCacheSettings s, SustainableCacheSettings defaults, String namespace) {
+      CacheSpec.Builder b = CacheSpec.builder()
+          .ttl(s.getTtl())
+          .grace(s.getGrace())
+          .absentTtl(s.getAbsentTtl())
+          .loadTimeout(s.getLoadTimeout())
+          .fleetLease(s.getFleetLease())
+          .namespace(namespace)
+          .refreshThreads(s.getRefresh().getThreads())
+          .refreshQueueCapacity(s.getRefresh().getQueueCapacity())
+          .refreshPolicy(policy(s.getRefresh(), defaults == null ? null : defaults.getRefresh()));
+      codec(cache, s, defaults, b);
+      return b.build();
+    }
+
+    private static RefreshPolicy policy(Refresh r, Refresh defaults) {
+      SustainableCacheSettings.Policy policy = r.getPolicy();
+      Double beta = r.getBeta();
+      Double fraction = r.getTtlFraction();
+      if (defaults != null) {
+        policy = policy != null ? policy : defaults.getPolicy();
+        beta = beta != null ? beta : defaults.getBeta();
+        fraction = fraction != null ? fraction : defaults.getTtlFraction();
+      }
+      if (policy == null) {
+        if (beta == null && fraction == null) {
+          return null;
+        }
+        policy = SustainableCacheSettings.Policy.SUSTAINABLE;
+      }
+      switch (policy) {
+        case NONE:
+          return RefreshPolicy.none();
+        case XFETCH:
+          return RefreshPolicy.xfetch(beta == null ? 1.0 : beta);
+        default:
+          return beta == null && fraction == null ? RefreshPolicy.sustainable()
+              : RefreshPolicy.sustainable(beta == null ? 1.0 : beta,
+                  fraction == null ? 0.1 : fraction);
+      }
+    }
+
+    private void codec(String cache, SustainableCacheSettings s, SustainableCacheSettings defaults,
+        CacheSpec.Builder b) {
+      boolean ownCodec = s.getCodecBean() != null || s.getCodec() != null
+          || s.getValueType() != null || s.getAllowList() != null;
+      String prefix = defaults == null ? "sustainable-cache." : "sustainable-cache.caches." + cache
+          + ".";
+      String codecBean = s.getCodecBean() != null ? s.getCodecBean()
+          : (!ownCodec && defaults != null ? defaults.getCodecBean() : null);
+      if (codecBean != null) {
+        try {
+          b.codec(beans.getBean(codecBean, ValueCodec.class));
+        } catch (NoSuchBeanDefinitionException e) {
+          throw new IllegalStateException("cache '" + cache + "': " + prefix + "codec-bean names '"
+              + codecBean + "', but there is no ValueCodec bean of that name", e);
+        }
+        return;
+      }
+      Codec kind = s.getCodec();
+      Class<?> type = s.getValueType();
+      String allowList = s.getAllowList();
+      if (defaults != null) {
+        kind = kind != null ? kind : defaults.getCodec();
+        type = type != null ? type : defaults.getValueType();
+        allowList = allowList != null ? allowList : defaults.getAllowList();
+      }
+      if (kind == null) {
+        if (type == null) {
+          return; // no codec: the manager reports it for the caches that need one
+        }
+        kind = type == String.class ? Codec.UTF8 : type == byte[].class ? Codec.BYTES : Codec.JSON;
+      }
+      switch (kind) {
+        case UTF8:
+          b.codec(ValueCodec.utf8(), String.class);
+          return;
+        case BYTES:
+          b.codec(ValueCodec.bytes(), byte[].class);
+          return;
+        case JAVA_SERIALIZATION:
+          b.codec(javaSerialization(cache, prefix, type, allowList));
+          return;
+        default:
+          if (type == null) {
+            throw new IllegalStateException("cache '" + cache + "': codec json needs a value type ("
+                + prefix + "value-type=com.example.Book)");
+          }
+          if (json == null) {
+            throw new IllegalStateException("cache '" + cache + "' stores " + type.getName()
+                + " as JSON, which needs io.sustainablecache:sustainable-cache-jackson on the"
+                + " class path (the starter brings it) or a JsonCodecFactory bean");
+          }
+          typed(b, json.codecFor(type), type);
+      }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static void typed(CacheSpec.Builder b, ValueCodec<?> codec, Class<?> type) {
+      b.codec((ValueCodec) codec, (Class) type);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static ValueCodec<?> javaSerialization(String cache, String prefix, Class<?> type,
+        String allowList) {
+      if (type == null || !Serializable.class.isAssignableFrom(type)) {
+        throw new IllegalStateException("cache '" + cache + "': codec java-serialization needs a"
+            + " Serializable value type (" + prefix + "value-type), got "
+            + (type == null ? "none" : type.getName()));
+      }
+      if (allowList == null || allowList.isBlank()) {
+        throw new IllegalStateException("cache '" + cache + "': codec java-serialization needs"
+            + " an allow-list of the classes values may contain (" + prefix + "allow-list="
+            + type.getName() + ";java.util.ArrayList;java.lang.String...), so that bytes planted"
+            + " in the cache cannot instantiate other classes");
+      }
+      return ValueCodec.javaSerialization((Class) type, allowList);
+    }
+  }
+}

@@ -1,0 +1,282 @@
+package io.sustainablecache.spring.boot.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code sustainable-cache.*} properties. Durations take Spring Boot's formats ({@code 30s},
+ * {@code 5m}, {@code PT1H}; a bare number is milliseconds). Unset values fall back to the per-cache
+ * defaults at the top level, then to the core's defaults (see {@code SustainableCacheBuilder}).
+ *
+ * <pre>
+ * sustainable-cache.addresses=cache1:11211,cache2:11211
+ * sustainable-cache.ttl=5m
+ * sustainable-cache.caches.books.value-type=com.example.Book
+ * sustainable-cache.caches.books.ttl=30s
+ * </pre>
+ *
+ * <p>A mutable JavaBean for Spring Boot's binder; not thread-safe while it is bound, read-only
+ * afterwards.
+ */
+@ConfigurationProperties("sustainable-cache")
+public class SustainableCacheProperties extends SustainableCacheSettings {
+
+  /** Whether to auto-configure the cache manager at all. */
+  private boolean enabled = true;
+
+  /**
+   * Which client adapter creates the store: "arcus" (sustainable-cache-arcus) or "spymemcached"
+   * (sustainable-cache-spymemcached). Unset: the only adapter on the class path.
+   */
+  private String client;
+
+  /** memcached (or ARCUS) servers to connect to directly, "host:port" each. */
+  private List<String> addresses = new ArrayList<>();
+
+  /** ARCUS cluster settings (sustainable-cache-arcus only). */
+  private final Arcus arcus = new Arcus();
+
+  /** How long one store operation may take before it counts as failed. Unset: 700 ms. */
+  private Duration operationTimeout;
+
+  /** The longest key the servers accept, in bytes. Unset: 250 (memcached), 4000 over ZooKeeper. */
+  private Integer maxKeyLength;
+
+  /** Put before every derived namespace (the cache name), e.g. "orders." for one service. */
+  private String namespacePrefix = "";
+
+  /** Whether caches that are not listed under "caches" are created on first use from the defaults. */
+  private boolean dynamic = true;
+
+  /** Per-cache settings, by cache name; each overrides the defaults above. */
+  private Map<String, Cache> caches = new LinkedHashMap<>();
+
+  /**
+   * Whether the auto-configuration is on.
+   *
+   * @return {@code true} unless disabled
+   */
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  /**
+   * Turns the auto-configuration on or off.
+   *
+   * @param enabled the flag
+   */
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  /**
+   * The adapter's client name.
+   *
+   * @return the name, or {@code null} for the only adapter present
+   */
+  public String getClient() {
+    return client;
+  }
+
+  /**
+   * Selects the adapter.
+   *
+   * @param client "arcus" or "spymemcached"
+   */
+  public void setClient(String client) {
+    this.client = client;
+  }
+
+  /**
+   * The direct server addresses.
+   *
+   * @return the mutable list
+   */
+  public List<String> getAddresses() {
+    return addresses;
+  }
+
+  /**
+   * Sets the direct server addresses.
+   *
+   * @param addresses "host:port" each
+   */
+  public void setAddresses(List<String> addresses) {
+    this.addresses = addresses;
+  }
+
+  /**
+   * The ARCUS settings.
+   *
+   * @return the nested settings
+   */
+  public Arcus getArcus() {
+    return arcus;
+  }
+
+  /**
+   * The store's operation timeout.
+   *
+   * @return the timeout, or {@code null} for the adapter's default
+   */
+  public Duration getOperationTimeout() {
+    return operationTimeout;
+  }
+
+  /**
+   * Sets the store's operation timeout.
+   *
+   * @param operationTimeout positive
+   */
+  public void setOperationTimeout(Duration operationTimeout) {
+    this.operationTimeout = operationTimeout;
+  }
+
+  /**
+   * The longest key.
+   *
+   * @return bytes, or {@code null} for the adapter's default
+   */
+  public Integer getMaxKeyLength() {
+    return maxKeyLength;
+  }
+
+  /**
+   * Sets the longest key.
+   *
+   * @param maxKeyLength bytes
+   */
+  public void setMaxKeyLength(Integer maxKeyLength) {
+    this.maxKeyLength = maxKeyLength;
+  }
+
+  /**
+   * The namespace prefix.
+   *
+   * @return the prefix, possibly empty
+   */
+  public String getNamespacePrefix() {
+    return namespacePrefix;
+  }
+
+  /**
+   * Sets the namespace prefix.
+   *
+   * @param namespacePrefix the prefix
+   */
+  public void setNamespacePrefix(String namespacePrefix) {
+    this.namespacePrefix = namespacePrefix;
+  }
+
+  /**
+   * Whether unlisted caches are created on first use.
+   *
+   * @return the flag
+   */
+  public boolean isDynamic() {
+    return dynamic;
+  }
+
+  /**
+   * Sets whether unlisted caches are created on first use.
+   *
+   * @param dynamic the flag
+   */
+  public void setDynamic(boolean dynamic) {
+    this.dynamic = dynamic;
+  }
+
+  /**
+   * The per-cache settings.
+   *
+   * @return the mutable map, by cache name
+   */
+  public Map<String, Cache> getCaches() {
+    return caches;
+  }
+
+  /**
+   * Sets the per-cache settings.
+   *
+   * @param caches by cache name
+   */
+  public void setCaches(Map<String, Cache> caches) {
+    this.caches = caches;
+  }
+
+  /** ARCUS cluster settings. */
+  public static class Arcus {
+
+    /** The ZooKeeper ensemble of the ARCUS cluster, "host:port[,host:port...]". */
+    private String zookeeper;
+
+    /** The ARCUS service code (the cluster's name in ZooKeeper). */
+    private String serviceCode;
+
+    /**
+     * The ZooKeeper ensemble.
+     *
+     * @return the ensemble, or {@code null}
+     */
+    public String getZookeeper() {
+      return zookeeper;
+    }
+
+    /**
+     * Sets the ZooKeeper ensemble.
+     *
+     * @param zookeeper "host:port[,host:port...]"
+     */
+    public void setZookeeper(String zookeeper) {
+      this.zookeeper = zookeeper;
+    }
+
+    /**
+     * The service code.
+     *
+     * @return the service code, or {@code null}
+     */
+    public String getServiceCode() {
+      return serviceCode;
+    }
+
+    /**
+     * Sets the service code.
+     *
+     * @param serviceCode the service code
+     */
+    public void setServiceCode(String serviceCode) {
+      this.serviceCode = serviceCode;
+    }
+  }
+
+  /** The settings of one cache. */
+  public static class Cache extends SustainableCacheSettings {
+
+    /** The cache's namespace (key prefix). Unset: namespace-prefix + the sanitized cache name. */
+    private String namespace;
+
+    /**
+     * The namespace.
+     *
+     * @return the namespace, or {@code null} to derive it
+     */
+    public String getNamespace() {
+      return namespace;
+    }
+
+    /**
+     * Sets the namespace.
+     *
+     * @param namespace 1 to 64 characters of [A-Za-z0-9_.+-]
+     */
+    public void setNamespace(String namespace) {
+      this.namespace = namespace;
+    }
+  }
+
+}

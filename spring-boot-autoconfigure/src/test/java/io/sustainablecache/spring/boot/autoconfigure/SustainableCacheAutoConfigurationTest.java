@@ -1,0 +1,343 @@
+package io.sustainablecache.spring.boot.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.jackson.JacksonCodec;
+import io.sustainablecache.micrometer.SustainableCacheMeters;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spring.CacheSpec;
+import io.sustainablecache.spring.SustainableCacheManager;
+import io.sustainablecache.spring.SustainableSpringCache;
+import io.sustainablecache.testing.InMemoryStore;
+import java.io.Serializable;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration;
+import org.springframework.boot.cache.autoconfigure.metrics.CacheMetricsAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cache.Cache;
+import org.springframework.cache.CacheManager;
+import org.springframework.cache.annotation.Cacheable;
+import org.springframework.cache.annotation.EnableCaching;
+import org.springframework.cache.concurrent.ConcurrentMapCacheManager;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** Every condition of the auto-configuration, over the in-memory store. */
+final class SustainableCacheAutoConfigurationTest {
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(SustainableCacheAutoConfiguration.class,
+          CacheAutoConfiguration.class, CacheMetricsAutoConfiguration.class));
+
+  record Book(String title, int year) implements Serializable {}
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableCaching
+  static class Caching {}
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableCaching
+  static class WithStore {
+    static final InMemoryStore STORE = InMemoryStore.create();
+
+    @Bean
+    CacheStore myStore() {
+      return STORE;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithMeterRegistry {
+    @Bean
+    MeterRegistry meterRegistry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithUserCacheManager {
+    @Bean
+    CacheManager myCacheManager() {
+      return new ConcurrentMapCacheManager("mine");
+    }
+  }
+
+  static class BookService {
+    final AtomicInteger queries = new AtomicInteger();
+
+    @Cacheable(cacheNames = "books", sync = true)
+    public Book find(long id) {
+      queries.incrementAndGet();
+      return id == 0 ? null : new Book("t" + id, 2000);
+    }
+
+    public int queries() {
+      return queries.get();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithBookService {
+    @Bean
+    BookService bookService() {
+      return new BookService();
+    }
+  }
+
+  @Test
+  void createsTheManagerOverAUserStoreWhichAlwaysWins() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s",
+            "sustainable-cache.caches.books.value-type=" + Book.class.getName())
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).hasSingleBean(SustainableCacheManager.class);
+          assertThat(context).doesNotHaveBean(CacheStoreFactory.OpenedStore.class);
+          assertThat(context.getBean(CacheManager.class)).isInstanceOf(SustainableCacheManager.class);
+          SustainableCacheManager manager = context.getBean(SustainableCacheManager.class);
+          assertThat(manager.store()).isSameAs(WithStore.STORE);
+          assertThat(manager.getCacheNames()).containsExactly("books");
+          Cache books = manager.getCache("books");
+          books.put(7L, new Book("seven", 2007));
+          assertThat(books.get(7L, Book.class)).isEqualTo(new Book("seven", 2007));
+          assertThat(WithStore.STORE.gets("books:l7;").join()).isPresent(); // namespace = name
+        });
+  }
+
+  @Test
+  void backsOffForAUserCacheManager() {
+    runner.withUserConfiguration(WithStore.class, WithUserCacheManager.class)
+        .withPropertyValues("sustainable-cache.ttl=30s")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).doesNotHaveBean(SustainableCacheManager.class);
+          assertThat(context.getBean(CacheManager.class)).isInstanceOf(ConcurrentMapCacheManager.class);
+        });
+  }
+
+  @Test
+  void needsCachingToBeEnabled() {
+    runner.withPropertyValues("sustainable-cache.ttl=30s")
+        .run(context -> assertThat(context).hasNotFailed()
+            .doesNotHaveBean(SustainableCacheManager.class)
+            .doesNotHaveBean(CacheStoreFactory.OpenedStore.class));
+  }
+
+  @Test
+  void canBeDisabled() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.enabled=false", "sustainable-cache.ttl=30s")
+        .run(context -> assertThat(context).hasNotFailed()
+            .doesNotHaveBean(SustainableCacheManager.class)
+            .getBean(CacheManager.class).isInstanceOf(ConcurrentMapCacheManager.class));
+  }
+
+  @Test
+  void aConfiguredCacheWithoutACodecFailsTheStartNamingTheProperty() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s", "sustainable-cache.caches.books.ttl=1m")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("cache 'books' has no value codec")
+            .hasStackTraceContaining("sustainable-cache.caches.books.value-type"));
+  }
+
+  @Test
+  void aCacheUsedByAnAnnotationWithoutACodecFailsTheStartNamingTheMethod() {
+    runner.withUserConfiguration(WithStore.class, WithBookService.class)
+        .withPropertyValues("sustainable-cache.ttl=30s")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("cache 'books' has no value codec")
+            .hasStackTraceContaining("(used by BookService.find)"));
+  }
+
+  @Test
+  void withoutATtlTheStartFails() {
+    runner.withUserConfiguration(WithStore.class, WithBookService.class)
+        .withPropertyValues("sustainable-cache.value-type=" + Book.class.getName())
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("cache 'books' has no TTL")
+            .hasStackTraceContaining("sustainable-cache.ttl"));
+  }
+
+  @Test
+  void syncCacheableThroughTheAutoConfiguredManager() {
+    runner.withUserConfiguration(WithStore.class, WithBookService.class)
+        .withPropertyValues("sustainable-cache.ttl=30s",
+            "sustainable-cache.caches.books.value-type=" + Book.class.getName(),
+            "sustainable-cache.caches.books.namespace=bk2")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          BookService service = context.getBean(BookService.class);
+          assertThat(service.find(1)).isEqualTo(new Book("t1", 2000));
+          assertThat(service.find(1)).isEqualTo(new Book("t1", 2000));
+          assertThat(service.find(0)).isNull();
+          assertThat(service.find(0)).isNull();
+          assertThat(service.queries()).isEqualTo(2);
+          assertThat(WithStore.STORE.gets("bk2:l1;").join()).isPresent();
+        });
+  }
+
+  @Test
+  void propertiesBindIntoEachCachesSpec() {
+    runner.withUserConfiguration(WithStore.class)
+        .withBean("titleCodec", ValueCodec.class, ValueCodec::utf8)
+        .withPropertyValues(
+            "sustainable-cache.ttl=30s",
+            "sustainable-cache.grace=5s",
+            "sustainable-cache.absent-ttl=2s",
+            "sustainable-cache.load-timeout=3s",
+            "sustainable-cache.fleet-lease=false",
+            "sustainable-cache.namespace-prefix=svc.",
+            "sustainable-cache.refresh.threads=2",
+            "sustainable-cache.refresh.queue-capacity=16",
+            "sustainable-cache.refresh.policy=xfetch",
+            "sustainable-cache.refresh.beta=2",
+            "sustainable-cache.caches.books.value-type=" + Book.class.getName(),
+            "sustainable-cache.caches.books.ttl=5m",
+            "sustainable-cache.caches.books.refresh.policy=sustainable",
+            "sustainable-cache.caches.legacy.codec=java-serialization",
+            "sustainable-cache.caches.legacy.value-type=" + Book.class.getName(),
+            "sustainable-cache.caches.legacy.allow-list=" + Book.class.getName(),
+            "sustainable-cache.caches.titles.codec-bean=titleCodec",
+            "sustainable-cache.caches.names.value-type=java.lang.String")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          SustainableCacheManager manager = context.getBean(SustainableCacheManager.class);
+          assertThat(manager.getCacheNames())
+              .containsExactlyInAnyOrder("books", "legacy", "titles", "names");
+          CacheSpec books = manager.specOf("books");
+          assertThat(books.ttl()).contains(Duration.ofMinutes(5));
+          assertThat(books.grace()).contains(Duration.ofSeconds(5));
+          assertThat(books.absentTtl()).contains(Duration.ofSeconds(2));
+          assertThat(books.loadTimeout()).contains(Duration.ofSeconds(3));
+          assertThat(books.fleetLease()).contains(false);
+          assertThat(books.refreshThreads()).contains(2);
+          assertThat(books.refreshQueueCapacity()).contains(16);
+          assertThat(books.refreshPolicy()).contains(RefreshPolicy.sustainable(2.0, 0.1));
+          assertThat(books.codec()).get().isInstanceOf(JacksonCodec.class);
+          assertThat(books.valueType()).contains(Book.class);
+          assertThat(manager.specOf("legacy").codec().get().toString())
+              .startsWith("ValueCodec.javaSerialization(");
+          assertThat(manager.specOf("titles").codec()).contains(ValueCodec.utf8());
+          assertThat(manager.specOf("names").codec()).contains(ValueCodec.utf8());
+          assertThat(manager.specOf("other").refreshPolicy()).contains(RefreshPolicy.xfetch(2.0));
+
+          Cache legacy = manager.getCache("legacy");
+          legacy.put("k", new Book("old", 1999));
+          assertThat(legacy.get("k", Book.class)).isEqualTo(new Book("old", 1999));
+          assertThat(WithStore.STORE.gets("svc.legacy:s1:k").join()).isPresent();
+        });
+  }
+
+  @Test
+  void codecMistakesFailTheStartClearly() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s",
+            "sustainable-cache.caches.legacy.codec=java-serialization",
+            "sustainable-cache.caches.legacy.value-type=" + Book.class.getName())
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("cache 'legacy': codec java-serialization needs an allow-list")
+            .hasStackTraceContaining("sustainable-cache.caches.legacy.allow-list"));
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s",
+            "sustainable-cache.caches.titles.codec-bean=nope")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("there is no ValueCodec bean of that name"));
+  }
+
+  @Test
+  void aUserJsonCodecFactoryIsUsedForValueTypes() {
+    AtomicInteger calls = new AtomicInteger();
+    runner.withUserConfiguration(WithStore.class)
+        .withBean(JsonCodecFactory.class, () -> type -> {
+          calls.incrementAndGet();
+          return JacksonCodec.of(type);
+        })
+        .withPropertyValues("sustainable-cache.ttl=30s",
+            "sustainable-cache.caches.books.value-type=" + Book.class.getName())
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(calls).hasValue(1);
+        });
+  }
+
+  @Test
+  void customizersAddCaches() {
+    runner.withUserConfiguration(WithStore.class)
+        .withBean(SustainableCacheManagerCustomizer.class, () -> builder -> builder.cache("custom",
+            CacheSpec.builder().codec(ValueCodec.utf8(), String.class).build()))
+        .withPropertyValues("sustainable-cache.ttl=30s")
+        .run(context -> assertThat(context.getBean(SustainableCacheManager.class).getCacheNames())
+            .containsExactly("custom"));
+  }
+
+  @Test
+  void withoutAStoreOrAnAdapterTheStartFailsSayingWhatToAdd() {
+    runner.withUserConfiguration(Caching.class)
+        .withPropertyValues("sustainable-cache.ttl=30s",
+            "sustainable-cache.addresses=127.0.0.1:11211")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("No CacheStoreFactory on the class path")
+            .hasStackTraceContaining("sustainable-cache-spymemcached"));
+    runner.withUserConfiguration(Caching.class)
+        .withPropertyValues("sustainable-cache.ttl=30s")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("sustainable-cache has no servers to connect to"));
+  }
+
+  @Test
+  void metricsForCachesAtStartAndCachesCreatedLater() {
+    runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class)
+        .withPropertyValues("sustainable-cache.ttl=30s",
+            "sustainable-cache.value-type=java.lang.String",
+            "sustainable-cache.caches.early.ttl=1m")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          MeterRegistry registry = context.getBean(MeterRegistry.class);
+          SustainableCacheManager manager = context.getBean(SustainableCacheManager.class);
+          Cache early = manager.getCache("early");
+          early.get("k", () -> "v");
+          early.get("k", () -> "v");
+          assertThat(registry.get("cache.gets").tags("cache", "early", "result", "hit",
+              "cache.manager", "cacheManager").functionCounter().count()).isEqualTo(1);
+
+          Cache late = manager.getCache("late"); // created after start-up
+          assertThat(late).isInstanceOf(SustainableSpringCache.class);
+          late.get("k", () -> "v");
+          assertThat(registry.get("cache.gets").tags("cache", "late", "result", "miss",
+              "cache.manager", "cacheManager").functionCounter().count()).isEqualTo(1);
+          assertThat(registry.get(SustainableCacheMeters.LOADS)
+              .tags("cache", "late", "result", "success").functionCounter().count())
+              .isEqualTo(1);
+          assertThat(registry.find(SustainableCacheMeters.STALE_HITS).tags("cache", "late")
+              .functionCounter()).isNotNull();
+        });
+  }
+
+  @Test
+  void theMeterBinderProviderIsRegistered() {
+    runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class)
+        .withPropertyValues("sustainable-cache.ttl=30s")
+        .run(context -> assertThat(context).hasSingleBean(SustainableCacheMeterBinderProvider.class));
+  }
+
+  @Test
+  void managerTagValueFollowsSpringBoot() {
+    assertThat(SustainableCacheAutoConfiguration.MetricsConfiguration.managerTagValue("cacheManager"))
+        .isEqualTo("cacheManager");
+    assertThat(SustainableCacheAutoConfiguration.MetricsConfiguration.managerTagValue(
+        "ordersCacheManager")).isEqualTo("orders");
+  }
+
+  @SuppressWarnings("unused")
+  private static final List<Class<?>> REFERENCED = List.of(Caching.class);
+}

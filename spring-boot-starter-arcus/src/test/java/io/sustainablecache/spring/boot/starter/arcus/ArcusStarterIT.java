@@ -1,0 +1,90 @@
+package io.sustainablecache.spring.boot.starter.arcus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.sustainablecache.arcus.ArcusStoreFactory;
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
+import io.sustainablecache.testkit.MemcachedServer;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cache.annotation.Cacheable;
+import org.springframework.cache.annotation.EnableCaching;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The ARCUS starter against a real memcached (the ARCUS client talks to memcached servers
+ * directly when given addresses instead of a ZooKeeper ensemble).
+ */
+final class ArcusStarterIT {
+
+  static class NameService {
+    private final AtomicInteger loads = new AtomicInteger();
+
+    @Cacheable(cacheNames = "names", sync = true)
+    public String name(String id) {
+      loads.incrementAndGet();
+      return id.equals("none") ? null : "name of " + id;
+    }
+
+    public int loads() {
+      return loads.get();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableCaching
+  static class App {
+    @Bean
+    NameService nameService() {
+      return new NameService();
+    }
+  }
+
+  @Test
+  void theServiceLoaderFindsTheArcusFactory() {
+    assertThat(CacheStoreFactory.find(null, getClass().getClassLoader()))
+        .isInstanceOf(ArcusStoreFactory.class);
+  }
+
+  @Test
+  void syncCacheableOverTheArcusClient() {
+    InetSocketAddress a = MemcachedServer.shared().address();
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SustainableCacheAutoConfiguration.class,
+            CacheAutoConfiguration.class))
+        .withUserConfiguration(App.class)
+        .withPropertyValues("sustainable-cache.client=arcus",
+            "sustainable-cache.addresses=" + a.getHostString() + ":" + a.getPort(),
+            "sustainable-cache.namespace-prefix=it" + UUID.randomUUID().toString().substring(0, 8)
+                + ".",
+            "sustainable-cache.ttl=1m",
+            "sustainable-cache.value-type=java.lang.String")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          NameService service = context.getBean(NameService.class);
+          // The client connects in the background; until it has, reads fail (counted as store
+          // errors) and every call loads. Once connected, the second call of a key is a hit.
+          await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            assertThat(service.name("42")).isEqualTo("name of 42");
+            int before = service.loads();
+            assertThat(service.name("42")).isEqualTo("name of 42");
+            assertThat(service.loads()).isEqualTo(before);
+          });
+          await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            assertThat(service.name("none")).isNull(); // cached as "no value"
+            int before = service.loads();
+            assertThat(service.name("none")).isNull();
+            assertThat(service.loads()).isEqualTo(before);
+          });
+        });
+  }
+}

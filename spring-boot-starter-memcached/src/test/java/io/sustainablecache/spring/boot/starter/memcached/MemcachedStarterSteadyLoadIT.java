@@ -1,0 +1,124 @@
+package io.sustainablecache.spring.boot.starter.memcached;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sustainablecache.CacheStats;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spring.SustainableCacheManager;
+import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
+import io.sustainablecache.spymemcached.SpymemcachedStoreFactory;
+import io.sustainablecache.testkit.MemcachedServer;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cache.annotation.Cacheable;
+import org.springframework.cache.annotation.EnableCaching;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The memcached starter against a real memcached: one dependency and a few properties give a
+ * {@code @Cacheable(sync = true)} method that, under steady load, never misses after warm-up and
+ * runs about once per TTL period.
+ */
+final class MemcachedStarterSteadyLoadIT {
+
+  private static final Duration TTL = Duration.ofSeconds(2);
+  private static final int PERIODS = 5;
+
+  static class PriceService {
+    private final AtomicInteger loads = new AtomicInteger();
+
+    @Cacheable(cacheNames = "prices", sync = true)
+    public String price(long id) throws InterruptedException {
+      loads.incrementAndGet();
+      Thread.sleep(20); // the "database"
+      return "price of " + id;
+    }
+
+    public int loads() {
+      return loads.get();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableCaching
+  static class App {
+    @Bean
+    PriceService priceService() {
+      return new PriceService();
+    }
+  }
+
+  private static String address() {
+    InetSocketAddress a = MemcachedServer.shared().address();
+    return a.getHostString() + ":" + a.getPort();
+  }
+
+  private ApplicationContextRunner runner() {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SustainableCacheAutoConfiguration.class,
+            CacheAutoConfiguration.class))
+        .withUserConfiguration(App.class)
+        .withPropertyValues(
+            "sustainable-cache.addresses=" + address(),
+            "sustainable-cache.namespace-prefix=it" + UUID.randomUUID().toString().substring(0, 8)
+                + ".",
+            "sustainable-cache.ttl=" + TTL.toMillis() + "ms",
+            "sustainable-cache.caches.prices.value-type=java.lang.String");
+  }
+
+  @Test
+  void theServiceLoaderFindsTheSpymemcachedFactory() {
+    assertThat(CacheStoreFactory.find(null, getClass().getClassLoader()))
+        .isInstanceOf(SpymemcachedStoreFactory.class);
+  }
+
+  @Test
+  void steadyLoadHasNoMissesAfterWarmUpAndAboutOneLoadPerTtl() throws Exception {
+    runner().run(context -> {
+      assertThat(context).hasNotFailed();
+      PriceService service = context.getBean(PriceService.class);
+      SustainableCache<?> cache = (SustainableCache<?>) context.getBean(SustainableCacheManager.class)
+          .getCache("prices").getNativeCache();
+
+      // warm-up: until the client is connected and a read hits (at most 20 s), then one TTL
+      long giveUp = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (cache.stats().hitCount() == 0 && System.nanoTime() < giveUp) {
+        assertThat(service.price(1)).isEqualTo("price of 1");
+        Thread.sleep(20);
+      }
+      assertThat(cache.stats().hitCount()).as("hits during warm-up").isPositive();
+      long warmUpEnd = System.nanoTime() + TTL.toNanos();
+      while (System.nanoTime() < warmUpEnd) {
+        assertThat(service.price(1)).isEqualTo("price of 1");
+        Thread.sleep(20);
+      }
+      CacheStats before = cache.stats();
+      int loadsBefore = service.loads();
+
+      long end = System.nanoTime() + TTL.multipliedBy(PERIODS).toNanos();
+      int requests = 0;
+      while (System.nanoTime() < end) {
+        assertThat(service.price(1)).isEqualTo("price of 1");
+        requests++;
+        Thread.sleep(20);
+      }
+      CacheStats during = cache.stats().minus(before);
+      int loads = service.loads() - loadsBefore;
+
+      assertThat(requests).isGreaterThan(PERIODS * 10);
+      assertThat(during.missCount()).as("misses after warm-up").isZero();
+      assertThat(during.storeErrorCount()).as("store errors").isZero();
+      // one refresh per period: the window can cut one period's refresh off at either end
+      assertThat(loads).as("loads over %d TTL periods", PERIODS)
+          .isBetween(PERIODS - 1, (int) Math.ceil(PERIODS * 1.5) + 1);
+    });
+  }
+}

@@ -1,0 +1,449 @@
+package io.sustainablecache.spring;
+
+import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.KeyPolicy;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.spi.CacheStore;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.springframework.cache.Cache;
+import org.springframework.cache.CacheManager;
+
+/**
+ * A Spring {@link CacheManager} that creates one {@link SustainableSpringCache} (a {@link
+ * SustainableCache} over a shared {@link CacheStore}) per cache name.
+ *
+ * <p><b>Use {@code @Cacheable(sync = true)}</b>: only then is the annotated method the cache's
+ * loader, which lets the cache refresh entries ahead of expiry (see {@link
+ * SustainableSpringCache}).
+ *
+ * <h2>Which caches exist</h2>
+ * The caches named in {@link Builder#cache} are created by {@link Builder#build()}, so their
+ * mistakes (a missing codec or TTL, an invalid namespace) fail at start-up. Other names are
+ * created on first use from the {@link Builder#defaults default spec} if {@link
+ * Builder#dynamic dynamic} (the default), and otherwise are unknown ({@link #getCache} returns
+ * {@code null}). A cache needs a TTL and a value codec, from its own spec or the default spec:
+ * there is no default codec, because Spring caches hold arbitrary objects and the safe way to
+ * store them depends on their type. {@link #validate} (which {@link CacheNamesValidator} calls at
+ * start-up with the names the caching annotations use) reports every cache that could not be
+ * created, so that a missing codec fails the application's start, not its first request.
+ *
+ * <h2>Namespaces</h2>
+ * Each cache has its own namespace (key prefix): its spec's, or the {@link
+ * Builder#namespacePrefix prefix} followed by the cache name with every character outside
+ * {@code [A-Za-z0-9_.+-]} replaced by {@code '_'} (cut to 64 characters). Two caches that would
+ * share a namespace are refused, naming both.
+ *
+ * <p>Thread-safe. {@link #close()} closes every cache (stopping their refresh executors) but not
+ * the store.
+ */
+public final class SustainableCacheManager implements CacheManager, AutoCloseable {
+
+  /** The longest namespace the core accepts. */
+  static final int MAX_NAMESPACE_LENGTH = 64;
+
+  private final CacheStore store;
+  private final CacheSpec defaults;
+  private final Map<String, CacheSpec> specs;
+  private final boolean dynamic;
+  private final String namespacePrefix;
+  private final KeyEncoder keyEncoder;
+  private final Executor peekExecutor;
+  private final ThreadPoolExecutor ownedPeekExecutor;
+  private final ConcurrentHashMap<String, SustainableSpringCache> caches = new ConcurrentHashMap<>();
+  private final Map<String, String> namespaces = new ConcurrentHashMap<>(); // namespace -> cache
+  private final List<String> names = new CopyOnWriteArrayList<>(); // in creation order
+  private final List<Consumer<? super SustainableSpringCache>> listeners =
+      new CopyOnWriteArrayList<>();
+  private final Object createLock = new Object();
+  private volatile boolean closed;
+
+  private SustainableCacheManager(Builder b) {
+    this.store = b.store;
+    this.defaults = b.defaults;
+    this.specs = Collections.unmodifiableMap(new LinkedHashMap<>(b.specs));
+    this.dynamic = b.dynamic;
+    this.namespacePrefix = b.namespacePrefix;
+    this.keyEncoder = b.keyEncoder;
+    if (b.peekExecutor != null) {
+      this.peekExecutor = b.peekExecutor;
+      this.ownedPeekExecutor = null;
+    } else {
+      this.ownedPeekExecutor = peekPool();
+      this.peekExecutor = ownedPeekExecutor;
+    }
+  }
+
+  /**
+   * Starts building a manager over a store.
+   *
+   * @param store the store every cache uses; the manager does not close it
+   * @return a new builder, not thread-safe
+   * @throws NullPointerException if {@code store} is {@code null}
+   */
+  public static Builder builder(CacheStore store) {
+    return new Builder(store);
+  }
+
+  /**
+   * Returns the cache of that name, creating it on first use if it is configured or the manager
+   * is dynamic. Listeners registered with {@link #onCacheCreated} are told about a new cache
+   * after it is created, on the calling thread.
+   *
+   * @param name the cache name; never {@code null}
+   * @return the cache, or {@code null} if the manager is not dynamic and has no such cache
+   * @throws IllegalStateException if the cache would have no TTL or no value codec, or shares its
+   *     namespace with another cache; the message names the cache and how to configure it
+   * @throws IllegalArgumentException if its settings are invalid (the core's message)
+   */
+  @Override
+  public Cache getCache(String name) {
+    requireNonNull(name, "name");
+    SustainableSpringCache cache = caches.get(name);
+    if (cache != null) {
+      return cache;
+    }
+    if (!dynamic && !specs.containsKey(name)) {
+      return null;
+    }
+    SustainableSpringCache created;
+    synchronized (createLock) {
+      cache = caches.get(name);
+      if (cache != null) {
+        return cache;
+      }
+      if (closed) {
+        throw new IllegalStateException("the cache manager is closed; cache '" + name
+            + "' cannot be created");
+      }
+      created = create(name);
+      caches.put(name, created);
+      names.add(name);
+    }
+    for (Consumer<? super SustainableSpringCache> listener : listeners) {
+      listener.accept(created);
+    }
+    return created;
+  }
+
+  /**
+   * The names of the caches created so far, in the order they were created (configured caches
+   * are created by {@link Builder#build()}, in the order they were configured).
+   *
+   * @return an immutable snapshot
+   */
+  @Override
+  public Collection<String> getCacheNames() {
+    return List.copyOf(names);
+  }
+
+  /**
+   * Registers a listener told about every cache created from now on (not about caches created
+   * before), for example to bind its metrics. It runs on the thread that created the cache, after
+   * the cache is visible to {@link #getCache}; an exception it throws reaches that thread.
+   *
+   * @param listener the listener; never {@code null}
+   */
+  public void onCacheCreated(Consumer<? super SustainableSpringCache> listener) {
+    listeners.add(requireNonNull(listener, "listener"));
+  }
+
+  /**
+   * Creates the named caches now, and reports every one that cannot be created.
+   *
+   * @param namesAndUses cache names, each with where it is used (for the message), e.g. {@code
+   *     "BookService.findBook"}
+   * @throws IllegalStateException listing every cache that is unknown (manager not dynamic) or
+   *     cannot be created, with the reason and where it is used
+   */
+  public void validate(Map<String, ? extends Collection<String>> namesAndUses) {
+    List<String> problems = new ArrayList<>();
+    for (Map.Entry<String, ? extends Collection<String>> e : namesAndUses.entrySet()) {
+      String name = e.getKey();
+      String uses = e.getValue().isEmpty() ? "" : " (used by " + String.join(", ", e.getValue())
+          + ")";
+      try {
+        if (getCache(name) == null) {
+          problems.add("cache '" + name + "'" + uses + " is not configured, and this manager"
+              + " creates only configured caches");
+        }
+      } catch (RuntimeException ex) {
+        problems.add(ex.getMessage() + uses);
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new IllegalStateException("SustainableCacheManager cannot create "
+          + (problems.size() == 1 ? "a cache" : problems.size() + " caches") + ":\n  - "
+          + String.join("\n  - ", problems));
+    }
+  }
+
+  /**
+   * The spec a cache is (or would be) built from: its own merged with the defaults.
+   *
+   * @param name the cache name
+   * @return the effective spec, before the namespace is derived
+   */
+  public CacheSpec specOf(String name) {
+    return specs.getOrDefault(requireNonNull(name, "name"), CacheSpec.empty()).withDefaults(defaults);
+  }
+
+  /**
+   * The store every cache uses.
+   *
+   * @return the store
+   */
+  public CacheStore store() {
+    return store;
+  }
+
+  /**
+   * Closes every cache (their refresh executors stop) and the peek executor the manager owns. The
+   * store is not closed. Idempotent; {@link #getCache} fails for new names afterwards.
+   */
+  @Override
+  public void close() {
+    List<SustainableSpringCache> toClose;
+    synchronized (createLock) {
+      closed = true;
+      toClose = new ArrayList<>(caches.values());
+    }
+    for (SustainableSpringCache cache : toClose) {
+      cache.getNativeCache().close();
+    }
+    if (ownedPeekExecutor != null) {
+      ownedPeekExecutor.shutdown();
+    }
+  }
+
+  private SustainableSpringCache create(String name) {
+    CacheSpec spec = specOf(name);
+    if (spec.ttl().isEmpty()) {
+      throw new IllegalStateException("cache '" + name + "' has no TTL: set one for it or a"
+          + " default (Spring Boot: sustainable-cache.ttl or sustainable-cache.caches." + name
+          + ".ttl)");
+    }
+    if (spec.codec().isEmpty()) {
+      throw new IllegalStateException("cache '" + name + "' has no value codec. Spring caches"
+          + " hold arbitrary objects, so each cache needs to be told how to store its values:"
+          + " a value type stored as JSON (Spring Boot: sustainable-cache.caches." + name
+          + ".value-type=com.example.Book), Java serialization with an allow-list"
+          + " (sustainable-cache.caches." + name + ".codec=java-serialization plus value-type and"
+          + " allow-list), a ValueCodec bean (sustainable-cache.caches." + name
+          + ".codec-bean=beanName), or a default for every cache (sustainable-cache.value-type /"
+          + " codec / codec-bean); without Spring Boot, CacheSpec.codec(...)");
+    }
+    String namespace = spec.namespace().orElseGet(() -> derivedNamespace(name));
+    String owner = namespaces.putIfAbsent(namespace, name);
+    if (owner != null && !owner.equals(name)) {
+      throw new IllegalStateException("caches '" + owner + "' and '" + name + "' would share the"
+          + " namespace '" + namespace + "' (and so their entries): give one of them its own"
+          + " namespace (sustainable-cache.caches." + name + ".namespace)");
+    }
+    try {
+      SustainableCache<Object> cache = build(spec, namespace);
+      Class<?> valueType = spec.valueType().orElse(null);
+      return new SustainableSpringCache(name, cache, keyEncoder, valueType, peekExecutor);
+    } catch (RuntimeException e) {
+      namespaces.remove(namespace, name);
+      throw new IllegalStateException("cache '" + name + "' could not be built from " + spec
+          + ": " + e.getMessage(), e);
+    }
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private SustainableCache<Object> build(CacheSpec spec, String namespace) {
+    SustainableCacheBuilder<Object> b = SustainableCache.builder(store)
+        .codec((ValueCodec<Object>) spec.codec().get());
+    b.namespace(namespace).ttl(spec.ttl().get()).keyPolicy(KeyPolicy.HASH);
+    spec.grace().ifPresent(b::grace);
+    spec.absentTtl().ifPresent(b::absentTtl);
+    spec.loadTimeout().ifPresent(b::loadTimeout);
+    spec.refreshPolicy().ifPresent(b::refreshPolicy);
+    spec.refreshThreads().ifPresent(b::refreshThreads);
+    spec.refreshQueueCapacity().ifPresent(b::refreshQueueCapacity);
+    spec.fleetLease().ifPresent(b::fleetLease);
+    spec.customizer().ifPresent(c -> c.accept((SustainableCacheBuilder) b));
+    return b.build();
+  }
+
+  /**
+   * The namespace of a cache without one configured: the prefix and the sanitized name.
+   *
+   * @param name the cache name
+   * @return a namespace the core accepts
+   */
+  String derivedNamespace(String name) {
+    return sanitize(namespacePrefix + name);
+  }
+
+  /**
+   * Replaces characters outside {@code [A-Za-z0-9_.+-]} with {@code '_'}, a leading {@code '-'}
+   * too, and cuts to 64 characters.
+   *
+   * @param raw the text
+   * @return a valid namespace
+   */
+  static String sanitize(String raw) {
+    StringBuilder b = new StringBuilder(Math.min(raw.length(), MAX_NAMESPACE_LENGTH));
+    for (int i = 0; i < raw.length() && b.length() < MAX_NAMESPACE_LENGTH; i++) {
+      char c = raw.charAt(i);
+      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+          || c == '_' || c == '.' || c == '+' || (c == '-' && b.length() > 0);
+      b.append(ok ? c : '_');
+    }
+    return b.length() == 0 ? "_" : b.toString();
+  }
+
+  private static ThreadPoolExecutor peekPool() {
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(0, 16, 60, TimeUnit.SECONDS,
+        new SynchronousQueue<>(), r -> {
+          Thread t = new Thread(r, "sustainable-cache-peek-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    return pool;
+  }
+
+  @Override
+  public String toString() {
+    return "SustainableCacheManager[caches=" + caches.keySet() + ", store=" + store + "]";
+  }
+
+  /** Builds a {@link SustainableCacheManager}. Not thread-safe. */
+  public static final class Builder {
+    private final CacheStore store;
+    private CacheSpec defaults = CacheSpec.empty();
+    private final Map<String, CacheSpec> specs = new LinkedHashMap<>();
+    private boolean dynamic = true;
+    private String namespacePrefix = "";
+    private KeyEncoder keyEncoder = KeyEncoder.typeTagged();
+    private Executor peekExecutor;
+
+    private Builder(CacheStore store) {
+      this.store = requireNonNull(store, "store");
+    }
+
+    /**
+     * The settings every cache starts from.
+     *
+     * @param defaults the default spec; never {@code null}
+     * @return this builder
+     */
+    public Builder defaults(CacheSpec defaults) {
+      this.defaults = requireNonNull(defaults, "defaults");
+      return this;
+    }
+
+    /**
+     * Configures a cache, created by {@link #build()}. A second call for a name replaces the first.
+     *
+     * @param name the cache name; never {@code null}
+     * @param spec its settings, over the defaults; never {@code null}
+     * @return this builder
+     */
+    public Builder cache(String name, CacheSpec spec) {
+      specs.put(requireNonNull(name, "name"), requireNonNull(spec, "spec"));
+      return this;
+    }
+
+    /**
+     * Configures caches that use the defaults only, created by {@link #build()}.
+     *
+     * @param names the cache names
+     * @return this builder
+     */
+    public Builder cacheNames(Collection<String> names) {
+      for (String name : names) {
+        specs.putIfAbsent(requireNonNull(name, "name"), CacheSpec.empty());
+      }
+      return this;
+    }
+
+    /**
+     * Whether caches that were not configured are created on first use from the defaults.
+     * Default: {@code true}.
+     *
+     * @param dynamic {@code false} to know only the configured caches
+     * @return this builder
+     */
+    public Builder dynamic(boolean dynamic) {
+      this.dynamic = dynamic;
+      return this;
+    }
+
+    /**
+     * Put before each derived namespace, e.g. {@code "orders."} to keep several services apart
+     * on one memcached.
+     *
+     * @param prefix the prefix, possibly empty; sanitized with the name
+     * @return this builder
+     */
+    public Builder namespacePrefix(String prefix) {
+      this.namespacePrefix = requireNonNull(prefix, "prefix");
+      return this;
+    }
+
+    /**
+     * How Spring's keys become string keys. Default: {@link KeyEncoder#typeTagged()}.
+     *
+     * @param encoder the encoder; must be injective
+     * @return this builder
+     */
+    public Builder keyEncoder(KeyEncoder encoder) {
+      this.keyEncoder = requireNonNull(encoder, "encoder");
+      return this;
+    }
+
+    /**
+     * Where {@code Cache.retrieve(key)} peeks (it must not block its caller, and a store read
+     * can wait up to the store's timeout). Default: a pool the manager owns, of up to 16 daemon
+     * threads; when they are all busy a {@code retrieve(key)} is a miss.
+     *
+     * @param executor the executor, not shut down by the manager
+     * @return this builder
+     */
+    public Builder peekExecutor(Executor executor) {
+      this.peekExecutor = requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /**
+     * Builds the manager and creates every configured cache.
+     *
+     * @return the manager
+     * @throws IllegalStateException listing every configured cache that cannot be created
+     */
+    public SustainableCacheManager build() {
+      SustainableCacheManager manager = new SustainableCacheManager(this);
+      Map<String, Set<String>> configured = new LinkedHashMap<>();
+      for (String name : specs.keySet()) {
+        configured.put(name, Set.of());
+      }
+      try {
+        manager.validate(configured);
+      } catch (RuntimeException e) {
+        manager.close();
+        throw e;
+      }
+      return manager;
+    }
+  }
+}

@@ -1,0 +1,275 @@
+package io.sustainablecache.spring;
+
+import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.SustainableCache;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
+import org.springframework.cache.Cache;
+import org.springframework.cache.support.SimpleValueWrapper;
+
+/**
+ * A Spring {@link Cache} over a {@link SustainableCache}. Create it through {@link
+ * SustainableCacheManager}.
+ *
+ * <h2>Use {@code @Cacheable(sync = true)}</h2>
+ * With {@code sync = true} Spring calls {@link #get(Object, Callable)} and hands over the annotated
+ * method as the loader: this cache calls it on a miss (once per key at a time in this JVM) and
+ * <b>again in the background shortly before the entry expires</b>, so callers keep getting the
+ * cached value and the method runs about once per TTL period per key. <b>Without {@code sync}</b>
+ * Spring calls {@link #get(Object)}, runs the method itself on a miss and then {@link #put}s the
+ * result: the cache never sees the method, so it cannot refresh ahead, every expiry is a miss
+ * that waits for the method, and concurrent misses each run it. Methods returning {@code
+ * CompletableFuture} with {@code sync = true} go through {@link #retrieve(Object, Supplier)},
+ * with the same refresh-ahead.
+ *
+ * <h2>Mapping</h2>
+ * <table>
+ *   <caption>Spring operations and what they do</caption>
+ *   <tr><th>Spring</th><th>here</th></tr>
+ *   <tr><td>{@code get(key, Callable)}</td><td>{@link SustainableCache#find}: the callable is the
+ *       loader; a {@code null} result is cached as "no value" for the absent TTL and returned as
+ *       {@code null}; a loader exception (or a timeout, or a failure remembered during the
+ *       back-off) is thrown as {@link Cache.ValueRetrievalException} whose cause is the loader's
+ *       exception</td></tr>
+ *   <tr><td>{@code retrieve(key, Supplier)}</td><td>{@link SustainableCache#findAsync}</td></tr>
+ *   <tr><td>{@code get(key)}, {@code get(key, Class)}, {@code retrieve(key)}</td><td>a peek
+ *       ({@link SustainableCache#getIfPresent}): no load, no refresh; a cached "no value" reads
+ *       as a miss. {@code retrieve(key)} peeks on the manager's peek executor</td></tr>
+ *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; <b>{@code put(key,
+ *       null)} invalidates the key</b> (the old value must not outlive the {@code null}, and "no
+ *       value" is cached only by loads)</td></tr>
+ *   <tr><td>{@code putIfAbsent(key, value)}</td><td>{@link SustainableCache#putIfAbsent}
+ *       (memcached {@code add}); with a {@code null} value nothing is stored and the current
+ *       value, if any, is returned</td></tr>
+ *   <tr><td>{@code evict}, {@code evictIfPresent}</td><td>{@link SustainableCache#invalidate},
+ *       immediate; {@code evictIfPresent} returns {@code false} (presence is not
+ *       determined)</td></tr>
+ *   <tr><td>{@code clear}, {@code invalidate}</td><td>{@link SustainableCache#invalidateAll} on
+ *       stores that can remove a namespace (ARCUS {@code flush_prefix}, the in-memory store);
+ *       on plain memcached an {@link UnsupportedOperationException} says why</td></tr>
+ * </table>
+ *
+ * <p><b>Keys</b> are encoded by the manager's {@link KeyEncoder} and stored with {@link
+ * io.sustainablecache.KeyPolicy#HASH}. <b>Values</b> are encoded by the cache's codec; a {@code
+ * put} of a value of the wrong type (when the spec names a value type) fails with {@link
+ * IllegalArgumentException}. Store failures of writes and invalidations surface as {@link
+ * io.sustainablecache.spi.StoreException}, which Spring hands to its {@code CacheErrorHandler};
+ * store failures of reads are misses.
+ *
+ * <p>Thread-safe. {@code null} keys are rejected with {@link NullPointerException}.
+ */
+public final class SustainableSpringCache implements Cache {
+
+  private final String name;
+  private final SustainableCache<Object> cache;
+  private final KeyEncoder keys;
+  private final Class<?> valueType;
+  private final Executor peekExecutor;
+
+  SustainableSpringCache(String name, SustainableCache<Object> cache, KeyEncoder keys,
+      Class<?> valueType, Executor peekExecutor) {
+    this.name = requireNonNull(name, "name");
+    this.cache = requireNonNull(cache, "cache");
+    this.keys = requireNonNull(keys, "keys");
+    this.valueType = valueType;
+    this.peekExecutor = requireNonNull(peekExecutor, "peekExecutor");
+  }
+
+  @Override
+  public String getName() {
+    return name;
+  }
+
+  /**
+   * The underlying cache, for its {@link SustainableCache#stats()} and for calls with your own
+   * string keys (which are not encoded: they do not meet the entries of Spring's keys).
+   *
+   * @return the {@link SustainableCache}
+   */
+  @Override
+  public SustainableCache<Object> getNativeCache() {
+    return cache;
+  }
+
+  /**
+   * The store key's source for a Spring key: what {@link SustainableCache} receives.
+   *
+   * @param key the Spring key
+   * @return the encoded key
+   */
+  public String encodeKey(Object key) {
+    return keys.encode(requireNonNull(key, "key"));
+  }
+
+  @Override
+  public ValueWrapper get(Object key) {
+    return cache.getIfPresent(encodeKey(key)).map(SimpleValueWrapper::new).orElse(null);
+  }
+
+  @Override
+  public <T> T get(Object key, Class<T> type) {
+    Object value = cache.getIfPresent(encodeKey(key)).orElse(null);
+    if (value != null && type != null && !type.isInstance(value)) {
+      throw new IllegalStateException("Cached value is not of required type ["
+          + type.getName() + "]: " + value.getClass().getName());
+    }
+    @SuppressWarnings("unchecked")
+    T result = (T) value;
+    return result;
+  }
+
+  @Override
+  public <T> T get(Object key, Callable<T> valueLoader) {
+    requireNonNull(valueLoader, "valueLoader");
+    String encoded = encodeKey(key);
+    try {
+      Optional<Object> value = cache.find(encoded, ignored -> valueLoader.call());
+      @SuppressWarnings("unchecked")
+      T result = (T) value.orElse(null);
+      return result;
+    } catch (CacheLoadException e) {
+      throw new ValueRetrievalException(key, valueLoader, e.getCause() != null ? e.getCause() : e);
+    }
+  }
+
+  @Override
+  public CompletableFuture<?> retrieve(Object key) {
+    String encoded = encodeKey(key);
+    try {
+      return CompletableFuture.supplyAsync(() -> cache.getIfPresent(encoded).orElse(null),
+          peekExecutor);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null); // peek pool saturated: a miss
+    }
+  }
+
+  @Override
+  public <T> CompletableFuture<T> retrieve(Object key,
+      Supplier<CompletableFuture<T>> valueLoader) {
+    requireNonNull(valueLoader, "valueLoader");
+    String encoded = encodeKey(key);
+    CompletableFuture<Optional<Object>> found = cache.findAsync(encoded, ignored -> {
+      CompletableFuture<T> stage = valueLoader.get();
+      if (stage == null) {
+        throw new IllegalStateException("the value loader of cache '" + name
+            + "' returned null instead of a CompletableFuture");
+      }
+      return stage;
+    });
+    CompletableFuture<T> result = new CompletableFuture<>();
+    found.whenComplete((value, failure) -> {
+      if (failure == null) {
+        @SuppressWarnings("unchecked")
+        T t = (T) value.orElse(null);
+        result.complete(t);
+      } else {
+        result.completeExceptionally(loaderFailure(failure));
+      }
+    });
+    return result;
+  }
+
+  /** The loader's own exception where there is one, as Spring's synchronous path reports it. */
+  private static Throwable loaderFailure(Throwable failure) {
+    Throwable t = failure;
+    if (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    if (t instanceof CacheLoadException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    if (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  @Override
+  public void put(Object key, Object value) {
+    String encoded = encodeKey(key);
+    if (value == null) {
+      cache.invalidate(encoded);
+      return;
+    }
+    checkType(value);
+    cache.put(encoded, value);
+  }
+
+  @Override
+  public ValueWrapper putIfAbsent(Object key, Object value) {
+    String encoded = encodeKey(key);
+    if (value == null) {
+      return cache.getIfPresent(encoded).map(SimpleValueWrapper::new).orElse(null);
+    }
+    checkType(value);
+    return cache.putIfAbsent(encoded, value).map(SimpleValueWrapper::new).orElse(null);
+  }
+
+  private void checkType(Object value) {
+    if (valueType != null && !valueType.isInstance(value)) {
+      throw new IllegalArgumentException("cache '" + name + "' holds " + valueType.getName()
+          + " values (its codec's type), not " + value.getClass().getName());
+    }
+  }
+
+  @Override
+  public void evict(Object key) {
+    cache.invalidate(encodeKey(key));
+  }
+
+  /**
+   * Invalidates the key at once.
+   *
+   * @param key the key
+   * @return {@code false}: whether the key had a value is not determined
+   */
+  @Override
+  public boolean evictIfPresent(Object key) {
+    evict(key);
+    return false;
+  }
+
+  /**
+   * Removes every entry of this cache's namespace.
+   *
+   * @throws UnsupportedOperationException if the store cannot remove keys by prefix: plain
+   *     memcached (spymemcached, or the ARCUS client against memcached servers) has no such
+   *     command
+   * @throws io.sustainablecache.spi.StoreException if the store failed
+   */
+  @Override
+  public void clear() {
+    try {
+      cache.invalidateAll();
+    } catch (UnsupportedOperationException | IllegalStateException e) {
+      throw new UnsupportedOperationException("cache '" + name + "' cannot be cleared: " + e.getMessage()
+          + ". Clearing needs a store that removes every key of a namespace (ARCUS flush_prefix)."
+          + " On plain memcached, evict keys one by one, or change the cache's namespace (for"
+          + " example add a version suffix) so that the old entries are never read again.", e);
+    }
+  }
+
+  /**
+   * Like {@link #clear()}.
+   *
+   * @return {@code false}: whether the cache had entries is not determined
+   * @throws UnsupportedOperationException as {@link #clear()}
+   */
+  @Override
+  public boolean invalidate() {
+    clear();
+    return false;
+  }
+
+  @Override
+  public String toString() {
+    return "SustainableSpringCache[" + name + "]";
+  }
+}

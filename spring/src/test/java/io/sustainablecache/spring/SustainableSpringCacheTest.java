@@ -1,0 +1,297 @@
+package io.sustainablecache.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.cache.Cache;
+import org.springframework.cache.interceptor.SimpleKey;
+
+/** The Spring {@code Cache} operations mapped onto a SustainableCache over the in-memory store. */
+final class SustainableSpringCacheTest {
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore store = InMemoryStore.create(clock);
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final AtomicInteger loads = new AtomicInteger();
+  private SustainableCacheManager manager;
+
+  private Cache cache(CacheStore over, FixedRandom random) {
+    manager = SustainableCacheManager.builder(over)
+        .defaults(CacheSpec.builder()
+            .ttl(TTL)
+            .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
+            .codec(ValueCodec.utf8(), String.class)
+            .customizer(b -> b.clock(clock).random(random).refreshExecutor(refreshes))
+            .build())
+        .peekExecutor(Runnable::run)
+        .build();
+    return manager.getCache("books");
+  }
+
+  private Cache cache() {
+    return cache(store, FixedRandom.neverEarly());
+  }
+
+  @AfterEach
+  void close() {
+    if (manager != null) {
+      manager.close();
+    }
+  }
+
+  private String load() {
+    return "v" + loads.incrementAndGet();
+  }
+
+  @Test
+  void syncGetLoadsOnceThenHits() {
+    Cache cache = cache();
+    assertThat(cache.get("k", this::load)).isEqualTo("v1");
+    assertThat(cache.get("k", this::load)).isEqualTo("v1");
+    assertThat(loads).hasValue(1);
+    assertThat(cache.get("k")).extracting(Cache.ValueWrapper::get).isEqualTo("v1");
+  }
+
+  @Test
+  void theCallableIsTheLoaderSoTheCacheRefreshesAhead() {
+    Cache cache = cache(store, FixedRandom.alwaysEarly()); // every hit is in the refresh window
+    assertThat(cache.get("k", this::load)).isEqualTo("v1");
+    clock.advance(Duration.ofSeconds(5));
+    // the caller gets the cached value at once; the method runs again in the background
+    assertThat(cache.get("k", this::load)).isEqualTo("v1");
+    assertThat(loads).hasValue(1);
+    assertThat(refreshes.runAll()).isEqualTo(1);
+    assertThat(loads).hasValue(2);
+    assertThat(cache.get("k", this::load)).isEqualTo("v2");
+    assertThat(((io.sustainablecache.SustainableCache<?>) cache.getNativeCache()).stats()
+        .refreshSuccessCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aNullResultIsCachedAsNoValueAndReturnedAsNull() {
+    Cache cache = cache();
+    AtomicInteger calls = new AtomicInteger();
+    assertThat(cache.<String>get("missing", () -> {
+      calls.incrementAndGet();
+      return null;
+    })).isNull();
+    assertThat(cache.<String>get("missing", () -> {
+      calls.incrementAndGet();
+      return null;
+    })).isNull();
+    assertThat(calls).hasValue(1); // negative caching: the second call did not reach the "DB"
+    assertThat(cache.get("missing")).isNull(); // a peek sees no value
+  }
+
+  @Test
+  void loaderExceptionsBecomeValueRetrievalExceptionsCarryingTheLoadersException() {
+    Cache cache = cache();
+    IOException failure = new IOException("db down");
+    assertThatThrownBy(() -> cache.get("k", () -> {
+      throw failure;
+    }))
+        .isInstanceOf(Cache.ValueRetrievalException.class)
+        .hasCause(failure);
+    RuntimeException runtime = new IllegalStateException("bug");
+    assertThatThrownBy(() -> cache.get("other", () -> {
+      throw runtime;
+    }))
+        .isInstanceOf(Cache.ValueRetrievalException.class)
+        .hasCause(runtime);
+  }
+
+  @Test
+  void retrieveWithASupplierIsFindAsync() throws Exception {
+    Cache cache = cache();
+    CompletableFuture<String> first =
+        cache.retrieve("k", () -> CompletableFuture.completedFuture(load()));
+    assertThat(first.get()).isEqualTo("v1");
+    CompletableFuture<String> second =
+        cache.retrieve("k", () -> CompletableFuture.completedFuture(load()));
+    assertThat(second.get()).isEqualTo("v1");
+    assertThat(loads).hasValue(1);
+    assertThat(cache.retrieve("none", () -> CompletableFuture.<String>completedFuture(null)).get())
+        .isNull();
+    IOException failure = new IOException("db down");
+    CompletableFuture<String> failed = cache.retrieve("bad", () -> CompletableFuture.failedFuture(failure));
+    assertThatThrownBy(failed::get).isInstanceOf(ExecutionException.class).hasCause(failure);
+  }
+
+  @Test
+  void retrieveWithoutASupplierPeeks() throws Exception {
+    Cache cache = cache();
+    assertThat(cache.retrieve("k").get()).isNull();
+    cache.put("k", "v");
+    assertThat(cache.retrieve("k").get()).isEqualTo("v");
+    assertThat(loads).hasValue(0);
+  }
+
+  @Test
+  void putAndPeek() {
+    Cache cache = cache();
+    cache.put("k", "v");
+    assertThat(cache.get("k", String.class)).isEqualTo("v");
+    assertThat(cache.get("k", this::load)).isEqualTo("v");
+    assertThat(loads).hasValue(0);
+    assertThatThrownBy(() -> cache.get("k", Integer.class))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void putOfNullInvalidatesTheKey() {
+    Cache cache = cache();
+    cache.put("k", "old");
+    cache.put("k", null);
+    assertThat(cache.get("k")).isNull();
+    assertThat(cache.get("k", this::load)).isEqualTo("v1");
+  }
+
+  @Test
+  void putOfAValueOfAnotherTypeFailsAtTheCall() {
+    Cache cache = cache();
+    assertThatThrownBy(() -> cache.put("k", 42))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("java.lang.String")
+        .hasMessageContaining("java.lang.Integer");
+  }
+
+  @Test
+  void putIfAbsentIsAnAdd() {
+    Cache cache = cache();
+    assertThat(cache.putIfAbsent("k", "first")).isNull();
+    assertThat(cache.putIfAbsent("k", "second")).extracting(Cache.ValueWrapper::get)
+        .isEqualTo("first");
+    assertThat(cache.get("k", String.class)).isEqualTo("first");
+    assertThat(cache.putIfAbsent("k", null)).extracting(Cache.ValueWrapper::get)
+        .isEqualTo("first");
+    assertThat(cache.putIfAbsent("empty", null)).isNull();
+    assertThat(cache.get("empty")).isNull();
+  }
+
+  @Test
+  void evictInvalidates() {
+    Cache cache = cache();
+    cache.put("k", "v");
+    cache.evict("k");
+    assertThat(cache.get("k")).isNull();
+    cache.put("k", "v");
+    assertThat(cache.evictIfPresent("k")).isFalse();
+    assertThat(cache.get("k")).isNull();
+  }
+
+  @Test
+  void clearRemovesTheNamespaceWhereTheStoreCan() {
+    Cache cache = cache();
+    cache.put("a", "1");
+    cache.put(new SimpleKey("b", 2), "2");
+    Cache other = manager.getCache("authors");
+    other.put("a", "kept");
+    cache.clear();
+    assertThat(cache.get("a")).isNull();
+    assertThat(cache.get(new SimpleKey("b", 2))).isNull();
+    assertThat(other.get("a")).extracting(Cache.ValueWrapper::get).isEqualTo("kept");
+    cache.put("a", "1");
+    assertThat(cache.invalidate()).isFalse();
+    assertThat(cache.get("a")).isNull();
+  }
+
+  @Test
+  void clearOnPlainMemcachedSaysWhyItCannot() {
+    Cache cache = cache(new NoFlushStore(store), FixedRandom.neverEarly());
+    assertThatThrownBy(cache::clear)
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("cache 'books' cannot be cleared")
+        .hasMessageContaining("flush_prefix")
+        .hasMessageContaining("evict keys one by one");
+    assertThatThrownBy(cache::invalidate).isInstanceOf(UnsupportedOperationException.class);
+  }
+
+  @Test
+  void keysOfDifferentTypesAreDifferentEntries() {
+    Cache cache = cache();
+    cache.put("1", "string");
+    cache.put(1, "int");
+    cache.put(1L, "long");
+    cache.put(new SimpleKey("a,b"), "one param");
+    cache.put(new SimpleKey("a", "b"), "two params");
+    assertThat(cache.get("1", String.class)).isEqualTo("string");
+    assertThat(cache.get(1, String.class)).isEqualTo("int");
+    assertThat(cache.get(1L, String.class)).isEqualTo("long");
+    assertThat(cache.get(new SimpleKey("a,b"), String.class)).isEqualTo("one param");
+    assertThat(cache.get(new SimpleKey("a", "b"), String.class)).isEqualTo("two params");
+  }
+
+  @Test
+  void longAndNonAsciiKeysAreHashedNotRejected() {
+    Cache cache = cache();
+    String longKey = "x".repeat(1000);
+    cache.put(longKey, "long");
+    cache.put("제목 with spaces", "unicode");
+    cache.put(longKey + "y", "longer");
+    assertThat(cache.get(longKey, String.class)).isEqualTo("long");
+    assertThat(cache.get(longKey + "y", String.class)).isEqualTo("longer");
+    assertThat(cache.get("제목 with spaces", String.class)).isEqualTo("unicode");
+  }
+
+  @Test
+  void nativeCacheAndName() {
+    Cache cache = cache();
+    assertThat(cache.getName()).isEqualTo("books");
+    assertThat(cache.getNativeCache()).isInstanceOf(io.sustainablecache.SustainableCache.class);
+    assertThat(((SustainableSpringCache) cache).encodeKey(7)).isEqualTo("i7;");
+  }
+
+  /** A store like plain memcached: no flush_prefix (the SPI's default). */
+  static final class NoFlushStore implements CacheStore {
+    private final CacheStore delegate;
+
+    NoFlushStore(CacheStore delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      return delegate.gets(key);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      return delegate.add(key, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return delegate.set(key, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return delegate.cas(key, casToken, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      return delegate.delete(key);
+    }
+  }
+}

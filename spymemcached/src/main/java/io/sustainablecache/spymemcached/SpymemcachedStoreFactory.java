@@ -1,0 +1,129 @@
+package io.sustainablecache.spymemcached;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spi.StoreException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import net.spy.memcached.AddrUtil;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.DefaultHashAlgorithm;
+import net.spy.memcached.FailureMode;
+import net.spy.memcached.MemcachedClient;
+
+/**
+ * The {@link CacheStoreFactory} of the spymemcached adapter ({@link
+ * CacheStoreFactory#SPYMEMCACHED "spymemcached"}), registered for {@link
+ * java.util.ServiceLoader}: creates a {@link MemcachedClient} to the configured {@code addresses}
+ * with the settings {@link SpymemcachedStore} recommends (text protocol, {@code
+ * FailureMode.Cancel}, the client's operation timeout equal to the store's, {@code
+ * opQueueMaxBlockTime} 0, a one-second maximum reconnect delay, ketama consistent hashing) and a
+ * {@link SpymemcachedStore} over it. ZooKeeper settings are refused: plain memcached has no
+ * ZooKeeper registry (use the ARCUS adapter).
+ *
+ * <p>Stateless and thread-safe; each {@link #open} creates a new client.
+ */
+public final class SpymemcachedStoreFactory implements CacheStoreFactory {
+
+  /** The client's and store's operation timeout unless configured. */
+  static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
+
+  /** Creates the factory; {@link java.util.ServiceLoader} calls this. */
+  public SpymemcachedStoreFactory() {}
+
+  @Override
+  public String client() {
+    return SPYMEMCACHED;
+  }
+
+  @Override
+  public OpenedStore open(Settings settings) {
+    if (settings.zooKeeper().isPresent() || settings.serviceCode().isPresent()) {
+      throw new IllegalArgumentException("spymemcached connects to memcached servers directly:"
+          + " ZooKeeper and service code are ARCUS settings (use sustainable-cache-arcus): "
+          + settings);
+    }
+    if (settings.addresses().isEmpty()) {
+      throw new IllegalArgumentException(
+          "spymemcached needs at least one server address (host:port): " + settings);
+    }
+    List<InetSocketAddress> servers;
+    try {
+      servers = AddrUtil.getAddresses(String.join(" ", settings.addresses()));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("invalid server addresses " + settings.addresses()
+          + " (expected host:port each): " + e.getMessage(), e);
+    }
+    Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
+    MemcachedClient client;
+    try {
+      client = new MemcachedClient(new ConnectionFactoryBuilder()
+          .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
+          .setFailureMode(FailureMode.Cancel)
+          .setOpTimeout(timeout.toMillis())
+          .setOpQueueMaxBlockTime(0)
+          .setMaxReconnectDelay(1)
+          .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+          .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+          .build(), servers);
+    } catch (IOException e) {
+      throw new StoreException("could not create a spymemcached client for " + servers, e);
+    }
+    SpymemcachedStore.Builder builder = SpymemcachedStore.builder(client).operationTimeout(timeout);
+    if (settings.maxKeyLength() > 0) {
+      builder.maxKeyLength(settings.maxKeyLength());
+    }
+    CacheStore store;
+    try {
+      store = builder.build();
+    } catch (RuntimeException e) {
+      client.shutdown();
+      throw e;
+    }
+    return new Opened(store, client, "spymemcached to " + settings.addresses());
+  }
+
+  @Override
+  public String toString() {
+    return "SpymemcachedStoreFactory";
+  }
+
+  /** The store and the client it owns. */
+  private static final class Opened implements OpenedStore {
+    private final CacheStore store;
+    private final MemcachedClient client;
+    private final String description;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    Opened(CacheStore store, MemcachedClient client, String description) {
+      this.store = store;
+      this.client = client;
+      this.description = description;
+    }
+
+    @Override
+    public CacheStore store() {
+      return store;
+    }
+
+    @Override
+    public String description() {
+      return description;
+    }
+
+    @Override
+    public void close() {
+      if (closed.compareAndSet(false, true)) {
+        client.shutdown();
+      }
+    }
+
+    @Override
+    public String toString() {
+      return description;
+    }
+  }
+}

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -200,7 +199,11 @@ public abstract class FaultToleranceContract {
       awaitCachingWithoutLoads(cache, WARM_UP_PATIENCE, "the cache to warm up");
       int connectionsWhenHealthy = proxy.openConnections();
 
-      Duration downFor = DOWN_FOR.plusMillis(ThreadLocalRandom.current().nextLong(1_000));
+      // Spread over the clients' one-second reconnect cycle, from a seed the report prints.
+      long seed = System.nanoTime();
+      Duration downFor = DOWN_FOR.plusMillis(new java.util.SplittableRandom(seed).nextLong(1_000));
+      System.out.printf("%s %s | server down for %d ms (seed %d)%n", RESULT_PREFIX, adapterName(),
+          downFor.toMillis(), seed);
       proxy.refuse();
       proxy.dropConnections();
       // Ends the healthy phase once its requests have returned: what follows started after the

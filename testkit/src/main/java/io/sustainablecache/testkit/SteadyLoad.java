@@ -6,7 +6,6 @@ import io.sustainablecache.SustainableCache;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -59,6 +58,8 @@ final class SteadyLoad implements AutoCloseable {
   private final CountingLoader loader;
   private final long periodNanos;
   private final List<Thread> threads = new ArrayList<>();
+  private final java.util.concurrent.atomic.AtomicInteger nextKey =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final AtomicReference<Recorder> recorder = new AtomicReference<>(new Recorder());
   private volatile boolean running = true;
 
@@ -145,7 +146,8 @@ final class SteadyLoad implements AutoCloseable {
   private void request() {
     Recorder phase = enterPhase();
     try {
-      String key = keys.get(ThreadLocalRandom.current().nextInt(keys.size()));
+      // Round robin over the keys, shared by the threads: a repeatable load.
+      String key = keys.get(Math.floorMod(nextKey.getAndIncrement(), keys.size()));
       Thread caller = Thread.currentThread();
       long started = System.nanoTime();
       try {

@@ -202,7 +202,8 @@ public abstract class FaultToleranceContract {
       // Spread over the clients' one-second reconnect cycle, from a seed the report prints.
       long seed = System.nanoTime();
       Duration downFor = DOWN_FOR.plusMillis(new java.util.SplittableRandom(seed).nextLong(1_000));
-      System.out.printf("%s %s | server down for %d ms (seed %d)%n", RESULT_PREFIX, adapterName(),
+      System.out.printf("FAULT-TOLERANCE-SEED | %s | server down for %d ms (seed %d)%n",
+          adapterName(),
           downFor.toMillis(), seed);
       proxy.refuse();
       proxy.dropConnections();

@@ -7,12 +7,12 @@ import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
 import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.testing.ScriptedStore.Op;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -80,34 +80,7 @@ final class CacheApiTest {
       assertThatThrownBy(cache::invalidateAll).isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("namespace");
     }
-    io.sustainablecache.spi.CacheStore plain = new io.sustainablecache.spi.CacheStore() {
-      @Override
-      public CompletableFuture<java.util.Optional<io.sustainablecache.spi.StoreItem>> gets(
-          String key) {
-        return store.gets(key);
-      }
-
-      @Override
-      public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-        return store.add(key, value, exptime);
-      }
-
-      @Override
-      public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-        return store.set(key, value, exptime);
-      }
-
-      @Override
-      public CompletableFuture<io.sustainablecache.spi.CasOutcome> cas(String key, long token,
-          byte[] value, int exptime) {
-        return store.cas(key, token, value, exptime);
-      }
-
-      @Override
-      public CompletableFuture<Boolean> delete(String key) {
-        return store.delete(key);
-      }
-    };
+    io.sustainablecache.spi.CacheStore plain = ForwardingStore.withoutFlushPrefix(store);
     try (SustainableCache<String> cache = SustainableCache.builder(plain).namespace("n")
         .ttl(TTL).codec(ValueCodec.utf8()).build()) {
       assertThatThrownBy(cache::invalidateAll)

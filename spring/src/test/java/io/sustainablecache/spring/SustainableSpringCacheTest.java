@@ -6,15 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -216,7 +214,7 @@ final class SustainableSpringCacheTest {
 
   @Test
   void clearOnPlainMemcachedSaysWhyItCannot() {
-    Cache cache = cache(new NoFlushStore(store), FixedRandom.neverEarly());
+    Cache cache = cache(ForwardingStore.withoutFlushPrefix(store), FixedRandom.neverEarly());
     assertThatThrownBy(cache::clear)
         .isInstanceOf(UnsupportedOperationException.class)
         .hasMessageContaining("cache 'books' cannot be cleared")
@@ -258,40 +256,5 @@ final class SustainableSpringCacheTest {
     assertThat(cache.getName()).isEqualTo("books");
     assertThat(cache.getNativeCache()).isInstanceOf(io.sustainablecache.SustainableCache.class);
     assertThat(((SustainableSpringCache) cache).encodeKey(7)).isEqualTo("i7;");
-  }
-
-  /** A store like plain memcached: no flush_prefix (the SPI's default). */
-  static final class NoFlushStore implements CacheStore {
-    private final CacheStore delegate;
-
-    NoFlushStore(CacheStore delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public CompletableFuture<Optional<StoreItem>> gets(String key) {
-      return delegate.gets(key);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-      return delegate.add(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-      return delegate.set(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-        int exptime) {
-      return delegate.cas(key, casToken, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(String key) {
-      return delegate.delete(key);
-    }
   }
 }

@@ -11,8 +11,8 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.ForwardingStore;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -386,12 +386,11 @@ public abstract class SustainableCacheContract {
    * Forwards everything and counts the answered deletes of lease keys (which contain the byte
    * 0x7F): a cache releases a key's fleet lease right after issuing the key's write.
    */
-  private static final class LeaseReleases implements CacheStore {
-    final CacheStore delegate;
+  private static final class LeaseReleases extends ForwardingStore {
     final AtomicInteger releases = new AtomicInteger();
 
     LeaseReleases(CacheStore delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     /** Waits, spinning briefly (a trial lasts about a millisecond), for the release. */
@@ -407,87 +406,34 @@ public abstract class SustainableCacheContract {
     }
 
     @Override
-    public CompletableFuture<Optional<StoreItem>> gets(String key) {
-      return delegate.gets(key);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-      return delegate.add(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-      return delegate.set(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-        int exptime) {
-      return delegate.cas(key, casToken, value, exptime);
-    }
-
-    @Override
     public CompletableFuture<Boolean> delete(String key) {
-      CompletableFuture<Boolean> deleted = delegate.delete(key);
+      CompletableFuture<Boolean> deleted = super.delete(key);
       if (key.indexOf('\u007F') >= 0) {
         deleted.whenComplete((done, error) -> releases.incrementAndGet());
       }
       return deleted;
     }
-
-    @Override
-    public int maxKeyLength() {
-      return delegate.maxKeyLength();
-    }
   }
 
   /** Counts single and bulk reads; forwards everything. */
-  private static final class CountingReads implements CacheStore {
-    final CacheStore delegate;
+  private static final class CountingReads extends ForwardingStore {
     final LongAdder singleReads = new LongAdder();
     final LongAdder bulkReads = new LongAdder();
 
     CountingReads(CacheStore delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
       singleReads.increment();
-      return delegate.gets(key);
+      return super.gets(key);
     }
 
     @Override
     public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
       bulkReads.increment();
-      return delegate.getsAll(keys);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-      return delegate.add(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-      return delegate.set(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-        int exptime) {
-      return delegate.cas(key, casToken, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(String key) {
-      return delegate.delete(key);
-    }
-
-    @Override
-    public int maxKeyLength() {
-      return delegate.maxKeyLength();
+      return super.getsAll(keys);
     }
   }
 }

@@ -5,6 +5,7 @@ import io.sustainablecache.testkit.ClusterContract;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.spy.memcached.ArcusClient;
 import org.junit.jupiter.api.AfterAll;
@@ -73,8 +74,7 @@ class ArcusClusterFailoverIT extends ClusterContract {
 
       @Override
       public InetSocketAddress nodeOf(String storeKey) {
-        return (InetSocketAddress) client.getNodeLocator().getPrimary(storeKey)
-            .getSocketAddress();
+        return primary(client, storeKey);
       }
 
       @Override
@@ -112,6 +112,28 @@ class ArcusClusterFailoverIT extends ClusterContract {
   @Override
   protected String adapterName() {
     return "arcus (ZooKeeper)";
+  }
+
+  /**
+   * The node the client's locator maps a key to. {@code getNodeLocator()} copies the locator, and
+   * in ARCUS client 1.13.2 the copy races with a cache-list change: it copies the hash ring
+   * outside the lock that the update holds, so a copy taken while a node leaves can hold hash
+   * points with no node, and {@code getPrimary} throws {@link NoSuchElementException} (fixed in
+   * 1.14.0, naver/arcus-java-client ddf7a33f). The client's own routing uses the live locator
+   * under its lock and is not affected. Retried here.
+   */
+  static InetSocketAddress primary(ArcusClient client, String storeKey) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return (InetSocketAddress) client.getNodeLocator().getPrimary(storeKey)
+            .getSocketAddress();
+      } catch (NoSuchElementException raceWithAnUpdate) {
+        if (attempt == 100) {
+          throw raceWithAnUpdate;
+        }
+        Thread.onSpinWait();
+      }
+    }
   }
 
   private String cacheList() {

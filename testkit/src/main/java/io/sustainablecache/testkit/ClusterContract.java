@@ -7,19 +7,25 @@ import io.sustainablecache.CacheStats;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreItem;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -38,7 +44,8 @@ import org.junit.jupiter.api.Timeout;
  * random keys (about five requests per key per second). The timeline:
  * <ol>
  *   <li>warm-up ({@link #WARM_UP}); then the placement is checked: every key's item is on the
- *       node the client's locator names, and on no other node ({@link MemcachedCluster#holds});</li>
+ *       node the client's locator names, and on no other node ({@link
+ *       MemcachedCluster#holds});</li>
  *   <li>baseline ({@link #BASELINE}): loads per key per TTL period with every node up;</li>
  *   <li>the node holding the most keys is killed ({@code SIGKILL}); {@link #membershipDelay()}
  *       later the adapter's {@link #dropFromMembership} runs (ARCUS: the node's znode is deleted
@@ -142,7 +149,7 @@ public abstract class ClusterContract {
      * #STAY_ON_THE_DEAD_NODE}.
      */
     MOVE_WHEN_DROPPED_FROM_MEMBERSHIP,
-    /** To the next live node of the key's hash sequence at once ({@code FailureMode.Redistribute}). */
+    /** To the next live node of the key's hash sequence, at once ({@code Redistribute}). */
     MOVE_AT_ONCE
   }
 
@@ -219,6 +226,7 @@ public abstract class ClusterContract {
     Map<String, CacheStats> stats = new LinkedHashMap<>();
     Map<String, SteadyLoad.Phase> phases = new LinkedHashMap<>();
     Map<String, Integer> probes = new LinkedHashMap<>();
+    Map<String, long[]> leases = new LinkedHashMap<>();
     long copiesLeft;
 
     try (MemcachedCluster cluster = MemcachedCluster.start(NODES);
@@ -236,8 +244,9 @@ public abstract class ClusterContract {
       Set<String> leaseOnlyKeys = survivorKeys.stream()
           .filter(key -> leaseHome.get(key).equals(victim)).collect(Collectors.toSet());
 
-      try (SustainableCache<String> cache = cache(client.store(), namespace, TTL);
-          SustainableCache<String> bulk = cache(client.store(), namespace + "-bulk", BULK_TTL);
+      LeaseCounter store = new LeaseCounter(client.store());
+      try (SustainableCache<String> cache = cache(store, namespace, TTL);
+          SustainableCache<String> bulk = cache(store, namespace + "-bulk", BULK_TTL);
           SteadyLoad load = SteadyLoad.start(cache, keys, loads, THREADS,
               REQUESTS_PER_SECOND_PER_THREAD, "cluster-load")) {
         at.start = System.nanoTime();
@@ -254,12 +263,14 @@ public abstract class ClusterContract {
         }
         phases.put("warm-up", load.nextPhase());
         stats.put("warm-up", cache.stats());
+        leases.put("warm-up", store.snapshot());
         probes.put("getAll warm", probe(bulk, bulkKeys, bulkLoads));
 
         at.baseline = System.nanoTime();
         letTimePass(BASELINE);
         phases.put("baseline", load.nextPhase());
         stats.put("baseline", cache.stats());
+        leases.put("baseline", store.snapshot());
 
         cluster.kill(victimIndex);
         at.kill = System.nanoTime();
@@ -296,6 +307,7 @@ public abstract class ClusterContract {
         sleepUntil(at.kill + DEAD_FOR.toNanos());
         phases.put("node dead", load.nextPhase());
         stats.put("node dead", cache.stats());
+        leases.put("node dead", store.snapshot());
 
         at.restart = System.nanoTime();
         cluster.restart(victimIndex);
@@ -311,6 +323,7 @@ public abstract class ClusterContract {
         phases.put("node back", load.stop());
         at.end = System.nanoTime();
         stats.put("node back", cache.stats());
+        leases.put("node back", store.snapshot());
         probes.put("getAll, node back", probe(bulk, bulkKeys, bulkLoads));
 
         for (String key : keys) {
@@ -321,7 +334,7 @@ public abstract class ClusterContract {
       }
 
       Analysis analysis = new Analysis(loads.snapshot(), at, deadKeys, survivorKeys);
-      report(analysis, deadKeys, leaseOnlyKeys, bulkHome, victim, phases, stats, probes,
+      report(analysis, deadKeys, leaseOnlyKeys, bulkHome, victim, phases, stats, leases, probes,
           copiesLeft);
 
       for (Map.Entry<String, SteadyLoad.Phase> phase : phases.entrySet()) {
@@ -363,6 +376,11 @@ public abstract class ClusterContract {
         assertThat(analysis.maxInAnyPeriod(key, at.baseline, at.end))
             .as("loads of %s (on a surviving node) in any %d s window", key, TTL_SECONDS)
             .isLessThanOrEqualTo(MAX_LOADS_PER_KEY_PER_PERIOD);
+      }
+      if (deadNodeKeys() == DeadNodeKeys.STAY_ON_THE_DEAD_NODE && !leaseOnlyKeys.isEmpty()) {
+        assertThat(leases.get("node dead")[2] - leases.get("baseline")[2])
+            .as("lease adds that failed while the node was dead (the refreshes went ahead)")
+            .isPositive();
       }
       for (String key : leaseOnlyKeys) {
         assertThat(analysis.count(Set.of(key), at.kill, at.restart))
@@ -470,6 +488,72 @@ public abstract class ClusterContract {
       }
     }
     return false;
+  }
+
+  /**
+   * Counts the fleet lease's {@code add}s (lease keys contain the byte 0x7F): won, lost, and
+   * failed, after which the cache loads anyway (fail open).
+   */
+  static final class LeaseCounter implements CacheStore {
+    private final CacheStore delegate;
+    private final LongAdder won = new LongAdder();
+    private final LongAdder lost = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+
+    LeaseCounter(CacheStore delegate) {
+      this.delegate = delegate;
+    }
+
+    /** {won, lost, failed} so far. */
+    long[] snapshot() {
+      return new long[] {won.sum(), lost.sum(), failed.sum()};
+    }
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      return delegate.gets(key);
+    }
+
+    @Override
+    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      return delegate.getsAll(keys);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      CompletableFuture<Boolean> added = delegate.add(key, value, exptime);
+      if (key.indexOf(LEASE_MARK) >= 0) {
+        added.whenComplete((stored, error) -> (error != null ? failed
+            : stored ? won : lost).increment());
+      }
+      return added;
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return delegate.set(key, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return delegate.cas(key, casToken, value, exptime);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      return delegate.delete(key);
+    }
+
+    @Override
+    public CompletableFuture<Void> flushPrefix(String prefix) {
+      return delegate.flushPrefix(prefix);
+    }
+
+    @Override
+    public int maxKeyLength() {
+      return delegate.maxKeyLength();
+    }
   }
 
   /** The moments of the run, in {@link System#nanoTime()}; 0 where a moment did not occur. */
@@ -582,7 +666,7 @@ public abstract class ClusterContract {
   private void report(Analysis analysis, Set<String> deadKeys, Set<String> leaseOnlyKeys,
       Map<String, InetSocketAddress> bulkHome, InetSocketAddress victim,
       Map<String, SteadyLoad.Phase> phases, Map<String, CacheStats> stats,
-      Map<String, Integer> probes, long copiesLeft) {
+      Map<String, long[]> leases, Map<String, Integer> probes, long copiesLeft) {
     Timeline at = analysis.at;
     Set<String> all = new java.util.HashSet<>(deadKeys);
     all.addAll(analysis.survivorKeys);
@@ -614,18 +698,26 @@ public abstract class ClusterContract {
         analysis.misses(analysis.survivorKeys, at.baseline, at.end), errors,
         probeDead, requests);
     System.out.printf(Locale.ROOT, "%s %s | moments (s from the kill): baseline %.1f, noticed"
-            + " %s, dropped %s, moved %s, restarted %.1f, back %.1f, end %.1f; dead node's keys with a copy"
-            + " on a survivor when it came back: %d of %d; getAll probes (keys loaded): %s%n",
+            + " %s, dropped %s, moved %s, restarted %.1f, back %.1f, end %.1f; dead node's keys"
+            + " with a copy on a survivor when it came back: %d of %d; getAll probes (keys"
+            + " loaded): %s%n",
         STATS_PREFIX, adapterName(), at.seconds(at.kill, at.baseline),
-        format(at.seconds(at.kill, at.noticed)), at.dropped == 0 ? "-" : format(at.seconds(at.kill, at.dropped)),
+        format(at.seconds(at.kill, at.noticed)),
+        at.dropped == 0 ? "-" : format(at.seconds(at.kill, at.dropped)),
         at.moved == 0 ? "-" : format(at.seconds(at.kill, at.moved)),
         at.seconds(at.kill, at.restart), at.seconds(at.kill, at.returned),
         at.seconds(at.kill, at.end), copiesLeft, deadKeys.size(), probes);
     CacheStats previous = null;
+    long[] leasesBefore = new long[3];
     for (Map.Entry<String, CacheStats> phase : stats.entrySet()) {
       CacheStats delta = previous == null ? phase.getValue() : phase.getValue().minus(previous);
       previous = phase.getValue();
-      System.out.printf("%s %s | %s | %s%n", STATS_PREFIX, adapterName(), phase.getKey(), delta);
+      long[] leasesNow = leases.get(phase.getKey());
+      System.out.printf("%s %s | %s | lease adds won %d, lost %d, failed (loaded anyway) %d |"
+              + " %s%n", STATS_PREFIX, adapterName(), phase.getKey(),
+          leasesNow[0] - leasesBefore[0], leasesNow[1] - leasesBefore[1],
+          leasesNow[2] - leasesBefore[2], delta);
+      leasesBefore = leasesNow;
     }
     for (long[] second : analysis.perSecond(at.baseline, at.end)) {
       System.out.printf(Locale.ROOT, "%s %s | %+d s | dead node's keys %d | other keys %d |"

@@ -28,6 +28,7 @@ import net.spy.memcached.ConnectionFactoryBuilder;
  * java -jar benchmarks/target/stampede-lab.jar --quick --memcached auto
  * java -jar benchmarks/target/stampede-lab.jar --quick --memcached 127.0.0.1:11211
  * java -jar benchmarks/target/stampede-lab.jar --quick --arcus 127.0.0.1:2181/test
+ * java -jar benchmarks/target/stampede-lab.jar --cluster 3 --kill-node-at 20s
  * </pre>
  *
  * Run with {@code --help} for every option.
@@ -65,6 +66,11 @@ public final class StampedeLab {
                              real memcached (--memcached H:P, default auto) behind the lab's fault
                              proxy: server down, server slow, database failing, refresh executor
                              saturated; writes faults.csv
+
+      Cluster
+        --cluster N          instead of the comparison: SUS over N memcached processes the lab
+                             starts (ARCUS adapter, ZooKeeper cache list), one killed under load;
+                             writes cluster.csv. Its options: --cluster 3 --help
 
       Output
         --out DIR            results.csv, results.txt and charts/ (default: lab-results)
@@ -206,6 +212,9 @@ public final class StampedeLab {
   }
 
   static int run(String[] args, PrintStream out) {
+    if (ClusterScenario.requested(args)) {
+      return ClusterScenario.run(args, out);
+    }
     System.setProperty("java.awt.headless", "true");
     Options options = parse(args);
     if (options.help()) {

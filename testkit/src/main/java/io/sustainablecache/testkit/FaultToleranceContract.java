@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * How a {@link SustainableCache} over an adapter behaves when its memcached fails: the server
- * goes down under load, answers slowly, or hangs; and whether an invalidation racing a
- * background refresh can ever be undone by it.
+ * goes down under load, answers slowly, or hangs. (Invalidations racing loads across hosts are
+ * in {@link SustainableCacheContract}; a cluster losing a node is {@link ClusterContract}.)
  *
  * <p>The fault scenarios run against {@link MemcachedServer#shared()} behind a {@link
  * FaultProxy}, with a cache under the sustainable policy (TTL {@value #TTL_SECONDS} s), a loader
@@ -326,7 +326,6 @@ public abstract class FaultToleranceContract {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Invalidation racing a refresh
 
   private void connectThroughAProxy() {
     proxy = FaultProxy.start(MemcachedServer.shared().address());

@@ -2,6 +2,7 @@ package io.sustainablecache.testkit;
 
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,7 +56,7 @@ final class SteadyLoad implements AutoCloseable {
 
   private final SustainableCache<String> cache;
   private final List<String> keys;
-  private final CountingLoader loader;
+  private final Loader<String> loader;
   private final long periodNanos;
   private final List<Thread> threads = new ArrayList<>();
   private final java.util.concurrent.atomic.AtomicInteger nextKey =
@@ -63,7 +64,7 @@ final class SteadyLoad implements AutoCloseable {
   private final AtomicReference<Recorder> recorder = new AtomicReference<>(new Recorder());
   private volatile boolean running = true;
 
-  private SteadyLoad(SustainableCache<String> cache, List<String> keys, CountingLoader loader,
+  private SteadyLoad(SustainableCache<String> cache, List<String> keys, Loader<String> loader,
       int requestsPerSecondPerThread) {
     this.cache = cache;
     this.keys = List.copyOf(keys);
@@ -74,10 +75,11 @@ final class SteadyLoad implements AutoCloseable {
   /**
    * Starts the threads.
    *
+   * @param loader the database: it must return {@link CountingLoader#valueOf} of the key
    * @param threadName the threads' name prefix
    */
   static SteadyLoad start(SustainableCache<String> cache, List<String> keys,
-      CountingLoader loader, int threads, int requestsPerSecondPerThread, String threadName) {
+      Loader<String> loader, int threads, int requestsPerSecondPerThread, String threadName) {
     SteadyLoad load = new SteadyLoad(cache, keys, loader, requestsPerSecondPerThread);
     for (int i = 0; i < threads; i++) {
       Thread thread = new Thread(load::run, threadName + "-" + i);

@@ -18,14 +18,18 @@
  *       that a test turns into a faulty network at run time: added latency, a hanging server,
  *       dropped connections, refused connections.</li>
  *   <li>{@link io.sustainablecache.testkit.FaultToleranceContract} runs a cache over an adapter
- *       through such faults under steady load (server down, slow, hanging) and races
- *       invalidations against background refreshes.</li>
+ *       through such faults under steady load (server down, slow, hanging).</li>
+ *   <li>{@link io.sustainablecache.testkit.SustainableCacheContract} runs a cache over an adapter
+ *       end to end, including the invalidation races across two hosts.</li>
+ *   <li>{@link io.sustainablecache.testkit.ClusterContract} runs a cache over three memcached
+ *       processes ({@link io.sustainablecache.testkit.MemcachedCluster}) under steady load, kills
+ *       one and brings it back, and checks that only its keys reload, once per key.</li>
  * </ul>
  *
  * <p>An adapter module depends on this artifact in {@code test} scope and extends the contracts
  * from integration tests ({@code *IT}) run by the failsafe plugin.
  *
- * <p>{@code MemcachedServer} and {@code FaultProxy} are in the artifact
+ * <p>{@code MemcachedServer}, {@code MemcachedCluster} and {@code FaultProxy} are in the artifact
  * {@code sustainable-cache-testkit-memcached}, which this one depends on and which needs no test
  * framework (the stampede lab uses it too).
  * {@link io.sustainablecache.testkit.MissingMemcachedReport} prints one line at the end of a test

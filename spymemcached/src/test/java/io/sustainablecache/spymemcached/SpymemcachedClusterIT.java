@@ -1,0 +1,89 @@
+package io.sustainablecache.spymemcached;
+
+import static org.awaitility.Awaitility.await;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testkit.ClusterContract;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.DefaultHashAlgorithm;
+import net.spy.memcached.FailureMode;
+import net.spy.memcached.MemcachedClient;
+
+/**
+ * The cluster contract over {@link SpymemcachedStore} and a {@link MemcachedClient} of three
+ * servers configured as the adapter recommends: text protocol, {@code Locator.CONSISTENT} with
+ * {@code KETAMA_HASH}, {@code FailureMode.Cancel}, a one-second maximum reconnect delay, the
+ * operation timeout as the client's, no blocking on a full queue, a daemon I/O thread.
+ *
+ * <p>spymemcached has a fixed server list: with {@code Cancel}, a dead server's keys stay on it,
+ * every read of them fails at once and is a miss that loads (and cannot be written), until the
+ * server is back. {@link SpymemcachedRedistributeClusterIT} runs the same scenario with {@code
+ * FailureMode.Redistribute}.
+ */
+class SpymemcachedClusterIT extends ClusterContract {
+
+  /** The client's failure mode. */
+  FailureMode failureMode() {
+    return FailureMode.Cancel;
+  }
+
+  @Override
+  protected DeadNodeKeys deadNodeKeys() {
+    return DeadNodeKeys.STAY_ON_THE_DEAD_NODE;
+  }
+
+  @Override
+  protected String adapterName() {
+    return "spymemcached (" + failureMode() + ")";
+  }
+
+  @Override
+  protected ClusterClient connect(List<InetSocketAddress> nodes, Duration operationTimeout)
+      throws Exception {
+    MemcachedClient client = new MemcachedClient(new ConnectionFactoryBuilder()
+        .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
+        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+        .setFailureMode(failureMode())
+        .setOpTimeout(operationTimeout.toMillis())
+        .setOpQueueMaxBlockTime(0)
+        .setMaxReconnectDelay(1)
+        .setDaemon(true)
+        .build(), nodes);
+    try {
+      await("the client to connect to " + nodes).atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(10))
+          .until(() -> client.getAvailableServers().containsAll(nodes));
+    } catch (RuntimeException | Error e) {
+      client.shutdown();
+      throw e;
+    }
+    SpymemcachedStore store =
+        SpymemcachedStore.builder(client).operationTimeout(operationTimeout).build();
+    return new ClusterClient() {
+      @Override
+      public CacheStore store() {
+        return store;
+      }
+
+      @Override
+      public InetSocketAddress nodeOf(String storeKey) {
+        return (InetSocketAddress) client.getNodeLocator().getPrimary(storeKey)
+            .getSocketAddress();
+      }
+
+      @Override
+      public boolean connectedTo(InetSocketAddress node) {
+        return client.getAvailableServers().contains(node);
+      }
+
+      @Override
+      public void close() {
+        client.shutdown();
+      }
+    };
+  }
+}

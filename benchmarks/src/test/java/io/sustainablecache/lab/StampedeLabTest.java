@@ -103,12 +103,18 @@ final class StampedeLabTest {
     assertThat(status).isZero();
     List<String> csv = Files.readAllLines(dir.resolve("results.csv"));
     assertThat(csv.get(0)).isEqualTo("policy,instances,tps,ttl_s,db_ms,requests,misses,loads,"
-        + "periods,loads_per_period,p50_ms,p99_ms,max_ms,max_db_concurrency,rejected");
+        + "periods,loads_per_period,p50_ms,p99_ms,max_ms,max_db_concurrency,rejected,"
+        + "variant,lease,hit_p99_ms,writes,errors,stale_hits,refresh_writes,wasted_refreshes,"
+        + "heap_mib,seed");
     assertThat(csv).hasSize(3);
     assertThat(csv.get(1)).startsWith("none,1,10,3,100,");
     assertThat(csv.get(2)).startsWith("SUS,1,10,3,100,");
     assertThat(dir.resolve("charts/SUS-x1-10tps-ttl3s-db100ms-latency.png")).isNotEmptyFile();
     assertThat(dir.resolve("charts/SUS-x1-10tps-ttl3s-db100ms-db.png")).isNotEmptyFile();
+    // one comparison per group of runs, every policy on the same axes
+    assertThat(dir.resolve("charts/compare-x1-10tps-ttl3s-db100ms-db.png")).isNotEmptyFile();
+    assertThat(dir.resolve("charts/compare-x1-10tps-ttl3s-db100ms-latency.png"))
+        .isNotEmptyFile();
     assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("[  2/2] SUS").contains("p99");
   }
 
@@ -119,6 +125,18 @@ final class StampedeLabTest {
     assertThat(runs).filteredOn(r -> r.instances() == 4)
         .allMatch(r -> r.policy() == LabPolicy.Kind.SUS).hasSize(2);
     assertThat(StampedeLab.plan(StampedeLab.parse(new String[] {"--full"}))).hasSize(288);
+  }
+
+  @Test
+  void realTimeQuickPresetMeasuresTenPeriodsInUnderFiveMinutes() {
+    List<RunConfig> runs = StampedeLab.plan(StampedeLab.parse(
+        new String[] {"--quick", "--memcached", "127.0.0.1:1"}));
+
+    assertThat(runs).hasSize(7).allMatch(r -> r.measuredPeriods() == 10);
+    assertThat(runs.stream().mapToLong(RunConfig::durationMillis).sum())
+        .isLessThan(5 * 60_000L);
+    assertThat(runs).filteredOn(r -> r.policy() == LabPolicy.Kind.SUS)
+        .extracting(RunConfig::tps).containsExactlyInAnyOrder(10, 100);
   }
 
   @Test

@@ -104,6 +104,28 @@ final class FailingDbScenario implements Scenarios.Scenario {
     return new Scenarios.Report("failingdb", CSV_HEADER, csv, table);
   }
 
+  /**
+   * The back-off windows one instance goes through until {@code failureEnd}, summed over keys
+   * whose first failed load started at {@code firstFailures}: the mean schedule {@code base},
+   * {@code 2 base}, ... capped at {@code cap} (each window is drawn from 50-150 % of that). One
+   * load per key per window is the least a key's callers can cause while the failure lasts.
+   */
+  static double backoffWindows(java.util.Collection<Long> firstFailures, long failureEnd,
+      long base, long cap) {
+    double windows = 0;
+    for (long first : firstFailures) {
+      long at = first;
+      long window = base;
+      windows++;
+      while (at + window < failureEnd) {
+        at += window;
+        window = Math.min(cap, window * 2);
+        windows++;
+      }
+    }
+    return windows;
+  }
+
   /** The failure window's figures, from the run's queries and requests. */
   static Failure failure(RunResult r) {
     long base = 1_000;
@@ -120,17 +142,7 @@ final class FailingDbScenario implements Scenarios.Scenario {
         recovery = q.end() - FAIL_TO;
       }
     }
-    double windows = 0;
-    for (long first : firstFailure.values()) {
-      long at = first;
-      long window = base;
-      windows++;
-      while (at + window < FAIL_TO) {
-        at += window;
-        window = Math.min(cap, window * 2);
-        windows++;
-      }
-    }
+    double windows = backoffWindows(firstFailure.values(), FAIL_TO, base, cap);
     RunResult.Series s = r.series();
     long requests = 0;
     long hits = 0;

@@ -48,10 +48,10 @@ final class FleetProcesses {
     String namespace = "lab-" + Long.toHexString(new SplittableRandom(System.nanoTime())
         .nextLong() & 0xFFFFFFFFL);
     // JVM start and the client connection take a second or two on a small machine.
-    long startAt = System.currentTimeMillis() + 3_000L + 1_000L * members;
+    long startAt = System.currentTimeMillis() + 2_000L + 500L * members;
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classPath = System.getProperty("java.class.path");
-    context.out().printf("[fleet] %s as %d JVMs ... ", config.describe(), members);
+    context.out().printf("[fleet] %s ... ", config.describe());
     context.out().flush();
     long wallStart = System.nanoTime();
     List<Process> processes = new ArrayList<>();

@@ -366,8 +366,12 @@ public final class StampedeLab {
     out.printf("stampede-lab --faults: SUS through the ARCUS adapter against memcached %s:%d"
         + " behind a fault proxy; output in %s%n", address.getHostString(), address.getPort(),
         dir.toAbsolutePath());
-    List<FaultSuite.FaultResult> results = new FaultSuite(address, out).run();
-    String table = FaultSuite.table(results);
+    List<FaultSuite.FaultResult> results = new ArrayList<>();
+    for (int r = 0; r < options.repeat(); r++) {
+      results.addAll(new FaultSuite(address, out).run());
+    }
+    String table = FaultSuite.table(FaultSuite.medians(results))
+        + (options.repeat() > 1 ? "(medians of " + options.repeat() + " runs each)\n" : "");
     out.println();
     out.print(table);
     try {

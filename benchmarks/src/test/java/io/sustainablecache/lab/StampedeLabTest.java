@@ -143,10 +143,18 @@ final class StampedeLabTest {
   void faultsCsvHasTheExactHeaderAndOneRowPerScenario() {
     FaultSuite.FaultResult down = new FaultSuite.FaultResult("down", 1250, 0, 532, 32, 143, 0, 0);
 
+    FaultSuite.FaultResult fleet = new FaultSuite.FaultResult("loader_failing_x4", 1251, 300,
+        400, 30, 5, 0, 150, 4, 61, 2.5);
+
     assertThat(FaultSuite.CSV_HEADER).isEqualTo(
-        "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served");
-    assertThat(down.csvRow()).isEqualTo("down,1250,0,532,32,143,0,0");
-    assertThat(FaultSuite.table(List.of(down))).contains("down").contains("1250");
+        "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served,"
+        + "instances,fault_loads,fault_loads_per_key_window");
+    assertThat(down.csvRow()).isEqualTo("down,1250,0,532,32,143,0,0,1,,");
+    assertThat(fleet.csvRow()).isEqualTo("loader_failing_x4,1251,300,400,30,5,0,150,4,61,2.50");
+    assertThat(FaultSuite.table(List.of(down, fleet))).contains("down").contains("1250")
+        .contains("loader_failing_x4").contains("2.50");
+    assertThat(FailingDbScenario.backoffWindows(List.of(0L), 10_000, 1_000, 3_000))
+        .as("windows start at 0, 1, 3, 6 and 9 s").isEqualTo(5);
     assertThat(StampedeLab.parse(new String[] {"--faults"}).faults()).isTrue();
     assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--faults", "--arcus", "zk:1/s"}))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--memcached");

@@ -56,7 +56,8 @@ final class FailingDbScenario implements Scenarios.Scenario {
     List<RunResult> results = Scenarios.runs(context, configs, all, false);
     if (context.charts()) {
       Charts.compare("the database fails from 5 s to 15 s; 5 keys @50 req/s, TTL 3 s, DB 20 ms",
-          "failingdb", results, FleetScenario::label, context.chartDir());
+          "failingdb", results, r -> "x" + r.config().instances() + ", lease "
+              + (Boolean.FALSE.equals(r.config().lease()) ? "off" : "on"), context.chartDir());
     }
     return report(results, all);
   }

@@ -264,7 +264,8 @@ public final class StampedeLab {
     if (options.faults()) {
       return runFaults(options, out);
     }
-    if (!options.scenarios().isEmpty() && !options.scenarios().equals(List.of("compare"))) {
+    boolean scenarios = options.scenarios().stream().anyMatch(n -> !n.equals("compare"));
+    if (scenarios && !options.scenarios().contains("compare")) {
       return Scenarios.run(options, out);
     }
     List<RunConfig> runs = plan(options);
@@ -310,7 +311,7 @@ public final class StampedeLab {
     }
     out.printf("%nWrote %s, %s%s%n", dir.resolve("results.csv"), dir.resolve("results.txt"),
         options.charts() ? " and " + dir.resolve("charts") + "/*.png" : "");
-    return 0;
+    return scenarios ? Scenarios.run(options, out) : 0;
   }
 
   /**
@@ -496,7 +497,6 @@ public final class StampedeLab {
     final CacheStore store;
     final String description;
     final InetSocketAddress address;
-    private final ArcusClient client;
     private final java.util.function.Supplier<ArcusClient> connect;
     private final List<ArcusClient> clients = new ArrayList<>();
     private final List<CacheStore> stores = new ArrayList<>();
@@ -505,7 +505,6 @@ public final class StampedeLab {
         InetSocketAddress address, java.util.function.Supplier<ArcusClient> connect) {
       this.store = store;
       this.description = description;
-      this.client = client;
       this.address = address;
       this.connect = connect;
       clients.add(client);

@@ -57,9 +57,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * </ul>
  *
  * <p>The memcached address is the system property {@code memcached} ({@code host:port}); without
- * it the testkit's {@link MemcachedServer#shared()} starts the local {@code memcached} binary on
- * a free loopback port in each fork ({@code MEMCACHED_ADDRESS} or Docker are used first if
- * present). The client, cache and item are created once per trial; each fork prints the cache's
+ * it {@link MemcachedServer#shared()} (module {@code sustainable-cache-testkit-memcached}) uses
+ * {@code MEMCACHED_ADDRESS} if set, else starts the local {@code memcached} binary on a free
+ * loopback port in each fork (its Docker step needs Testcontainers, which {@code benchmarks.jar}
+ * does not contain). The client, cache and item are created once per trial; each fork prints the cache's
  * counters at the end, which must show only hits. The value is {@code size} bytes (default 128)
  * plus the 16-byte envelope header. Four threads share one client (the network, not the CPU, is
  * the bottleneck; override with {@code -t}).

@@ -29,13 +29,15 @@ import net.spy.memcached.FailureMode;
 /**
  * The lab's fault suite ({@code --faults}): the library (SUS, through the ARCUS adapter) under
  * steady load against a real memcached behind the lab's own {@link FaultProxy}, through four
- * faults: the server down, the server slow, the database failing, and a refresh executor
+ * faults: the server down, the server slow, the database failing (for one instance, and for
+ * four instances sharing the fleet lease, each with its own connection), and a refresh executor
  * saturated by ten thousand keys due at once.
  */
 final class FaultSuite {
 
   static final String CSV_HEADER =
-      "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served";
+      "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served,"
+      + "instances,fault_loads,fault_loads_per_key_window";
 
   private static final Duration TTL = Duration.ofSeconds(3);
   private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(300);
@@ -55,14 +57,29 @@ final class FaultSuite {
    *     (saturation: until every accepted refresh finished); -1 if it did not happen
    * @param rejected refreshes the executor rejected
    * @param staleServed requests answered with a stale value (within the grace period)
+   * @param instances caches (app instances) sharing the server, each with its own connection
+   * @param faultLoads loader calls started during the fault, over all instances
+   * @param loadsPerKeyWindow database failing: fault loads per key per back-off window of one
+   *     instance (the mean schedule from each key's first failed load; see {@link
+   *     FailingDbScenario#backoffWindows}), or -1
    */
   record FaultResult(String scenario, long requests, long callerErrors, long loads,
-      long maxLatencyMs, long recoveryMs, long rejected, long staleServed) {
+      long maxLatencyMs, long recoveryMs, long rejected, long staleServed, int instances,
+      long faultLoads, double loadsPerKeyWindow) {
+
+    /** A result of the first release's columns (one instance, no fault-window figures). */
+    FaultResult(String scenario, long requests, long callerErrors, long loads, long maxLatencyMs,
+        long recoveryMs, long rejected, long staleServed) {
+      this(scenario, requests, callerErrors, loads, maxLatencyMs, recoveryMs, rejected,
+          staleServed, 1, -1, -1);
+    }
 
     String csvRow() {
       return String.join(",", scenario, Long.toString(requests), Long.toString(callerErrors),
           Long.toString(loads), Long.toString(maxLatencyMs), Long.toString(recoveryMs),
-          Long.toString(rejected), Long.toString(staleServed));
+          Long.toString(rejected), Long.toString(staleServed), Integer.toString(instances),
+          faultLoads < 0 ? "" : Long.toString(faultLoads),
+          loadsPerKeyWindow < 0 ? "" : RunResult.fmt(loadsPerKeyWindow));
     }
   }
 
@@ -79,45 +96,90 @@ final class FaultSuite {
     results.add(steadyLoadThrough("down", Fault.DOWN));
     results.add(steadyLoadThrough("slow", Fault.SLOW));
     results.add(steadyLoadThrough("loader_failing", Fault.LOADER_FAILING));
+    results.add(steadyLoadThrough("loader_failing_x4", Fault.LOADER_FAILING, 4));
     results.add(saturation());
     return results;
   }
 
+  /** Per scenario, the median of each figure over repeated runs of the suite. */
+  static List<FaultResult> medians(List<FaultResult> results) {
+    java.util.Map<String, List<FaultResult>> byScenario = new java.util.LinkedHashMap<>();
+    results.forEach(r -> byScenario.computeIfAbsent(r.scenario(), s -> new ArrayList<>()).add(r));
+    List<FaultResult> out = new ArrayList<>();
+    for (List<FaultResult> runs : byScenario.values()) {
+      FaultResult first = runs.get(0);
+      out.add(new FaultResult(first.scenario(), Math.round(Repeats.m(runs, FaultResult::requests)),
+          Math.round(Repeats.m(runs, FaultResult::callerErrors)),
+          Math.round(Repeats.m(runs, FaultResult::loads)),
+          Math.round(Repeats.m(runs, FaultResult::maxLatencyMs)),
+          Math.round(Repeats.m(runs, FaultResult::recoveryMs)),
+          Math.round(Repeats.m(runs, FaultResult::rejected)),
+          Math.round(Repeats.m(runs, FaultResult::staleServed)), first.instances(),
+          Math.round(Repeats.m(runs, FaultResult::faultLoads)),
+          Repeats.m(runs, FaultResult::loadsPerKeyWindow)));
+    }
+    return out;
+  }
+
   static String table(List<FaultResult> results) {
     StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
-        "%-15s %8s %13s %6s %14s %11s %8s %12s%n", "scenario", "requests", "caller_errors",
-        "loads", "max_latency_ms", "recovery_ms", "rejected", "stale_served"));
+        "%-17s %8s %13s %6s %14s %11s %8s %12s %4s %11s %16s%n", "scenario", "requests",
+        "caller_errors", "loads", "max_latency_ms", "recovery_ms", "rejected", "stale_served",
+        "inst", "fault_loads", "loads/key/window"));
     for (FaultResult r : results) {
-      b.append(String.format(Locale.ROOT, "%-15s %8d %13d %6d %14d %11d %8d %12d%n",
+      b.append(String.format(Locale.ROOT, "%-17s %8d %13d %6d %14d %11d %8d %12d %4d %11s %16s%n",
           r.scenario(), r.requests(), r.callerErrors(), r.loads(), r.maxLatencyMs(),
-          r.recoveryMs(), r.rejected(), r.staleServed()));
+          r.recoveryMs(), r.rejected(), r.staleServed(), r.instances(),
+          r.faultLoads() < 0 ? "-" : Long.toString(r.faultLoads()),
+          r.loadsPerKeyWindow() < 0 ? "-" : RunResult.fmt(r.loadsPerKeyWindow())));
     }
     return b.toString();
   }
 
   private enum Fault { DOWN, SLOW, LOADER_FAILING }
 
-  /**
-   * 50 requests/s over 5 keys for 25 s: 5 s healthy, 10 s of the fault, 10 s healthy again.
-   */
   private FaultResult steadyLoadThrough(String name, Fault fault) {
-    out.printf("[faults] %-15s 5 s healthy, 10 s %s, 10 s healthy ... ", name, describe(fault));
+    return steadyLoadThrough(name, fault, 1);
+  }
+
+  /**
+   * 50 requests/s over 5 keys for 25 s: 5 s healthy, 10 s of the fault, 10 s healthy again;
+   * round-robin over {@code instances} caches, each over its own connection to the proxy.
+   */
+  private FaultResult steadyLoadThrough(String name, Fault fault, int instances) {
+    out.printf("[faults] %-17s %s5 s healthy, 10 s %s, 10 s healthy ... ", name,
+        instances > 1 ? instances + " instances (fleet lease), " : "", describe(fault));
     out.flush();
     AtomicBoolean dbFailing = new AtomicBoolean();
     LongAdder loads = new LongAdder();
+    AtomicLong faultFrom = new AtomicLong(Long.MAX_VALUE);
+    AtomicLong faultTo = new AtomicLong(Long.MAX_VALUE);
+    java.util.concurrent.ConcurrentHashMap<String, Long> firstFailure =
+        new java.util.concurrent.ConcurrentHashMap<>();
+    LongAdder faultLoads = new LongAdder();
     Loader<String> db = key -> {
       loads.increment();
+      long now = System.currentTimeMillis();
+      if (now >= faultFrom.get() && now < faultTo.get()) {
+        faultLoads.increment();
+      }
       Thread.sleep(DB_MILLIS);
       if (dbFailing.get()) {
+        firstFailure.putIfAbsent(key, now);
         throw new IOException("database unavailable");
       }
       return key + "@" + System.currentTimeMillis();
     };
-    try (FaultProxy proxy = FaultProxy.start(memcached);
+    List<Connection> connections = new ArrayList<>();
+    List<SustainableCache<String>> caches = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(memcached)) {
+      for (int i = 0; i < instances; i++) {
         Connection connection = Connection.to(proxy.address());
-        SustainableCache<String> cache = SustainableCache.builder(connection.store)
-            .namespace("faults-" + name).ttl(TTL).codec(ValueCodec.utf8()).build()) {
-      Driver driver = new Driver(cache, db);
+        connections.add(connection);
+        caches.add(SustainableCache.builder(connection.store).namespace("faults-" + name)
+            .ttl(TTL).codec(ValueCodec.utf8()).build());
+      }
+      Driver driver = new Driver(caches, db);
       long start = System.currentTimeMillis();
       driver.start();
       sleepUntil(start + 5_000);
@@ -130,30 +192,46 @@ final class FaultSuite {
         case LOADER_FAILING -> dbFailing.set(true);
         default -> throw new AssertionError(fault);
       }
+      faultFrom.set(System.currentTimeMillis());
       sleepUntil(start + 15_000);
-      long hitsAtRestore = cache.stats().hitCount();
-      long loadsAtRestore = cache.stats().loadSuccessCount();
+      long hitsAtRestore = sum(caches, CacheStats::hitCount);
+      long loadsAtRestore = sum(caches, CacheStats::loadSuccessCount);
       long restoredAt = System.currentTimeMillis();
       if (fault == Fault.LOADER_FAILING) {
         dbFailing.set(false);
       } else {
         proxy.passThrough();
       }
+      faultTo.set(restoredAt);
       // Recovered: reads are answered from the cache again (for a failing database: a fresh
       // value was loaded and stored).
       LongSupplier progress = fault == Fault.LOADER_FAILING
-          ? () -> cache.stats().loadSuccessCount() - loadsAtRestore
-          : () -> cache.stats().hitCount() - hitsAtRestore;
+          ? () -> sum(caches, CacheStats::loadSuccessCount) - loadsAtRestore
+          : () -> sum(caches, CacheStats::hitCount) - hitsAtRestore;
       long recovery = driver.awaitProgress(progress, restoredAt, start + 25_000);
       sleepUntil(start + 25_000);
       driver.stop();
-      CacheStats stats = cache.stats();
+      double perWindow = -1;
+      if (fault == Fault.LOADER_FAILING) {
+        double windows = FailingDbScenario.backoffWindows(firstFailure.values(), restoredAt,
+            1_000, Math.max(1_000, TTL.toMillis()));
+        perWindow = windows == 0 ? 0 : faultLoads.sum() / windows;
+      }
       FaultResult result = new FaultResult(name, driver.requests.get(), driver.errors.get(),
-          loads.sum(), driver.maxLatency.get(), recovery, stats.refreshRejectedCount(),
-          stats.staleHitCount() + stats.staleOnErrorCount());
+          loads.sum(), driver.maxLatency.get(), recovery, sum(caches,
+          CacheStats::refreshRejectedCount), sum(caches, s -> s.staleHitCount()
+          + s.staleOnErrorCount()), instances, faultLoads.sum(), perWindow);
       out.printf("%d errors, recovery %d ms%n", result.callerErrors(), recovery);
       return result;
+    } finally {
+      caches.forEach(SustainableCache::close);
+      connections.forEach(Connection::close);
     }
+  }
+
+  private static long sum(List<SustainableCache<String>> caches,
+      java.util.function.ToLongFunction<CacheStats> counter) {
+    return caches.stream().mapToLong(c -> counter.applyAsLong(c.stats())).sum();
   }
 
   /**
@@ -227,18 +305,21 @@ final class FaultSuite {
     };
   }
 
-  /** Open-loop requests at {@link #RATE}/s over {@link #KEYS} keys; records what callers saw. */
+  /**
+   * Open-loop requests at {@link #RATE}/s over {@link #KEYS} keys, round-robin over the caches;
+   * records what callers saw.
+   */
   private static final class Driver {
     final AtomicLong requests = new AtomicLong();
     final AtomicLong errors = new AtomicLong();
     final AtomicLong maxLatency = new AtomicLong();
-    private final SustainableCache<String> cache;
+    private final List<SustainableCache<String>> caches;
     private final Loader<String> db;
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
     private final ExecutorService workers = Executors.newCachedThreadPool();
 
-    Driver(SustainableCache<String> cache, Loader<String> db) {
-      this.cache = cache;
+    Driver(List<SustainableCache<String>> caches, Loader<String> db) {
+      this.caches = caches;
       this.db = db;
     }
 
@@ -246,6 +327,7 @@ final class FaultSuite {
       ticker.scheduleAtFixedRate(() -> {
         long n = requests.getAndIncrement();
         String key = "k" + (n % KEYS);
+        SustainableCache<String> cache = caches.get((int) (n / KEYS % caches.size()));
         workers.execute(() -> {
           long t0 = System.nanoTime();
           try {

@@ -1,6 +1,8 @@
 package io.sustainablecache.lab;
 
+import io.sustainablecache.AsyncBulkLoader;
 import io.sustainablecache.AsyncLoader;
+import io.sustainablecache.CacheStats;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
@@ -10,6 +12,8 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.random.RandomGenerator;
@@ -73,13 +77,23 @@ interface LabPolicy extends AutoCloseable {
     return 0;
   }
 
+  /** The library's counters; empty for the lab's own policies. */
+  default CacheStats stats() {
+    return CacheStats.empty();
+  }
+
+  /** Loads {@code keys} with one bulk read and one bulk load (the library only). */
+  default CompletableFuture<?> preload(Collection<String> keys) {
+    throw new UnsupportedOperationException("only the library loads in bulk");
+  }
+
   @Override
   default void close() {}
 
   /** What a policy instance needs from its run. */
   record Context(Timeline timeline, CacheStore store, SimulatedDatabase db, String namespace,
       Duration ttl, RandomGenerator random, SimExecutor simExecutor, int refreshThreads,
-      int refreshQueue, Boolean lease) {
+      int refreshQueue, Boolean lease, RunConfig.Tweaks tweaks) {
 
     String storeKey(String key) {
       return namespace + ":" + key;
@@ -114,7 +128,9 @@ interface LabPolicy extends AutoCloseable {
         return CompletableFuture.completedFuture(Outcome.HIT);
       }
       return ctx.db().query(key).thenApply(value -> {
-        write(ctx.store(), storeKey, value.getBytes(StandardCharsets.UTF_8), ctx.ttlSeconds());
+        if (value != null) { // plain demand-fill code does not cache "no row"
+          write(ctx.store(), storeKey, value.getBytes(StandardCharsets.UTF_8), ctx.ttlSeconds());
+        }
         return Outcome.MISS;
       });
     }
@@ -148,6 +164,9 @@ interface LabPolicy extends AutoCloseable {
     private CompletableFuture<Outcome> load(String key, String storeKey, Outcome outcome) {
       long start = ctx.timeline().millis();
       return ctx.db().query(key).thenApply(value -> {
+        if (value == null) {
+          return outcome;
+        }
         long end = ctx.timeline().millis();
         byte[] bytes = Envelope.encode(end, end + ctx.ttl().toMillis(), end - start,
             value.getBytes(StandardCharsets.UTF_8));
@@ -157,13 +176,21 @@ interface LabPolicy extends AutoCloseable {
     }
   }
 
-  /** The library itself, through {@link SustainableCache#getAsync}. */
+  /**
+   * The library itself, through {@link SustainableCache#findAsync} in virtual time and {@link
+   * SustainableCache#find} on the request's thread in real time (a blocking loader, as a JDBC
+   * query is, must not run on the client's I/O thread, where an asynchronous loader runs). A key
+   * without a value is an empty answer, not an error. A request is a hit if its answer is the
+   * value its own store read found, whichever thread completes it; anything else waited for a
+   * load (its own, one it joined, or another instance's under the fleet lease).
+   */
   final class Library implements LabPolicy {
-    private static final ThreadLocal<boolean[]> LOADED_HERE =
-        ThreadLocal.withInitial(() -> new boolean[1]);
-
     private final SustainableCache<String> cache;
+    private final boolean sync;
     private final AsyncLoader<String> loader;
+    private final AsyncBulkLoader<String> bulkLoader;
+    private final io.sustainablecache.Loader<String> syncLoader;
+    private final io.sustainablecache.BulkLoader<String> syncBulkLoader;
 
     Library(Context ctx, RefreshPolicy policy) {
       SustainableCacheBuilder<String> builder = SustainableCache.builder(ctx.store())
@@ -173,6 +200,12 @@ interface LabPolicy extends AutoCloseable {
       if (ctx.lease() != null) {
         builder.fleetLease(ctx.lease());
       }
+      if (ctx.tweaks().absentTtl() != null) {
+        builder.absentTtl(ctx.tweaks().absentTtl());
+      }
+      if (ctx.tweaks().ttlJitter() > 0) {
+        builder.ttlJitter(ctx.tweaks().ttlJitter());
+      }
       SimExecutor sim = ctx.simExecutor();
       if (sim != null) {
         builder.refreshExecutor(sim);
@@ -180,26 +213,64 @@ interface LabPolicy extends AutoCloseable {
         builder.refreshThreads(ctx.refreshThreads()).refreshQueueCapacity(ctx.refreshQueue());
       }
       this.cache = builder.build();
+      this.sync = !ctx.timeline().isVirtual();
+      // A load outside a request's scope is a background refresh (the refresh executor's).
+      this.syncLoader = key -> join(ctx.db().query(key, !CountingStore.inRequest()));
+      this.syncBulkLoader = keys -> join(ctx.db().queryAll(keys, !CountingStore.inRequest()));
+      // In virtual time a refresh is a load inside a task of the simulated refresh executor.
       this.loader = key -> {
-        LOADED_HERE.get()[0] = true;
-        CompletableFuture<String> query = ctx.db().query(key);
+        CompletableFuture<String> query = ctx.db().query(key,
+            sim == null ? !CountingStore.inRequest() : sim.inTask());
+        return sim == null ? query : sim.track(query);
+      };
+      this.bulkLoader = keys -> {
+        CompletableFuture<Map<String, String>> query = ctx.db().queryAll(keys,
+            sim == null ? !CountingStore.inRequest() : sim.inTask());
         return sim == null ? query : sim.track(query);
       };
     }
 
     @Override
     public CompletableFuture<Outcome> get(String key) {
-      boolean[] loadedHere = LOADED_HERE.get();
-      loadedHere[0] = false;
-      CompletableFuture<String> value = cache.getAsync(key, loader);
-      boolean miss = loadedHere[0] || !value.isDone();
-      loadedHere[0] = false;
-      return value.thenApply(v -> miss ? Outcome.MISS : Outcome.HIT);
+      CompletableFuture<Optional<String>> value;
+      CountingStore.Request request = CountingStore.request();
+      try {
+        value = sync ? CompletableFuture.completedFuture(cache.find(key, syncLoader))
+            : cache.findAsync(key, loader);
+      } catch (RuntimeException e) {
+        value = CompletableFuture.failedFuture(e);
+      } finally {
+        request.close();
+      }
+      return value.thenApply(v -> request.answeredFromRead(v) ? Outcome.HIT : Outcome.MISS);
+    }
+
+    @Override
+    public CompletableFuture<?> preload(Collection<String> keys) {
+      return sync ? CompletableFuture.completedFuture(cache.getAll(keys, syncBulkLoader))
+          : cache.getAllAsync(keys, bulkLoader);
+    }
+
+    /** The result of a real-time query (already complete), its failure rethrown as it is. */
+    private static <T> T join(CompletableFuture<T> query) throws Exception {
+      try {
+        return query.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        if (e.getCause() instanceof Exception cause) {
+          throw cause;
+        }
+        throw e;
+      }
     }
 
     @Override
     public long rejected() {
       return cache.stats().refreshRejectedCount();
+    }
+
+    @Override
+    public CacheStats stats() {
+      return cache.stats();
     }
 
     @Override

@@ -39,6 +39,11 @@ final class SimExecutor implements Executor {
     }
   }
 
+  /** Whether a task of this executor (a background refresh) is running on the timeline now. */
+  boolean inTask() {
+    return running;
+  }
+
   /** Called by the loader: the running task's worker is busy until {@code query} completes. */
   <T> CompletableFuture<T> track(CompletableFuture<T> query) {
     if (running) {

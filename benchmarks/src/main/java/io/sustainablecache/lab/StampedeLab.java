@@ -44,19 +44,42 @@ public final class StampedeLab {
 
       Presets (default: --quick)
         --quick              none, lock, PER, SUS at 10 and 100 req/s with 1 instance, and SUS
-                             with 4 instances; TTL 3 s, DB 100 ms
+                             with 4 instances; TTL 3 s, DB 100 ms. In real time: none, lock,
+                             PER, SUS at 100 req/s and none, PER, SUS at 10 req/s, 11 periods
+                             (10 measured; about 4.5 minutes)
         --full               the whole grid: 4 policies x rates 1,10,100,1000 x TTL 3,10,30 s
                              x DB 10,100,500 ms x 1 and 4 instances
 
+      Scenarios (instead of the comparison; each writes DIR/<name>.csv and DIR/charts/<name>-*)
+        --scenario LIST      comma-separated, or all (every one but compare):
+          compare            the policy comparison above (the default)
+          fleet              SUS on 1, 4, 16 instances (real time: 4), fleet lease on and off,
+                             10 and 100 req/s, one hot key, TTL 3 s, DB 100 ms
+          coldstart          4 and 16 instances miss one key at the same instant, lease on/off
+          zipf               100,000 keys, Zipf 0.99, 2,000 req/s: none, lock, SUS (misses, DB
+                             loads/s, wasted refreshes, heap); virtual time only
+          getall             pages of 100 keys: getAll vs 100 gets (round trips, loader calls,
+                             pages/s; real time) and coalesced background refreshes (virtual)
+          absent             20 % of requests for 1,000 ids without a row: absentTtl = TTL vs 0
+          failingdb          the database fails for 10 s: loader calls per key per back-off
+                             window, 1 and 4 instances, lease on and off
+          jitter             10,000 keys loaded by one getAll, then 3 TTL periods of traffic:
+                             ttlJitter 0, 0.1, 0.25, 0.5; virtual time only
+        --processes N        fleet in real time: also run N separate JVMs against the memcached
+                             (each hosting one instance at 1/N of the rate; lease on and off)
+        --repeat N           repeat each run N times (seeds S, S+1, ...); tables show medians
+
       Where
         --memcached H:P|auto real time against a memcached at H:P, or one obtained like the
-                             tests do (MEMCACHED_ADDRESS, Testcontainers, local binary)
+                             tests do (MEMCACHED_ADDRESS, else the local memcached binary on
+                             PATH, /usr/bin or /usr/local/bin; the lab has no Testcontainers)
         --arcus ZK/SVC       real time over ARCUS: ZooKeeper ensemble ZK, service code SVC
+        Real-time runs give each instance its own client (connection).
 
       Overrides (comma-separated lists replace the preset's)
         --policies none,lock,PER,SUS   --rates 10,100   --ttls 3,10   --db 10,100
         --instances 1,4      --periods N (TTL periods per run incl. 1 warm-up; default 10
-                             virtual, 5 real)  --keys N  --zipf S (default 1.0)
+                             virtual, 11 real)  --keys N  --zipf S (default 1.0)
         --db-slowdown X      query time grows by X per extra concurrent query (default 0)
         --refresh-threads N  --refresh-queue N   per instance (defaults 4, 1024)
         --lease on|off       the fleet lease of lock/SUS (default: the library's, on for SUS)
@@ -97,7 +120,7 @@ public final class StampedeLab {
       List<Integer> dbs, List<Integer> instances, Integer periods, int keys, double zipf,
       double dbSlowdown, int refreshThreads, int refreshQueue, String memcached, String arcus,
       Path out, boolean charts, long seed, boolean full, boolean faults, boolean help,
-      Boolean lease) {
+      Boolean lease, List<String> scenarios, int processes, int repeat) {
 
     boolean realTime() {
       return memcached != null || arcus != null;
@@ -125,6 +148,9 @@ public final class StampedeLab {
     boolean faults = false;
     boolean help = false;
     Boolean lease = null;
+    List<String> scenarios = List.of();
+    int processes = 0;
+    int repeat = 1;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
       switch (arg) {
@@ -155,6 +181,9 @@ public final class StampedeLab {
           case "off" -> Boolean.FALSE;
           default -> throw new IllegalArgumentException("--lease takes on or off");
         };
+        case "--scenario", "--scenarios" -> scenarios = Scenarios.parse(value(args, ++i, arg));
+        case "--processes" -> processes = number(value(args, ++i, arg), arg, Integer::parseInt);
+        case "--repeat" -> repeat = number(value(args, ++i, arg), arg, Integer::parseInt);
         default -> throw new IllegalArgumentException("unknown option '" + arg + "'");
       }
     }
@@ -164,13 +193,21 @@ public final class StampedeLab {
     if (faults && arcus != null) {
       throw new IllegalArgumentException("--faults runs against a memcached: use --memcached");
     }
+    if (repeat < 1 || processes < 0 || processes == 1) {
+      throw new IllegalArgumentException("--repeat takes 1 or more, --processes 2 or more");
+    }
+    if (processes > 0 && (memcached == null || !scenarios.contains("fleet"))) {
+      throw new IllegalArgumentException("--processes runs the fleet scenario in real time:"
+          + " use it with --scenario fleet --memcached");
+    }
     return new Options(policies, rates, ttls, dbs, instances, periods, keys, zipf, slowdown,
-        threads, queue, memcached, arcus, out, charts, seed, full, faults, help, lease);
+        threads, queue, memcached, arcus, out, charts, seed, full, faults, help, lease,
+        scenarios, processes, repeat);
   }
 
   /** The runs an invocation asks for, in order. */
   static List<RunConfig> plan(Options o) {
-    int periods = o.periods() != null ? o.periods() : o.realTime() ? 5 : 10;
+    int periods = o.periods() != null ? o.periods() : o.realTime() ? 11 : 10;
     List<RunConfig> runs = new ArrayList<>();
     boolean custom = o.policies() != null || o.rates() != null || o.ttls() != null
         || o.dbs() != null || o.instances() != null;
@@ -191,6 +228,18 @@ public final class StampedeLab {
             }
           }
         }
+      }
+      return runs;
+    }
+    if (o.realTime()) {
+      // 10 measured periods per run, so that loads per period mean something; the 4-instance
+      // runs and lock at 10 req/s (like none there) are left to the fleet scenario and --full.
+      for (LabPolicy.Kind policy : LabPolicy.Kind.values()) {
+        runs.add(config(o, policy, 1, 100, 3, 100, periods));
+      }
+      for (LabPolicy.Kind policy : List.of(LabPolicy.Kind.NONE, LabPolicy.Kind.PER,
+          LabPolicy.Kind.SUS)) {
+        runs.add(config(o, policy, 1, 10, 3, 100, periods));
       }
       return runs;
     }
@@ -224,6 +273,10 @@ public final class StampedeLab {
     if (options.faults()) {
       return runFaults(options, out);
     }
+    boolean scenarios = options.scenarios().stream().anyMatch(n -> !n.equals("compare"));
+    if (scenarios && !options.scenarios().contains("compare")) {
+      return Scenarios.run(options, out);
+    }
     List<RunConfig> runs = plan(options);
     Path dir = options.out();
     try {
@@ -235,19 +288,15 @@ public final class StampedeLab {
     out.printf("stampede-lab: %d runs, %s, seed %d, output in %s%n", runs.size(),
         handle == null ? "virtual time (in-memory memcached model with a 1 s expiry tick)"
             : "real time against " + handle.description, options.seed(), dir.toAbsolutePath());
-    List<RunResult> results = new ArrayList<>();
+    List<RunResult> all = new ArrayList<>();
+    List<RunResult> results;
     try {
-      for (int i = 0; i < runs.size(); i++) {
-        RunConfig run = runs.get(i);
-        out.printf("[%3d/%d] %s ... ", i + 1, runs.size(), run.describe());
-        out.flush();
-        RunResult result = handle == null ? LabRun.virtual(run) : LabRun.real(run, handle.store);
-        results.add(result);
-        out.printf("%d misses, %.2f loads/period, p99 %.0f ms (%.1f s)%n", result.misses(),
-            result.loadsPerPeriod(), result.p99Ms(), result.wallMillis() / 1000.0);
-        if (options.charts()) {
+      results = runAll(runs, options.repeat(), handle, out, all);
+      if (options.charts()) {
+        for (RunResult result : results) {
           Charts.write(result, dir.resolve("charts"));
         }
+        compareCharts(results, dir.resolve("charts"));
       }
     } catch (IOException e) {
       throw new IllegalStateException("cannot write charts: " + e, e);
@@ -256,12 +305,14 @@ public final class StampedeLab {
         handle.close();
       }
     }
-    String table = table(results);
+    results = Repeats.medians(all, options.repeat());
+    String table = table(results)
+        + (options.repeat() > 1 ? "(medians of " + options.repeat() + " runs each)\n" : "");
     out.println();
     out.print(table);
     out.print(verdict(results));
     try {
-      writeCsv(results, dir.resolve("results.csv"));
+      writeCsv(all, dir.resolve("results.csv"));
       Files.writeString(dir.resolve("results.txt"), table + verdict(results),
           StandardCharsets.UTF_8);
     } catch (IOException e) {
@@ -269,7 +320,53 @@ public final class StampedeLab {
     }
     out.printf("%nWrote %s, %s%s%n", dir.resolve("results.csv"), dir.resolve("results.txt"),
         options.charts() ? " and " + dir.resolve("charts") + "/*.png" : "");
-    return 0;
+    return scenarios ? Scenarios.run(options, out) : 0;
+  }
+
+  /**
+   * Runs each config {@code repeat} times (seeds seed, seed + 1, ...), adding every result to
+   * {@code all}; returns the first repetition's results (for the charts).
+   */
+  static List<RunResult> runAll(List<RunConfig> runs, int repeat, StoreHandle handle,
+      PrintStream out, List<RunResult> all) {
+    List<RunResult> first = new ArrayList<>();
+    int total = runs.size() * repeat;
+    int done = 0;
+    for (int r = 0; r < repeat; r++) {
+      for (RunConfig config : runs) {
+        RunConfig run = config.withSeed(config.seed() + r);
+        out.printf("[%3d/%d] %s ... ", ++done, total, run.describe());
+        out.flush();
+        RunResult result = handle == null ? LabRun.virtual(run) : LabRun.real(run, handle::store);
+        all.add(result);
+        if (r == 0) {
+          first.add(result);
+        }
+        out.printf("%d misses, %.2f loads/period, p99 %.0f ms (%.1f s)%n", result.misses(),
+            result.loadsPerPeriod(), result.p99Ms(), result.wallMillis() / 1000.0);
+      }
+    }
+    return first;
+  }
+
+  /** One comparison per group of runs that differ only in policy (same instances, rate...). */
+  static void compareCharts(List<RunResult> results, Path charts) throws IOException {
+    java.util.Map<String, List<RunResult>> groups = new java.util.LinkedHashMap<>();
+    for (RunResult r : results) {
+      RunConfig c = r.config();
+      String group = "compare-x" + c.instances() + "-" + c.tps() + "tps-ttl" + c.ttlSeconds()
+          + "s-db" + c.dbMillis() + "ms";
+      groups.computeIfAbsent(group, g -> new ArrayList<>()).add(r);
+    }
+    for (var group : groups.entrySet()) {
+      if (group.getValue().size() > 1) {
+        RunConfig c = group.getValue().get(0).config();
+        String title = String.format(Locale.ROOT, "x%d @%d req/s, TTL %d s, DB %d ms",
+            c.instances(), c.tps(), c.ttlSeconds(), c.dbMillis());
+        Charts.compare(title, group.getKey(), group.getValue(),
+            r -> r.config().policy().toString(), charts);
+      }
+    }
   }
 
   /** The fault suite: needs a real memcached, by default one obtained like the tests do. */
@@ -279,8 +376,12 @@ public final class StampedeLab {
     out.printf("stampede-lab --faults: SUS through the ARCUS adapter against memcached %s:%d"
         + " behind a fault proxy; output in %s%n", address.getHostString(), address.getPort(),
         dir.toAbsolutePath());
-    List<FaultSuite.FaultResult> results = new FaultSuite(address, out).run();
-    String table = FaultSuite.table(results);
+    List<FaultSuite.FaultResult> results = new ArrayList<>();
+    for (int r = 0; r < options.repeat(); r++) {
+      results.addAll(new FaultSuite(address, out).run());
+    }
+    String table = FaultSuite.table(FaultSuite.medians(results))
+        + (options.repeat() > 1 ? "(medians of " + options.repeat() + " runs each)\n" : "");
     out.println();
     out.print(table);
     try {
@@ -397,16 +498,36 @@ public final class StampedeLab {
     }
   }
 
-  /** The real store and whatever must be closed with it. */
+  /**
+   * The real store and whatever must be closed with it: one client per simulated instance, as
+   * separate app instances would have (the first opened at once, the others on demand).
+   */
   static final class StoreHandle implements AutoCloseable {
     final CacheStore store;
     final String description;
-    private final ArcusClient client;
+    final InetSocketAddress address;
+    private final java.util.function.Supplier<ArcusClient> connect;
+    private final List<ArcusClient> clients = new ArrayList<>();
+    private final List<CacheStore> stores = new ArrayList<>();
 
-    private StoreHandle(CacheStore store, String description, ArcusClient client) {
+    private StoreHandle(CacheStore store, String description, ArcusClient client,
+        InetSocketAddress address, java.util.function.Supplier<ArcusClient> connect) {
       this.store = store;
       this.description = description;
-      this.client = client;
+      this.address = address;
+      this.connect = connect;
+      clients.add(client);
+      stores.add(store);
+    }
+
+    /** The store of instance {@code i}, each over its own client. */
+    synchronized CacheStore store(int i) {
+      while (stores.size() <= i) {
+        ArcusClient another = connect.get();
+        clients.add(another);
+        stores.add(ArcusStore.of(another));
+      }
+      return stores.get(i);
     }
 
     static StoreHandle open(Options o, PrintStream out) {
@@ -419,18 +540,26 @@ public final class StampedeLab {
           }
           String zk = o.arcus().substring(0, slash);
           String service = o.arcus().substring(slash + 1);
-          ArcusClient client = ArcusClient.createArcusClient(zk, service,
-              new ConnectionFactoryBuilder());
-          return new StoreHandle(ArcusStore.of(client), "ARCUS " + o.arcus(), client);
+          java.util.function.Supplier<ArcusClient> connect = () -> ArcusClient.createArcusClient(
+              zk, service, new ConnectionFactoryBuilder());
+          ArcusClient client = connect.get();
+          return new StoreHandle(ArcusStore.of(client), "ARCUS " + o.arcus(), client, null,
+              connect);
         }
         Memcached memcached = memcached(o.memcached());
-        ArcusClient client = new ArcusClient(new ConnectionFactoryBuilder().build(),
-            List.of(memcached.address()));
-        return new StoreHandle(ArcusStore.of(client), memcached.description(), client);
-      } catch (IOException e) {
-        throw new IllegalStateException("cannot connect: " + e, e);
+        java.util.function.Supplier<ArcusClient> connect = () -> {
+          try {
+            return new ArcusClient(new ConnectionFactoryBuilder().build(),
+                List.of(memcached.address()));
+          } catch (IOException e) {
+            throw new IllegalStateException("cannot connect: " + e, e);
+          }
+        };
+        ArcusClient client = connect.get();
+        return new StoreHandle(ArcusStore.of(client), memcached.description(), client,
+            memcached.address(), connect);
       } catch (RuntimeException e) {
-        if (e instanceof IllegalArgumentException) {
+        if (e instanceof IllegalArgumentException || e instanceof IllegalStateException) {
           throw e;
         }
         // e.g. the ARCUS client refusing an unknown service code
@@ -449,8 +578,8 @@ public final class StampedeLab {
     }
 
     @Override
-    public void close() {
-      client.shutdown();
+    public synchronized void close() {
+      clients.forEach(ArcusClient::shutdown);
     }
   }
 }

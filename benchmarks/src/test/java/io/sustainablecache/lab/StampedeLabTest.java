@@ -103,12 +103,18 @@ final class StampedeLabTest {
     assertThat(status).isZero();
     List<String> csv = Files.readAllLines(dir.resolve("results.csv"));
     assertThat(csv.get(0)).isEqualTo("policy,instances,tps,ttl_s,db_ms,requests,misses,loads,"
-        + "periods,loads_per_period,p50_ms,p99_ms,max_ms,max_db_concurrency,rejected");
+        + "periods,loads_per_period,p50_ms,p99_ms,max_ms,max_db_concurrency,rejected,"
+        + "variant,lease,hit_p99_ms,writes,errors,stale_hits,refresh_writes,wasted_refreshes,"
+        + "heap_mib,seed");
     assertThat(csv).hasSize(3);
     assertThat(csv.get(1)).startsWith("none,1,10,3,100,");
     assertThat(csv.get(2)).startsWith("SUS,1,10,3,100,");
     assertThat(dir.resolve("charts/SUS-x1-10tps-ttl3s-db100ms-latency.png")).isNotEmptyFile();
     assertThat(dir.resolve("charts/SUS-x1-10tps-ttl3s-db100ms-db.png")).isNotEmptyFile();
+    // one comparison per group of runs, every policy on the same axes
+    assertThat(dir.resolve("charts/compare-x1-10tps-ttl3s-db100ms-db.png")).isNotEmptyFile();
+    assertThat(dir.resolve("charts/compare-x1-10tps-ttl3s-db100ms-latency.png"))
+        .isNotEmptyFile();
     assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("[  2/2] SUS").contains("p99");
   }
 
@@ -122,13 +128,33 @@ final class StampedeLabTest {
   }
 
   @Test
+  void realTimeQuickPresetMeasuresTenPeriodsInUnderFiveMinutes() {
+    List<RunConfig> runs = StampedeLab.plan(StampedeLab.parse(
+        new String[] {"--quick", "--memcached", "127.0.0.1:1"}));
+
+    assertThat(runs).hasSize(7).allMatch(r -> r.measuredPeriods() == 10);
+    assertThat(runs.stream().mapToLong(RunConfig::durationMillis).sum())
+        .isLessThan(5 * 60_000L);
+    assertThat(runs).filteredOn(r -> r.policy() == LabPolicy.Kind.SUS)
+        .extracting(RunConfig::tps).containsExactlyInAnyOrder(10, 100);
+  }
+
+  @Test
   void faultsCsvHasTheExactHeaderAndOneRowPerScenario() {
     FaultSuite.FaultResult down = new FaultSuite.FaultResult("down", 1250, 0, 532, 32, 143, 0, 0);
 
+    FaultSuite.FaultResult fleet = new FaultSuite.FaultResult("loader_failing_x4", 1251, 300,
+        400, 30, 5, 0, 150, 4, 61, 2.5);
+
     assertThat(FaultSuite.CSV_HEADER).isEqualTo(
-        "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served");
-    assertThat(down.csvRow()).isEqualTo("down,1250,0,532,32,143,0,0");
-    assertThat(FaultSuite.table(List.of(down))).contains("down").contains("1250");
+        "scenario,requests,caller_errors,loads,max_latency_ms,recovery_ms,rejected,stale_served,"
+        + "instances,fault_loads,fault_loads_per_key_window");
+    assertThat(down.csvRow()).isEqualTo("down,1250,0,532,32,143,0,0,1,,");
+    assertThat(fleet.csvRow()).isEqualTo("loader_failing_x4,1251,300,400,30,5,0,150,4,61,2.50");
+    assertThat(FaultSuite.table(List.of(down, fleet))).contains("down").contains("1250")
+        .contains("loader_failing_x4").contains("2.50");
+    assertThat(FailingDbScenario.backoffWindows(List.of(0L), 10_000, 1_000, 3_000))
+        .as("windows start at 0, 1, 3, 6 and 9 s").isEqualTo(5);
     assertThat(StampedeLab.parse(new String[] {"--faults"}).faults()).isTrue();
     assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--faults", "--arcus", "zk:1/s"}))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--memcached");

@@ -5,7 +5,6 @@ import io.sustainablecache.spi.StoreItem;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -107,7 +106,7 @@ final class FleetLease<V> {
   /**
    * Takes the key's lease before a miss loads; if another instance holds it, waits for that
    * instance's write, or fails the flight at once with that instance's failure (see {@link
-   * #failedElsewhere}). Polls run on the scheduler; the returned future completes on whatever
+   * #readLostLease}). Polls run on the scheduler; the returned future completes on whatever
    * thread answered last (callers continue on their own executor).
    *
    * @return a future of {@code true} if this instance should load now, {@code false} if the
@@ -119,31 +118,43 @@ final class FleetLease<V> {
       if (won) {
         return CompletableFuture.completedFuture(true);
       }
-      long expected = expectedLoadMillis(flight);
-      long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
-      long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
-      CompletableFuture<Boolean> decided = new CompletableFuture<>();
-      poll(flight, clock.millis() + waitMillis, pollMillis, decided);
-      return decided;
+      if (flight.result.isDone()) { // delivered by the winner's re-read
+        return CompletableFuture.completedFuture(false);
+      }
+      return readLease(flight).thenCompose(lost -> {
+        if (lost != Lost.WAIT) {
+          return CompletableFuture.completedFuture(lost == Lost.CLAIMED);
+        }
+        long expected = expectedLoadMillis(flight);
+        long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
+        long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
+        CompletableFuture<Boolean> decided = new CompletableFuture<>();
+        poll(flight, clock.millis() + waitMillis, pollMillis, decided);
+        return decided;
+      });
     });
   }
 
+
   /**
    * After the holder's load (its write issued, or its failure recorded): releases the lease,
-   * except that a failed load whose key now backs off keeps it for the whole back-off, rewritten
+   * except that a failed load whose key now backs off ({@code failure}, the record its {@link
+   * KeyRegistry#finish} made) keeps it for the whole back-off, rewritten
    * as a {@link FailureMarker} with an exptime
    * that covers the back-off: the other instances do not load the key meanwhile, and their
    * misses fail fast with this failure instead of waiting for a write that will not come (see
    * {@link #beforeMiss}). This instance may load under it again once its back-off ends (see
    * {@link KeyRegistry#leaseHeldUntil}).
    */
-  void afterLoad(Flight<V> flight, boolean loaded) {
+  void afterLoad(Flight<V> flight, KeyRegistry.Failure failure) {
     if (!flight.leaseHeld) {
       return;
     }
     flight.leaseHeld = false;
     long now = clock.millis();
-    KeyRegistry.Failure failure = loaded ? null : registry.heldFailure(flight.storeKey, now);
+    if (failure != null && failure.leaseUntil() <= now) {
+      failure = null;
+    }
     String leaseKey = keys.leaseKey(flight.storeKey);
     if (failure == null) {
       store.delete(leaseKey);
@@ -197,7 +208,7 @@ final class FleetLease<V> {
         if (error == null && item.isPresent() && deliver(flight, item.get())) {
           // another instance wrote since our read: nothing to load, release the lease at once
           stats.increment(Counter.LEASE_LOST);
-          afterLoad(flight, true);
+          afterLoad(flight, null);
           return false;
         }
         stats.increment(Counter.LEASE_WON);
@@ -223,82 +234,88 @@ final class FleetLease<V> {
    */
   private void poll(Flight<V> flight, long deadline, long pollMillis,
       CompletableFuture<Boolean> decided) {
-    if (flight.result.isDone()) { // delivered by the winner's re-read, invalidated, timed out
+    if (flight.result.isDone()) { // invalidated and completed elsewhere, or timed out
       decided.complete(false);
       return;
     }
-    String leaseKey = keys.leaseKey(flight.storeKey);
-    store.getsAll(List.of(flight.storeKey, leaseKey)).whenComplete((items, error) -> {
-      try {
-        if (error == null) {
-          StoreItem item = items.get(flight.storeKey);
-          if (item != null && deliver(flight, item)) {
-            decided.complete(false);
-            return;
-          }
-          StoreItem lease = items.get(leaseKey);
-          FailureMarker marker = lease == null ? null : FailureMarker.parse(lease.value());
-          if (marker != null && marker.owner(owner)) {
-            // our own, from a failed load whose back-off ended: load under it again (a failure
-            // marks it anew, a success deletes it)
-            flight.leaseHeld = true;
-            flight.leaseUntil = clock.millis();
-            decided.complete(true);
-            return;
-          }
-          if (marker != null) {
-            // fails the flight with the marked failure, or (a leftover) loads at once
-            decided.complete(!failedElsewhere(flight, marker, item));
-            return;
-          }
-        }
-        pollLater(flight, deadline, pollMillis, decided);
-      } catch (Throwable t) {
-        decided.complete(true);
-      }
-    });
-  }
-
-  private void pollLater(Flight<V> flight, long deadline, long pollMillis,
-      CompletableFuture<Boolean> decided) {
     long now = clock.millis();
     if (now >= deadline) {
       decided.complete(true); // the holder did not deliver in time: load ourselves
       return;
     }
     try {
-      scheduler.schedule(() -> poll(flight, deadline, pollMillis, decided),
-          Math.min(pollMillis, deadline - now), TimeUnit.MILLISECONDS);
+      scheduler.schedule(() -> store.gets(flight.storeKey).whenComplete((item, error) -> {
+        try {
+          if (error == null && item.isPresent() && deliver(flight, item.get())) {
+            decided.complete(false);
+          } else {
+            readLease(flight).whenComplete((lost, leaseError) -> {
+              if (lost != null && lost != Lost.WAIT) { // the holder failed meanwhile
+                decided.complete(lost == Lost.CLAIMED);
+              } else {
+                poll(flight, deadline, pollMillis, decided);
+              }
+            });
+          }
+        } catch (Throwable t) {
+          decided.complete(true);
+        }
+      }), Math.min(pollMillis, deadline - now), TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       decided.complete(true);
     }
   }
 
+  /** Reads the lease a miss lost (see {@link #readLostLease}); never failing. */
+  private CompletableFuture<Lost> readLease(Flight<V> flight) {
+    return store.gets(keys.leaseKey(flight.storeKey)).handle((lease, error) ->
+        error != null || lease.isEmpty() ? Lost.WAIT
+            : readLostLease(flight, lease.get().value()));
+  }
+
+  /** What a miss that lost the lease makes of the lease's value. */
+  private enum Lost {
+    /** A holder's identity, or a marker that does not apply: wait for the holder's write. */
+    WAIT,
+    /** Another instance's failure marker: the flight failed with that failure. */
+    FAILED,
+    /** This instance's own marker, from a failed load whose back-off ended: load under it. */
+    CLAIMED
+  }
+
   /**
-   * A miss that lost the lease found a failure marker. If another instance wrote it about the
-   * item as it is now, this remembers that failure for the key (this instance backs off too) and
-   * fails the miss's flight with it. Otherwise the marker is a leftover nobody loads under: it is
-   * about an item that changed since the failed load read it (an {@code invalidate}'s tombstone
-   * or a {@code put} since, even if the marker landed after the invalidation deleted the lease).
-   *
-   * @return {@code true} if the flight failed with the marked failure, {@code false} if the miss
-   *     should load now
+   * Reads the lease a miss lost. A failure marker applies if it is about the item version this
+   * miss read (or the item is absent: it left the server, nothing newer was written); one about
+   * another version is a leftover (an {@code invalidate}'s tombstone or a {@code put} came
+   * since, even if the marker landed after the invalidation deleted the lease), and the miss
+   * waits as for any holder. Another instance's marker fails the flight at once with that
+   * failure, remembered here as well (this instance backs off too, counting on from the
+   * marker's failures). This instance's own marker is a lease it holds: it loads under it again
+   * (a failure marks it anew, a success deletes it). Never reads the item: values only come from
+   * the polls.
    */
-  private boolean failedElsewhere(Flight<V> flight, FailureMarker marker, StoreItem item) {
-    if ((item != null && item.casToken() != marker.itemCasToken())) {
-      return false;
+  private Lost readLostLease(Flight<V> flight, byte[] leaseValue) {
+    FailureMarker marker = FailureMarker.parse(leaseValue);
+    if (marker == null || (flight.casToken != EntryWriter.NO_CAS
+        && flight.casToken != marker.itemCasToken())) {
+      return Lost.WAIT;
+    }
+    if (marker.owner(owner)) {
+      flight.leaseHeld = true;
+      flight.leaseUntil = clock.millis();
+      return Lost.CLAIMED;
     }
     long now = clock.millis();
     CacheLoadException cause = new CacheLoadException("another instance's load of this key"
         + " failed; it holds the fleet lease while the key backs off", null);
     KeyRegistry.Failure failure = registry.finishRemembered(flight, marker.failures(),
         marker.notBefore(), cause, now);
-    if (failure == null) { // no longer registered: timed out (answered), or voided (load it)
-      return flight.result.isDone();
+    if (failure == null) { // no longer registered (voided, timed out): as any lost lease
+      return Lost.WAIT;
     }
     stats.increment(Counter.FAILURE_REMEMBERED);
     flight.result.completeExceptionally(LoadCoordinator.rememberedFailure(failure, now));
-    return true;
+    return Lost.FAILED;
   }
 
   private byte[] failureMarker(KeyRegistry.Failure failure, long itemCasToken) {

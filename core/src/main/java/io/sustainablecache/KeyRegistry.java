@@ -196,8 +196,10 @@ final class KeyRegistry {
    * no longer registered (voided, timed out) changes nothing.
    *
    * @param failure the load's failure, or {@code null} if it succeeded
+   * @return the failure record this finish made, or {@code null} (a success, no back-off, or a
+   *     flight no longer registered)
    */
-  void finish(Flight<?> flight, Throwable failure, long now) {
+  Failure finish(Flight<?> flight, Throwable failure, long now) {
     cancelTimeout(flight);
     Failure[] recorded = new Failure[1];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
@@ -215,6 +217,7 @@ final class KeyRegistry {
       scheduleDrain(now);
     }
     sweep(now, SWEEP_PER_OPERATION);
+    return recorded[0];
   }
 
   /**
@@ -244,16 +247,11 @@ final class KeyRegistry {
    * Until when this instance still holds the key's fleet lease from a load that failed, or 0.
    */
   long leaseHeldUntil(String storeKey, long now) {
-    Failure failure = heldFailure(storeKey, now);
-    return failure == null ? 0 : failure.leaseUntil();
-  }
-
-  /** The key's failure record if this instance still holds the lease of that failed load. */
-  Failure heldFailure(String storeKey, long now) {
     KeyState state = states.get(storeKey);
     Failure failure = state == null ? null : state.failure();
-    return failure != null && failure.leaseUntil() > now ? failure : null;
+    return failure != null && failure.leaseUntil() > now ? failure.leaseUntil() : 0;
   }
+
 
   /**
    * Deregisters a miss's flight that will not load because another instance's load of the key

@@ -320,8 +320,7 @@ final class LoadCoordinator<V> {
 
   /** Deregisters a flight whose load ended, and releases the fleet lease it held. */
   private void end(Flight<V> flight, Throwable failure) {
-    registry.finish(flight, failure, clock.millis());
-    lease.afterLoad(flight, failure == null);
+    lease.afterLoad(flight, registry.finish(flight, failure, clock.millis()));
   }
 
   /** Fails a flight (its callers get a {@link CacheLoadException}) and records the failure. */

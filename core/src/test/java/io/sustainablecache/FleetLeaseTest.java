@@ -325,7 +325,7 @@ final class FleetLeaseTest {
   }
 
   @Test
-  void aFailureMarkerLandingAfterAnInvalidate_isIgnored_theNextMissLoadsAtOnce() {
+  void aFailureMarkerLandingAfterAnInvalidate_doesNotFailTheNextMiss() {
     List<SustainableCache<String>> caches = fleetOf(2);
     assertThatThrownBy(() -> caches.get(0).get("k", key -> {
       throw new IllegalStateException("db down");
@@ -337,10 +337,14 @@ final class FleetLeaseTest {
     caches.get(1).invalidate("k"); // the data was fixed
     server.set(leaseKey, marker, 60).join(); // the holder's marker raced the invalidation's delete
 
+    // the marker is about the item before the tombstone: a lease like any other, not a failure
     CompletableFuture<String> fresh = caches.get(1).getAsync("k",
         key -> CompletableFuture.completedFuture("fixed"));
-    assertThat(fresh).as("loaded at once, no wait, no remembered failure")
-        .isCompletedWithValue("fixed");
+    for (int i = 0; i < 30 && !fresh.isDone(); i++) {
+      clock.advanceMillis(100);
+      scheduler.runDue();
+    }
+    assertThat(fresh).isCompletedWithValue("fixed");
     assertThat(caches.get(1).stats().failureRememberedCount()).isZero();
   }
 

@@ -20,6 +20,8 @@ import java.util.random.RandomGenerator;
  *   (flight)        --begin-->   (flight)              a miss joins it; a refresh is deduplicated;
  *                                                      the flight's own loader thread is refused
  *   (flight, f?)    --finish-->  (none) | (failure)    success forgets failures, failure records one
+ *   (flight, f?)    --finishRemembered--> (failure)   a miss lost the fleet lease to another
+ *                                                      instance's failed load: its failure is adopted
  *   (failure)       --begin-->   (failure)             within its back-off: misses fail fast,
  *                                                      refreshes are skipped
  *   (failure)       --begin-->   (flight, failure)     after it: a new load, counting on

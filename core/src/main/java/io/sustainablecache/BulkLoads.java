@@ -178,8 +178,7 @@ final class BulkLoads<V> {
       } else if (begin instanceof KeyRegistry.Remembered remembered) {
         stats.increment(Counter.FAILURE_REMEMBERED);
         if (!answerStale(answers, wanted) && failure[0] == null) {
-          failure[0] = new CacheLoadException("the last load of a key failed moments ago; it is"
-              + " not loaded again before its back-off ends", remembered.failure().cause());
+          failure[0] = LoadCoordinator.rememberedFailure(remembered.failure(), now);
         }
       } else if (failure[0] == null) {
         failure[0] = LoadCoordinator.recursive();

@@ -4,6 +4,7 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -20,8 +21,11 @@ import org.slf4j.LoggerFactory;
  *       winner's value once it is written.</li>
  *   <li><b>Miss:</b> the losers poll the item (on the {@link Scheduler}) for the winner's write,
  *       a bounded time related to the measured load time; if nothing appears they load
- *       themselves. A lease never makes a caller fail or wait longer than one load plus that
- *       bound.</li>
+ *       themselves. A lease never makes a caller wait longer than one load plus that bound.</li>
+ *   <li><b>Failure:</b> a holder whose load failed keeps the lease while its key backs off,
+ *       rewritten as a {@link FailureMarker}: the fleet loads a failing key about once per
+ *       back-off window, and the losers' misses fail at once with that failure (remembered
+ *       locally as well, so they back off too) instead of waiting.</li>
  * </ul>
  * The lease's exptime covers the expected load (twice the measured load time, at least one
  * server tick), so a holder that dies delays the key by at most that. The winner deletes the
@@ -41,6 +45,12 @@ final class FleetLease<V> {
   private static final long WAIT_MARGIN_MILLIS = 200;
 
   private static final long MIN_POLL_MILLIS = 5;
+
+  /** How a failure marker's value starts; an owner identity never does (it is a pid). */
+  private static final String FAILED = "F:";
+
+  /** A marker's failure count is taken as at most this (the back-off is capped long before). */
+  private static final long MAX_MARKED_FAILURES = 64;
 
   private final boolean enabled;
   private final CacheStore store;
@@ -95,40 +105,69 @@ final class FleetLease<V> {
 
   /**
    * Takes the key's lease before a miss loads; if another instance holds it, waits for that
-   * instance's write. Polls run on the scheduler; the returned future completes on whatever
+   * instance's write, or fails the flight at once with that instance's failure (see {@link
+   * #readLostLease}). Polls run on the scheduler; the returned future completes on whatever
    * thread answered last (callers continue on their own executor).
    *
    * @return a future of {@code true} if this instance should load now, {@code false} if the
-   *     flight was completed with the value another instance wrote; never failing
+   *     flight was completed (with the value another instance wrote, or its failure); never
+   *     failing
    */
   CompletableFuture<Boolean> beforeMiss(Flight<V> flight, Executor continuation) {
     return acquire(flight).thenCompose(won -> {
       if (won) {
         return CompletableFuture.completedFuture(true);
       }
-      long expected = expectedLoadMillis(flight);
-      long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
-      long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
-      CompletableFuture<Boolean> decided = new CompletableFuture<>();
-      poll(flight, clock.millis() + waitMillis, pollMillis, decided);
-      return decided;
+      if (flight.result.isDone()) { // delivered by the winner's re-read
+        return CompletableFuture.completedFuture(false);
+      }
+      return readLease(flight).thenCompose(lost -> {
+        if (lost != Lost.WAIT) {
+          return CompletableFuture.completedFuture(lost == Lost.CLAIMED);
+        }
+        long expected = expectedLoadMillis(flight);
+        long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
+        long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
+        CompletableFuture<Boolean> decided = new CompletableFuture<>();
+        poll(flight, clock.millis() + waitMillis, pollMillis, decided);
+        return decided;
+      });
     });
   }
 
+
   /**
-   * After the holder's load (its write issued, or its failure recorded): releases the lease, except
-   * that a failed load whose key now backs off keeps it until it expires, so that the other
-   * instances do not retry the failing database meanwhile (this instance may load under it
-   * again, see {@link KeyRegistry#leaseHeldUntil}).
+   * After the holder's load (its write issued, or its failure recorded): releases the lease,
+   * except that a failed load whose key now backs off ({@code failure}, the record its {@link
+   * KeyRegistry#finish} made) keeps it for the whole back-off, rewritten
+   * as a {@link FailureMarker} with an exptime
+   * that covers the back-off: the other instances do not load the key meanwhile, and their
+   * misses fail fast with this failure instead of waiting for a write that will not come (see
+   * {@link #beforeMiss}). This instance may load under it again once its back-off ends (see
+   * {@link KeyRegistry#leaseHeldUntil}).
    */
-  void afterLoad(Flight<V> flight, boolean loaded) {
+  void afterLoad(Flight<V> flight, KeyRegistry.Failure failure) {
     if (!flight.leaseHeld) {
       return;
     }
     flight.leaseHeld = false;
-    if (loaded || registry.leaseHeldUntil(flight.storeKey, clock.millis()) == 0) {
-      store.delete(keys.leaseKey(flight.storeKey));
+    long now = clock.millis();
+    if (failure != null && failure.leaseUntil() <= now) {
+      failure = null;
     }
+    String leaseKey = keys.leaseKey(flight.storeKey);
+    if (failure == null) {
+      store.delete(leaseKey);
+      return;
+    }
+    // dropped by the server between exptime - 1 and exptime s from now, not before leaseUntil
+    int exptime = (int) ((failure.leaseUntil() - now + 999) / 1000) + 1;
+    store.set(leaseKey, failureMarker(failure, flight.casToken), exptime).exceptionally(error -> {
+      stats.increment(Counter.STORE_ERROR);
+      storeErrorLog.warn("marking a fleet lease as failed failed; other instances may retry the"
+          + " failing load before this one's back-off ends", EntryWriter.unwrap(error));
+      return null;
+    });
   }
 
   /** {@code invalidate}: voids every instance's lease on the key. */
@@ -169,7 +208,7 @@ final class FleetLease<V> {
         if (error == null && item.isPresent() && deliver(flight, item.get())) {
           // another instance wrote since our read: nothing to load, release the lease at once
           stats.increment(Counter.LEASE_LOST);
-          afterLoad(flight, true);
+          afterLoad(flight, null);
           return false;
         }
         stats.increment(Counter.LEASE_WON);
@@ -187,6 +226,12 @@ final class FleetLease<V> {
     });
   }
 
+  /**
+   * A miss that lost the lease reads the item and the lease together, at once and then every
+   * {@code pollMillis} until {@code deadline}: the holder's write completes the flight with its
+   * value; a failure marker (the holder's load failed and its key backs off) fails it at once
+   * with that failure, remembered here as well; at the deadline the miss loads itself.
+   */
   private void poll(Flight<V> flight, long deadline, long pollMillis,
       CompletableFuture<Boolean> decided) {
     if (flight.result.isDone()) { // invalidated and completed elsewhere, or timed out
@@ -204,7 +249,13 @@ final class FleetLease<V> {
           if (error == null && item.isPresent() && deliver(flight, item.get())) {
             decided.complete(false);
           } else {
-            poll(flight, deadline, pollMillis, decided);
+            readLease(flight).whenComplete((lost, leaseError) -> {
+              if (lost != null && lost != Lost.WAIT) { // the holder failed meanwhile
+                decided.complete(lost == Lost.CLAIMED);
+              } else {
+                poll(flight, deadline, pollMillis, decided);
+              }
+            });
           }
         } catch (Throwable t) {
           decided.complete(true);
@@ -212,6 +263,104 @@ final class FleetLease<V> {
       }), Math.min(pollMillis, deadline - now), TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       decided.complete(true);
+    }
+  }
+
+  /** Reads the lease a miss lost (see {@link #readLostLease}); never failing. */
+  private CompletableFuture<Lost> readLease(Flight<V> flight) {
+    return store.gets(keys.leaseKey(flight.storeKey)).handle((lease, error) ->
+        error != null || lease.isEmpty() ? Lost.WAIT
+            : readLostLease(flight, lease.get().value()));
+  }
+
+  /** What a miss that lost the lease makes of the lease's value. */
+  private enum Lost {
+    /** A holder's identity, or a marker that does not apply: wait for the holder's write. */
+    WAIT,
+    /** Another instance's failure marker: the flight failed with that failure. */
+    FAILED,
+    /** This instance's own marker, from a failed load whose back-off ended: load under it. */
+    CLAIMED
+  }
+
+  /**
+   * Reads the lease a miss lost. A failure marker applies if it is about the item version this
+   * miss read (or the item is absent: it left the server, nothing newer was written); one about
+   * another version is a leftover (an {@code invalidate}'s tombstone or a {@code put} came
+   * since, even if the marker landed after the invalidation deleted the lease), and the miss
+   * waits as for any holder. Another instance's marker fails the flight at once with that
+   * failure, remembered here as well (this instance backs off too, counting on from the
+   * marker's failures). This instance's own marker is a lease it holds: it loads under it again
+   * (a failure marks it anew, a success deletes it). Never reads the item: values only come from
+   * the polls.
+   */
+  private Lost readLostLease(Flight<V> flight, byte[] leaseValue) {
+    FailureMarker marker = FailureMarker.parse(leaseValue);
+    if (marker == null || (flight.casToken != EntryWriter.NO_CAS
+        && flight.casToken != marker.itemCasToken())) {
+      return Lost.WAIT;
+    }
+    if (marker.owner(owner)) {
+      flight.leaseHeld = true;
+      flight.leaseUntil = clock.millis();
+      return Lost.CLAIMED;
+    }
+    long now = clock.millis();
+    CacheLoadException cause = new CacheLoadException("another instance's load of this key"
+        + " failed; it holds the fleet lease while the key backs off", null);
+    KeyRegistry.Failure failure = registry.finishRemembered(flight, marker.failures(),
+        marker.notBefore(), cause, now);
+    if (failure == null) { // no longer registered (voided, timed out): as any lost lease
+      return Lost.WAIT;
+    }
+    stats.increment(Counter.FAILURE_REMEMBERED);
+    flight.result.completeExceptionally(LoadCoordinator.rememberedFailure(failure, now));
+    return Lost.FAILED;
+  }
+
+  private byte[] failureMarker(KeyRegistry.Failure failure, long itemCasToken) {
+    byte[] head = (FAILED + failure.count() + ":" + failure.notBefore() + ":" + itemCasToken
+        + ":").getBytes(StandardCharsets.US_ASCII);
+    byte[] marker = Arrays.copyOf(head, head.length + owner.length);
+    System.arraycopy(owner, 0, marker, head.length, owner.length);
+    return marker;
+  }
+
+  /**
+   * A lease rewritten by a holder whose load failed: {@code F:<failures>:<not before, epoch
+   * ms>:<CAS token of the item the failed load read, 0 if absent>:<owner>}.
+   */
+  record FailureMarker(int failures, long notBefore, long itemCasToken, byte[] ownerBytes) {
+
+    boolean owner(byte[] candidate) {
+      return Arrays.equals(ownerBytes, candidate);
+    }
+
+    /** The marker in {@code value}, or {@code null} if it is not one. Never throws. */
+    static FailureMarker parse(byte[] value) {
+      if (value == null || value.length < 8 || value.length > 160 || value[0] != 'F'
+          || value[1] != ':') {
+        return null;
+      }
+      String text = new String(value, StandardCharsets.US_ASCII);
+      int first = text.indexOf(':', 2);
+      int second = first < 0 ? -1 : text.indexOf(':', first + 1);
+      int third = second < 0 ? -1 : text.indexOf(':', second + 1);
+      if (third < 0) {
+        return null;
+      }
+      try {
+        long count = Long.parseLong(text, 2, first, 10);
+        long notBefore = Long.parseLong(text, first + 1, second, 10);
+        long cas = Long.parseLong(text, second + 1, third, 10);
+        if (count < 1 || notBefore < 0) {
+          return null;
+        }
+        return new FailureMarker((int) Math.min(count, MAX_MARKED_FAILURES), notBefore, cas,
+            Arrays.copyOfRange(value, third + 1, value.length));
+      } catch (NumberFormatException e) {
+        return null;
+      }
     }
   }
 

@@ -20,6 +20,8 @@ import java.util.random.RandomGenerator;
  *   (flight)        --begin-->   (flight)              a miss joins it; a refresh is deduplicated;
  *                                                      the flight's own loader thread is refused
  *   (flight, f?)    --finish-->  (none) | (failure)    success forgets failures, failure records one
+ *   (flight, f?)    --finishRemembered--> (failure)   a miss lost the fleet lease to another
+ *                                                      instance's failed load: its failure is adopted
  *   (failure)       --begin-->   (failure)             within its back-off: misses fail fast,
  *                                                      refreshes are skipped
  *   (failure)       --begin-->   (flight, failure)     after it: a new load, counting on
@@ -196,8 +198,10 @@ final class KeyRegistry {
    * no longer registered (voided, timed out) changes nothing.
    *
    * @param failure the load's failure, or {@code null} if it succeeded
+   * @return the failure record this finish made, or {@code null} (a success, no back-off, or a
+   *     flight no longer registered)
    */
-  void finish(Flight<?> flight, Throwable failure, long now) {
+  Failure finish(Flight<?> flight, Throwable failure, long now) {
     cancelTimeout(flight);
     Failure[] recorded = new Failure[1];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
@@ -207,8 +211,7 @@ final class KeyRegistry {
       if (failure == null || backoffBaseMillis == 0) {
         return KeyState.of(null, null, state.leaseLoss());
       }
-      recorded[0] = nextFailure(state.failure(), failure, now,
-          flight.leaseHeld ? flight.leaseUntil : 0);
+      recorded[0] = nextFailure(state.failure(), failure, now, flight);
       return KeyState.of(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
@@ -216,6 +219,7 @@ final class KeyRegistry {
       scheduleDrain(now);
     }
     sweep(now, SWEEP_PER_OPERATION);
+    return recorded[0];
   }
 
   /**
@@ -248,6 +252,37 @@ final class KeyRegistry {
     KeyState state = states.get(storeKey);
     Failure failure = state == null ? null : state.failure();
     return failure != null && failure.leaseUntil() > now ? failure.leaseUntil() : 0;
+  }
+
+
+  /**
+   * Deregisters a miss's flight that will not load because another instance's load of the key
+   * failed (its fleet lease says so) and records that failure here, so that this instance backs
+   * off too: {@code count} failures in a row, no load before {@code notBefore} (at most the
+   * back-off cap from now: the time comes from another host, or from a planted item). A later
+   * failure of this instance counts on from {@code count}.
+   *
+   * @return the failure recorded, or {@code null} if the flight was no longer registered
+   */
+  Failure finishRemembered(Flight<?> flight, int count, long notBefore, Throwable cause,
+      long now) {
+    cancelTimeout(flight);
+    long until = Math.max(now, Math.min(notBefore, now + backoffCapMillis));
+    Failure[] recorded = new Failure[1];
+    states.computeIfPresent(flight.storeKey, (k, state) -> {
+      if (state.flight() != flight) {
+        return state;
+      }
+      int counted = Math.max(Math.max(1, count),
+          state.failure() == null ? 0 : state.failure().count());
+      recorded[0] = new Failure(counted, until, cause, until + backoffCapMillis, 0);
+      return KeyState.of(null, recorded[0], state.leaseLoss());
+    });
+    if (recorded[0] != null) {
+      forgetQueue.add(new Due(flight.storeKey, recorded[0]));
+      scheduleDrain(now);
+    }
+    return recorded[0];
   }
 
   /** Remembers that this instance lost the key's lease while the item had {@code casToken}. */
@@ -323,7 +358,13 @@ final class KeyRegistry {
     }
   }
 
-  private Failure nextFailure(Failure previous, Throwable cause, long now, long leaseUntil) {
+  /**
+   * The next failure record of a key whose load failed. If the load held the fleet lease, this
+   * instance keeps it for the whole back-off (whole seconds, the server's unit): the other
+   * instances do not load the key before this one may again (see {@link
+   * FleetLease#afterLoad}).
+   */
+  private Failure nextFailure(Failure previous, Throwable cause, long now, Flight<?> flight) {
     int count = previous == null ? 1 : previous.count() + 1;
     long window = backoffBaseMillis;
     for (int i = 1; i < count && window < backoffCapMillis; i++) {
@@ -331,6 +372,10 @@ final class KeyRegistry {
     }
     long wait = Math.max(1, (long) (window * (0.5 + random.nextDouble())));
     long notBefore = now + wait;
+    // past notBefore (whole seconds, the server's unit), so that this instance still holds the
+    // lease when it may load again
+    long leaseUntil = flight.leaseHeld
+        ? Math.max(flight.leaseUntil, now + (wait / 1000 + 1) * 1000) : 0;
     return new Failure(count, notBefore, cause, notBefore + backoffCapMillis, leaseUntil);
   }
 
@@ -374,3 +419,4 @@ final class KeyRegistry {
     scheduleDrain(now);
   }
 }
+

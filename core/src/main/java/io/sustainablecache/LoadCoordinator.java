@@ -111,11 +111,8 @@ final class LoadCoordinator<V> {
     }
     if (begin instanceof KeyRegistry.Remembered remembered) {
       stats.increment(Counter.FAILURE_REMEMBERED);
-      long ago = clock.millis() - remembered.failure().notBefore();
-      return CompletableFuture.failedFuture(new RememberedFailure("the key's last "
-          + (remembered.failure().count() == 1 ? "load" : remembered.failure().count()
-          + " loads") + " failed; it is not loaded again for another " + (-ago)
-          + " ms (failureBackoff)", remembered.failure().cause()));
+      return CompletableFuture.failedFuture(
+          rememberedFailure(remembered.failure(), clock.millis()));
     }
     return CompletableFuture.failedFuture(recursive());
   }
@@ -323,8 +320,7 @@ final class LoadCoordinator<V> {
 
   /** Deregisters a flight whose load ended, and releases the fleet lease it held. */
   private void end(Flight<V> flight, Throwable failure) {
-    registry.finish(flight, failure, clock.millis());
-    lease.afterLoad(flight, failure == null);
+    lease.afterLoad(flight, registry.finish(flight, failure, clock.millis()));
   }
 
   /** Fails a flight (its callers get a {@link CacheLoadException}) and records the failure. */
@@ -342,6 +338,13 @@ final class LoadCoordinator<V> {
         }
       }
     }
+  }
+
+  /** The failure a miss gets, without loading, while its key backs off after {@code failure}. */
+  static RememberedFailure rememberedFailure(KeyRegistry.Failure failure, long now) {
+    return new RememberedFailure("the key's last " + (failure.count() == 1 ? "load"
+        : failure.count() + " loads") + " failed; it is not loaded again for another "
+        + Math.max(0, failure.notBefore() - now) + " ms (failureBackoff)", failure.cause());
   }
 
   /** The failure a miss gets, without loading, while its key backs off after failures. */
@@ -363,3 +366,4 @@ final class LoadCoordinator<V> {
     return (Flight<V>) flight;
   }
 }
+

@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testing.FakeClock;
@@ -10,6 +11,7 @@ import io.sustainablecache.testing.ManualExecutor;
 import io.sustainablecache.testing.ManualScheduler;
 import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.testing.ScriptedStore.Op;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -230,6 +232,146 @@ final class FleetLeaseTest {
     runRefreshes();
     assertThat(attempts).as("the failed holder's lease still stands").hasValue(1);
     assertThat(caches.get(1).stats().leaseLostCount()).isEqualTo(2);
+  }
+
+  /**
+   * Every instance asks for a failing key every 100 ms for 12 s: returns the database's calls,
+   * and counts in {@code waited} the reads that were not answered at once.
+   */
+  private int hammerAFailingKey(List<SustainableCache<String>> caches, AtomicInteger waited) {
+    AtomicInteger calls = new AtomicInteger();
+    AsyncLoader<String> failing = key -> {
+      calls.incrementAndGet();
+      return CompletableFuture.failedFuture(new IllegalStateException("db down"));
+    };
+    for (int step = 0; step < 120; step++) {
+      for (SustainableCache<String> cache : caches) {
+        CompletableFuture<String> read = cache.getAsync("k", failing);
+        if (!read.isDone()) {
+          waited.incrementAndGet();
+          for (int i = 0; i < 50 && !read.isDone(); i++) {
+            clock.advanceMillis(10);
+            scheduler.runDue();
+          }
+        }
+        assertThat(read).as("every read fails, at once or after its wait").isCompletedExceptionally();
+      }
+      clock.advanceMillis(100);
+      scheduler.runDue();
+    }
+    return calls.get();
+  }
+
+  @Test
+  void aFailingDatabase_theFleetLoadsAboutOncePerBackoffWindow_andMissesFailAtOnce() {
+    AtomicInteger fleetWaits = new AtomicInteger();
+    int fleetCalls = hammerAFailingKey(fleetOf(4), fleetWaits);
+    fleet.forEach(SustainableCache::close);
+    fleet.clear();
+
+    AtomicInteger aloneWaits = new AtomicInteger();
+    int aloneCalls = hammerAFailingKey(List.of(instance(InMemoryStore.create(clock))), aloneWaits);
+
+    // windows of 0.5, 1, 2, 4, 5, 5 s (the base, doubling to the TTL, drawn at its lower end)
+    assertThat(aloneCalls).isBetween(4, 8);
+    assertThat(fleetCalls).as("the fleet against one instance alone")
+        .isLessThanOrEqualTo(aloneCalls + 1);
+    assertThat(fleetWaits).as("reads of the fleet that waited for the lease holder").hasValue(0);
+    assertThat(aloneWaits).hasValue(0);
+  }
+
+  @Test
+  void aFailingDatabase_withoutTheLease_everyInstanceLoadsOnItsOwn() {
+    for (int i = 0; i < 4; i++) {
+      ManualExecutor executor = new ManualExecutor();
+      executors.add(executor);
+      fleet.add(SustainableCache.builder(server).namespace("f").ttl(TTL).fleetLease(false)
+          .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(executor)
+          .random(FixedRandom.neverEarly()).build());
+    }
+    AtomicInteger waits = new AtomicInteger();
+    int calls = hammerAFailingKey(fleet, waits);
+    assertThat(calls).as("the comparison the lease is for").isGreaterThanOrEqualTo(4 * 4);
+  }
+
+  @Test
+  void aMissThatLosesToAFailedHolder_failsAtOnce_withThatFailure_andBacksOffToo() {
+    SustainableCache<String> holder = instance(server);
+    ScriptedStore counted = ScriptedStore.over(server);
+    SustainableCache<String> loser = instance(counted);
+    Loader<String> failing = key -> {
+      loads.incrementAndGet();
+      throw new IllegalStateException("db down");
+    };
+    assertThatThrownBy(() -> holder.get("k", failing))
+        .isInstanceOf(CacheLoadException.class).hasRootCauseMessage("db down");
+
+    CompletableFuture<String> lost = loser.getAsync("k",
+        key -> CompletableFuture.completedFuture("never asked"));
+    assertThat(lost).as("answered without a poll or a clock step").isCompletedExceptionally();
+    assertThatThrownBy(lost::join).cause().isInstanceOf(CacheLoadException.class)
+        .hasMessageContaining("failureBackoff")
+        .cause().hasMessageContaining("another instance's load of this key failed");
+    assertThat(loads).hasValue(1);
+    assertThat(loser.stats().failureRememberedCount()).isEqualTo(1);
+    assertThat(counted.count(Op.ADD)).as("the lease it lost").isEqualTo(1);
+
+    // remembered here too: the next miss fails without taking the lease
+    assertThat(loser.getAsync("k", key -> CompletableFuture.completedFuture("x")))
+        .isCompletedExceptionally();
+    assertThat(loser.stats().failureRememberedCount()).isEqualTo(2);
+    assertThat(counted.count(Op.ADD)).isEqualTo(1);
+    assertThat(loads).hasValue(1);
+  }
+
+  @Test
+  void aFailureMarkerLandingAfterAnInvalidate_doesNotFailTheNextMiss() {
+    List<SustainableCache<String>> caches = fleetOf(2);
+    assertThatThrownBy(() -> caches.get(0).get("k", key -> {
+      throw new IllegalStateException("db down");
+    })).isInstanceOf(CacheLoadException.class);
+    String leaseKey = "f:k\u007Flease";
+    byte[] marker = server.gets(leaseKey).join().orElseThrow().value();
+    assertThat(FleetLease.FailureMarker.parse(marker)).isNotNull();
+
+    caches.get(1).invalidate("k"); // the data was fixed
+    server.set(leaseKey, marker, 60).join(); // the holder's marker raced the invalidation's delete
+
+    // the marker is about the item before the tombstone: a lease like any other, not a failure
+    CompletableFuture<String> fresh = caches.get(1).getAsync("k",
+        key -> CompletableFuture.completedFuture("fixed"));
+    for (int i = 0; i < 30 && !fresh.isDone(); i++) {
+      clock.advanceMillis(100);
+      scheduler.runDue();
+    }
+    assertThat(fresh).isCompletedWithValue("fixed");
+    assertThat(caches.get(1).stats().failureRememberedCount()).isZero();
+  }
+
+  @Test
+  void aPlantedOrTruncatedLease_isALeaseLikeAnyOther_neverAFailure() {
+    for (String planted : List.of("", "F", "F:", "F:1", "F:1:2", "F:1:2:3", "F:x:2:3:o",
+        "F:0:2:3:o", "F:1:-2:3:o", "F:99999999999999999999:2:3:o", "G:1:2:3:o",
+        "F:1:2:3:" + "o".repeat(500))) {
+      assertThat(FleetLease.FailureMarker.parse(planted.getBytes(StandardCharsets.UTF_8)))
+          .as(planted).isNull();
+    }
+    FleetLease.FailureMarker parsed = FleetLease.FailureMarker.parse(
+        ("F:" + Integer.MAX_VALUE + "0:" + Long.MAX_VALUE + ":7:me").getBytes(StandardCharsets.UTF_8));
+    assertThat(parsed.failures()).as("clamped").isEqualTo(64);
+    assertThat(parsed.itemCasToken()).isEqualTo(7);
+    assertThat(parsed.owner("me".getBytes(StandardCharsets.UTF_8))).isTrue();
+
+    // a garbage lease under a cold key: the miss waits its bound, then loads (as for any holder)
+    server.set("f:k\u007Flease", "F:1:2".getBytes(StandardCharsets.UTF_8), 60).join();
+    SustainableCache<String> cache = fleetOf(1).get(0);
+    CompletableFuture<String> read = cache.getAsync("k",
+        key -> CompletableFuture.completedFuture("v"));
+    for (int i = 0; i < 30 && !read.isDone(); i++) {
+      clock.advanceMillis(100);
+      scheduler.runDue();
+    }
+    assertThat(read).isCompletedWithValue("v");
   }
 
   @Test

@@ -1,9 +1,11 @@
 package io.sustainablecache.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.AsyncLoader;
+import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.Loader;
 import io.sustainablecache.RefreshPolicy;
@@ -224,6 +226,35 @@ public abstract class SustainableCacheContract {
     assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("v");
     assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("v");
     assertThat(loads).as("one database load for both instances").hasValue(1);
+  }
+
+  /**
+   * A failing database across two instances: the holder of the fleet lease fails and keeps the
+   * lease as a failure marker; the other instance's miss reads it and fails at once with that
+   * failure, without a query of its own; an invalidate on either host clears it.
+   */
+  @Test
+  void twoInstancesAndAFailingDatabase_theLoserFailsWithTheHoldersFailure_withoutAQuery() {
+    SustainableCache<String> a = cache(newStore());
+    SustainableCache<String> b = cache(newStore());
+    AtomicInteger queries = new AtomicInteger();
+    Loader<String> failing = key -> {
+      queries.incrementAndGet();
+      throw new IllegalStateException("db down");
+    };
+
+    assertThatThrownBy(() -> a.get("down", failing))
+        .isInstanceOf(CacheLoadException.class).hasRootCauseMessage("db down");
+    assertThatThrownBy(() -> b.get("down", failing))
+        .isInstanceOf(CacheLoadException.class)
+        .hasStackTraceContaining("another instance's load of this key failed");
+    assertThat(queries).as("one query for the fleet").hasValue(1);
+    assertThat(b.stats().failureRememberedCount()).isEqualTo(1);
+    assertThat(b.stats().leaseLostCount()).isEqualTo(1);
+
+    b.invalidate("down"); // the row was fixed
+    assertThat(b.get("down", key -> "fixed")).isEqualTo("fixed");
+    assertThat(a.getIfPresent("down")).contains("fixed");
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -59,9 +59,20 @@ final class FleetScenario implements Scenarios.Scenario {
   }
 
   static List<RunConfig> plan(StampedeLab.Options o, boolean realTime) {
-    int periods = o.periods() != null ? o.periods() : realTime ? 11 : 10;
     List<Integer> instances = o.instances() != null ? o.instances()
         : realTime ? List.of(4) : List.of(1, 4, 16);
+    return plan(o, realTime ? 11 : 10, instances);
+  }
+
+  /** The fleet of {@code --processes N}: N separate JVMs, lease on and off, in real time. */
+  static List<RunConfig> processPlan(StampedeLab.Options o) {
+    RunConfig.Tweaks jvms = RunConfig.Tweaks.NONE.variant(o.processes() + " JVMs");
+    return plan(o, 11, List.of(o.processes())).stream().map(c -> c.with(jvms)).toList();
+  }
+
+  private static List<RunConfig> plan(StampedeLab.Options o, int defaultPeriods,
+      List<Integer> instances) {
+    int periods = o.periods() != null ? o.periods() : defaultPeriods;
     List<Integer> rates = o.rates() != null ? o.rates() : List.of(10, 100);
     int ttl = o.ttls() != null ? o.ttls().get(0) : 3;
     int db = o.dbs() != null ? o.dbs().get(0) : 100;
@@ -73,23 +84,6 @@ final class FleetScenario implements Scenarios.Scenario {
           configs.add(new RunConfig(LabPolicy.Kind.SUS, n, rate, ttl, db, periods, 1, 1.0,
               o.dbSlowdown(), o.refreshThreads(), o.refreshQueue(), o.seed(), lease));
         }
-      }
-    }
-    return configs;
-  }
-
-  static List<RunConfig> processPlan(StampedeLab.Options o) {
-    int periods = o.periods() != null ? o.periods() : 11;
-    List<Integer> rates = o.rates() != null ? o.rates() : List.of(10, 100);
-    int ttl = o.ttls() != null ? o.ttls().get(0) : 3;
-    int db = o.dbs() != null ? o.dbs().get(0) : 100;
-    List<Boolean> leases = o.lease() != null ? List.of(o.lease()) : List.of(true, false);
-    List<RunConfig> configs = new ArrayList<>();
-    for (int rate : rates) {
-      for (boolean lease : leases) {
-        configs.add(new RunConfig(LabPolicy.Kind.SUS, o.processes(), rate, ttl, db, periods, 1,
-            1.0, o.dbSlowdown(), o.refreshThreads(), o.refreshQueue(), o.seed(), lease)
-            .with(RunConfig.Tweaks.NONE.variant(o.processes() + " JVMs")));
       }
     }
     return configs;

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
@@ -97,47 +96,11 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
       client.shutdown();
       throw e;
     }
-    return new Opened(store, client, description);
+    return OpenedStore.of(store, description, client::shutdown);
   }
 
   @Override
   public String toString() {
     return "ArcusStoreFactory";
-  }
-
-  /** The store and the client it owns. */
-  private static final class Opened implements OpenedStore {
-    private final CacheStore store;
-    private final ArcusClient client;
-    private final String description;
-    private final AtomicBoolean closed = new AtomicBoolean();
-
-    Opened(CacheStore store, ArcusClient client, String description) {
-      this.store = store;
-      this.client = client;
-      this.description = description;
-    }
-
-    @Override
-    public CacheStore store() {
-      return store;
-    }
-
-    @Override
-    public String description() {
-      return description;
-    }
-
-    @Override
-    public void close() {
-      if (closed.compareAndSet(false, true)) {
-        client.shutdown();
-      }
-    }
-
-    @Override
-    public String toString() {
-      return description;
-    }
   }
 }

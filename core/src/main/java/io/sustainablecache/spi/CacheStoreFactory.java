@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Creates a memcached or ARCUS client and a {@link CacheStore} over it from plain settings: the
@@ -107,6 +108,46 @@ public interface CacheStoreFactory {
     /** Shuts the client down; the store fails every operation afterwards. Idempotent. */
     @Override
     void close();
+
+    /**
+     * A handle over a store whose {@link #close()} runs {@code shutdown} once, however often it
+     * is called; what each adapter's factory returns.
+     *
+     * @param store the store over the client
+     * @param description the client and where it connects, without credentials
+     * @param shutdown shuts the client down
+     * @return the handle; thread-safe
+     * @throws NullPointerException if an argument is {@code null}
+     */
+    static OpenedStore of(CacheStore store, String description, Runnable shutdown) {
+      requireNonNull(store, "store");
+      requireNonNull(description, "description");
+      requireNonNull(shutdown, "shutdown");
+      AtomicBoolean closed = new AtomicBoolean();
+      return new OpenedStore() {
+        @Override
+        public CacheStore store() {
+          return store;
+        }
+
+        @Override
+        public String description() {
+          return description;
+        }
+
+        @Override
+        public void close() {
+          if (closed.compareAndSet(false, true)) {
+            shutdown.run();
+          }
+        }
+
+        @Override
+        public String toString() {
+          return description;
+        }
+      };
+    }
   }
 
   /**

@@ -2,14 +2,11 @@ package io.sustainablecache.testkit;
 
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,9 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,8 +49,6 @@ public final class MemcachedCluster implements AutoCloseable {
   private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(5);
   private static final int PROBE_TIMEOUT_MILLIS = 2_000;
   private static final int PORT_ATTEMPTS = 3;
-  private static final List<Path> WELL_KNOWN_BINARIES =
-      List.of(Path.of("/usr/bin/memcached"), Path.of("/usr/local/bin/memcached"));
 
   private final Path binary;
   private final List<InetSocketAddress> addresses;
@@ -86,7 +79,7 @@ public final class MemcachedCluster implements AutoCloseable {
     if (nodes < 1) {
       throw new IllegalArgumentException("nodes must be at least 1: " + nodes);
     }
-    Path binary = findBinary().orElseThrow(
+    Path binary = MemcachedServer.findBinary().orElseThrow(
         () -> MemcachedServer.unavailable(MemcachedServer.LOCAL_HOW_TO, System.getenv("CI")));
     List<InetSocketAddress> addresses = new ArrayList<>();
     Process[] processes = new Process[nodes];
@@ -94,7 +87,7 @@ public final class MemcachedCluster implements AutoCloseable {
       for (int i = 0; i < nodes; i++) {
         Process process = null;
         for (int attempt = 0; attempt < PORT_ATTEMPTS && process == null; attempt++) {
-          int port = freeLoopbackPort();
+          int port = MemcachedServer.freeLoopbackPort();
           process = launch(binary, port);
           if (process != null) {
             addresses.add(new InetSocketAddress(LOOPBACK, port));
@@ -384,26 +377,6 @@ public final class MemcachedCluster implements AutoCloseable {
     } catch (IOException e) {
       return false;
     }
-  }
-
-  private static int freeLoopbackPort() {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot find a free loopback port", e);
-    }
-  }
-
-  private static Optional<Path> findBinary() {
-    String path = System.getenv("PATH");
-    Stream<Path> onPath = path == null
-        ? Stream.empty()
-        : Stream.of(path.split(File.pathSeparator))
-            .filter(dir -> !dir.isEmpty())
-            .map(dir -> Path.of(dir, "memcached"));
-    return Stream.concat(onPath, WELL_KNOWN_BINARIES.stream())
-        .filter(candidate -> Files.isRegularFile(candidate) && Files.isExecutable(candidate))
-        .findFirst();
   }
 
   private static void sleep(Duration duration) {

@@ -408,7 +408,8 @@ public final class MemcachedServer {
     }
   }
 
-  private static Optional<Path> findBinary() {
+  /** The memcached binary on the PATH or in a well-known place (also for {@link MemcachedCluster}). */
+  static Optional<Path> findBinary() {
     String path = System.getenv("PATH");
     Stream<Path> onPath = path == null
         ? Stream.empty()
@@ -438,7 +439,8 @@ public final class MemcachedServer {
         + " them first");
   }
 
-  private static int freeLoopbackPort() {
+  /** A port free on the loopback interface right now (also for {@link MemcachedCluster}). */
+  static int freeLoopbackPort() {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
       return socket.getLocalPort();
     } catch (IOException e) {

@@ -7,18 +7,15 @@ import io.sustainablecache.CacheStats;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.ForwardingStore;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -494,14 +491,13 @@ public abstract class ClusterContract {
    * Counts the fleet lease's {@code add}s (lease keys contain the byte 0x7F): won, lost, and
    * failed, after which the cache loads anyway (fail open).
    */
-  static final class LeaseCounter implements CacheStore {
-    private final CacheStore delegate;
+  static final class LeaseCounter extends ForwardingStore {
     private final LongAdder won = new LongAdder();
     private final LongAdder lost = new LongAdder();
     private final LongAdder failed = new LongAdder();
 
     LeaseCounter(CacheStore delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     /** {won, lost, failed} so far. */
@@ -510,49 +506,13 @@ public abstract class ClusterContract {
     }
 
     @Override
-    public CompletableFuture<Optional<StoreItem>> gets(String key) {
-      return delegate.gets(key);
-    }
-
-    @Override
-    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-      return delegate.getsAll(keys);
-    }
-
-    @Override
     public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-      CompletableFuture<Boolean> added = delegate.add(key, value, exptime);
+      CompletableFuture<Boolean> added = super.add(key, value, exptime);
       if (key.indexOf(LEASE_MARK) >= 0) {
         added.whenComplete((stored, error) -> (error != null ? failed
             : stored ? won : lost).increment());
       }
       return added;
-    }
-
-    @Override
-    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-      return delegate.set(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-        int exptime) {
-      return delegate.cas(key, casToken, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(String key) {
-      return delegate.delete(key);
-    }
-
-    @Override
-    public CompletableFuture<Void> flushPrefix(String prefix) {
-      return delegate.flushPrefix(prefix);
-    }
-
-    @Override
-    public int maxKeyLength() {
-      return delegate.maxKeyLength();
     }
   }
 

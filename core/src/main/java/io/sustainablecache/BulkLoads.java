@@ -22,7 +22,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.random.RandomGenerator;
 
 /**
  * {@code getAll}: one bulk read for all keys, the decision per key, one bulk loader call for all
@@ -33,15 +32,14 @@ import java.util.random.RandomGenerator;
  */
 final class BulkLoads<V> {
 
-  /** A key to load or refresh: the caller's key, the store key and the token of its read. */
-  private record Wanted<V>(String key, String storeKey, long casToken, Entry<V> stale) {}
-
-  private final DefaultSustainableCache<V> cache;
+  private final Keys keys;
+  private final ReadPath<V> reads;
+  private final KeyRegistry registry;
+  private final LoadCoordinator<V> loads;
+  private final Refresher refresher;
+  private final FleetLease<V> lease;
   private final CacheStore store;
   private final InstantSource clock;
-  private final RandomGenerator random;
-  private final RefreshPolicy policy;
-  private final Policies.Mode mode;
   private final StatsCounter stats;
   private final Scheduler scheduler;
   private final boolean serveStaleOnError;
@@ -50,25 +48,29 @@ final class BulkLoads<V> {
   private final long waitNanos;
   private final ConcurrentHashMap<Object, Batch> batches = new ConcurrentHashMap<>();
 
-  BulkLoads(DefaultSustainableCache<V> cache, CacheConfig<V> config, StatsCounter stats) {
-    this.cache = cache;
+  BulkLoads(CacheConfig<V> config, Keys keys, ReadPath<V> reads, KeyRegistry registry,
+      LoadCoordinator<V> loads, Refresher refresher, FleetLease<V> lease, StatsCounter stats,
+      long waitNanos) {
+    this.keys = keys;
+    this.reads = reads;
+    this.registry = registry;
+    this.loads = loads;
+    this.refresher = refresher;
+    this.lease = lease;
     this.store = config.store();
     this.clock = config.clock();
-    this.random = config.random();
-    this.policy = config.policy();
-    this.mode = Policies.modeOf(policy);
     this.stats = stats;
     this.scheduler = config.scheduler();
     this.serveStaleOnError = config.serveStaleOnError();
     this.batchSize = config.refreshBatchSize();
     this.batchDelayMillis = config.refreshBatchDelay().toMillis();
-    this.waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
+    this.waitNanos = waitNanos;
   }
 
   Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
-    CallerRuns here = new CallerRuns();
+    CallerRuns here = new CallerRuns(refresher.asExecutor());
     CompletableFuture<Map<String, V>> result = run(keys,
-        wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted)), loader, here);
+        wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted)), loader, here, here);
     try {
       return here.drive(result, waitNanos);
     } catch (ExecutionException e) {
@@ -96,14 +98,21 @@ final class BulkLoads<V> {
 
   CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
       AsyncBulkLoader<? extends V> loader) {
-    return run(keys, loader, loader, LoadCoordinator.DIRECT);
+    return run(keys, loader, loader, LoadCoordinator.DIRECT,
+        reads.loaderExecutor(Thread.currentThread()));
   }
 
+  /**
+   * @param continuation where the decisions run after the bulk read: the synchronous caller's
+   *     thread (so that a recursive load is detected), or the thread that completed the read
+   * @param loadOn where the bulk loader starts (see {@link LoadCoordinator#miss})
+   */
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
-      AsyncBulkLoader<? extends V> loader, Object loaderIdentity, Executor continuation) {
+      AsyncBulkLoader<? extends V> loader, Object loaderIdentity, Executor continuation,
+      Executor loadOn) {
     Map<String, String> storeKeys = new LinkedHashMap<>();
     for (String key : callerKeys) {
-      storeKeys.putIfAbsent(key, cache.keys().storeKey(requireNonNull(key, "key")));
+      storeKeys.putIfAbsent(key, keys.storeKey(requireNonNull(key, "key")));
     }
     if (storeKeys.isEmpty()) {
       return CompletableFuture.completedFuture(new LinkedHashMap<>());
@@ -111,7 +120,7 @@ final class BulkLoads<V> {
     CompletableFuture<Map<String, V>> out = new CompletableFuture<>();
     store.getsAll(new ArrayList<>(storeKeys.values())).whenCompleteAsync((items, error) -> {
       try {
-        afterRead(out, storeKeys, items, error, loader, loaderIdentity);
+        afterRead(out, storeKeys, items, error, loader, loaderIdentity, loadOn);
       } catch (Throwable t) {
         out.completeExceptionally(t);
       }
@@ -121,43 +130,32 @@ final class BulkLoads<V> {
 
   private void afterRead(CompletableFuture<Map<String, V>> out, Map<String, String> storeKeys,
       Map<String, StoreItem> items, Throwable readError, AsyncBulkLoader<? extends V> loader,
-      Object loaderIdentity) {
-    boolean writeBack = readError == null;
-    if (readError != null) {
-      cache.storeError("a bulk read failed; treating every key as a miss",
+      Object loaderIdentity, Executor loadOn) {
+    boolean readFailed = readError != null;
+    if (readFailed) {
+      reads.storeError("a bulk read failed; treating every key as a miss",
           EntryWriter.unwrap(readError));
     }
     long now = clock.millis();
     Map<String, Object> answers = new HashMap<>();
-    List<Wanted<V>> toLoad = new ArrayList<>();
-    List<Wanted<V>> toRefresh = new ArrayList<>();
+    List<LoadRequest<V>> toLoad = new ArrayList<>();
+    List<LoadRequest<V>> toRefresh = new ArrayList<>();
     for (Map.Entry<String, String> key : storeKeys.entrySet()) {
       StoreItem item = items == null ? null : items.get(key.getValue());
-      Entry<V> entry = item == null ? null : cache.reader().read(item, now);
-      Decision.Action action = Decision.decide(entry, now, mode, policy, random);
-      if (action != Decision.Action.MISS) {
-        stats.increment(Counter.HIT);
-        if (entry.kind() == Entry.Kind.ABSENT) {
-          stats.increment(Counter.ABSENT_HIT);
-        }
-      }
+      Entry<V> entry = reads.entry(item, now);
+      Decision.Action action = reads.step(entry, now);
+      LoadRequest<V> request = LoadRequest.of(key.getKey(), key.getValue(), entry, readFailed);
       switch (action) {
-        case FRESH -> answers.put(key.getKey(), DefaultSustainableCache.answer(entry));
+        case FRESH -> answers.put(key.getKey(), ReadPath.answer(entry));
         case REFRESH_BACKGROUND, STALE -> {
-          if (action == Decision.Action.STALE) {
-            stats.increment(Counter.STALE_HIT);
-          }
-          answers.put(key.getKey(), DefaultSustainableCache.answer(entry));
-          toRefresh.add(new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry));
+          answers.put(key.getKey(), ReadPath.answer(entry));
+          toRefresh.add(request);
         }
-        case REFRESH_INLINE -> toLoad.add(
-            new Wanted<>(key.getKey(), key.getValue(), entry.casToken(), entry));
-        default -> {
-          stats.increment(Counter.MISS);
-          toLoad.add(new Wanted<>(key.getKey(), key.getValue(),
-              entry == null ? EntryWriter.NO_CAS : entry.casToken(),
-              entry != null && entry.answers() ? entry : null));
+        case REFRESH_INLINE -> {
+          stats.increment(Counter.MISS); // the caller waits for the reload
+          toLoad.add(request);
         }
+        default -> toLoad.add(request);
       }
     }
     refreshInBackground(toRefresh, loader, loaderIdentity);
@@ -165,9 +163,8 @@ final class BulkLoads<V> {
     Map<String, CompletableFuture<Loaded<V>>> waits = new LinkedHashMap<>();
     List<Flight<V>> own = new ArrayList<>();
     RuntimeException[] failure = new RuntimeException[1];
-    for (Wanted<V> wanted : toLoad) {
-      KeyRegistry.Begin begin = cache.registry().begin(wanted.key(), wanted.storeKey(),
-          Flight.Origin.MISS, wanted.casToken(), now);
+    for (LoadRequest<V> wanted : toLoad) {
+      KeyRegistry.Begin begin = registry.begin(wanted, Flight.Origin.MISS, now);
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         own.add(flight);
@@ -185,12 +182,12 @@ final class BulkLoads<V> {
       }
     }
     if (!own.isEmpty()) {
-      load(own, loader, writeBack);
+      startLoad(own, loader, !readFailed, loadOn);
     }
     CompletableFuture.allOf(waits.values().toArray(new CompletableFuture<?>[0]))
         .whenComplete((ignored, error) -> {
           try {
-            for (Wanted<V> wanted : toLoad) {
+            for (LoadRequest<V> wanted : toLoad) {
               CompletableFuture<Loaded<V>> wait = waits.get(wanted.key());
               if (wait == null) {
                 continue;
@@ -198,7 +195,7 @@ final class BulkLoads<V> {
               if (!wait.isCompletedExceptionally()) {
                 Loaded<V> loaded = wait.join();
                 if (loaded.wasLoaded()) {
-                  answers.put(wanted.key(), DefaultSustainableCache.answer(loaded));
+                  answers.put(wanted.key(), ReadPath.answer(loaded));
                   continue;
                 }
               }
@@ -215,7 +212,7 @@ final class BulkLoads<V> {
             Map<String, V> result = new LinkedHashMap<>();
             for (String key : storeKeys.keySet()) {
               Object answer = answers.get(key);
-              if (answer != null && !DefaultSustainableCache.isAbsent(answer)) {
+              if (answer != null && answer != ReadPath.ABSENT) {
                 result.put(key, cast(answer));
               }
             }
@@ -227,12 +224,12 @@ final class BulkLoads<V> {
   }
 
   /** Answers a key with its stale entry, if allowed; whether it did. */
-  private boolean answerStale(Map<String, Object> answers, Wanted<V> wanted) {
+  private boolean answerStale(Map<String, Object> answers, LoadRequest<V> wanted) {
     if (wanted.stale() == null || !serveStaleOnError) {
       return false;
     }
     stats.increment(Counter.STALE_ON_ERROR);
-    answers.put(wanted.key(), DefaultSustainableCache.answer(wanted.stale()));
+    answers.put(wanted.key(), ReadPath.answer(wanted.stale()));
     return true;
   }
 
@@ -244,6 +241,32 @@ final class BulkLoads<V> {
       Throwable cause = EntryWriter.unwrap(e);
       return cause instanceof RuntimeException runtime ? runtime
           : new CacheLoadException("the load failed", cause);
+    }
+  }
+
+  /**
+   * Starts one bulk load of a caller's flights on {@code on}; if it refuses (a synchronous caller
+   * that left), on the refresh executor; if that refuses too, the flights end without loading.
+   */
+  private void startLoad(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader,
+      boolean writeBack, Executor on) {
+    CallerRuns.Refusable task = new CallerRuns.Refusable() {
+      @Override
+      public void run() {
+        load(flights, loader, writeBack);
+      }
+
+      @Override
+      public void refused() {
+        flights.forEach(loads::abandon);
+      }
+    };
+    try {
+      on.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      if (!refresher.submit(task)) {
+        task.refused();
+      }
     }
   }
 
@@ -270,7 +293,6 @@ final class BulkLoads<V> {
     } finally {
       flights.forEach(flight -> flight.loaderThread = null);
     }
-    LoadCoordinator<V> loads = cache.loads();
     stage.whenComplete((values, error) -> {
       long end = clock.millis();
       long elapsed = Math.max(0, end - start);
@@ -298,7 +320,7 @@ final class BulkLoads<V> {
         return;
       }
       Runnable writeAll = () -> writes.forEach(Runnable::run);
-      if (Thread.currentThread() == starter || !cache.refresher().submit(writeAll)) {
+      if (Thread.currentThread() == starter || !refresher.submit(writeAll)) {
         writeAll.run();
       }
     });
@@ -307,20 +329,19 @@ final class BulkLoads<V> {
   // ---------------------------------------------------------------------------------------------
   // Coalesced background refreshes
 
-  private void refreshInBackground(List<Wanted<V>> keys, AsyncBulkLoader<? extends V> loader,
+  private void refreshInBackground(List<LoadRequest<V>> keys, AsyncBulkLoader<? extends V> loader,
       Object loaderIdentity) {
     if (keys.isEmpty()) {
       return;
     }
-    if (cache.refresher().isClosed()) {
+    if (refresher.isClosed()) {
       stats.add(Counter.REFRESH_REJECTED, keys.size());
       return;
     }
     List<Flight<V>> flights = new ArrayList<>();
     long now = clock.millis();
-    for (Wanted<V> wanted : keys) {
-      KeyRegistry.Begin begin = cache.registry().begin(wanted.key(), wanted.storeKey(),
-          Flight.Origin.REFRESH, wanted.casToken(), now);
+    for (LoadRequest<V> wanted : keys) {
+      KeyRegistry.Begin begin = registry.begin(wanted, Flight.Origin.REFRESH, now);
       if (begin instanceof KeyRegistry.Started<?> started) {
         flights.add(cast(started.flight()));
       } else if (begin instanceof KeyRegistry.Busy busy && busy.backingOff()) {
@@ -377,48 +398,53 @@ final class BulkLoads<V> {
 
   private void submit(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
     List<Flight<V>> copy = List.copyOf(flights);
-    if (cache.refresher().submit(() -> runRefresh(copy, loader))) {
+    if (refresher.submit(() -> runRefresh(copy, loader))) {
       stats.add(Counter.REFRESH_SCHEDULED, copy.size());
     } else {
       for (Flight<V> flight : copy) {
-        cache.registry().abandon(flight);
+        registry.abandon(flight);
       }
       stats.add(Counter.REFRESH_REJECTED, copy.size());
     }
   }
 
-  /** On a refresh thread: takes each key's fleet lease (if configured), loads the winners. */
+  /**
+   * On a refresh thread: takes each key's fleet lease (if configured; pipelined, one round trip
+   * for all), then loads the winners on this thread. If the wait for the leases is interrupted
+   * ({@code close()}) or times out, the flights end without loading, and leases won later are
+   * released.
+   */
   private void runRefresh(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
-    try {
-      List<Flight<V>> winners = flights;
-      FleetLease<V> lease = cache.lease();
-      if (lease.enabled()) {
-        List<CompletableFuture<Boolean>> leases = new ArrayList<>(flights.size());
-        for (Flight<V> flight : flights) {
-          leases.add(lease.beforeRefresh(flight)); // pipelined: one round trip for all
-        }
-        CallerRuns here = new CallerRuns();
-        here.drive(CompletableFuture.allOf(leases.toArray(new CompletableFuture<?>[0])),
-            waitNanos);
-        winners = new ArrayList<>(flights.size());
-        for (int i = 0; i < flights.size(); i++) {
-          if (leases.get(i).join()) {
-            winners.add(flights.get(i));
-          } else {
-            cache.registry().abandon(flights.get(i));
-          }
-        }
-      }
-      if (!winners.isEmpty()) {
-        load(winners, loader, true);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      flights.forEach(flight -> cache.registry().abandon(flight));
-    } catch (Exception | Error e) {
+    List<Flight<V>> winners = flights;
+    if (lease.enabled()) {
+      List<CompletableFuture<Boolean>> leases = new ArrayList<>(flights.size());
       for (Flight<V> flight : flights) {
-        cache.loads().failed(flight, e, 0);
+        leases.add(lease.beforeRefresh(flight));
       }
+      try {
+        CompletableFuture.allOf(leases.toArray(new CompletableFuture<?>[0]))
+            .get(waitNanos, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException | ExecutionException | TimeoutException e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        for (int i = 0; i < flights.size(); i++) {
+          Flight<V> flight = flights.get(i);
+          leases.get(i).whenComplete((won, error) -> loads.abandon(flight));
+        }
+        return;
+      }
+      winners = new ArrayList<>(flights.size());
+      for (int i = 0; i < flights.size(); i++) {
+        if (leases.get(i).join()) {
+          winners.add(flights.get(i));
+        } else {
+          loads.abandon(flights.get(i));
+        }
+      }
+    }
+    if (!winners.isEmpty()) {
+      load(winners, loader, true);
     }
   }
 

@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 
@@ -13,26 +14,58 @@ import java.util.concurrent.locks.LockSupport;
  * refresh thread) while every flow is written once, asynchronously. Continuations that may call a
  * loader are attached with this executor; the waiting thread runs them between parks.
  *
- * <p>Once the waiter has left, tasks run on the thread that submits them. Single-use: one {@code
- * drive} per instance, from the thread that created it.
+ * <p>Once the waiter has left (its wait ended, timed out or was interrupted), the executor refuses
+ * tasks with a {@link RejectedExecutionException}, and tasks still queued then are handed to
+ * {@code fallback}: a caller's loader never runs on whatever thread happens to complete a store
+ * round trip (a client's I/O thread, the scheduler). Single-use: one {@code drive} per instance,
+ * from the thread that created it.
  */
 final class CallerRuns implements Executor {
 
   private final Thread owner = Thread.currentThread();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final Executor fallback;
   private volatile boolean left;
+
+  /**
+   * A task that must learn when it will not run: a load's start, which then ends its flight.
+   */
+  interface Refusable extends Runnable {
+    /** Called instead of {@link #run} when no executor took the task. */
+    void refused();
+  }
+
+  /**
+   * @param fallback where the tasks still queued when the waiter leaves go: each runs at most
+   *     once; one the fallback rejects is dropped ({@link Refusable#refused} is called for it)
+   */
+  CallerRuns(Executor fallback) {
+    this.fallback = fallback;
+  }
 
   @Override
   public void execute(Runnable task) {
     if (left) {
-      task.run();
-      return;
+      throw new RejectedExecutionException("the waiting caller has left");
     }
     tasks.add(task);
-    if (left) { // the waiter left between our check and our add: run what it will not
-      runQueued();
+    if (left) { // the waiter left between our check and our add: it will not run what is queued
+      handOff();
     } else {
       LockSupport.unpark(owner);
+    }
+  }
+
+  private void handOff() {
+    Runnable task;
+    while ((task = tasks.poll()) != null) {
+      try {
+        fallback.execute(task);
+      } catch (RejectedExecutionException e) {
+        if (task instanceof Refusable refusable) {
+          refusable.refused();
+        }
+      }
     }
   }
 
@@ -69,6 +102,7 @@ final class CallerRuns implements Executor {
       }
     } finally {
       left = true;
+      handOff();
     }
   }
 

@@ -3,7 +3,6 @@ package io.sustainablecache;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.StoreItem;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Decodes store items into {@link Entry entries}: the one place where untrusted bytes are
@@ -20,7 +19,7 @@ import org.slf4j.LoggerFactory;
  */
 final class EntryReader<V> {
 
-  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
+  private static final Logger log = Log.LOGGER;
 
   private final ValueCodec<V> codec;
   private final long ttlMillis;

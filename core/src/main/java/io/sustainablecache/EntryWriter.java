@@ -7,7 +7,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Encodes entries and writes them: the one place that chooses between {@code add}, {@code cas}
@@ -23,7 +22,7 @@ import org.slf4j.LoggerFactory;
  */
 final class EntryWriter<V> {
 
-  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
+  private static final Logger log = Log.LOGGER;
 
   /** How a write is conditioned. */
   enum Mode {

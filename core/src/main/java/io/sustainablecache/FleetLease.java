@@ -6,11 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Coordinates the loads of one key across the instances that share the store, with a lease: a
@@ -36,10 +34,7 @@ import org.slf4j.LoggerFactory;
  */
 final class FleetLease<V> {
 
-  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
-
-  /** Assumed load time before anything was measured. */
-  private static final long DEFAULT_EXPECTED_LOAD_MILLIS = 1_000;
+  private static final Logger log = Log.LOGGER;
 
   /** Added to twice the expected load time for the wait of a miss that lost the lease. */
   private static final long WAIT_MARGIN_MILLIS = 200;
@@ -60,12 +55,14 @@ final class FleetLease<V> {
   private final Scheduler scheduler;
   private final InstantSource clock;
   private final StatsCounter stats;
+  private final LoadTimes loadTimes;
   private final long loadTimeoutMillis;
   private final byte[] owner;
   private final RateLimitedLog storeErrorLog;
 
   FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, KeyRegistry registry,
-      StatsCounter stats, RateLimitedLog storeErrorLog) {
+      StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
+    this.loadTimes = loadTimes;
     this.enabled = config.fleetLease();
     this.store = config.store();
     this.keys = keys;
@@ -113,7 +110,7 @@ final class FleetLease<V> {
    *     flight was completed (with the value another instance wrote, or its failure); never
    *     failing
    */
-  CompletableFuture<Boolean> beforeMiss(Flight<V> flight, Executor continuation) {
+  CompletableFuture<Boolean> beforeMiss(Flight<V> flight) {
     return acquire(flight).thenCompose(won -> {
       if (won) {
         return CompletableFuture.completedFuture(true);
@@ -386,11 +383,6 @@ final class FleetLease<V> {
   }
 
   private long expectedLoadMillis(Flight<V> flight) {
-    if (flight.expectedLoadMillis >= 0) {
-      return flight.expectedLoadMillis;
-    }
-    long loads = stats.get(Counter.LOAD_SUCCESS);
-    return loads == 0 ? DEFAULT_EXPECTED_LOAD_MILLIS
-        : stats.get(Counter.LOAD_TIME_MILLIS) / loads;
+    return flight.expectedLoadMillis >= 0 ? flight.expectedLoadMillis : loadTimes.meanMillis();
   }
 }

@@ -138,6 +138,12 @@ final class KeyRegistry {
     return begin(key, storeKey, origin, casToken, now, -1);
   }
 
+  /** {@link #begin(String, String, Flight.Origin, long, long, long)} for a read's request. */
+  <V> Begin begin(LoadRequest<V> request, Flight.Origin origin, long now) {
+    return begin(request.key(), request.storeKey(), origin, request.casToken(), now,
+        request.tombstoneAt());
+  }
+
   /**
    * {@link #begin(String, String, Flight.Origin, long, long)} for a miss whose read found a
    * tombstone written at {@code tombstoneAt} (epoch milliseconds of the invalidating host; -1

@@ -5,9 +5,12 @@ import static java.util.Objects.requireNonNull;
 import java.time.InstantSource;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Runs the loads of single keys through the {@link KeyRegistry}: misses (the caller waits),
@@ -24,7 +27,7 @@ import org.slf4j.LoggerFactory;
  */
 final class LoadCoordinator<V> {
 
-  private static final Logger log = LoggerFactory.getLogger(SustainableCache.class);
+  private static final Logger log = Log.LOGGER;
 
   /** Runs continuations on the completing thread. */
   static final Executor DIRECT = Runnable::run;
@@ -35,12 +38,15 @@ final class LoadCoordinator<V> {
   private final FleetLease<V> lease;
   private final InstantSource clock;
   private final StatsCounter stats;
+  private final LoadTimes loadTimes;
   private final long driveTimeoutNanos;
   private final RateLimitedLog refreshErrorLog = new RateLimitedLog(log);
   private final RateLimitedLog slowLoadLog = new RateLimitedLog(log);
 
   LoadCoordinator(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
-      FleetLease<V> lease, InstantSource clock, StatsCounter stats, long driveTimeoutNanos) {
+      FleetLease<V> lease, InstantSource clock, StatsCounter stats, LoadTimes loadTimes,
+      long driveTimeoutNanos) {
+    this.loadTimes = loadTimes;
     this.driveTimeoutNanos = driveTimeoutNanos;
     this.registry = registry;
     this.writer = writer;
@@ -51,38 +57,23 @@ final class LoadCoordinator<V> {
   }
 
   /**
-   * A caller found no usable entry: joins the key's load in flight or starts one.
+   * A caller found no usable entry: joins the key's load in flight or starts one. The loader is
+   * started through {@code continuation}, never on the thread that completed a store round trip:
+   * if the continuation refuses (a synchronous caller that left), the load goes to the refresh
+   * executor, and if that refuses too, the flight ends without loading.
    *
-   * @param casToken the token of the read ({@code NO_CAS} if the key was absent)
-   * @param expectedLoadMillis the entry's measured load time, or -1 if unknown
-   * @param writeBack {@code false} after a failed read: the server just failed, so the result is
-   *     returned without a write that would likely fail or time out too
-   * @param continuation where the flow continues after a store round trip: the caller's {@link
-   *     CallerRuns} for the synchronous API, {@link #DIRECT} for the asynchronous one
+   * @param continuation where the flow continues, and the loader runs: the caller's {@link
+   *     CallerRuns} for the synchronous API, {@link #DIRECT} or an executor off the client's
+   *     threads for the asynchronous one
    * @return the caller's own future of the load's result: a value, or none; failing with {@link
    *     CacheLoadException}, or {@link IllegalStateException} for a recursive load
    */
-  CompletableFuture<Loaded<V>> miss(String key, String storeKey,
-      AsyncLoader<? extends V> loader, long casToken, long expectedLoadMillis, boolean writeBack,
+  CompletableFuture<Loaded<V>> miss(LoadRequest<V> request, AsyncLoader<? extends V> loader,
       Executor continuation) {
-    return miss(key, storeKey, loader, casToken, -1, expectedLoadMillis, writeBack,
-        continuation);
-  }
-
-  /**
-   * {@link #miss(String, String, AsyncLoader, long, long, boolean, Executor)}, where {@code
-   * tombstoneAt} says when the tombstone the caller's read found was written (-1: none): a
-   * flight registered before that invalidation is not joined (see {@link
-   * KeyRegistry#begin(String, String, Flight.Origin, long, long, long)}).
-   */
-  CompletableFuture<Loaded<V>> miss(String key, String storeKey,
-      AsyncLoader<? extends V> loader, long casToken, long tombstoneAt,
-      long expectedLoadMillis, boolean writeBack, Executor continuation) {
-    KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.MISS, casToken,
-        clock.millis(), tombstoneAt);
+    KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.MISS, clock.millis());
     if (begin instanceof KeyRegistry.Started<?> started) {
       Flight<V> flight = cast(started.flight());
-      flight.expectedLoadMillis = expectedLoadMillis;
+      flight.expectedLoadMillis = request.expectedLoadMillis();
       // The leader's own future: its load's outcome, or the flight's failure, whichever comes
       // first, except that a flight timing out while a thread is inside the loader (a
       // synchronous loader, run by this very leader) does not fail it: the leader was never
@@ -95,14 +86,15 @@ final class LoadCoordinator<V> {
           own.completeExceptionally(error);
         }
       });
+      boolean writeBack = request.writeBack();
       if (writeBack && lease.enabled()) {
-        lease.beforeMiss(flight, continuation).whenCompleteAsync((go, error) -> {
+        lease.beforeMiss(flight).whenComplete((go, error) -> {
           if (go == null || go) {
-            run(flight, loader, true, own);
+            start(flight, loader, true, own, continuation);
           }
-        }, continuation);
+        });
       } else {
-        run(flight, loader, writeBack, own);
+        start(flight, loader, writeBack, own, continuation);
       }
       return own;
     }
@@ -122,20 +114,18 @@ final class LoadCoordinator<V> {
    * flight and hands it to the refresh executor, unless the key is loading or backing off
    * already. Never blocks and never runs the loader on the calling thread.
    */
-  void refreshInBackground(String key, String storeKey, long casToken,
-      long expectedLoadMillis, AsyncLoader<? extends V> loader) {
+  void refreshInBackground(LoadRequest<V> request, AsyncLoader<? extends V> loader) {
     if (refresher.isClosed()) {
       stats.increment(Counter.REFRESH_REJECTED);
       return;
     }
-    KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.REFRESH, casToken,
-        clock.millis());
+    KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.REFRESH, clock.millis());
     if (!(begin instanceof KeyRegistry.Started<?> started)) {
       countNotStarted(begin);
       return;
     }
     Flight<V> flight = cast(started.flight());
-    flight.expectedLoadMillis = expectedLoadMillis;
+    flight.expectedLoadMillis = request.expectedLoadMillis();
     if (refresher.submit(() -> runRefresh(flight, loader))) {
       stats.increment(Counter.REFRESH_SCHEDULED);
     } else {
@@ -145,31 +135,32 @@ final class LoadCoordinator<V> {
   }
 
   /**
-   * PER: recompute on the calling thread. Returns the caller's future of the result, or {@code
-   * null} if the key is loading or backing off already (the caller serves the current value).
+   * PER: recompute for the reading caller, which waits. Returns the caller's future of the
+   * result, or {@code null} if the key is loading or backing off already (the caller serves the
+   * current value). The loader starts through {@code continuation}, as for {@link #miss}.
    */
-  CompletableFuture<Loaded<V>> refreshInline(String key, String storeKey, long casToken,
-      long expectedLoadMillis, AsyncLoader<? extends V> loader, Executor continuation) {
-    KeyRegistry.Begin begin = registry.begin(key, storeKey, Flight.Origin.REFRESH, casToken,
-        clock.millis());
+  CompletableFuture<Loaded<V>> refreshInline(LoadRequest<V> request,
+      AsyncLoader<? extends V> loader, Executor continuation) {
+    KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.REFRESH, clock.millis());
     if (!(begin instanceof KeyRegistry.Started<?> started)) {
       countNotStarted(begin);
       return null;
     }
     Flight<V> flight = cast(started.flight());
-    flight.expectedLoadMillis = expectedLoadMillis;
+    flight.expectedLoadMillis = request.expectedLoadMillis();
+    CompletableFuture<Loaded<V>> result = flight.result.copy();
     if (lease.enabled()) {
-      lease.beforeRefresh(flight).whenCompleteAsync((won, error) -> {
-        if (won) {
-          run(flight, loader, true);
+      lease.beforeRefresh(flight).whenComplete((won, error) -> {
+        if (won != null && won) {
+          start(flight, loader, true, null, continuation);
         } else {
-          registry.abandon(flight);
+          abandon(flight);
         }
-      }, continuation);
+      });
     } else {
-      run(flight, loader, true);
+      start(flight, loader, true, null, continuation);
     }
-    return flight.result.copy();
+    return result;
   }
 
   private void countNotStarted(KeyRegistry.Begin begin) {
@@ -180,28 +171,66 @@ final class LoadCoordinator<V> {
     }
   }
 
-  /** On a refresh thread: takes the fleet lease if configured, then loads on this thread. */
-  private void runRefresh(Flight<V> flight, AsyncLoader<? extends V> loader) {
-    try {
-      if (!lease.enabled()) {
-        run(flight, loader, true);
-        return;
+  /**
+   * Starts a flight's load on {@code on}; if {@code on} refuses (a synchronous caller that left:
+   * its loader must not run on whatever thread completed the lease), on the refresh executor; if
+   * that refuses too, the flight ends without loading (its callers read again).
+   */
+  private void start(Flight<V> flight, AsyncLoader<? extends V> loader, boolean writeBack,
+      CompletableFuture<Loaded<V>> own, Executor on) {
+    CallerRuns.Refusable task = new CallerRuns.Refusable() {
+      @Override
+      public void run() {
+        LoadCoordinator.this.run(flight, loader, writeBack, own);
       }
-      CallerRuns here = new CallerRuns();
-      CompletableFuture<Void> started = lease.beforeRefresh(flight).thenAcceptAsync(won -> {
-        if (won) {
-          run(flight, loader, true);
-        } else {
-          registry.abandon(flight);
-        }
-      }, here);
-      here.drive(started, driveTimeoutNanos);
+
+      @Override
+      public void refused() {
+        abandon(flight);
+      }
+    };
+    try {
+      on.execute(task);
+    } catch (RejectedExecutionException e) {
+      if (!refresher.submit(task)) {
+        task.refused();
+      }
+    }
+  }
+
+  /**
+   * On a refresh thread: takes the fleet lease if configured, then loads on this thread. If the
+   * wait for the lease is interrupted ({@code close()}) or times out, the flight ends without
+   * loading and a lease won later is released.
+   */
+  private void runRefresh(Flight<V> flight, AsyncLoader<? extends V> loader) {
+    if (!lease.enabled()) {
+      run(flight, loader, true);
+      return;
+    }
+    CompletableFuture<Boolean> won = lease.beforeRefresh(flight);
+    try {
+      if (won.get(driveTimeoutNanos, TimeUnit.NANOSECONDS)) {
+        run(flight, loader, true);
+      } else {
+        abandon(flight);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      registry.abandon(flight);
-    } catch (Exception | Error e) {
-      failed(flight, e, 0);
+      won.whenComplete((ignored, error) -> abandon(flight));
+    } catch (TimeoutException | ExecutionException e) {
+      won.whenComplete((ignored, error) -> abandon(flight));
     }
+  }
+
+  /**
+   * Ends a flight that will not load (a refresh that lost the lease, a load with no thread to run
+   * on): deregisters it, completes it with {@link Loaded#notLoaded()} so that joined callers read
+   * again, and releases the fleet lease if it holds one.
+   */
+  void abandon(Flight<V> flight) {
+    registry.abandon(flight);
+    lease.afterLoad(flight, null);
   }
 
   /**
@@ -282,6 +311,7 @@ final class LoadCoordinator<V> {
    */
   Runnable complete(Flight<V> flight, Loaded<V> loaded, boolean writeBack, long statsMillis) {
     stats.recordLoad(statsMillis, loaded.value() == null);
+    loadTimes.recordSuccess(statsMillis, 1); // a bulk call's time comes with its first key
     if (!flight.result.complete(loaded) || !writeBack || flight.voided) {
       if (writeBack && flight.voided) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile

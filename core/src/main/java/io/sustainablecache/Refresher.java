@@ -21,6 +21,11 @@ final class Refresher implements AutoCloseable {
   private final Executor executor;
   private final ThreadPoolExecutor owned;
   private final long closeTimeoutMillis;
+  private final Executor asExecutor = task -> {
+    if (!submit(task)) {
+      throw new RejectedExecutionException("the refresh executor refused the task");
+    }
+  };
   private volatile boolean closed;
 
   Refresher(CacheConfig<?> config) {
@@ -53,13 +58,19 @@ final class Refresher implements AutoCloseable {
     }
   }
 
+  /** {@link #submit} as an executor: throws {@link RejectedExecutionException} for a refusal. */
+  Executor asExecutor() {
+    return asExecutor;
+  }
+
   boolean isClosed() {
     return closed;
   }
 
   /**
    * Stops accepting tasks; shuts the owned pool down, waits up to the close timeout for running
-   * tasks, then interrupts them. A caller's executor is left alone.
+   * tasks, then interrupts them and waits up to the close timeout once more. A caller's executor
+   * is left alone.
    */
   @Override
   public void close() {
@@ -74,6 +85,8 @@ final class Refresher implements AutoCloseable {
     try {
       if (!owned.awaitTermination(closeTimeoutMillis, TimeUnit.MILLISECONDS)) {
         owned.shutdownNow();
+        // a refresh that was waiting (for its lease, say) has let go of its flight by then
+        owned.awaitTermination(closeTimeoutMillis, TimeUnit.MILLISECONDS);
       }
     } catch (InterruptedException e) {
       owned.shutdownNow();

@@ -184,6 +184,18 @@ public interface SustainableCache<V> extends AutoCloseable {
   Optional<V> getIfPresent(String key);
 
   /**
+   * {@link #getIfPresent} without blocking: the same answer, completed on the thread that
+   * completes the store's read. A store failure is counted and completes the future empty; it
+   * never fails it. Never loads, refreshes or waits for a load.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @return a future of the value, or empty
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if {@code key} is {@code null}
+   */
+  CompletableFuture<Optional<V>> getIfPresentAsync(String key);
+
+  /**
    * Stores a value unconditionally, as if it had just been loaded (its load time is recorded as
    * zero). A load of the key in flight in this JVM will not overwrite it, and loads on other hosts
    * that read the item before this write cannot either.

@@ -16,11 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executor;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.springframework.cache.Cache;
 import org.springframework.cache.CacheManager;
@@ -64,8 +59,6 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   private final boolean dynamic;
   private final String namespacePrefix;
   private final KeyEncoder keyEncoder;
-  private final Executor peekExecutor;
-  private final ThreadPoolExecutor ownedPeekExecutor;
   private final ConcurrentHashMap<String, SustainableSpringCache> caches = new ConcurrentHashMap<>();
   private final Map<String, String> namespaces = new ConcurrentHashMap<>(); // namespace -> cache
   private final List<String> names = new CopyOnWriteArrayList<>(); // in creation order
@@ -81,13 +74,6 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     this.dynamic = b.dynamic;
     this.namespacePrefix = b.namespacePrefix;
     this.keyEncoder = b.keyEncoder;
-    if (b.peekExecutor != null) {
-      this.peekExecutor = b.peekExecutor;
-      this.ownedPeekExecutor = null;
-    } else {
-      this.ownedPeekExecutor = peekPool();
-      this.peekExecutor = ownedPeekExecutor;
-    }
   }
 
   /**
@@ -214,8 +200,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   }
 
   /**
-   * Closes every cache (their refresh executors stop) and the peek executor the manager owns. The
-   * store is not closed. Idempotent; {@link #getCache} fails for new names afterwards.
+   * Closes every cache (their refresh executors stop). The store is not closed. Idempotent; {@link #getCache} fails for new names afterwards.
    */
   @Override
   public void close() {
@@ -226,9 +211,6 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     }
     for (SustainableSpringCache cache : toClose) {
       cache.getNativeCache().close();
-    }
-    if (ownedPeekExecutor != null) {
-      ownedPeekExecutor.shutdown();
     }
   }
 
@@ -259,7 +241,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     try {
       SustainableCache<Object> cache = build(spec, namespace);
       Class<?> valueType = spec.valueType().orElse(null);
-      return new SustainableSpringCache(name, cache, keyEncoder, valueType, peekExecutor);
+      return new SustainableSpringCache(name, cache, keyEncoder, valueType);
     } catch (RuntimeException e) {
       namespaces.remove(namespace, name);
       throw new IllegalStateException("cache '" + name + "' could not be built from " + spec
@@ -311,17 +293,6 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     return b.length() == 0 ? "_" : b.toString();
   }
 
-  private static ThreadPoolExecutor peekPool() {
-    AtomicInteger n = new AtomicInteger();
-    ThreadPoolExecutor pool = new ThreadPoolExecutor(0, 16, 60, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), r -> {
-          Thread t = new Thread(r, "sustainable-cache-peek-" + n.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
-    return pool;
-  }
-
   @Override
   public String toString() {
     return "SustainableCacheManager[caches=" + caches.keySet() + ", store=" + store + "]";
@@ -335,7 +306,6 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     private boolean dynamic = true;
     private String namespacePrefix = "";
     private KeyEncoder keyEncoder = KeyEncoder.typeTagged();
-    private Executor peekExecutor;
 
     private Builder(CacheStore store) {
       this.store = requireNonNull(store, "store");
@@ -409,19 +379,6 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
      */
     public Builder keyEncoder(KeyEncoder encoder) {
       this.keyEncoder = requireNonNull(encoder, "encoder");
-      return this;
-    }
-
-    /**
-     * Where {@code Cache.retrieve(key)} peeks (it must not block its caller, and a store read
-     * can wait up to the store's timeout). Default: a pool the manager owns, of up to 16 daemon
-     * threads; when they are all busy a {@code retrieve(key)} is a miss.
-     *
-     * @param executor the executor, not shut down by the manager
-     * @return this builder
-     */
-    public Builder peekExecutor(Executor executor) {
-      this.peekExecutor = requireNonNull(executor, "executor");
       return this;
     }
 

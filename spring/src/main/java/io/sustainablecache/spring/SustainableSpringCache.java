@@ -8,8 +8,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 import org.springframework.cache.Cache;
 import org.springframework.cache.support.SimpleValueWrapper;
@@ -41,7 +39,8 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *   <tr><td>{@code retrieve(key, Supplier)}</td><td>{@link SustainableCache#findAsync}</td></tr>
  *   <tr><td>{@code get(key)}, {@code get(key, Class)}, {@code retrieve(key)}</td><td>a peek
  *       ({@link SustainableCache#getIfPresent}): no load, no refresh; a cached "no value" reads
- *       as a miss. {@code retrieve(key)} peeks on the manager's peek executor</td></tr>
+ *       as a miss. {@code retrieve(key)} is {@link SustainableCache#getIfPresentAsync}: it never
+ *       blocks its caller</td></tr>
  *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; <b>{@code put(key,
  *       null)} invalidates the key</b> (the old value must not outlive the {@code null}, and "no
  *       value" is cached only by loads)</td></tr>
@@ -71,15 +70,13 @@ public final class SustainableSpringCache implements Cache {
   private final SustainableCache<Object> cache;
   private final KeyEncoder keys;
   private final Class<?> valueType;
-  private final Executor peekExecutor;
 
   SustainableSpringCache(String name, SustainableCache<Object> cache, KeyEncoder keys,
-      Class<?> valueType, Executor peekExecutor) {
+      Class<?> valueType) {
     this.name = requireNonNull(name, "name");
     this.cache = requireNonNull(cache, "cache");
     this.keys = requireNonNull(keys, "keys");
     this.valueType = valueType;
-    this.peekExecutor = requireNonNull(peekExecutor, "peekExecutor");
   }
 
   @Override
@@ -141,13 +138,7 @@ public final class SustainableSpringCache implements Cache {
 
   @Override
   public CompletableFuture<?> retrieve(Object key) {
-    String encoded = encodeKey(key);
-    try {
-      return CompletableFuture.supplyAsync(() -> cache.getIfPresent(encoded).orElse(null),
-          peekExecutor);
-    } catch (RejectedExecutionException e) {
-      return CompletableFuture.completedFuture(null); // peek pool saturated: a miss
-    }
+    return cache.getIfPresentAsync(encodeKey(key)).thenApply(value -> value.orElse(null));
   }
 
   @Override

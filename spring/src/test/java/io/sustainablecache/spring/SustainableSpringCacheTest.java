@@ -40,7 +40,6 @@ final class SustainableSpringCacheTest {
             .codec(ValueCodec.utf8(), String.class)
             .customizer(b -> b.clock(clock).random(random).refreshExecutor(refreshes))
             .build())
-        .peekExecutor(Runnable::run)
         .build();
     return manager.getCache("books");
   }

@@ -5,7 +5,7 @@ import io.sustainablecache.spring.SustainableCacheManager;
 /**
  * Changes the auto-configured {@link SustainableCacheManager} before it is built: add caches with
  * settings the properties cannot express ({@code builder.cache("books", CacheSpec.builder()...)}),
- * a key encoder, a peek executor. Customizers run in {@link org.springframework.core.Ordered}
+ * a key encoder. Customizers run in {@link org.springframework.core.Ordered}
  * order, after the properties are applied.
  */
 @FunctionalInterface

@@ -1,0 +1,355 @@
+package io.sustainablecache;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
+import java.time.InstantSource;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.random.RandomGenerator;
+
+/**
+ * The read path of single keys, written once: read the item, decode it, take the <em>read
+ * step</em> ({@link #step}: what the entry means now, counted), then {@link #proceed}: answer,
+ * answer and refresh in the background, refresh inline, or load. The asynchronous flow is the
+ * only flow; the synchronous API drives it on the caller's thread with a {@link CallerRuns}, and
+ * answers a hit without leaving the caller's thread. {@code getAll} takes the same step per key
+ * ({@link BulkLoads}). A read without a loader (a peek: {@code getIfPresent}) takes the same step
+ * and never loads or refreshes. Thread-safe.
+ *
+ * <p>An answer is the value, or {@link #ABSENT} for a key without one; the facade maps it to a
+ * value, an exception or an {@link Optional}.
+ */
+final class ReadPath<V> {
+
+  /** The answer for a key without a value. */
+  static final Object ABSENT = new Object();
+
+  private static final CompletableFuture<Object> NOTHING = CompletableFuture.completedFuture(ABSENT);
+
+  private final CacheStore store;
+  private final Keys keys;
+  private final EntryReader<V> reader;
+  private final LoadCoordinator<V> loads;
+  private final Refresher refresher;
+  private final RefreshPolicy policy;
+  private final Policies.Mode mode;
+  private final InstantSource clock;
+  private final RandomGenerator random;
+  private final StatsCounter stats;
+  private final RateLimitedLog storeErrorLog;
+  private final RateLimitedLog staleOnErrorLog;
+  private final boolean serveStaleOnError;
+  private final long loadTimeoutMillis;
+  private final long waitNanos;
+
+  ReadPath(CacheConfig<V> config, Keys keys, EntryReader<V> reader, LoadCoordinator<V> loads,
+      Refresher refresher, StatsCounter stats, RateLimitedLog storeErrorLog, long waitNanos) {
+    this.store = config.store();
+    this.keys = keys;
+    this.reader = reader;
+    this.loads = loads;
+    this.refresher = refresher;
+    this.policy = config.policy();
+    this.mode = Policies.modeOf(policy);
+    this.clock = config.clock();
+    this.random = config.random();
+    this.stats = stats;
+    this.storeErrorLog = storeErrorLog;
+    this.staleOnErrorLog = new RateLimitedLog(Log.LOGGER);
+    this.serveStaleOnError = config.serveStaleOnError();
+    this.loadTimeoutMillis = config.loadTimeout().toMillis();
+    this.waitNanos = waitNanos;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The read step
+
+  /**
+   * The read step: what a read that found {@code entry} ({@code null}: nothing usable, or the
+   * read failed) does next, counted once: a hit (and a stale or absent hit), or a miss. An inline
+   * refresh is counted when it is known whether the reader waits ({@link #proceed}).
+   */
+  Decision.Action step(Entry<V> entry, long now) {
+    Decision.Action action = Decision.decide(entry, now, mode, policy, random);
+    switch (action) {
+      case MISS -> stats.increment(Counter.MISS);
+      case REFRESH_INLINE -> { }
+      default -> {
+        hit(entry);
+        if (action == Decision.Action.STALE) {
+          stats.increment(Counter.STALE_HIT);
+        }
+      }
+    }
+    return action;
+  }
+
+  /** The entry of an item read at {@code now}, or {@code null} if there was none. */
+  Entry<V> entry(StoreItem item, long now) {
+    return item == null ? null : reader.read(item, now);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Single keys
+
+  /**
+   * Reads a key on this thread and answers: a hit without waiting for anything but the store,
+   * otherwise by driving the flow here, so that the loader runs on this thread.
+   *
+   * @param loader the loader, or {@code null} for a peek
+   * @return the value or {@link #ABSENT}
+   */
+  Object read(String key, AsyncLoader<? extends V> loader) {
+    String storeKey = keys.storeKey(key);
+    StoreItem item = null;
+    boolean readFailed = false;
+    try {
+      item = readNow(storeKey);
+    } catch (StoreException e) {
+      storeError("a read failed; treating it as a miss", e);
+      readFailed = true;
+    }
+    long now = clock.millis();
+    Entry<V> entry = entry(item, now);
+    Decision.Action action = step(entry, now);
+    CallerRuns here = loader != null && waits(action) ? new CallerRuns(refresher.asExecutor())
+        : null;
+    CompletableFuture<Object> pending =
+        proceed(action, key, storeKey, entry, readFailed, loader, here, true);
+    if (pending == null) {
+      return answer(entry);
+    }
+    return here == null ? pending.join() : await(pending, here); // a peek's is done already
+  }
+
+  /**
+   * Reads a key asynchronously: the same flow, continued on the threads that complete the store's
+   * futures, except that a loader never starts on such a thread (see {@link #loaderExecutor}).
+   *
+   * @param loader the loader, or {@code null} for a peek
+   * @return a future of the value or {@link #ABSENT}
+   */
+  CompletableFuture<Object> readAsync(String key, AsyncLoader<? extends V> loader) {
+    CompletableFuture<Object> out = new CompletableFuture<>();
+    readAsync(out, key, keys.storeKey(key), loader, null, true);
+    return out;
+  }
+
+  private void readAsync(CompletableFuture<Object> out, String key, String storeKey,
+      AsyncLoader<? extends V> loader, Executor continuation, boolean mayRetry) {
+    Thread caller = Thread.currentThread();
+    store.gets(storeKey).whenComplete((item, error) -> {
+      try {
+        if (error != null) {
+          storeError("a read failed; treating it as a miss", EntryWriter.unwrap(error));
+        }
+        long now = clock.millis();
+        Entry<V> entry = error == null ? entry(item.orElse(null), now) : null;
+        Decision.Action action = step(entry, now);
+        Executor on = continuation != null || loader == null || !waits(action) ? continuation
+            : loaderExecutor(caller);
+        CompletableFuture<Object> pending =
+            proceed(action, key, storeKey, entry, error != null, loader, on, mayRetry);
+        if (pending == null) {
+          out.complete(answer(entry));
+        } else {
+          pending.whenComplete((answer, failure) -> {
+            if (failure == null) {
+              out.complete(answer);
+            } else {
+              out.completeExceptionally(EntryWriter.unwrap(failure));
+            }
+          });
+        }
+      } catch (Throwable t) {
+        out.completeExceptionally(t);
+      }
+    });
+  }
+
+  /**
+   * What follows the read step, written once for every single-key read: starts the refresh or the
+   * load the action calls for, and returns the future of the answer, or {@code null} when the
+   * answer is the entry itself (nothing to wait for). A peek ({@code loader == null}) answers what
+   * is there and never loads.
+   *
+   * @param on where a loader starts (see {@link LoadCoordinator#miss})
+   * @param mayRetry whether a joined load that ended without a value may be followed by one more
+   *     read
+   */
+  private CompletableFuture<Object> proceed(Decision.Action action, String key, String storeKey,
+      Entry<V> entry, boolean readFailed, AsyncLoader<? extends V> loader, Executor on,
+      boolean mayRetry) {
+    if (loader == null) { // a peek
+      if (action == Decision.Action.REFRESH_INLINE) {
+        hit(entry);
+      }
+      return action == Decision.Action.MISS ? NOTHING : null;
+    }
+    switch (action) {
+      case FRESH:
+        return null;
+      case REFRESH_BACKGROUND:
+      case STALE:
+        loads.refreshInBackground(LoadRequest.of(key, storeKey, entry, false), loader);
+        return null;
+      case REFRESH_INLINE: {
+        CompletableFuture<Loaded<V>> refresh =
+            loads.refreshInline(LoadRequest.of(key, storeKey, entry, false), loader, on);
+        if (refresh == null) {
+          hit(entry); // another load is refreshing it: the reader does not wait
+          return null;
+        }
+        stats.increment(Counter.MISS); // the reader waits for the reload
+        return refresh.handle((loaded, failure) ->
+            failure == null && loaded.wasLoaded() ? answer(loaded) : answer(entry));
+      }
+      default: {
+        LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, readFailed);
+        CompletableFuture<Object> answer = new CompletableFuture<>();
+        loads.miss(request, loader, on).whenComplete((loaded, error) -> {
+          try {
+            if (error != null) {
+              answer.complete(staleOrThrow(EntryWriter.unwrap(error), request.stale()));
+            } else if (loaded.wasLoaded()) {
+              answer.complete(answer(loaded));
+            } else if (mayRetry) {
+              // The joined load ended without a value (a refresh rejected, or another instance
+              // held the lease): read the key once more, on the continuation, which refuses if
+              // the caller has left (then nobody waits for the answer).
+              on.execute(() -> readAsync(answer, key, storeKey, loader, on, false));
+            } else {
+              throw new CacheLoadException("the key could not be loaded: the load it joined"
+                  + " ended without a value twice", null);
+            }
+          } catch (Throwable t) {
+            answer.completeExceptionally(t);
+          }
+        });
+        return answer;
+      }
+    }
+  }
+
+  private static boolean waits(Decision.Action action) {
+    return action == Decision.Action.MISS || action == Decision.Action.REFRESH_INLINE;
+  }
+
+  /**
+   * Where an asynchronous read starts a loader: on the calling thread while it is still in the
+   * call (a store that answered at once), otherwise on the refresh executor, never on a client's
+   * I/O thread or the scheduler, where a blocking loader would stall every other read.
+   */
+  Executor loaderExecutor(Thread caller) {
+    Executor refreshes = refresher.asExecutor();
+    return task -> {
+      if (Thread.currentThread() == caller) {
+        task.run();
+      } else {
+        refreshes.execute(task);
+      }
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Answers and failures
+
+  /** Waits on this thread for a pending answer, running the flow's tasks here. */
+  private Object await(CompletableFuture<Object> pending, CallerRuns here) {
+    try {
+      return here.drive(pending, waitNanos);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof CacheLoadException failure) {
+        // with this thread's stack
+        throw new CacheLoadException(failure.getMessage(), failure.getCause());
+      }
+      if (cause instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new CacheLoadException("the load failed", cause);
+    } catch (TimeoutException e) {
+      throw new CacheLoadException("gave up waiting for a load after " + loadTimeoutMillis
+          + " ms", null);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CacheLoadException("interrupted while waiting for a load", e);
+    }
+  }
+
+  /**
+   * The answer of a load that failed with {@code failure}: the stale entry if allowed, otherwise
+   * thrown (a {@link CacheLoadException} with this thread's stack; an {@link Error} of the loader
+   * as it is).
+   */
+  Object staleOrThrow(Throwable failure, Entry<V> stale) {
+    if (stale != null && serveStaleOnError && failure instanceof CacheLoadException) {
+      stats.increment(Counter.STALE_ON_ERROR);
+      staleOnErrorLog.warn("reloading an expired entry failed; serving the stale value",
+          failure.getCause() == null ? failure : failure.getCause());
+      return answer(stale);
+    }
+    if (failure instanceof CacheLoadException loadFailure) {
+      if (loadFailure.getCause() instanceof Error error
+          && !(loadFailure instanceof LoadCoordinator.RememberedFailure)) {
+        throw error; // the load this caller shared failed with an Error: rethrow it as it is
+      }
+      // every caller gets its own exception, with this thread's stack
+      throw new CacheLoadException(loadFailure.getMessage(), loadFailure.getCause());
+    }
+    if (failure instanceof RuntimeException runtime) {
+      throw runtime;
+    }
+    if (failure instanceof Error error) {
+      throw error;
+    }
+    throw new CacheLoadException("the load failed", failure);
+  }
+
+  /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */
+  StoreItem readNow(String storeKey) {
+    CompletableFuture<Optional<StoreItem>> read = store.gets(storeKey);
+    try {
+      return read.get(waitNanos, TimeUnit.NANOSECONDS).orElse(null);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      throw cause instanceof StoreException failure ? failure
+          : new StoreException("the store read failed", cause);
+    } catch (TimeoutException e) {
+      read.cancel(false);
+      throw new StoreException("the store did not answer a read within the load timeout", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      read.cancel(false);
+      throw new CacheLoadException("interrupted while reading the store", e);
+    }
+  }
+
+  void storeError(String message, Throwable e) {
+    stats.increment(Counter.STORE_ERROR);
+    storeErrorLog.warn(message, e);
+  }
+
+  private void hit(Entry<V> entry) {
+    stats.increment(Counter.HIT);
+    if (entry.kind() == Entry.Kind.ABSENT) {
+      stats.increment(Counter.ABSENT_HIT);
+    }
+  }
+
+  static Object answer(Entry<?> entry) {
+    return entry.kind() == Entry.Kind.VALUE ? entry.value() : ABSENT;
+  }
+
+  static Object answer(Loaded<?> loaded) {
+    return loaded.value() == null ? ABSENT : loaded.value();
+  }
+}

@@ -27,6 +27,7 @@ record CacheConfig<V>(
     KeyPolicy keyPolicy,
     int maxValueSize,
     Duration failureBackoff,
+    Duration maxFailureBackoff,
     boolean serveStaleOnError,
     Duration maxClockSkew,
     Duration loadTimeout,

@@ -298,6 +298,16 @@ public final class CacheStats {
   }
 
   /**
+   * Lease keys found holding a value that is no lease (planted, corrupt, or from another format
+   * version) or one claiming to last longer than any lease does; each was ignored and taken over.
+   *
+   * @return a non-negative count
+   */
+  public long leaseInvalidCount() {
+    return get(Counter.LEASE_INVALID);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

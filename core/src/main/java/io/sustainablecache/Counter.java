@@ -32,7 +32,8 @@ enum Counter {
   INVALIDATION,
   LEASE_WON,
   LEASE_LOST,
-  LEASE_TAKEOVER;
+  LEASE_TAKEOVER,
+  LEASE_INVALID;
 
   static final Counter[] ALL = values();
 }

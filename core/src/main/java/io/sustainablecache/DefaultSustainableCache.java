@@ -2,65 +2,49 @@ package io.sustainablecache;
 
 import static java.util.Objects.requireNonNull;
 
-import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreException;
-import io.sustainablecache.spi.StoreItem;
-import java.time.InstantSource;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import org.slf4j.Logger;
 
 /**
  * The {@link SustainableCache} implementation: a facade. Reads go through the {@link ReadPath}
  * (single keys) and {@link BulkLoads} ({@code getAll}), which share one read step; loads through
  * the {@link LoadCoordinator}; per-key state lives in the {@link KeyRegistry}; decoding in the
- * {@link EntryReader}; writing in the {@link EntryWriter}. Writes of the caller ({@code put},
- * {@code invalidate}) are here.
+ * {@link EntryReader}; writing in the {@link EntryWriter}; the caller's own writes ({@code put},
+ * {@code invalidate}) in {@link CallerWrites}.
  */
 final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
-  private static final Logger log = Log.LOGGER;
-
   private final CacheConfig<V> config;
-  private final CacheStore store;
-  private final Keys keys;
-  private final InstantSource clock;
-  private final long waitNanos;
   private final StatsCounter stats = new StatsCounter();
-  private final RateLimitedLog storeErrorLog = new RateLimitedLog(log);
-  private final EntryReader<V> reader;
-  private final EntryWriter<V> writer;
   private final KeyRegistry registry;
   private final Refresher refresher;
-  private final FleetLease<V> lease;
   private final ReadPath<V> reads;
   private final BulkLoads<V> bulk;
+  private final CallerWrites<V> writes;
 
   DefaultSustainableCache(CacheConfig<V> config) {
     this.config = config;
-    this.store = config.store();
-    this.keys = new Keys(config.namespace(), store.maxKeyLength(), config.keyPolicy());
-    this.clock = config.clock();
+    Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
     // The synchronous API waits for a load at most its timeout (plus a margin for the timer).
-    this.waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
-    this.reader = new EntryReader<>(config, stats);
-    this.writer = new EntryWriter<>(config, stats, storeErrorLog);
+    long waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
+    RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER);
+    EntryReader<V> reader = new EntryReader<>(config, stats);
+    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog);
     this.registry = new KeyRegistry(config, stats);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
-    this.lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
+    FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
         storeErrorLog);
-    LoadCoordinator<V> loads = new LoadCoordinator<>(registry, writer, refresher, lease, clock,
-        stats, loadTimes, waitNanos);
+    LoadCoordinator<V> loads = new LoadCoordinator<>(registry, writer, refresher, lease,
+        config.clock(), stats, loadTimes, waitNanos);
     this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
         waitNanos);
     this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, lease, stats,
+        waitNanos);
+    this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
         waitNanos);
   }
 
@@ -117,106 +101,22 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public void put(String key, V value) {
-    requireNonNull(value, "value");
-    String storeKey = keys.storeKey(key);
-    byte[] bytes = writer.encodePut(value, clock.millis());
-    registry.detach(storeKey);
-    awaitWrite(store.set(storeKey, bytes, writer.putExptime(bytes)), "put");
-    stats.increment(Counter.PUT);
+    writes.put(key, requireNonNull(value, "value"));
   }
 
   @Override
   public Optional<V> putIfAbsent(String key, V value) {
-    requireNonNull(value, "value");
-    String storeKey = keys.storeKey(key);
-    for (int attempt = 0; attempt < 3; attempt++) {
-      long now = clock.millis();
-      StoreItem item = reads.readNow(storeKey);
-      Entry<V> entry = item == null ? null : reader.read(item, now);
-      if (entry != null && entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()) {
-        return Optional.of(entry.value());
-      }
-      byte[] bytes = writer.encodePut(value, now);
-      int exptime = writer.putExptime(bytes);
-      boolean stored = item == null
-          ? awaitWrite(store.add(storeKey, bytes, exptime), "putIfAbsent")
-          : awaitWrite(store.cas(storeKey, item.casToken(), bytes, exptime), "putIfAbsent")
-              == CasOutcome.STORED;
-      if (stored) {
-        registry.detach(storeKey);
-        stats.increment(Counter.PUT);
-        return Optional.empty();
-      }
-    }
-    throw new StoreException("putIfAbsent: the key kept changing between the read and the write"
-        + " (3 attempts)");
+    return writes.putIfAbsent(key, requireNonNull(value, "value"));
   }
 
   @Override
   public void invalidate(String key) {
-    String storeKey = keys.storeKey(key);
-    registry.detach(storeKey);
-    long now = clock.millis();
-    CompletableFuture<Void> tombstone = store.set(storeKey, EntryWriter.tombstone(now),
-        writer.tombstoneExptime(now));
-    CompletableFuture<?> released = lease.onInvalidate(storeKey);
-    awaitWrite(tombstone, "invalidate");
-    // Loads this JVM started while the tombstone was on its way read the key before it landed.
-    registry.detach(storeKey);
-    stats.increment(Counter.INVALIDATION);
-    awaitQuietly(released);
+    writes.invalidate(key);
   }
 
   @Override
   public void invalidateAll() {
-    if (config.namespace().isEmpty()) {
-      throw new IllegalStateException("invalidateAll needs a namespace: without one, flushing"
-          + " would remove every other cache's entries too");
-    }
-    registry.detachAll();
-    try {
-      awaitWrite(store.flushPrefix(config.namespace()), "invalidateAll");
-    } catch (StoreException e) {
-      if (e.getCause() instanceof UnsupportedOperationException unsupported) {
-        throw unsupported;
-      }
-      throw e;
-    }
-    registry.detachAll();
-    stats.increment(Counter.INVALIDATION);
-  }
-
-  /** Waits for a write the caller must know the outcome of; store failures are thrown. */
-  private <T> T awaitWrite(CompletableFuture<T> write, String operation) {
-    try {
-      return write.get(waitNanos, TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof UnsupportedOperationException unsupported) {
-        throw unsupported;
-      }
-      stats.increment(Counter.STORE_ERROR);
-      throw cause instanceof StoreException failure ? failure
-          : new StoreException(operation + " failed", cause);
-    } catch (TimeoutException e) {
-      write.cancel(false);
-      stats.increment(Counter.STORE_ERROR);
-      throw new StoreException(operation + ": the store did not answer in time", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      stats.increment(Counter.STORE_ERROR);
-      throw new StoreException(operation + " interrupted; it may or may not have happened", e);
-    }
-  }
-
-  private void awaitQuietly(CompletableFuture<?> future) {
-    try {
-      future.get(waitNanos, TimeUnit.NANOSECONDS);
-    } catch (ExecutionException | TimeoutException e) {
-      reads.storeError("releasing a fleet lease failed", EntryWriter.unwrap(e));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    writes.invalidateAll();
   }
 
   // ---------------------------------------------------------------------------------------------

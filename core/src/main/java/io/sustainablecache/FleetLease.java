@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
@@ -41,8 +42,14 @@ final class FleetLease<V> {
 
   private static final long MIN_POLL_MILLIS = 5;
 
-  /** How a failure marker's value starts; an owner identity never does (it is a pid). */
+  /** How a failure marker's value starts. */
   private static final String FAILED = "F:";
+
+  /** How a holder's value starts: {@code L:<until, epoch ms>:<owner>}. */
+  private static final String HELD = "L:";
+
+  /** An owner identity is at most this long (a pid, a dash and 16 hex digits in this version). */
+  private static final int MAX_OWNER_LENGTH = 64;
 
   /** A marker's failure count is taken as at most this (the back-off is capped long before). */
   private static final long MAX_MARKED_FAILURES = 64;
@@ -59,6 +66,10 @@ final class FleetLease<V> {
   private final long loadTimeoutMillis;
   private final byte[] owner;
   private final RateLimitedLog storeErrorLog;
+  private final RateLimitedLog invalidLeaseLog = new RateLimitedLog(log);
+  private final long skewMillis;
+  private final long maxHeldMillis;
+  private final long maxMarkedMillis;
 
   FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, KeyRegistry registry,
       StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
@@ -73,6 +84,12 @@ final class FleetLease<V> {
     this.stats = stats;
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.storeErrorLog = storeErrorLog;
+    this.skewMillis = config.maxClockSkew().toMillis();
+    // a holder's deadline lies at most one lease (at most the load timeout) and a tick ahead; a
+    // marker's at most one back-off window (at most its cap) and a tick ahead
+    this.maxHeldMillis = loadTimeoutMillis + 2_000 + skewMillis;
+    this.maxMarkedMillis = Math.max(config.failureBackoff().toMillis(),
+        config.maxFailureBackoff().toMillis()) + 2_000 + skewMillis;
     // An identity, not part of any decision: drawn once, not from the injected random source.
     this.owner = (ProcessHandle.current().pid() + "-"
         + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()))
@@ -90,13 +107,13 @@ final class FleetLease<V> {
    *     store failed), {@code false} if another instance holds it; never failing
    */
   CompletableFuture<Boolean> beforeRefresh(Flight<V> flight) {
-    return acquire(flight).thenApply(won -> {
-      if (!won) {
+    return acquire(flight).thenApply(taken -> {
+      if (!taken.won()) {
         // remembered past the lease's longest life, to recognise a takeover
         registry.leaseLost(flight.storeKey, flight.casToken, clock.millis(),
             4 * leaseMillis(flight) + 2_000);
       }
-      return won;
+      return taken.won();
     });
   }
 
@@ -111,27 +128,30 @@ final class FleetLease<V> {
    *     failing
    */
   CompletableFuture<Boolean> beforeMiss(Flight<V> flight) {
-    return acquire(flight).thenCompose(won -> {
-      if (won) {
-        return CompletableFuture.completedFuture(true);
+    return acquire(flight).thenApply(taken -> {
+      if (taken.won()) {
+        return true;
       }
       if (flight.result.isDone()) { // delivered by the winner's re-read
-        return CompletableFuture.completedFuture(false);
+        return false;
       }
-      return readLease(flight).thenCompose(lost -> {
-        if (lost != Lost.WAIT) {
-          return CompletableFuture.completedFuture(lost == Lost.CLAIMED);
-        }
-        long expected = expectedLoadMillis(flight);
-        long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
-        long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
-        CompletableFuture<Boolean> decided = new CompletableFuture<>();
-        poll(flight, clock.millis() + waitMillis, pollMillis, decided);
-        return decided;
-      });
+      Lost lost = taken.marker() == null ? Lost.WAIT : readLostLease(flight, taken.marker());
+      if (lost != Lost.WAIT) {
+        return lost == Lost.CLAIMED;
+      }
+      return null; // wait for the holder's write
+    }).thenCompose(load -> {
+      if (load != null) {
+        return CompletableFuture.completedFuture(load);
+      }
+      long expected = expectedLoadMillis(flight);
+      long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
+      long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
+      CompletableFuture<Boolean> decided = new CompletableFuture<>();
+      poll(flight, clock.millis() + waitMillis, pollMillis, decided);
+      return decided;
     });
   }
-
 
   /**
    * After the holder's load (its write issued, or its failure recorded): releases the lease,
@@ -176,51 +196,105 @@ final class FleetLease<V> {
   }
 
   /**
-   * Takes the lease. A winner reads the item once more: if another instance wrote the key since
-   * this instance's read (and released its lease), that value completes the flight and nothing is
-   * loaded.
+   * Takes the lease: {@code add}s this instance's holder value; if the key holds a lease already,
+   * reads it, and takes it over (compare-and-set) if it is not a lease any instance may still
+   * hold: lapsed (its holder's deadline, or its failure marker's back-off, ended more than {@code
+   * maxClockSkew} ago) or invalid (not a lease value, or one claiming longer than any lease
+   * lasts: planted or corrupt; counted). A winner reads the item once more: if another instance
+   * wrote the key since this instance's read (and released its lease), that value completes the
+   * flight and nothing is loaded. A store failure lets the instance load (fail open).
    *
-   * @return a future of {@code true} to load, {@code false} not to (lease lost, or delivered)
+   * @return a future of what was taken: won (load), or lost (with the holder's failure marker if
+   *     it is in force); never failing
    */
-  private CompletableFuture<Boolean> acquire(Flight<V> flight) {
+  private CompletableFuture<Taken> acquire(Flight<V> flight) {
     long now = clock.millis();
     long stillHeld = registry.leaseHeldUntil(flight.storeKey, now);
     if (stillHeld > 0) { // ours, kept after a failed load: load under it again
       flight.leaseHeld = true;
       flight.leaseUntil = stillHeld;
-      return CompletableFuture.completedFuture(true);
+      return CompletableFuture.completedFuture(Taken.WON);
     }
     long leaseMillis = leaseMillis(flight);
     int exptime = (int) ((leaseMillis + 999) / 1000) + 1;
-    return store.add(keys.leaseKey(flight.storeKey), owner, exptime).thenCompose(won -> {
-      if (!won) {
-        stats.increment(Counter.LEASE_LOST);
-        return CompletableFuture.completedFuture(false);
+    // The server drops it between exptime - 1 and exptime seconds from now: until the later
+    // bound this instance still regards it as its own (at worst a duplicate load).
+    long until = now + exptime * 1000L;
+    byte[] mine = holderValue(until);
+    String leaseKey = keys.leaseKey(flight.storeKey);
+    return store.add(leaseKey, mine, exptime).thenCompose(added -> {
+      if (added) {
+        return won(flight, until);
       }
-      flight.leaseHeld = true;
-      // The server drops it between exptime - 1 and exptime seconds from now: until the later
-      // bound this instance still regards it as its own (at worst a duplicate load).
-      flight.leaseUntil = now + exptime * 1000L;
-      return store.gets(flight.storeKey).handle((item, error) -> {
-        if (error == null && item.isPresent() && deliver(flight, item.get())) {
-          // another instance wrote since our read: nothing to load, release the lease at once
+      return store.gets(leaseKey).thenCompose(current -> {
+        if (current.isEmpty()) { // released since our add: as lost, the holder wrote
           stats.increment(Counter.LEASE_LOST);
-          afterLoad(flight, null);
-          return false;
+          return CompletableFuture.completedFuture(Taken.LOST);
         }
-        stats.increment(Counter.LEASE_WON);
-        if (registry.leaseWon(flight.storeKey, flight.casToken)) {
-          stats.increment(Counter.LEASE_TAKEOVER);
-          log.debug("took over a lease that ran out without its holder writing");
+        Lease lease = readLease(current.get().value(), now);
+        if (lease.marker() != null && lease.marker().owner(owner)
+            && lease.state() != Lease.State.LAPSED) {
+          return won(flight, until); // this instance's own failure marker: load under it again
         }
-        return true;
+        if (lease.state() == Lease.State.HELD || lease.state() == Lease.State.MARKED
+            || lease.state() == Lease.State.MARK_ENDING) {
+          stats.increment(Counter.LEASE_LOST);
+          return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
+              ? new Taken(false, lease.marker()) : Taken.LOST);
+        }
+        if (lease.state() == Lease.State.INVALID) {
+          stats.increment(Counter.LEASE_INVALID);
+          invalidLeaseLog.warn("a fleet lease key held a value that is no lease this version"
+              + " wrote, or one bounded beyond any lease's life; taking it over");
+        }
+        return store.cas(leaseKey, current.get().casToken(), mine, exptime).thenCompose(
+            outcome -> {
+              if (outcome == CasOutcome.STORED) {
+                return won(flight, until);
+              }
+              stats.increment(Counter.LEASE_LOST);
+              return CompletableFuture.completedFuture(Taken.LOST);
+            });
       });
     }).exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
       storeErrorLog.warn("taking a fleet lease failed; loading without it",
           EntryWriter.unwrap(error));
-      return true;
+      return Taken.WON;
     });
+  }
+
+  /** This instance holds the lease until {@code until}: re-reads the item, as described. */
+  private CompletableFuture<Taken> won(Flight<V> flight, long until) {
+    flight.leaseHeld = true;
+    flight.leaseUntil = until;
+    return store.gets(flight.storeKey).handle((item, error) -> {
+      if (error == null && item.isPresent() && deliver(flight, item.get())) {
+        // another instance wrote since our read: nothing to load, release the lease at once
+        stats.increment(Counter.LEASE_LOST);
+        afterLoad(flight, null);
+        return Taken.LOST;
+      }
+      stats.increment(Counter.LEASE_WON);
+      if (registry.leaseWon(flight.storeKey, flight.casToken)) {
+        stats.increment(Counter.LEASE_TAKEOVER);
+        log.debug("took over a lease that ran out without its holder writing");
+      }
+      return Taken.WON;
+    });
+  }
+
+  /** What taking the lease ended in: won, or lost (with a failure marker in force, if any). */
+  private record Taken(boolean won, FailureMarker marker) {
+    static final Taken WON = new Taken(true, null);
+    static final Taken LOST = new Taken(false, null);
+  }
+
+  private byte[] holderValue(long until) {
+    byte[] head = (HELD + until + ":").getBytes(StandardCharsets.US_ASCII);
+    byte[] value = Arrays.copyOf(head, head.length + owner.length);
+    System.arraycopy(owner, 0, value, head.length, owner.length);
+    return value;
   }
 
   /**
@@ -263,11 +337,20 @@ final class FleetLease<V> {
     }
   }
 
-  /** Reads the lease a miss lost (see {@link #readLostLease}); never failing. */
+  /**
+   * Reads the lease a miss lost while it polls: a failure marker in force is read by {@link
+   * #readLostLease}; anything else (a holder, a lapsed or invalid value, nothing) means wait.
+   * Never failing.
+   */
   private CompletableFuture<Lost> readLease(Flight<V> flight) {
-    return store.gets(keys.leaseKey(flight.storeKey)).handle((lease, error) ->
-        error != null || lease.isEmpty() ? Lost.WAIT
-            : readLostLease(flight, lease.get().value()));
+    return store.gets(keys.leaseKey(flight.storeKey)).handle((current, error) -> {
+      if (error != null || current.isEmpty()) {
+        return Lost.WAIT;
+      }
+      Lease lease = readLease(current.get().value(), clock.millis());
+      return lease.state() == Lease.State.MARKED ? readLostLease(flight, lease.marker())
+          : Lost.WAIT;
+    });
   }
 
   /** What a miss that lost the lease makes of the lease's value. */
@@ -291,10 +374,8 @@ final class FleetLease<V> {
    * (a failure marks it anew, a success deletes it). Never reads the item: values only come from
    * the polls.
    */
-  private Lost readLostLease(Flight<V> flight, byte[] leaseValue) {
-    FailureMarker marker = FailureMarker.parse(leaseValue);
-    if (marker == null || (flight.casToken != EntryWriter.NO_CAS
-        && flight.casToken != marker.itemCasToken())) {
+  private Lost readLostLease(Flight<V> flight, FailureMarker marker) {
+    if (flight.casToken != EntryWriter.NO_CAS && flight.casToken != marker.itemCasToken()) {
       return Lost.WAIT;
     }
     if (marker.owner(owner)) {
@@ -321,6 +402,79 @@ final class FleetLease<V> {
     byte[] marker = Arrays.copyOf(head, head.length + owner.length);
     System.arraycopy(owner, 0, marker, head.length, owner.length);
     return marker;
+  }
+
+  /**
+   * A lease key's value as a reader judges it at {@code now}: the one place where bytes read from
+   * a lease key are interpreted. Every lease value carries its own end, so a value that outlives
+   * it (planted with no exptime, say) stops counting after at most that end plus the allowed
+   * clock skew.
+   */
+  private Lease readLease(byte[] value, long now) {
+    if (value != null && value.length > HELD.length() && value[0] == 'L' && value[1] == ':') {
+      int colon = indexOf(value, (byte) ':', 2);
+      long until = colon < 0 ? -1 : parseDigits(value, 2, colon);
+      int ownerLength = value.length - colon - 1;
+      if (until < 0 || ownerLength < 1 || ownerLength > MAX_OWNER_LENGTH
+          || until > now + maxHeldMillis) {
+        return Lease.INVALID;
+      }
+      return until + skewMillis < now ? Lease.LAPSED : Lease.HELD_BY_ANOTHER;
+    }
+    FailureMarker marker = FailureMarker.parse(value);
+    if (marker == null || marker.notBefore() > now + maxMarkedMillis
+        || marker.ownerBytes().length < 1 || marker.ownerBytes().length > MAX_OWNER_LENGTH) {
+      return Lease.INVALID;
+    }
+    if (now < marker.notBefore()) {
+      return new Lease(Lease.State.MARKED, marker);
+    }
+    return marker.notBefore() + skewMillis < now ? Lease.LAPSED
+        : new Lease(Lease.State.MARK_ENDING, marker);
+  }
+
+  private static int indexOf(byte[] bytes, byte b, int from) {
+    for (int i = from; i < bytes.length; i++) {
+      if (bytes[i] == b) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The non-negative decimal number in {@code bytes[from, to)}, or -1 if it is not one. */
+  private static long parseDigits(byte[] bytes, int from, int to) {
+    if (to <= from || to - from > 18) {
+      return -1;
+    }
+    long n = 0;
+    for (int i = from; i < to; i++) {
+      if (bytes[i] < '0' || bytes[i] > '9') {
+        return -1;
+      }
+      n = n * 10 + (bytes[i] - '0');
+    }
+    return n;
+  }
+
+  /** A lease key's value as judged by {@link #readLease}. */
+  private record Lease(State state, FailureMarker marker) {
+    static final Lease HELD_BY_ANOTHER = new Lease(State.HELD, null);
+    static final Lease LAPSED = new Lease(State.LAPSED, null);
+    static final Lease INVALID = new Lease(State.INVALID, null);
+
+    enum State {
+      /** A holder's lease in force: wait for its write. */
+      HELD,
+      /** A failure marker whose back-off is in force: the key is not loaded meanwhile. */
+      MARKED,
+      /** A failure marker whose back-off just ended: its holder may be loading again. */
+      MARK_ENDING,
+      /** A lease or marker whose end passed more than the allowed clock skew ago. */
+      LAPSED,
+      /** No lease value, or one bounded beyond any lease's life: planted or corrupt. */
+      INVALID
+    }
   }
 
   /**

@@ -125,7 +125,7 @@ final class KeyRegistry {
     this.stats = stats;
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.backoffBaseMillis = config.failureBackoff().toMillis();
-    this.backoffCapMillis = Math.max(backoffBaseMillis, config.ttl().toMillis());
+    this.backoffCapMillis = Math.max(backoffBaseMillis, config.maxFailureBackoff().toMillis());
     this.maxSkewMillis = config.maxClockSkew().toMillis();
   }
 
@@ -376,7 +376,8 @@ final class KeyRegistry {
     for (int i = 1; i < count && window < backoffCapMillis; i++) {
       window = Math.min(backoffCapMillis, window * 2);
     }
-    long wait = Math.max(1, (long) (window * (0.5 + random.nextDouble())));
+    long wait = Math.max(1, Math.min(backoffCapMillis,
+        (long) (window * (0.5 + random.nextDouble()))));
     long notBefore = now + wait;
     // past notBefore (whole seconds, the server's unit), so that this instance still holds the
     // lease when it may load again

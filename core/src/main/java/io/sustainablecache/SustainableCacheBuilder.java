@@ -49,6 +49,9 @@ public final class SustainableCacheBuilder<V> {
   /** Default base of the back-off between load attempts of a key whose load failed. */
   static final Duration DEFAULT_FAILURE_BACKOFF = Duration.ofSeconds(1);
 
+  /** The default cap of the failure back-off. */
+  static final Duration DEFAULT_MAX_FAILURE_BACKOFF = Duration.ofSeconds(30);
+
   /** Default bound on a load: after it, waiting callers fail and the key is free again. */
   static final Duration DEFAULT_LOAD_TIMEOUT = Duration.ofSeconds(30);
 
@@ -81,6 +84,7 @@ public final class SustainableCacheBuilder<V> {
   KeyPolicy keyPolicy;
   int maxValueSize = -1;
   Duration failureBackoff;
+  Duration maxFailureBackoff;
   Boolean serveStaleOnError;
   Duration maxClockSkew;
   Duration loadTimeout;
@@ -339,7 +343,8 @@ public final class SustainableCacheBuilder<V> {
   /**
    * The base of the back-off after a load of a key fails, whether a caller's load or a background
    * refresh: the key is not loaded again in this JVM for {@code base * 2^(failures - 1)}, capped
-   * at {@code max(base, ttl)}, each wait drawn uniformly from 50 % to 150 % of that so that
+   * at 30 s (see {@link #failureBackoff(Duration, Duration)}), each wait drawn uniformly from 50 %
+   * to 150 % of that (and at most the cap) so that
    * instances sharing a failing database do not retry in step. Meanwhile reads of the key get the
    * stale value where one is within its grace period, and otherwise fail at once with a {@link
    * CacheLoadException} that carries the remembered failure as its cause (counted in {@link
@@ -355,12 +360,36 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCacheBuilder<V> failureBackoff(Duration base) {
     requireNonNull(base, "base");
+    return failureBackoff(base, base.compareTo(DEFAULT_MAX_FAILURE_BACKOFF) > 0 ? base
+        : DEFAULT_MAX_FAILURE_BACKOFF);
+  }
+
+  /**
+   * {@link #failureBackoff(Duration)} with its cap: no back-off window, jitter included, is longer
+   * than {@code max}, in this JVM or across the fleet (another instance's failure marker is
+   * honoured for at most {@code max} too), so a key is tried again at most {@code max} after the
+   * database recovers. Default cap: 30 s (or the base, if that is longer).
+   *
+   * @param base zero or positive, at most 365 days
+   * @param max at least {@code base}, at most 365 days
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> failureBackoff(Duration base, Duration max) {
+    requireNonNull(base, "base");
+    requireNonNull(max, "max");
     checkUnset(this.failureBackoff, "failureBackoff");
     if (base.isNegative() || base.compareTo(MAX_TTL) > 0) {
       throw new IllegalArgumentException(
           "failureBackoff must be between 0 and " + MAX_TTL + ": " + base);
     }
+    if (max.compareTo(base) < 0 || max.compareTo(MAX_TTL) > 0) {
+      throw new IllegalArgumentException("the failureBackoff cap must be between the base ("
+          + base + ") and " + MAX_TTL + ": " + max);
+    }
     this.failureBackoff = base;
+    this.maxFailureBackoff = max;
     return this;
   }
 
@@ -601,6 +630,7 @@ public final class SustainableCacheBuilder<V> {
         keyPolicy == null ? KeyPolicy.REJECT : keyPolicy,
         maxValueSize == -1 ? DEFAULT_MAX_VALUE_SIZE : maxValueSize,
         failureBackoff == null ? DEFAULT_FAILURE_BACKOFF : failureBackoff,
+        maxFailureBackoff == null ? DEFAULT_MAX_FAILURE_BACKOFF : maxFailureBackoff,
         serveStaleOnError == null || serveStaleOnError,
         maxClockSkew == null ? DEFAULT_MAX_CLOCK_SKEW : maxClockSkew,
         loadTimeout == null ? DEFAULT_LOAD_TIMEOUT : loadTimeout,

@@ -463,7 +463,7 @@ final class PerKeyStateTest {
     }
     assertThat(impl(cache).registeredKeyCount()).isEqualTo(20_000);
 
-    clock.advance(Duration.ofSeconds(12)); // past the back-off (<= 1.5 s) plus its window
+    clock.advance(Duration.ofSeconds(32)); // past the back-off (<= 1.5 s) plus its window (the 30 s cap)
     scheduler.runDue();
 
     assertThat(impl(cache).registeredKeyCount()).isZero();
@@ -477,7 +477,7 @@ final class PerKeyStateTest {
         throw new IllegalStateException("db down");
       })).isInstanceOf(CacheLoadException.class);
     }
-    clock.advance(Duration.ofSeconds(12)); // every record is due; the drain has not run
+    clock.advance(Duration.ofSeconds(32)); // every record is due; the drain has not run
 
     for (int i = 0; i < 10; i++) {
       cache.get("ok" + i, counting("v")); // one begin and one finish each: 4 sweeps

@@ -257,6 +257,51 @@ public abstract class SustainableCacheContract {
     assertThat(a.getIfPresent("down")).contains("fixed");
   }
 
+  /**
+   * Issue 15: a failure marker planted under a key's fleet lease with no expiry fails misses only
+   * until the end it states (plus the allowed clock skew); then the lease is taken over and the
+   * key loads.
+   */
+  @Test
+  void aFailureMarkerPlantedWithNoExpiry_failsMissesOnlyUntilItsEnd() {
+    CacheStore store = newStore();
+    SustainableCache<String> cache = closing(SustainableCache.builder(store)
+        .namespace(namespace).ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8())
+        .maxClockSkew(Duration.ofMillis(200)).build());
+    long notBefore = System.currentTimeMillis() + 1_000;
+    plantLease(store, "planted", "F:1:" + notBefore + ":0:someone-else");
+
+    assertThatThrownBy(() -> cache.get("planted", key -> "v"))
+        .isInstanceOf(CacheLoadException.class);
+    letTimePass(Duration.ofMillis(1_400));
+    assertThat(cache.get("planted", key -> "v")).isEqualTo("v");
+  }
+
+  /**
+   * Issue 15: garbage under a key's fleet lease, with no expiry, is ignored (taken over) and
+   * counted: the miss loads at once instead of waiting for a holder that does not exist.
+   */
+  @Test
+  void garbageUnderTheLeaseKey_isTakenOverAndCounted() {
+    CacheStore store = newStore();
+    SustainableCache<String> cache = cache(store);
+    plantLease(store, "garbage", "not a lease");
+
+    assertThat(cache.get("garbage", key -> "v")).isEqualTo("v");
+    assertThat(cache.stats().leaseInvalidCount()).isEqualTo(1);
+    assertThat(raw(store, "garbage\u007Flease")).as("released after the load").isEmpty();
+  }
+
+  private void plantLease(CacheStore store, String key, String value) {
+    store.set(namespace + ":" + key + "\u007Flease", value.getBytes(StandardCharsets.US_ASCII), 0)
+        .join();
+  }
+
+  private SustainableCache<String> closing(SustainableCache<String> cache) {
+    closeables.add(cache);
+    return cache;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Invalidation across hosts, under real races
 

@@ -1,0 +1,158 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 15, "planted lease values" and "failure back-off after recovery": whatever anyone writes
+ * under a key's fleet lease, with or without an expiry, stops counting after a bounded time, and
+ * values that are no lease at all are ignored (taken over) and counted; a key whose loads kept
+ * failing is tried again at most the back-off cap after the database recovers, however long the
+ * TTL. Fake time, one in-memory server; the same planted values over real memcached are in the
+ * testkit's {@code SustainableCacheContract}.
+ */
+final class PlantedLeaseTest {
+
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static final Duration SKEW = Duration.ofSeconds(2);
+  private static final String LEASE_KEY = "p:k\u007Flease";
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore server = InMemoryStore.create(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final AtomicInteger loads = new AtomicInteger();
+  private SustainableCache<String> cache;
+
+  @AfterEach
+  void close() {
+    cache.close();
+  }
+
+  private SustainableCache<String> cache(Duration ttl) {
+    cache = SustainableCache.builder(server).namespace("p").ttl(ttl).codec(ValueCodec.utf8())
+        .clock(clock).scheduler(scheduler).refreshExecutor(refreshes).maxClockSkew(SKEW)
+        .random(FixedRandom.neverEarly()).build();
+    return cache;
+  }
+
+  private Loader<String> counting(String value) {
+    return key -> {
+      loads.incrementAndGet();
+      return value;
+    };
+  }
+
+  /** Writes a lease value with no expiry, as anyone with access to the server could. */
+  private void plant(String value) {
+    server.set(LEASE_KEY, value.getBytes(StandardCharsets.US_ASCII), 0).join();
+  }
+
+  @Test
+  void aFailureMarkerPlantedWithNoExpiry_failsMissesOnlyUntilItsEnd_thenIsTakenOver() {
+    cache(TTL);
+    long notBefore = clock.millis() + 5_000;
+    plant("F:1:" + notBefore + ":0:someone-else");
+
+    assertThatThrownBy(() -> cache.get("k", counting("v")))
+        .isInstanceOf(CacheLoadException.class);
+    assertThat(loads).as("failed fast, as for a real holder's failure").hasValue(0);
+
+    clock.advance(Duration.ofMillis(5_000).plus(SKEW).plusMillis(1));
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+    assertThat(loads).hasValue(1);
+  }
+
+  @Test
+  void aFailureMarkerClaimingABackOffBeyondTheCap_isIgnoredAndCounted() {
+    cache(TTL);
+    plant("F:3:" + (clock.millis() + Duration.ofDays(1).toMillis()) + ":0:someone-else");
+
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+    assertThat(cache.stats().leaseInvalidCount()).isEqualTo(1);
+    assertThat(cache.stats().failureRememberedCount()).isZero();
+  }
+
+  @Test
+  void garbageInTheLeaseKey_doesNotStopRefreshes_itIsTakenOverAndCounted() {
+    cache(TTL);
+    cache.put("k", "v0");
+    for (int period = 1; period <= 2; period++) {
+      plant("garbage " + period);
+      clock.advance(TTL.plusMillis(1)); // stale: the read serves v0 and schedules a refresh
+      assertThat(cache.get("k", counting("v" + period))).isEqualTo("v" + (period - 1));
+      refreshes.runAll();
+      assertThat(cache.getIfPresent("k")).as("period " + period).contains("v" + period);
+    }
+    assertThat(loads).hasValue(2);
+    assertThat(cache.stats().leaseInvalidCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aHolderValuePlantedWithNoExpiry_holdsOffRefreshesOnlyUntilItsEndPlusTheSkew() {
+    cache(TTL);
+    cache.put("k", "v0");
+    clock.advance(TTL.plusMillis(1));
+    plant("L:" + (clock.millis() + 1_000) + ":someone-else");
+
+    cache.get("k", counting("v1"));
+    refreshes.runAll();
+    assertThat(loads).as("a lease in force: another instance loads").hasValue(0);
+
+    clock.advance(Duration.ofMillis(1_000).plus(SKEW).plusMillis(1));
+    cache.get("k", counting("v1"));
+    refreshes.runAll();
+    assertThat(loads).as("the lapsed lease was taken over").hasValue(1);
+    assertThat(cache.getIfPresent("k")).contains("v1");
+    assertThat(cache.stats().leaseInvalidCount()).isZero();
+  }
+
+  @Test
+  void aHolderValueClaimingLongerThanAnyLease_isIgnoredAndCounted() {
+    cache(TTL);
+    plant("L:" + (clock.millis() + Duration.ofHours(1).toMillis()) + ":someone-else");
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+    assertThat(cache.stats().leaseInvalidCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aKeyWhoseLoadsKeptFailing_isTriedAgainAtMostTheCapAfterRecovery_evenWithALongTtl() {
+    cache(Duration.ofMinutes(10));
+    for (int failure = 0; failure < 12; failure++) { // the window doubles far past 30 s
+      assertThatThrownBy(() -> cache.get("k", key -> {
+        throw new IllegalStateException("db down");
+      })).isInstanceOf(CacheLoadException.class);
+      clock.advance(Duration.ofSeconds(30).plusMillis(1));
+    }
+    // the database is back; the last failure was 30 s ago: the key loads
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+  }
+
+  @Test
+  void theBackOffCapIsConfigurable_andValidated() {
+    cache = SustainableCache.builder(server).namespace("p").ttl(TTL).codec(ValueCodec.utf8())
+        .clock(clock).scheduler(scheduler).random(FixedRandom.neverEarly())
+        .failureBackoff(Duration.ofMillis(100), Duration.ofSeconds(2)).build();
+    for (int failure = 0; failure < 6; failure++) {
+      assertThatThrownBy(() -> cache.get("k", key -> {
+        throw new IllegalStateException("db down");
+      })).isInstanceOf(CacheLoadException.class);
+      clock.advance(Duration.ofSeconds(2).plusMillis(1));
+    }
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+    assertThatThrownBy(() -> SustainableCache.builder(server)
+        .failureBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cap");
+  }
+}

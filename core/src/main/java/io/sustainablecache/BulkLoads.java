@@ -284,8 +284,12 @@ final class BulkLoads<V> {
     Thread starter = Thread.currentThread();
     long start = clock.millis();
     stats.increment(Counter.BULK_LOAD);
+    stats.increment(Counter.LOADER_CALL);
     CompletionStage<? extends Map<String, ? extends V>> stage;
-    flights.forEach(flight -> flight.loaderThread = starter);
+    flights.forEach(flight -> {
+      flight.loaderThread = starter;
+      flight.loadStarted = true;
+    });
     try {
       stage = requireNonNull(loader.loadAll(wanted), "the bulk loader returned a null stage");
     } catch (Throwable t) {

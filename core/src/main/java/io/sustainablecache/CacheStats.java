@@ -308,6 +308,28 @@ public final class CacheStats {
   }
 
   /**
+   * Calls of a loader: each call of a {@link Loader} or {@link AsyncLoader}, and each call of a
+   * bulk loader however many keys it loads ({@link #bulkLoadCount()} counts the latter alone).
+   * {@link #loadSuccessCount()} and {@link #loadFailureCount()} count keys, so a {@code getAll}
+   * that loads 100 keys in one query adds 1 here and 100 there.
+   *
+   * @return a non-negative count
+   */
+  public long loaderCallCount() {
+    return get(Counter.LOADER_CALL);
+  }
+
+  /**
+   * Loaded values (and absences) the store accepted: writes of cold misses and of refreshes.
+   * Together with {@link #putCount()} it is what Micrometer's {@code cache.puts} reports.
+   *
+   * @return a non-negative count
+   */
+  public long loadWrittenCount() {
+    return get(Counter.LOAD_WRITTEN);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

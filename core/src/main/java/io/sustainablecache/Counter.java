@@ -33,7 +33,9 @@ enum Counter {
   LEASE_WON,
   LEASE_LOST,
   LEASE_TAKEOVER,
-  LEASE_INVALID;
+  LEASE_INVALID,
+  LOADER_CALL,
+  LOAD_WRITTEN;
 
   static final Counter[] ALL = values();
 }

@@ -39,6 +39,8 @@ final class Flight<V> {
   volatile boolean leaseHeld;
   /** Until when the lease it holds lasts, on the cache's clock. */
   volatile long leaseUntil;
+  /** Whether a loader was called for this flight (a refresh may be dropped before). */
+  volatile boolean loadStarted;
   /** The load time measured last time (the entry's), or -1 if unknown. */
   volatile long expectedLoadMillis = -1;
 

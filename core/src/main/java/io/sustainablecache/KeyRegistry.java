@@ -359,8 +359,14 @@ final class KeyRegistry {
     CacheLoadException timeout = new CacheLoadException("the load did not complete within the"
         + " loadTimeout of " + loadTimeoutMillis + " ms; the key was released", null);
     if (flight.result.completeExceptionally(timeout)) {
-      stats.increment(Counter.LOAD_TIMEOUT);
-      stats.increment(Counter.LOAD_FAILURE);
+      if (flight.origin == Flight.Origin.REFRESH && !flight.loadStarted) {
+        // the executor accepted the refresh and never ran it (or it is still queued): no load
+        // failed, a refresh was dropped
+        stats.increment(Counter.REFRESH_REJECTED);
+      } else {
+        stats.increment(Counter.LOAD_TIMEOUT);
+        stats.increment(Counter.LOAD_FAILURE);
+      }
     }
   }
 

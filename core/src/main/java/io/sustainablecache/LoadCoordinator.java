@@ -251,6 +251,8 @@ final class LoadCoordinator<V> {
     long start = clock.millis();
     CompletionStage<? extends V> stage;
     flight.loaderThread = starter;
+    flight.loadStarted = true;
+    stats.increment(Counter.LOADER_CALL);
     try {
       stage = requireNonNull(loader.load(flight.key), "the loader returned a null stage");
     } catch (Throwable t) {
@@ -333,15 +335,14 @@ final class LoadCoordinator<V> {
         slowLoadLog.warn("a load took longer than the shortest entry lifetime (ttl + grace); its"
             + " value was returned but not cached");
       } else {
-        CompletableFuture<Boolean> written =
-            writer.writeLoad(flight.storeKey, loaded, flight.casToken);
-        if (flight.origin == Flight.Origin.REFRESH) {
-          written.thenAccept(stored -> {
-            if (stored) {
+        writer.writeLoad(flight.storeKey, loaded, flight.casToken).thenAccept(stored -> {
+          if (stored) {
+            stats.increment(Counter.LOAD_WRITTEN);
+            if (flight.origin == Flight.Origin.REFRESH) {
               stats.increment(Counter.REFRESH_SUCCESS);
             }
-          });
-        }
+          }
+        });
       }
     } finally {
       end(flight, null);

@@ -98,8 +98,14 @@ public final class SustainableCacheMeters {
    */
   public static final String LEASES = "cache.lease";
 
+  /** Loader calls: a single key's, or one bulk call however many keys it loads. */
+  public static final String LOADER_CALLS = "cache.loader.calls";
+
   /** Leases won after another instance's lease ran out without it writing a value. */
   public static final String LEASE_TAKEOVERS = "cache.lease.takeovers";
+
+  /** Lease keys found holding no valid lease (planted, corrupt, another version): taken over. */
+  public static final String LEASES_INVALID = "cache.lease.invalid";
 
   private SustainableCacheMeters() {}
 }

@@ -87,9 +87,14 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
     return stats().invalidationCount();
   }
 
+  /**
+   * Entries added to the cache, as Micrometer's cache conventions count them (Caffeine's binder
+   * reports its loads here): the caller's {@code put}s and the loaded values written.
+   */
   @Override
   protected long putCount() {
-    return stats().putCount();
+    CacheStats stats = stats();
+    return stats.putCount() + stats.loadWrittenCount();
   }
 
   @Override
@@ -99,9 +104,11 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
       return;
     }
     counter(registry, cache, SustainableCacheMeters.LOADS, "success",
-        CacheStats::loadSuccessCount, "Loader calls that completed (with or without a value)");
+        CacheStats::loadSuccessCount, "Keys loaded (with or without a value)");
     counter(registry, cache, SustainableCacheMeters.LOADS, "failure",
-        CacheStats::loadFailureCount, "Loader calls that failed or timed out");
+        CacheStats::loadFailureCount, "Keys whose load failed or timed out");
+    counter(registry, cache, SustainableCacheMeters.LOADER_CALLS, null,
+        CacheStats::loaderCallCount, "Loader calls (a bulk call counts once)");
     FunctionTimer.<SustainableCache<?>>builder(SustainableCacheMeters.LOAD_DURATION, cache,
             c -> c.stats().loadCount(), c -> c.stats().totalLoadTimeMillis(),
             TimeUnit.MILLISECONDS)
@@ -145,6 +152,8 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::leaseLostCount, "Loads left to another instance holding the lease");
     counter(registry, cache, SustainableCacheMeters.LEASE_TAKEOVERS, null,
         CacheStats::leaseTakeoverCount, "Leases won after another holder's lease ran out");
+    counter(registry, cache, SustainableCacheMeters.LEASES_INVALID, null,
+        CacheStats::leaseInvalidCount, "Lease keys holding no valid lease, taken over");
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

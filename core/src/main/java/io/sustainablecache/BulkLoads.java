@@ -250,17 +250,8 @@ final class BulkLoads<V> {
    */
   private void startLoad(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader,
       boolean writeBack, Executor on) {
-    CallerRuns.Refusable task = new CallerRuns.Refusable() {
-      @Override
-      public void run() {
-        load(flights, loader, writeBack);
-      }
-
-      @Override
-      public void refused() {
-        flights.forEach(loads::abandon);
-      }
-    };
+    Refusable task = Refusable.of(() -> load(flights, loader, writeBack),
+        () -> flights.forEach(loads::abandon));
     try {
       on.execute(task);
     } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -303,6 +294,16 @@ final class BulkLoads<V> {
       Throwable failure = error != null ? EntryWriter.unwrap(error)
           : values == null ? new NullPointerException("the bulk loader returned a null map")
           : null;
+      List<V> loaded = new ArrayList<>(flights.size());
+      if (failure == null) {
+        try { // the caller's map: its get may throw, which fails the load at once
+          for (Flight<V> flight : flights) {
+            loaded.add(values.get(flight.key));
+          }
+        } catch (Throwable t) {
+          failure = t;
+        }
+      }
       // The flights complete here, on whichever thread completed the stage: their callers
       // never wait for the executor. Only the writes are handed to it when that thread is a
       // foreign one (an async driver's event loop), as for single keys.
@@ -313,8 +314,8 @@ final class BulkLoads<V> {
         if (failure != null) {
           loads.failed(flight, failure, statsMillis);
         } else {
-          Runnable write = loads.complete(flight,
-              new Loaded<>(values.get(flight.key), end, elapsed), writeBack, statsMillis);
+          Runnable write = loads.complete(flight, new Loaded<>(loaded.get(i), end, elapsed),
+              writeBack, statsMillis);
           if (write != null) {
             writes.add(write);
           }
@@ -324,7 +325,8 @@ final class BulkLoads<V> {
         return;
       }
       Runnable writeAll = () -> writes.forEach(Runnable::run);
-      if (Thread.currentThread() == starter || !refresher.submit(writeAll)) {
+      if (Thread.currentThread() == starter
+          || !refresher.submit(Refusable.of(writeAll, writeAll))) {
         writeAll.run();
       }
     });
@@ -402,7 +404,10 @@ final class BulkLoads<V> {
 
   private void submit(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
     List<Flight<V>> copy = List.copyOf(flights);
-    if (refresher.submit(() -> runRefresh(copy, loader))) {
+    if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
+      copy.forEach(loads::abandon); // still queued when close() gave up on the executor
+      stats.add(Counter.REFRESH_REJECTED, copy.size());
+    }))) {
       stats.add(Counter.REFRESH_SCHEDULED, copy.size());
     } else {
       for (Flight<V> flight : copy) {

@@ -28,14 +28,6 @@ final class CallerRuns implements Executor {
   private volatile boolean left;
 
   /**
-   * A task that must learn when it will not run: a load's start, which then ends its flight.
-   */
-  interface Refusable extends Runnable {
-    /** Called instead of {@link #run} when no executor took the task. */
-    void refused();
-  }
-
-  /**
    * @param fallback where the tasks still queued when the waiter leaves go: each runs at most
    *     once; one the fallback rejects is dropped ({@link Refusable#refused} is called for it)
    */

@@ -126,7 +126,10 @@ final class LoadCoordinator<V> {
     }
     Flight<V> flight = cast(started.flight());
     flight.expectedLoadMillis = request.expectedLoadMillis();
-    if (refresher.submit(() -> runRefresh(flight, loader))) {
+    if (refresher.submit(Refusable.of(() -> runRefresh(flight, loader), () -> {
+      abandon(flight); // still queued when close() gave up on the executor
+      stats.increment(Counter.REFRESH_REJECTED);
+    }))) {
       stats.increment(Counter.REFRESH_SCHEDULED);
     } else {
       registry.abandon(flight);
@@ -178,17 +181,8 @@ final class LoadCoordinator<V> {
    */
   private void start(Flight<V> flight, AsyncLoader<? extends V> loader, boolean writeBack,
       CompletableFuture<Loaded<V>> own, Executor on) {
-    CallerRuns.Refusable task = new CallerRuns.Refusable() {
-      @Override
-      public void run() {
-        LoadCoordinator.this.run(flight, loader, writeBack, own);
-      }
-
-      @Override
-      public void refused() {
-        abandon(flight);
-      }
-    };
+    Refusable task = Refusable.of(() -> run(flight, loader, writeBack, own),
+        () -> abandon(flight));
     try {
       on.execute(task);
     } catch (RejectedExecutionException e) {
@@ -301,7 +295,7 @@ final class LoadCoordinator<V> {
   void loaded(Flight<V> flight, Loaded<V> loaded, boolean writeBack, boolean onStarter,
       long statsMillis) {
     Runnable write = complete(flight, loaded, writeBack, statsMillis);
-    if (write != null && (onStarter || !refresher.submit(write))) {
+    if (write != null && (onStarter || !refresher.submit(Refusable.of(write, write)))) {
       write.run();
     }
   }

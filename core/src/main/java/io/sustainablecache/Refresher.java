@@ -84,7 +84,12 @@ final class Refresher implements AutoCloseable {
     owned.shutdown();
     try {
       if (!owned.awaitTermination(closeTimeoutMillis, TimeUnit.MILLISECONDS)) {
-        owned.shutdownNow();
+        // tasks never started end their flights now instead of at their load timeout
+        for (Runnable neverRun : owned.shutdownNow()) {
+          if (neverRun instanceof Refusable refusable) {
+            refusable.refused();
+          }
+        }
         // a refresh that was waiting (for its lease, say) has let go of its flight by then
         owned.awaitTermination(closeTimeoutMillis, TimeUnit.MILLISECONDS);
       }

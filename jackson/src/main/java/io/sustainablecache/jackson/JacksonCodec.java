@@ -7,6 +7,7 @@ import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.ObjectReadContext;
 import tools.jackson.core.StreamReadConstraints;
+import tools.jackson.databind.exc.InvalidDefinitionException;
 import tools.jackson.core.StreamWriteConstraints;
 import tools.jackson.core.TokenStreamLocation;
 import tools.jackson.core.exc.StreamConstraintsException;
@@ -124,6 +125,7 @@ public final class JacksonCodec<V> implements ValueCodec<V> {
   private final JavaType type;
   private final String typeName;
   private final StreamReadConstraints limits;
+  private volatile boolean readBackChecked;
   private final JsonFactory factory;
   private final ObjectReader reader;
   private final ObjectWriter writer;
@@ -319,7 +321,29 @@ public final class JacksonCodec<V> implements ValueCodec<V> {
           + e.getClass().getSimpleName() + ")", e);
     }
     checkReadable(json);
+    if (!readBackChecked) {
+      checkReadsBack(json);
+    }
     return json;
+  }
+
+  /**
+   * The first value this codec writes is read back once: a type Jackson can write but not read
+   * (a derived getter with no setter, say) would otherwise be cached and then rejected by every
+   * read, so the cache would silently stop caching it. Thread-safe: at worst a few concurrent
+   * first writes each check.
+   */
+  private void checkReadsBack(byte[] json) {
+    try {
+      reader.readValue(json);
+    } catch (JacksonException e) {
+      throw new IllegalArgumentException("a " + typeName + " can be written as JSON but not read"
+          + " back, so it cannot be cached: " + e.getClass().getSimpleName() + " ("
+          + e.getOriginalMessage() + "). Give the type a creator (@JsonCreator, a record, or a"
+          + " no-argument constructor with setters) and ignore derived properties"
+          + " (@JsonIgnore)", e);
+    }
+    readBackChecked = true;
   }
 
   /**
@@ -491,7 +515,26 @@ public final class JacksonCodec<V> implements ValueCodec<V> {
       if (!allowDefaultTyping) {
         refuseDefaultTyping(effective, type);
       }
+      refuseUnconstructible(effective, type);
       return new JacksonCodec<>(effective, type, readLimits);
+    }
+  }
+
+  /**
+   * Fails at build time for a type Jackson cannot construct at all (no creator, no usable
+   * constructor): a dry read of {@code {}} fails with an {@link InvalidDefinitionException} for
+   * exactly those; any other outcome (a value, a mismatch) says nothing against the type.
+   */
+  private static void refuseUnconstructible(JsonMapper mapper, JavaType type) {
+    try {
+      mapper.readerFor(type).readValue("{}");
+    } catch (InvalidDefinitionException e) {
+      throw new IllegalArgumentException("Jackson cannot read a " + type.toCanonical()
+          + " back, so the cache could write it but never read it: "
+          + e.getOriginalMessage() + ". Give the type a creator (@JsonCreator, a record, or a"
+          + " no-argument constructor with setters)", e);
+    } catch (RuntimeException e) {
+      // not an object, a missing property, a creator that rejects nulls: the type is readable
     }
   }
 

@@ -93,10 +93,11 @@ class JacksonCodecPolymorphismTest {
 
   @Test
   void annotatedClassTypeIdsOnAnUnsafeBaseTypeAreRejected() {
-    JacksonCodec<Tagged> tagged = JacksonCodec.of(Tagged.class);
-
-    assertThatThrownBy(() -> decode(tagged, "{\"payload\":" + AT_CLASS + "}"))
-        .isInstanceOf(IllegalArgumentException.class);
+    // Jackson's validator denies every subtype of Object, so no value of the type could ever be
+    // read: the codec refuses the type when it is built (issue 15), before anything is decoded
+    assertThatThrownBy(() -> JacksonCodec.of(Tagged.class))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("PolymorphicTypeValidator");
     assertNoGadget();
   }
 

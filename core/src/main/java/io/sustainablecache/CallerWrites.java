@@ -59,7 +59,13 @@ final class CallerWrites<V> {
     String storeKey = keys.storeKey(key);
     for (int attempt = 0; attempt < 3; attempt++) {
       long now = clock.millis();
-      StoreItem item = reads.readNow(storeKey);
+      StoreItem item;
+      try {
+        item = reads.readNow(storeKey);
+      } catch (StoreException e) {
+        stats.increment(Counter.STORE_ERROR);
+        throw e;
+      }
       Entry<V> entry = item == null ? null : reader.read(item, now);
       if (entry != null && entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()) {
         return Optional.of(entry.value());

@@ -25,6 +25,8 @@ public final class SustainableCacheBuilder<V> {
   /** The longest TTL accepted: memcached's absolute exptimes must stay meaningful. */
   static final Duration MAX_TTL = Duration.ofDays(365);
 
+  private static final Duration ONE_MILLI = Duration.ofMillis(1);
+
   /**
    * The smallest grace period chosen by default: the server's one-second expiry tick plus a
    * margin for a refresh started at the logical expiry.
@@ -147,7 +149,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> ttl(Duration ttl) {
     requireNonNull(ttl, "ttl");
     checkUnset(this.ttl, "ttl");
-    if (ttl.toMillis() <= 0 || ttl.compareTo(MAX_TTL) > 0) {
+    if (ttl.compareTo(ONE_MILLI) < 0 || ttl.compareTo(MAX_TTL) > 0) {
       throw new IllegalArgumentException(
           "ttl must be at least 1 ms and at most " + MAX_TTL + ": " + ttl);
     }
@@ -450,7 +452,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> loadTimeout(Duration timeout) {
     requireNonNull(timeout, "timeout");
     checkUnset(this.loadTimeout, "loadTimeout");
-    if (timeout.toMillis() <= 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
+    if (timeout.compareTo(ONE_MILLI) < 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
       throw new IllegalArgumentException(
           "loadTimeout must be at least 1 ms and at most " + MAX_TIMEOUT + ": " + timeout);
     }

@@ -4,11 +4,14 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.SustainableCache;
+import io.sustainablecache.spi.StoreException;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.cache.Cache;
 import org.springframework.cache.support.SimpleValueWrapper;
 
@@ -58,13 +61,16 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * <p><b>Keys</b> are encoded by the manager's {@link KeyEncoder} and stored with {@link
  * io.sustainablecache.KeyPolicy#HASH}. <b>Values</b> are encoded by the cache's codec; a {@code
  * put} of a value of the wrong type (when the spec names a value type) fails with {@link
- * IllegalArgumentException}. Store failures of writes and invalidations surface as {@link
- * io.sustainablecache.spi.StoreException}, which Spring hands to its {@code CacheErrorHandler};
- * store failures of reads are misses.
+ * IllegalArgumentException}. Store failures of {@code put} and {@code putIfAbsent} are counted,
+ * never thrown (the value is simply not cached, as when a read fails); failures of
+ * {@code evict} and {@code clear} surface as {@link StoreException}, which Spring hands to its
+ * {@code CacheErrorHandler}: the caller must learn that an old value may still be served.
  *
  * <p>Thread-safe. {@code null} keys are rejected with {@link NullPointerException}.
  */
 public final class SustainableSpringCache implements Cache {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SustainableSpringCache.class);
 
   private final String name;
   private final SustainableCache<Object> cache;
@@ -182,6 +188,14 @@ public final class SustainableSpringCache implements Cache {
     return t;
   }
 
+  /**
+   * Stores the value; a store failure is counted as a store error ({@link
+   * io.sustainablecache.CacheStats#storeErrorCount()}) and logged at DEBUG, not thrown: Spring
+   * calls this after the annotated method has answered, and a cache that cannot store must not
+   * fail that request (reads during the same outage log a rate-limited WARN).
+   *
+   * @throws IllegalArgumentException if the value is not of the cache's value type
+   */
   @Override
   public void put(Object key, Object value) {
     String encoded = encodeKey(key);
@@ -190,9 +204,17 @@ public final class SustainableSpringCache implements Cache {
       return;
     }
     checkType(value);
-    cache.put(encoded, value);
+    try {
+      cache.put(encoded, value);
+    } catch (StoreException e) {
+      LOG.debug("cache '{}': a put failed; the value was not cached", name, e);
+    }
   }
 
+  /**
+   * Stores the value unless the key has one; a store failure is logged and counted as {@link
+   * #put} does, and answers {@code null} (nothing was cached).
+   */
   @Override
   public ValueWrapper putIfAbsent(Object key, Object value) {
     String encoded = encodeKey(key);
@@ -200,7 +222,12 @@ public final class SustainableSpringCache implements Cache {
       return cache.getIfPresent(encoded).map(SimpleValueWrapper::new).orElse(null);
     }
     checkType(value);
-    return cache.putIfAbsent(encoded, value).map(SimpleValueWrapper::new).orElse(null);
+    try {
+      return cache.putIfAbsent(encoded, value).map(SimpleValueWrapper::new).orElse(null);
+    } catch (StoreException e) {
+      LOG.debug("cache '{}': a putIfAbsent failed; the value was not cached", name, e);
+      return null;
+    }
   }
 
   private void checkType(Object value) {

@@ -11,6 +11,8 @@ import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testing.ForwardingStore;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.spi.StoreException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -247,6 +249,27 @@ final class SustainableSpringCacheTest {
     assertThat(cache.get(longKey, String.class)).isEqualTo("long");
     assertThat(cache.get(longKey + "y", String.class)).isEqualTo("longer");
     assertThat(cache.get("제목 with spaces", String.class)).isEqualTo("unicode");
+  }
+
+  /**
+   * Issue 15: with a plain {@code @Cacheable} Spring runs the method itself and then puts the
+   * result; a store failure of that put must not fail the request the database already answered.
+   * An evict still fails loudly: the caller must know the old value may still be served.
+   */
+  @Test
+  void aFailingStore_failsNoPutButStillFailsAnEvict() {
+    ScriptedStore failing = ScriptedStore.over(store);
+    Cache cache = cache(failing, FixedRandom.neverEarly());
+    failing.fail(ScriptedStore.Op.SET, 100).fail(ScriptedStore.Op.ADD, 100)
+        .fail(ScriptedStore.Op.GETS, 100);
+    cache.put("k", "v");
+    assertThat(cache.putIfAbsent("k", "v")).isNull();
+    assertThat(((SustainableSpringCache) cache).getNativeCache().stats().storeErrorCount())
+        .isGreaterThanOrEqualTo(2);
+    assertThatThrownBy(() -> cache.evict("k")).isInstanceOf(StoreException.class);
+    failing.heal();
+    cache.put("k", "v");
+    assertThat(cache.get("k", String.class)).isEqualTo("v");
   }
 
   @Test

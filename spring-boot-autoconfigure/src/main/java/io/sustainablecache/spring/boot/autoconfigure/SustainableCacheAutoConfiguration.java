@@ -21,13 +21,18 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.cache.metrics.CacheMetricsRegistrar;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cache.CacheManager;
 import org.springframework.cache.interceptor.CacheAspectSupport;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * Auto-configures a {@link SustainableCacheManager} as the application's {@link CacheManager}.
@@ -36,7 +41,9 @@ import org.springframework.context.annotation.Configuration;
  *   <li>Active when caching is enabled ({@code @EnableCaching}), no {@link CacheManager} bean is
  *       defined (a user's manager always wins: this backs off) and {@code
  *       sustainable-cache.enabled} is not {@code false}. Ordered before Spring Boot's {@code
- *       CacheAutoConfiguration}, which then backs off in turn.</li>
+ *       CacheAutoConfiguration}, which then backs off in turn. Spring Boot's {@code
+ *       spring.cache.type} is honoured: when it names one of Boot's providers ({@code none},
+ *       {@code simple}, {@code caffeine}, ...), this backs off and Boot's provider is used.</li>
  *   <li>The store: a user's {@link CacheStore} bean, or else one created by the adapter on the
  *       class path ({@link CacheStoreFactory}: {@code sustainable-cache-arcus} or {@code
  *       sustainable-cache-spymemcached}) from {@code sustainable-cache.addresses} or {@code
@@ -74,6 +81,7 @@ public final class SustainableCacheAutoConfiguration {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnBean(CacheAspectSupport.class)
   @ConditionalOnMissingBean(CacheManager.class)
+  @Conditional(NoBootCacheType.class)
   static class ManagerConfiguration {
 
     @Bean(destroyMethod = "close")
@@ -131,6 +139,18 @@ public final class SustainableCacheAutoConfiguration {
     static CacheNamesValidator sustainableCacheNamesValidator(
         ObjectProvider<SustainableCacheManager> cacheManager) {
       return new LazyValidator(cacheManager).validator();
+    }
+  }
+
+  /** Matches unless {@code spring.cache.type} picks one of Spring Boot's own cache providers. */
+  static final class NoBootCacheType extends SpringBootCondition {
+    @Override
+    public ConditionOutcome getMatchOutcome(ConditionContext context,
+        AnnotatedTypeMetadata metadata) {
+      String type = context.getEnvironment().getProperty("spring.cache.type");
+      return type == null || type.isBlank()
+          ? ConditionOutcome.match("spring.cache.type is not set")
+          : ConditionOutcome.noMatch("spring.cache.type=" + type + " picks Spring Boot's provider");
     }
   }
 

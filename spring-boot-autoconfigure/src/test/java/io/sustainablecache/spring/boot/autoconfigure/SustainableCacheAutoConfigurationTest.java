@@ -93,6 +93,30 @@ final class SustainableCacheAutoConfigurationTest {
     }
   }
 
+  /**
+   * Issue 15: Spring Boot's {@code spring.cache.type} picks the cache provider; when it is set,
+   * this starter backs off and Boot's choice stands (none: no caching; simple: a map).
+   */
+  @Test
+  void springCacheTypeIsHonoured() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s", "spring.cache.type=none")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).doesNotHaveBean(SustainableCacheManager.class);
+          assertThat(context.getBean(CacheManager.class))
+              .isInstanceOf(org.springframework.cache.support.NoOpCacheManager.class);
+        });
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s", "spring.cache.type=simple")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).doesNotHaveBean(SustainableCacheManager.class);
+          assertThat(context.getBean(CacheManager.class))
+              .isInstanceOf(ConcurrentMapCacheManager.class);
+        });
+  }
+
   @Test
   void createsTheManagerOverAUserStoreWhichAlwaysWins() {
     runner.withUserConfiguration(WithStore.class)

@@ -138,9 +138,11 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  * asyncGetsBulk} does; unlike {@code asyncGetsBulk}, it fails at once when a key's node is down
  * instead of asking another node (which does not have the key), whatever the failure mode. Any
  * failed part fails the whole read. {@link #flushPrefix} sends ARCUS's {@code flush_prefix} to
- * every node, as {@code flush(prefix)} does; a plain memcached server does not know the command
- * and answers {@code ERROR}, which fails the future (and makes the client re-open that
- * connection).
+ * every node, as {@code flush(prefix)} does, when the servers are ARCUS servers ({@link
+ * Builder#prefixFlush}: by default, when the client was created through ZooKeeper); otherwise
+ * it fails at once with {@link UnsupportedOperationException} and sends nothing, because a
+ * plain memcached server answers the unknown command with {@code ERROR} and the client then
+ * re-opens the connection, failing every other operation in flight on it.
  *
  * <h2>Configuring the client</h2>
  * Build the client's connection factory with {@link net.spy.memcached.ConnectionFactoryBuilder};
@@ -197,6 +199,7 @@ public final class ArcusStore implements CacheStore {
   private final Duration operationTimeout;
   private final OperationDeadlines deadlines;
   private final int maxKeyLength;
+  private final boolean prefixFlush;
 
   private ArcusStore(Builder builder) {
     this.clients = builder.clients;
@@ -205,6 +208,7 @@ public final class ArcusStore implements CacheStore {
     this.operationTimeout = builder.operationTimeout;
     this.deadlines = OperationDeadlines.forTimeout(builder.operationTimeout);
     this.maxKeyLength = builder.maxKeyLength;
+    this.prefixFlush = builder.prefixFlush;
   }
 
   /**
@@ -245,7 +249,7 @@ public final class ArcusStore implements CacheStore {
     requireNonNull(client, "client");
     ClientAccess.Real.requireAsciiProtocol(client);
     return new Builder(new ClientAccess.Real(client), ClientAccess.Real.delimiterOf(client),
-        "ArcusClient");
+        "ArcusClient", ClientAccess.Real.managedByZooKeeper(client));
   }
 
   /**
@@ -260,19 +264,21 @@ public final class ArcusStore implements CacheStore {
     requireNonNull(pool, "pool");
     ArcusClient[] members = pool.getAllClients();
     byte delimiter = net.spy.memcached.DefaultConnectionFactory.DEFAULT_DELIMITER;
+    boolean arcusServers = false;
     if (members != null && members.length > 0) {
       for (ArcusClient member : members) {
         ClientAccess.Real.requireAsciiProtocol(member);
       }
       delimiter = ClientAccess.Real.delimiterOf(members[0]);
+      arcusServers = ClientAccess.Real.managedByZooKeeper(members[0]);
     }
-    return new Builder(new ClientAccess.Pool(pool), delimiter, "ArcusClientPool");
+    return new Builder(new ClientAccess.Pool(pool), delimiter, "ArcusClientPool", arcusServers);
   }
 
   /** A builder over scripted clients, for the unit tests. */
   static Builder builder(Supplier<? extends ClientAccess> clients, byte delimiter,
       String description) {
-    return new Builder(clients, delimiter, description);
+    return new Builder(clients, delimiter, description, true);
   }
 
   /**
@@ -435,7 +441,8 @@ public final class ArcusStore implements CacheStore {
    *
    * <p>Sends ARCUS's {@code flush_prefix} to every node of the client, as the client's {@code
    * flush(prefix)} does; a node answering {@code NOT_FOUND} (no item has the prefix) counts as
-   * done. The future fails if the prefix is not a valid ARCUS prefix ({@code [A-Za-z0-9_+.-]}, not
+   * done. Without ARCUS servers ({@link Builder#prefixFlush}) the future fails at once with
+   * {@link UnsupportedOperationException} and nothing is sent. The future fails if the prefix is not a valid ARCUS prefix ({@code [A-Za-z0-9_+.-]}, not
    * starting with {@code '-'}), if a node is down, or if a node answers anything else, as a
    * plain memcached server does ({@code ERROR}).
    */
@@ -450,6 +457,12 @@ public final class ArcusStore implements CacheStore {
     if (problem != null) {
       pending.failWith(problem, null);
       return pending;
+    }
+    if (!prefixFlush) {
+      return CompletableFuture.failedFuture(new UnsupportedOperationException("flush_prefix is"
+          + " sent only to ARCUS servers (ArcusStore.Builder.prefixFlush): a plain memcached"
+          + " server does not know it, and its ERROR answer makes the client re-open the"
+          + " connection, failing other operations"));
     }
     ClientAccess client = client(pending);
     if (client == null) {
@@ -972,12 +985,34 @@ public final class ArcusStore implements CacheStore {
     private final String clientDescription;
     private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
+    private boolean prefixFlush;
 
     private Builder(Supplier<? extends ClientAccess> clients, byte delimiter,
-        String clientDescription) {
+        String clientDescription, boolean prefixFlush) {
       this.clients = clients;
       this.delimiter = delimiter;
       this.clientDescription = clientDescription;
+      this.prefixFlush = prefixFlush;
+    }
+
+    /**
+     * Says whether the servers are ARCUS servers, which know {@code flush_prefix}: only then
+     * does {@link ArcusStore#flushPrefix} send it (and {@code invalidateAll}, Spring's {@code
+     * clear()}, work). A plain memcached server answers the unknown command with {@code ERROR},
+     * on which the client closes and re-opens the connection, failing every other operation in
+     * flight on it; so without ARCUS servers {@code flushPrefix} fails at once with {@link
+     * UnsupportedOperationException} and sends nothing.
+     *
+     * <p>Defaults to {@code true} for a client (or pool) created through ZooKeeper ({@code
+     * ArcusClient.createArcusClient}), whose servers are ARCUS servers, and to {@code false} for
+     * one created with server addresses; set it when those addresses are ARCUS servers.
+     *
+     * @param arcusServers whether every server knows {@code flush_prefix}
+     * @return this builder
+     */
+    public Builder prefixFlush(boolean arcusServers) {
+      this.prefixFlush = arcusServers;
+      return this;
     }
 
     /**

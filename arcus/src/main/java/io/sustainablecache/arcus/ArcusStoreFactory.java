@@ -19,7 +19,10 @@ import net.spy.memcached.FailureMode;
  * straight to memcached-protocol servers ({@code addresses}), with the settings {@link ArcusStore}
  * recommends ({@code FailureMode.Cancel}, the client's operation timeout equal to the store's,
  * {@code opQueueMaxBlockTime} 0), and an {@link ArcusStore} over it. Over ZooKeeper the store
- * accepts ARCUS's 4000-byte keys unless {@code maxKeyLength} says otherwise.
+ * accepts ARCUS's 4000-byte keys unless {@code maxKeyLength} says otherwise, and sends {@code
+ * flush_prefix} ({@code invalidateAll}); to server addresses it does not, since a plain memcached
+ * server rejects the command (build an {@link ArcusStore} with {@link
+ * ArcusStore.Builder#prefixFlush} for ARCUS servers given by address).
  *
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
@@ -85,7 +88,8 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     }
     int maxKeyLength = settings.maxKeyLength() > 0 ? settings.maxKeyLength()
         : viaZooKeeper ? ARCUS_MAX_KEY_LENGTH : 0;
-    ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout);
+    ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout)
+        .prefixFlush(viaZooKeeper);
     if (maxKeyLength > 0) {
       builder.maxKeyLength(maxKeyLength);
     }

@@ -122,6 +122,23 @@ interface ClientAccess {
     }
 
     /**
+     * Whether the client was created through ZooKeeper ({@code createArcusClient}), so that its
+     * servers are ARCUS servers: such a client has a cache manager, kept in a private field. If
+     * it cannot be read, {@code false}: the safe answer, under which no ARCUS-only command is
+     * sent.
+     */
+    static boolean managedByZooKeeper(ArcusClient client) {
+      try {
+        Field field = ArcusClient.class.getDeclaredField("cacheManager");
+        field.setAccessible(true);
+        return field.get(client) != null;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        LOG.debug("Cannot read whether the ARCUS client was created through ZooKeeper", e);
+        return false;
+      }
+    }
+
+    /**
      * The client's key delimiter ({@code ConnectionFactoryBuilder.setDelimiter}, {@code ':'} by
      * default), which its key validation uses for the ARCUS prefix rule. The client keeps it in
      * a private field of {@code MemcachedClient}; if it cannot be read, the default is assumed

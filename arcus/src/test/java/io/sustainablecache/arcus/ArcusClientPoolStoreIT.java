@@ -44,9 +44,13 @@ class ArcusClientPoolStoreIT extends CacheStoreContract {
     return store;
   }
 
-  /** The shared server is a plain memcached, which does not know ARCUS's flush_prefix. */
+  /**
+   * The client was created with the address of a plain memcached, which does not know ARCUS's
+   * flush_prefix: the store does not send it (issue 15: its ERROR answer made the client re-open
+   * the connection shared with other caches).
+   */
   @Override
   protected FlushPrefixSupport flushPrefixSupport() {
-    return FlushPrefixSupport.FAILS_WITH_STORE_EXCEPTION;
+    return FlushPrefixSupport.UNSUPPORTED;
   }
 }

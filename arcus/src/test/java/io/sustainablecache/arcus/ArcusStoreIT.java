@@ -1,14 +1,21 @@
 package io.sustainablecache.arcus;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testkit.CacheStoreContract;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.TimeUnit;
 import net.spy.memcached.ArcusClient;
 import org.junit.jupiter.api.AfterAll;
@@ -42,10 +49,14 @@ class ArcusStoreIT extends CacheStoreContract {
     return store;
   }
 
-  /** The shared server is a plain memcached, which does not know ARCUS's flush_prefix. */
+  /**
+   * The client was created with the address of a plain memcached, which does not know ARCUS's
+   * flush_prefix: the store does not send it (issue 15: its ERROR answer made the client re-open
+   * the connection shared with other caches).
+   */
   @Override
   protected FlushPrefixSupport flushPrefixSupport() {
-    return FlushPrefixSupport.FAILS_WITH_STORE_EXCEPTION;
+    return FlushPrefixSupport.UNSUPPORTED;
   }
 
   /**
@@ -53,6 +64,41 @@ class ArcusStoreIT extends CacheStoreContract {
    * refuses prefixes outside {@code [A-Za-z0-9_+.-]}; the store applies the same rule before
    * sending anything, and says so without repeating the key.
    */
+  /**
+   * Issue 15: on plain memcached, {@code invalidateAll} (Spring's {@code clear()}) fails at once
+   * with {@link UnsupportedOperationException}; it used to send {@code flush_prefix}, whose
+   * {@code ERROR} answer made the client re-open the connection that other caches share, failing
+   * their operations.
+   */
+  @Test
+  void invalidateAllOnPlainMemcached_failsAtOnceAndDisturbsNoOtherCache() throws Exception {
+    String run = Long.toHexString(System.nanoTime());
+    try (SustainableCache<String> cleared = SustainableCache.builder(store).namespace("ia" + run)
+            .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8()).build();
+        SustainableCache<String> other = SustainableCache.builder(store).namespace("ib" + run)
+            .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8()).build()) {
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicInteger operations = new AtomicInteger();
+      CompletableFuture<Void> traffic = CompletableFuture.runAsync(() -> {
+        for (int i = 0; !stop.get(); i++) {
+          other.put("k" + (i % 50), "v" + i);
+          assertThat(other.getIfPresent("k" + (i % 50))).contains("v" + i);
+          operations.incrementAndGet();
+        }
+      });
+      for (int i = 0; i < 20; i++) {
+        assertThatThrownBy(cleared::invalidateAll)
+            .isInstanceOf(UnsupportedOperationException.class)
+            .hasMessageContaining("prefixFlush");
+        Thread.sleep(20);
+      }
+      stop.set(true);
+      traffic.get(10, TimeUnit.SECONDS);
+      assertThat(operations.get()).isPositive();
+      assertThat(other.stats().storeErrorCount()).isZero();
+    }
+  }
+
   @Test
   void aKeyWithAnInvalidArcusPrefixFailsTheFuture() {
     byte[] value = "v".getBytes(StandardCharsets.US_ASCII);

@@ -88,12 +88,6 @@ public abstract class CacheStoreContract {
     /** The items under the prefix are removed; the others stay (ARCUS servers, in-memory). */
     REMOVES_THE_PREFIX,
     /**
-     * The future fails with a {@link StoreException}: the adapter sends the command, but the
-     * server does not know it (a plain memcached behind the ARCUS adapter). Nothing is removed
-     * and the store keeps working.
-     */
-    FAILS_WITH_STORE_EXCEPTION,
-    /**
      * The future fails with an {@link UnsupportedOperationException} at once (the SPI's
      * default) and nothing is removed.
      */
@@ -712,13 +706,6 @@ public abstract class CacheStoreContract {
         completed(flush, "flushPrefix");
         assertThat(completed(store.getsAll(List.of(inside, alsoInside, similar, outside))))
             .containsOnlyKeys(similar, outside);
-      }
-      case FAILS_WITH_STORE_EXCEPTION -> {
-        assertThat(failure(flush, "flushPrefix")).isInstanceOf(StoreException.class)
-            .hasMessageNotContaining(random);
-        awaitRecovered();
-        assertThat(completed(store.getsAll(List.of(inside, alsoInside, similar, outside))))
-            .containsOnlyKeys(inside, alsoInside, similar, outside);
       }
       case UNSUPPORTED -> {
         assertThat(flush).isCompletedExceptionally();

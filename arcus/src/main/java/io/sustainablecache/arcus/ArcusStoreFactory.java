@@ -1,6 +1,7 @@
 package io.sustainablecache.arcus;
 
 import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spi.AdapterSettings;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
 import java.io.IOException;
@@ -11,6 +12,8 @@ import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.FailureMode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link CacheStoreFactory} of the ARCUS adapter ({@link CacheStoreFactory#ARCUS "arcus"}),
@@ -27,6 +30,8 @@ import net.spy.memcached.FailureMode;
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class ArcusStoreFactory implements CacheStoreFactory {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ArcusStoreFactory.class);
 
   /** The client's and store's operation timeout unless configured. */
   static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
@@ -92,6 +97,12 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
         .prefixFlush(viaZooKeeper);
     if (maxKeyLength > 0) {
       builder.maxKeyLength(maxKeyLength);
+    }
+    if (!AdapterSettings.awaitConnected(() -> client.getAvailableServers().size(),
+        client.getAvailableServers().size() + client.getUnavailableServers().size())) {
+      LOG.warn("the {} client is not connected to all its servers after {}; operations on the"
+          + " others fail (as cache misses and skipped writes) until it is",
+          "ARCUS", AdapterSettings.CONNECT_PATIENCE);
     }
     CacheStore store;
     try {

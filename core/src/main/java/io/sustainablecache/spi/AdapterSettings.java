@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.util.function.IntSupplier;
 
 /**
  * Validation of the settings every store adapter's builder takes, so that all adapters accept
@@ -23,7 +24,42 @@ public final class AdapterSettings {
    */
   public static final Duration MAX_OPERATION_TIMEOUT = Duration.ofMinutes(10);
 
+  /**
+   * How long a {@link CacheStoreFactory} waits, at most, for a new client to connect to its
+   * servers before it hands the store out: two seconds. Clients connect in the background; an
+   * operation issued before its connection is up fails at once (under {@code
+   * FailureMode.Cancel}), so without the wait the first writes after start-up would be lost.
+   */
+  public static final Duration CONNECT_PATIENCE = Duration.ofSeconds(2);
+
   private AdapterSettings() {}
+
+  /**
+   * Waits until a new client is connected to all its servers, at most {@link
+   * #CONNECT_PATIENCE}. A server that is down at start-up does not fail the start: the caller
+   * hands the store out anyway, and its operations fail (as cache misses and skipped writes)
+   * until the client connects.
+   *
+   * @param connected how many of the servers the client is connected to now
+   * @param servers how many servers the client was given
+   * @return whether every server was connected in time; {@code false} also if the thread was
+   *     interrupted (its interrupt status is kept)
+   */
+  public static boolean awaitConnected(IntSupplier connected, int servers) {
+    long deadline = System.nanoTime() + CONNECT_PATIENCE.toNanos();
+    while (connected.getAsInt() < servers) {
+      if (System.nanoTime() - deadline >= 0) {
+        return false;
+      }
+      try {
+        Thread.sleep(2);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return true;
+  }
 
   /**
    * Checks an operation timeout: how long each operation may take before its future fails with

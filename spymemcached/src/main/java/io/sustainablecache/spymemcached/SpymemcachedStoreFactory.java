@@ -1,5 +1,6 @@
 package io.sustainablecache.spymemcached;
 
+import io.sustainablecache.spi.AdapterSettings;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spi.StoreException;
@@ -12,6 +13,8 @@ import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link CacheStoreFactory} of the spymemcached adapter ({@link
@@ -26,6 +29,8 @@ import net.spy.memcached.MemcachedClient;
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class SpymemcachedStoreFactory implements CacheStoreFactory {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SpymemcachedStoreFactory.class);
 
   /** The client's and store's operation timeout unless configured. */
   static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
@@ -74,6 +79,12 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
     SpymemcachedStore.Builder builder = SpymemcachedStore.builder(client).operationTimeout(timeout);
     if (settings.maxKeyLength() > 0) {
       builder.maxKeyLength(settings.maxKeyLength());
+    }
+    if (!AdapterSettings.awaitConnected(() -> client.getAvailableServers().size(),
+        client.getAvailableServers().size() + client.getUnavailableServers().size())) {
+      LOG.warn("the {} client is not connected to all its servers after {}; operations on the"
+          + " others fail (as cache misses and skipped writes) until it is",
+          "spymemcached", AdapterSettings.CONNECT_PATIENCE);
     }
     CacheStore store;
     try {

@@ -1,0 +1,81 @@
+package io.sustainablecache.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.spi.AdapterSettings;
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spi.StoreException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a {@link CacheStoreFactory} must do when it opens a store: hand it out connected, so that
+ * the first operations after start-up are not lost, and not hang or fail the start when a server
+ * is down.
+ *
+ * <p>The tests use the shared memcached ({@link MemcachedServer#shared()}): without the binary
+ * they are aborted, or fail when {@code CI=true}.
+ */
+public abstract class CacheStoreFactoryContract {
+
+  /** Creates the contract; subclasses are instantiated by JUnit. */
+  protected CacheStoreFactoryContract() {}
+
+  /**
+   * The factory under test.
+   *
+   * @return a factory that connects to server addresses
+   */
+  protected abstract CacheStoreFactory factory();
+
+  private CacheStoreFactory.OpenedStore open(InetSocketAddress server) {
+    return factory().open(CacheStoreFactory.Settings.builder()
+        .addresses(List.of(server.getHostString() + ":" + server.getPort())).build());
+  }
+
+  /** Issue 15: the first put right after start-up failed 10 to 16 times in 20. */
+  @Test
+  void theFirstWriteAfterOpenIsStored() throws Exception {
+    InetSocketAddress server = MemcachedServer.shared().address();
+    String prefix = "factory-" + Long.toHexString(System.nanoTime()) + ":";
+    for (int i = 0; i < 20; i++) {
+      try (CacheStoreFactory.OpenedStore opened = open(server)) {
+        String key = prefix + i;
+        byte expected = (byte) i;
+        opened.store().set(key, new byte[] {expected}, 60).get(5, TimeUnit.SECONDS);
+        assertThat(opened.store().gets(key).get(5, TimeUnit.SECONDS))
+            .hasValueSatisfying(item -> assertThat(item.value()).containsExactly(expected));
+      }
+    }
+  }
+
+  /** A server that is down at start-up delays the start by the connect patience, no more. */
+  @Test
+  void aServerDownAtOpen_delaysTheStartAtMostTheConnectPatience() {
+    InetSocketAddress closed = closedPort();
+    long started = System.nanoTime();
+    try (CacheStoreFactory.OpenedStore opened = open(closed)) {
+      Duration took = Duration.ofNanos(System.nanoTime() - started);
+      assertThat(took).isLessThan(AdapterSettings.CONNECT_PATIENCE.plusSeconds(3));
+      assertThatThrownBy(() -> opened.store().gets("k").get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(StoreException.class);
+    }
+  }
+
+  private static InetSocketAddress closedPort() {
+    try (ServerSocket socket = new ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      return new InetSocketAddress("127.0.0.1", socket.getLocalPort());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -236,6 +236,25 @@ class JacksonCodecUntrustedInputTest {
         .hasMessageContaining("Number value length");
   }
 
+  /**
+   * Issue 15: a short planted number with a large exponent, bound to an integer type, expanded
+   * to 100,000 digits (about 700 times the CPU of a normal read); floats are refused where an
+   * integer is expected.
+   */
+  @Test
+  void aFloatWhereAnIntegerIsExpectedIsRejected() {
+    JacksonCodec<BigInteger> integers = JacksonCodec.of(BigInteger.class);
+    for (String planted : List.of("1e99999", "-1.0e100000", "1.5")) {
+      assertThat(rejected(integers, planted)).hasMessageContaining("BigInteger");
+    }
+    JacksonCodec<Fixtures.Order> orders = JacksonCodec.of(Fixtures.Order.class);
+    assertThat(rejected(orders, "{\"id\":1e18,\"customer\":\"c\"}"))
+        .hasMessageContaining("Order");
+    byte[] valid = utf8("{\"id\":7,\"customer\":\"c\"}");
+    assertThat(orders.decode(valid, 0, valid.length))
+        .isEqualTo(new Fixtures.Order(7, "c"));
+  }
+
   @Test
   void anOversizedPropertyNameIsRejected() {
     JacksonCodec<Map<String, Integer>> maps =

@@ -469,6 +469,9 @@ public final class ArcusStore implements CacheStore {
       return pending;
     }
     pending.start();
+    if (pending.isDone()) {
+      return pending; // refused: too many operations pending
+    }
     boolean interrupted = Thread.interrupted();
     try {
       client.broadcast((node, latch) -> pending.newPart(node, prefix));
@@ -562,6 +565,9 @@ public final class ArcusStore implements CacheStore {
       ClientAccess client) {
     pending.operation = operation;
     pending.start();
+    if (pending.isDone()) {
+      return; // refused: too many operations pending
+    }
     boolean interrupted = Thread.interrupted();
     try {
       client.addOperation(key, operation);

@@ -1,126 +1,87 @@
 package io.sustainablecache.spi;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Enforces one fixed operation timeout on {@link PendingOperation}s: each fails with a timeout
- * {@link StoreException} once the timeout has passed since its {@link
- * PendingOperation#startDeadline() deadline started}, unless it completed before.
+ * A store's operation timeout and its bound on pending operations, for {@link
+ * PendingOperation}s: each fails with a timeout {@link StoreException} once the timeout has
+ * passed since its {@link PendingOperation#startDeadline() deadline started}, unless it
+ * completed before; and while {@link #maxPending()} operations of the store are pending, a new
+ * one fails at once instead of being sent.
  *
- * <p>For adapter authors: a store gets the shared instance for its timeout with {@link
- * #forTimeout} when it is built.
+ * <p>For adapter authors: a store creates its instance with {@link #forTimeout} when it is built
+ * and passes it to every {@link PendingOperation} it creates.
  *
- * <h2>How it works, and what it costs</h2>
- * Because every operation of an instance has the same timeout, deadlines arrive in the order the
- * operations started: a FIFO queue suffices, and the queue's links live in the pending operations
- * themselves, so starting a deadline allocates nothing and costs one atomic exchange (and, when
- * the queue was idle, waking the thread). No timer task is scheduled per operation.
+ * <h2>The pending bound</h2>
+ * When a server freezes (a {@code SIGSTOP}, a full disk, a dead host whose connection is not
+ * closed), its operations stay pending until their timeout, and callers who do not wait for their
+ * answers (a flood of {@code getAsync}) pile them up: about 1.3 KB each with the client's own
+ * objects, 200,000 of them in 700 ms in our measurement, enough to exhaust a 512 MiB heap. With
+ * the bound, operations beyond it fail at once, which the cache treats as a read that failed (a
+ * miss) or a write that was skipped, until the pending ones time out or are answered.
  *
- * <p>One daemon thread per instance, named {@code sustainable-cache-deadlines-<timeout>}, walks
- * the queue: it drops completed operations, fails the oldest pending one when its deadline has
- * passed, and otherwise sleeps until that deadline, waking at least every 10 ms to check whether
- * it completed meanwhile: completed operations are released from the queue about 10 ms after the
- * oldest pending one completes, not at their own deadlines. (While an operation hangs, the ones
- * queued behind it stay reachable until it times out.) The thread
- * is started on demand and ends after about a second without pending operations, so an idle
- * application, or one that stopped using its stores, keeps no thread. Timeouts therefore fire at
- * their deadline plus scheduling jitter, never earlier. An operation that another thread started
- * a moment before it may be failed up to that moment late.
+ * <h2>Threads</h2>
+ * Deadlines are enforced by one daemon thread per timeout value, shared by every store of the JVM
+ * (and class loader) with that timeout, named {@code sustainable-cache-deadlines-<timeout>}. It
+ * fails an operation at its deadline plus scheduling jitter, never earlier, runs dependent
+ * actions of the futures it fails (those registered without an executor), and ends after about a
+ * second without pending operations. The pending bound is per instance, that is per store.
  *
- * <p>The thread runs dependent actions of the futures it fails (those registered without an
- * executor); they delay the next timeouts, so they should be short.
- *
- * <p>Thread-safe. Instances are never closed.
+ * <p>Thread-safe.
  */
 public final class OperationDeadlines {
 
-  private static final Logger LOG = LoggerFactory.getLogger(OperationDeadlines.class);
-
-  private static final ConcurrentHashMap<Duration, OperationDeadlines> SHARED =
-      new ConcurrentHashMap<>();
-
-  /** How long the thread stays without pending operations before it ends. */
-  static final long IDLE_EXIT_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-  /** How often the thread releases completed operations while one is still pending. */
-  static final long SWEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-
-  private static final int RUNNING = 0;
-  private static final int PARKED = 1;
-  private static final int STOPPED = 2;
-
-  private static final VarHandle TAIL;
-  private static final VarHandle STATE;
-
-  static {
-    try {
-      MethodHandles.Lookup lookup = MethodHandles.lookup();
-      TAIL = lookup.findVarHandle(OperationDeadlines.class, "tail", PendingOperation.class);
-      STATE = lookup.findVarHandle(OperationDeadlines.class, "state", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
-  private final Duration timeout;
-  private final long timeoutNanos;
-  private final String threadName;
-  private final long idleExitNanos;
-  private final long sweepNanos;
-
-  /** The queue's permanent placeholder, its head and tail whenever the queue is empty. */
-  private final PendingOperation<?> stub;
-
-  /** The newest operation; accessed through {@link #TAIL}. */
-  @SuppressWarnings("unused") // accessed through the VarHandle
-  private volatile PendingOperation<?> tail;
-
   /**
-   * The last operation taken off the queue (or the stub); its successor is the oldest queued
-   * one. Only the deadline thread reads or writes it; a new thread sees the previous one's
-   * writes through {@link #state}.
+   * The pending bound of {@link #forTimeout(Duration)}: 16,384 operations, the default length
+   * of the memcached clients' own operation queue. A healthy store has a few pending operations
+   * (a round trip of 100 µs at 100,000 operations per second is 10).
    */
-  private PendingOperation<?> head;
+  public static final int DEFAULT_MAX_PENDING = 16_384;
 
-  /** {@link #RUNNING}, {@link #PARKED} or {@link #STOPPED}; accessed through {@link #STATE}. */
-  private volatile int state = STOPPED;
+  private final DeadlineQueue queue;
+  private final int maxPending;
+  private final AtomicInteger pending = new AtomicInteger();
 
-  /** The current deadline thread, if any. */
-  private volatile Thread thread;
+  OperationDeadlines(DeadlineQueue queue, int maxPending) {
+    this.queue = queue;
+    this.maxPending = maxPending;
+  }
 
+  /** An instance with a queue and thread of its own: for tests. */
   OperationDeadlines(Duration timeout, String threadName, long idleExitNanos, long sweepNanos) {
-    this.timeout = AdapterSettings.checkOperationTimeout(timeout);
-    this.timeoutNanos = timeout.toNanos();
-    this.threadName = threadName;
-    this.idleExitNanos = idleExitNanos;
-    this.sweepNanos = sweepNanos;
-    this.stub = new Stub(this);
-    this.head = stub;
-    TAIL.set(this, stub);
+    this(new DeadlineQueue(timeout, threadName, idleExitNanos, sweepNanos), DEFAULT_MAX_PENDING);
   }
 
   /**
-   * Returns the instance that enforces the given timeout, shared by every store of this JVM
-   * (and class loader) with the same timeout.
+   * Creates a store's instance for its operation timeout, with the {@linkplain
+   * #DEFAULT_MAX_PENDING default pending bound}.
    *
    * @param timeout an operation timeout accepted by {@link
    *     AdapterSettings#checkOperationTimeout}
-   * @return the shared instance; never {@code null}
+   * @return a new instance; its deadlines thread is shared with every instance of the timeout
    * @throws NullPointerException if {@code timeout} is {@code null}
    * @throws IllegalArgumentException if {@code timeout} is out of range
    */
   public static OperationDeadlines forTimeout(Duration timeout) {
-    AdapterSettings.checkOperationTimeout(timeout);
-    return SHARED.computeIfAbsent(timeout, t -> new OperationDeadlines(t,
-        "sustainable-cache-deadlines-" + AdapterSettings.describe(t).replace(" ", ""),
-        IDLE_EXIT_NANOS, SWEEP_NANOS));
+    return forTimeout(timeout, DEFAULT_MAX_PENDING);
+  }
+
+  /**
+   * Creates a store's instance for its operation timeout and pending bound.
+   *
+   * @param timeout an operation timeout accepted by {@link
+   *     AdapterSettings#checkOperationTimeout}
+   * @param maxPending how many operations of the store may be pending at once, at least 1
+   * @return a new instance; its deadlines thread is shared with every instance of the timeout
+   * @throws NullPointerException if {@code timeout} is {@code null}
+   * @throws IllegalArgumentException if {@code timeout} or {@code maxPending} is out of range
+   */
+  public static OperationDeadlines forTimeout(Duration timeout, int maxPending) {
+    if (maxPending < 1) {
+      throw new IllegalArgumentException("maxPending must be at least 1, was " + maxPending);
+    }
+    return new OperationDeadlines(DeadlineQueue.shared(timeout), maxPending);
   }
 
   /**
@@ -129,159 +90,60 @@ public final class OperationDeadlines {
    * @return a positive duration
    */
   public Duration timeout() {
-    return timeout;
+    return queue.timeout();
+  }
+
+  /**
+   * How many operations may be pending at once.
+   *
+   * @return at least 1
+   */
+  public int maxPending() {
+    return maxPending;
+  }
+
+  /**
+   * How many operations are pending now: started and not completed.
+   *
+   * @return zero or more
+   */
+  public int pending() {
+    return pending.get();
   }
 
   @Override
   public String toString() {
-    return "OperationDeadlines[timeout=" + AdapterSettings.describe(timeout) + "]";
+    return "OperationDeadlines[timeout=" + AdapterSettings.describe(timeout()) + ", maxPending="
+        + maxPending + "]";
   }
 
-  /** Whether a deadline thread is running (or about to run): for tests. */
-  boolean hasThread() {
-    return state != STOPPED;
-  }
-
-  /** Whether the deadline thread waits, without pending operations, for the next one: for tests. */
-  boolean isIdle() {
-    return state == PARKED;
-  }
-
-  /** The current or last deadline thread, or {@code null}: for tests. */
-  Thread thread() {
-    return thread;
-  }
-
-  /**
-   * Queues an operation whose deadline is the timeout from now. Called by {@link
-   * PendingOperation#startDeadline()}.
-   */
-  void register(PendingOperation<?> operation) {
-    operation.deadlineNanos = System.nanoTime() + timeoutNanos;
-    PendingOperation<?> previous = (PendingOperation<?>) TAIL.getAndSet(this, operation);
-    previous.linkRelease(operation);
-    if (state != RUNNING) {
-      wake();
-    }
-  }
-
-  private void wake() {
-    while (true) {
-      int current = state;
-      if (current == RUNNING) {
-        return;
-      }
-      if (current == PARKED) {
-        if (STATE.compareAndSet(this, PARKED, RUNNING)) {
-          LockSupport.unpark(thread);
-          return;
-        }
-      } else if (STATE.compareAndSet(this, STOPPED, RUNNING)) {
-        startThread();
-        return;
-      }
-    }
-  }
-
-  private void startThread() {
-    Thread started = new Thread(this::run, threadName);
-    started.setDaemon(true);
-    thread = started;
-    try {
-      started.start();
-    } catch (Throwable e) {
-      state = STOPPED;
-      throw e;
-    }
-  }
-
-  private void run() {
-    try {
-      walk();
-    } catch (Throwable e) {
-      LOG.error("The deadline thread {} ended unexpectedly; the next operation starts another",
-          threadName, e);
-      state = STOPPED;
-      throw e;
-    }
-  }
-
-  /** The deadline thread's loop; returns when the thread has been idle long enough. */
-  private void walk() {
-    while (true) {
-      PendingOperation<?> oldest = head.nextAcquire();
-      if (oldest == null) {
-        if (tail != head) {
-          Thread.yield(); // a producer is between its exchange and its link
-          continue;
-        }
-        if (idle()) {
-          return;
-        }
-        continue;
-      }
-      PendingOperation<?> previous = head;
-      head = oldest;
-      if (previous == stub) {
-        stub.linkRelease(null);
-      }
-      if (oldest.isDone()) {
-        continue;
-      }
-      // The operations queued behind the oldest one cannot time out before it, and cannot be
-      // released before it either; wake up now and then to move on as soon as it completes.
-      long wait = oldest.deadlineNanos - System.nanoTime();
-      while (wait > 0 && !oldest.isDone()) {
-        LockSupport.parkNanos(this, Math.min(wait, sweepNanos));
-        wait = oldest.deadlineNanos - System.nanoTime();
-      }
-      if (!oldest.isDone()) {
-        try {
-          oldest.expire();
-        } catch (RuntimeException e) {
-          LOG.warn("{}: failing a timed-out operation threw", oldest.operationName(), e);
-        }
-      }
-    }
-  }
-
-  /**
-   * The queue is empty: resets it to the stub (so that the last operation is not kept
-   * reachable), parks until a producer wakes the thread, and reports whether the thread should
-   * end because nothing arrived for {@link #idleExitNanos}.
-   */
-  private boolean idle() {
-    if (head != stub) {
-      stub.linkRelease(null);
-      if (!TAIL.compareAndSet(this, head, stub)) {
-        return false; // a producer queued an operation meanwhile
-      }
-      head = stub;
-    }
-    state = PARKED;
-    if (tail != head) {
-      STATE.compareAndSet(this, PARKED, RUNNING);
+  /** Takes a pending slot, unless all are taken. */
+  boolean admit() {
+    if (pending.incrementAndGet() > maxPending) {
+      pending.decrementAndGet();
       return false;
     }
-    long parkedAt = System.nanoTime();
-    LockSupport.parkNanos(this, idleExitNanos);
-    if (state == PARKED && tail == head && System.nanoTime() - parkedAt >= idleExitNanos
-        && STATE.compareAndSet(this, PARKED, STOPPED)) {
-      return true;
-    }
-    STATE.compareAndSet(this, PARKED, RUNNING);
-    return false;
+    return true;
   }
 
-  /** The queue's placeholder; never completed by anyone. */
-  private static final class Stub extends PendingOperation<Void> {
-    Stub(OperationDeadlines deadlines) {
-      super(OperationName.of("deadline", "queue"), deadlines);
-    }
+  /** Gives a pending slot back. */
+  void release() {
+    pending.decrementAndGet();
+  }
 
-    @Override
-    protected void abandon(boolean timedOut) {
-      // never queued as an operation
-    }
+  void register(PendingOperation<?> operation) {
+    queue.register(operation);
+  }
+
+  boolean hasThread() {
+    return queue.hasThread();
+  }
+
+  boolean isIdle() {
+    return queue.isIdle();
+  }
+
+  Thread thread() {
+    return queue.thread();
   }
 }

@@ -66,6 +66,9 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
 
   private boolean started;
 
+  /** Whether this operation holds one of its store's pending slots; see {@link #startDeadline}. */
+  private volatile boolean admitted;
+
   /**
    * Creates a pending operation whose deadline has not started yet.
    *
@@ -84,6 +87,10 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
    * {@link #abandon} reads has been set, and before handing the operation to the client (which
    * may complete it at once). Calls on a completed future are allowed and cost a queue entry.
    *
+   * <p>If the store already has {@link OperationDeadlines#maxPending()} operations pending, the
+   * future fails at once with a {@link StoreException} instead, and the adapter must not hand the
+   * operation to the client: check {@link #isDone()} after this call.
+   *
    * @throws IllegalStateException if called twice
    */
   protected final void startDeadline() {
@@ -91,7 +98,50 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
       throw new IllegalStateException(name + ": the deadline was already started");
     }
     started = true;
+    if (isDone()) {
+      deadlines.register(this);
+      return;
+    }
+    if (!deadlines.admit()) {
+      completeExceptionally(StoreFailures.failed(name, deadlines.maxPending()
+          + " operations of this store are pending already (the server is slow or"
+          + " unreachable); not sent", null));
+      return;
+    }
+    admitted = true;
     deadlines.register(this);
+  }
+
+  /**
+   * Completes the future and gives its pending slot back; see {@link CompletableFuture#complete}.
+   */
+  @Override
+  public boolean complete(T value) {
+    boolean completed = super.complete(value);
+    if (completed) {
+      released();
+    }
+    return completed;
+  }
+
+  /**
+   * Fails the future and gives its pending slot back; see {@link
+   * CompletableFuture#completeExceptionally}.
+   */
+  @Override
+  public boolean completeExceptionally(Throwable failure) {
+    boolean completed = super.completeExceptionally(failure);
+    if (completed) {
+      released();
+    }
+    return completed;
+  }
+
+  private void released() {
+    if (admitted) {
+      admitted = false;
+      deadlines.release();
+    }
   }
 
   /**

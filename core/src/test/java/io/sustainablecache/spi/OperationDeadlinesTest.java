@@ -36,7 +36,7 @@ class OperationDeadlinesTest {
   /** A private instance, so that tests do not share a queue with each other or the adapters. */
   private static OperationDeadlines deadlines(Duration timeout) {
     return new OperationDeadlines(timeout, "test-deadlines-" + timeout.toMillis() + "ms",
-        TimeUnit.MILLISECONDS.toNanos(100), OperationDeadlines.SWEEP_NANOS);
+        TimeUnit.MILLISECONDS.toNanos(100), DeadlineQueue.SWEEP_NANOS);
   }
 
   /** A pending operation that records how it was abandoned. */
@@ -270,7 +270,7 @@ class OperationDeadlinesTest {
   @Test
   void anOperationStartedWhileTheThreadIdlesWakesItUp() throws Exception {
     OperationDeadlines deadlines = new OperationDeadlines(TIMEOUT, "test-deadlines-long-idle",
-        TimeUnit.SECONDS.toNanos(30), OperationDeadlines.SWEEP_NANOS);
+        TimeUnit.SECONDS.toNanos(30), DeadlineQueue.SWEEP_NANOS);
     Probe first = new Probe(deadlines).started();
     first.answer("done");
     Thread thread = deadlines.thread();
@@ -296,15 +296,59 @@ class OperationDeadlinesTest {
   }
 
   @Test
-  void sharedInstancesArePerTimeout() {
+  void eachStoreHasItsOwnInstanceAndBoundButSharesTheThreadOfItsTimeout() throws Exception {
     OperationDeadlines first = OperationDeadlines.forTimeout(Duration.ofMillis(123));
+    OperationDeadlines second = OperationDeadlines.forTimeout(Duration.ofMillis(123), 7);
 
-    assertThat(OperationDeadlines.forTimeout(Duration.ofMillis(123))).isSameAs(first);
-    assertThat(OperationDeadlines.forTimeout(Duration.ofMillis(124))).isNotSameAs(first);
+    assertThat(second).isNotSameAs(first);
     assertThat(first.timeout()).isEqualTo(Duration.ofMillis(123));
-    assertThat(first).hasToString("OperationDeadlines[timeout=123 ms]");
+    assertThat(first).hasToString("OperationDeadlines[timeout=123 ms, maxPending=16384]");
+    assertThat(second.maxPending()).isEqualTo(7);
+    Probe a = new Probe(first).started();
+    Probe b = new Probe(second).started();
+    assertThat(first.thread()).isSameAs(second.thread());
+    a.answer("a");
+    b.answer("b");
     assertThatThrownBy(() -> OperationDeadlines.forTimeout(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> OperationDeadlines.forTimeout(Duration.ofMillis(123), 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxPending");
+  }
+
+  /**
+   * Issue 15: callers that do not wait (a flood of getAsync) against a frozen server piled up
+   * pending operations until the heap ran out; beyond the bound an operation fails at once, and
+   * every way of completing gives its slot back.
+   */
+  @Test
+  void beyondTheBound_anOperationFailsAtOnce_andCompletionsGiveSlotsBack() throws Exception {
+    OperationDeadlines deadlines = new OperationDeadlines(new DeadlineQueue(
+        Duration.ofMillis(200), "test-deadlines-bound", TimeUnit.MILLISECONDS.toNanos(100),
+        DeadlineQueue.SWEEP_NANOS), 3);
+    Probe answered = new Probe(deadlines).started();
+    Probe cancelled = new Probe(deadlines).started();
+    Probe timedOut = new Probe(deadlines).started();
+    assertThat(deadlines.pending()).isEqualTo(3);
+
+    Probe refused = new Probe(deadlines).started();
+    assertThat(refused).isCompletedExceptionally();
+    assertThatThrownBy(refused::join).hasCauseInstanceOf(StoreException.class)
+        .hasMessageContaining("3 operations of this store are pending already");
+    assertThat(refused.timeouts.get() + refused.cancellations.get()).isZero();
+    assertThat(deadlines.pending()).isEqualTo(3);
+
+    answered.answer("done");
+    cancelled.cancel(false);
+    assertThat(deadlines.pending()).isEqualTo(1);
+    await().atMost(Duration.ofSeconds(PATIENCE_SECONDS)).until(timedOut::isDone);
+    assertThat(deadlines.pending()).isZero();
+    assertThat(answered.answer("again")).isFalse();
+    assertThat(deadlines.pending()).isZero();
+
+    Probe admitted = new Probe(deadlines).started();
+    assertThat(admitted).isNotDone();
+    admitted.answer("done");
+    assertThat(deadlines.pending()).isZero();
   }
 
   @Test

@@ -415,6 +415,9 @@ public final class SpymemcachedStore implements CacheStore {
   private void submit(Pending<?> pending, Operation operation, String key) {
     pending.operation = operation;
     pending.start();
+    if (pending.isDone()) {
+      return; // refused: too many operations pending
+    }
     boolean interrupted = Thread.interrupted();
     try {
       connection.enqueueOperation(key, operation);

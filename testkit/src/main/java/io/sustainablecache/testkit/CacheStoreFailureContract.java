@@ -164,6 +164,33 @@ public abstract class CacheStoreFailureContract {
         .hasMessageNotContaining(SECRET));
   }
 
+  /**
+   * Issue 15: callers that do not wait for their answers piled up pending operations against a
+   * frozen server until the heap ran out. Beyond {@link
+   * io.sustainablecache.spi.OperationDeadlines#DEFAULT_MAX_PENDING} pending operations, a new
+   * one fails at once (and says why); the store answers again once the server resumes.
+   */
+  @Test
+  void aFloodAgainstAFrozenServer_failsBeyondThePendingBoundAtOnce() {
+    server.suspend();
+    int bound = io.sustainablecache.spi.OperationDeadlines.DEFAULT_MAX_PENDING;
+    List<CompletableFuture<?>> flood = new java.util.ArrayList<>();
+    for (int i = 0; i < bound + 1_000; i++) {
+      flood.add(store.gets(key));
+    }
+    long refusedAtOnce = flood.stream().filter(CompletableFuture::isCompletedExceptionally)
+        .filter(f -> StoreFutures.failure(f, bound(), "gets").getMessage()
+            .contains("pending already"))
+        .count();
+    assertThat(refusedAtOnce).as("reads refused at once of %d", flood.size())
+        .isGreaterThanOrEqualTo(1_000);
+    server.resume();
+    await().atMost(operationTimeout().plusSeconds(10)).pollInterval(Duration.ofMillis(100))
+        .ignoreExceptionsMatching(e -> e instanceof StoreException
+            || e.getCause() instanceof StoreException)
+        .untilAsserted(() -> assertThat(store.gets(key).join()).isPresent());
+  }
+
   @Test
   void theStoreAnswersCorrectlyAgainOnceTheServerResumes() {
     server.suspend();

@@ -345,7 +345,8 @@ public final class SustainableCacheBuilder<V> {
   /**
    * The base of the back-off after a load of a key fails, whether a caller's load or a background
    * refresh: the key is not loaded again in this JVM for {@code base * 2^(failures - 1)}, capped
-   * at 30 s (see {@link #failureBackoff(Duration, Duration)}), each wait drawn uniformly from 50 %
+   * at the TTL but at most 30 s (see {@link #failureBackoff(Duration, Duration)}), each wait
+   * drawn uniformly from 50 %
    * to 150 % of that (and at most the cap) so that
    * instances sharing a failing database do not retry in step. Meanwhile reads of the key get the
    * stale value where one is within its grace period, and otherwise fail at once with a {@link
@@ -362,15 +363,20 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCacheBuilder<V> failureBackoff(Duration base) {
     requireNonNull(base, "base");
-    return failureBackoff(base, base.compareTo(DEFAULT_MAX_FAILURE_BACKOFF) > 0 ? base
-        : DEFAULT_MAX_FAILURE_BACKOFF);
+    checkUnset(this.failureBackoff, "failureBackoff");
+    if (base.isNegative() || base.compareTo(MAX_TTL) > 0) {
+      throw new IllegalArgumentException(
+          "failureBackoff must be between 0 and " + MAX_TTL + ": " + base);
+    }
+    this.failureBackoff = base;
+    return this;
   }
 
   /**
    * {@link #failureBackoff(Duration)} with its cap: no back-off window, jitter included, is longer
    * than {@code max}, in this JVM or across the fleet (another instance's failure marker is
    * honoured for at most {@code max} too), so a key is tried again at most {@code max} after the
-   * database recovers. Default cap: 30 s (or the base, if that is longer).
+   * database recovers. Default cap: the TTL, at most 30 s (and at least the base).
    *
    * @param base zero or positive, at most 365 days
    * @param max at least {@code base}, at most 365 days
@@ -632,7 +638,7 @@ public final class SustainableCacheBuilder<V> {
         keyPolicy == null ? KeyPolicy.REJECT : keyPolicy,
         maxValueSize == -1 ? DEFAULT_MAX_VALUE_SIZE : maxValueSize,
         failureBackoff == null ? DEFAULT_FAILURE_BACKOFF : failureBackoff,
-        maxFailureBackoff == null ? DEFAULT_MAX_FAILURE_BACKOFF : maxFailureBackoff,
+        resolvedMaxFailureBackoff(),
         serveStaleOnError == null || serveStaleOnError,
         maxClockSkew == null ? DEFAULT_MAX_CLOCK_SKEW : maxClockSkew,
         loadTimeout == null ? DEFAULT_LOAD_TIMEOUT : loadTimeout,
@@ -643,6 +649,17 @@ public final class SustainableCacheBuilder<V> {
         refreshBatchDelay == null ? DEFAULT_REFRESH_BATCH_DELAY : refreshBatchDelay,
         closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : closeTimeout,
         scheduler == null ? Scheduler.systemScheduler() : scheduler);
+  }
+
+  /** The back-off cap: as set, or else the TTL, at most 30 s, and at least the base. */
+  private Duration resolvedMaxFailureBackoff() {
+    if (maxFailureBackoff != null) {
+      return maxFailureBackoff;
+    }
+    Duration base = failureBackoff == null ? DEFAULT_FAILURE_BACKOFF : failureBackoff;
+    Duration cap = ttl.compareTo(DEFAULT_MAX_FAILURE_BACKOFF) < 0 ? ttl
+        : DEFAULT_MAX_FAILURE_BACKOFF;
+    return cap.compareTo(base) < 0 ? base : cap;
   }
 
   private ValueCodec<?> resolvedCodec() {

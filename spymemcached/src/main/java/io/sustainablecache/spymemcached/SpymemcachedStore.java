@@ -14,15 +14,20 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import net.spy.memcached.CachedData;
+import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.MemcachedConnection;
 import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.NodeLocator;
 import net.spy.memcached.ops.CASOperationStatus;
 import net.spy.memcached.ops.DeleteOperation;
 import net.spy.memcached.ops.GetsOperation;
@@ -33,6 +38,7 @@ import net.spy.memcached.ops.StatusCode;
 import net.spy.memcached.ops.StoreOperation;
 import net.spy.memcached.ops.StoreType;
 import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
+import net.spy.memcached.protocol.ascii.BaseGetOpImpl;
 import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
 
 /**
@@ -94,9 +100,14 @@ import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
  *
  * <h2>Bulk reads</h2>
  * spymemcached 2.12 has no bulk read with CAS tokens ({@code getBulk} returns no tokens, and its
- * {@code gets} operation takes one key), so {@link #getsAll} queues one {@code gets} per key at
- * once: they are pipelined on the connection, one round trip in all. Any failed key fails the
- * whole read. {@link #flushPrefix} is not supported (memcached has no such command).
+ * {@code gets} operation takes one key), so {@link #getsAll} groups the keys by server and sends
+ * one multi-key {@code gets} per server and per {@value #BULK_CHUNK} keys, through the client's
+ * own get operation ({@code BaseGetOpImpl}). (One {@code gets} per key overflowed the client's
+ * bounded queue when several callers read thousands of keys together, and the overflow failed
+ * those reads.) A key whose server is not connected fails the read at once, unless the client's
+ * failure mode is {@code Redistribute}, which sends it to the next connected server as the client
+ * does, or {@code Retry}, which queues it for its server. Any failed part fails the whole
+ * read. {@link #flushPrefix} is not supported (memcached has no such command).
  *
  * <h2>Configuring the client</h2>
  * <pre>{@code
@@ -167,6 +178,9 @@ public final class SpymemcachedStore implements CacheStore {
   private static final String CLIENT = "spymemcached";
   static final OperationName GETS = OperationName.of(CLIENT, "gets");
   static final OperationName GETS_ALL = OperationName.of(CLIENT, "getsAll");
+
+  /** The most keys one {@code gets} request of a bulk read names, as the ARCUS client does. */
+  static final int BULK_CHUNK = 200;
   static final OperationName ADD = OperationName.of(CLIENT, "add");
   static final OperationName SET = OperationName.of(CLIENT, "set");
   static final OperationName CAS = OperationName.of(CLIENT, "cas");
@@ -176,12 +190,14 @@ public final class SpymemcachedStore implements CacheStore {
   private static final AsciiOperationFactory OPERATIONS = new AsciiOperationFactory();
 
   private final MemcachedConnection connection;
+  private final FailureMode failureMode;
   private final Duration operationTimeout;
   private final OperationDeadlines deadlines;
   private final int maxKeyLength;
 
   private SpymemcachedStore(Builder builder) {
     this.connection = builder.client.getConnection();
+    this.failureMode = failureModeOf(connection);
     this.operationTimeout = builder.operationTimeout;
     this.deadlines = OperationDeadlines.forTimeout(builder.operationTimeout);
     this.maxKeyLength = builder.maxKeyLength;
@@ -262,20 +278,36 @@ public final class SpymemcachedStore implements CacheStore {
         return pending;
       }
     }
-    List<String> queued = new ArrayList<>(keys.size());
-    List<GetsAll.Part> parts = new ArrayList<>(keys.size());
-    for (String key : keys) {
-      GetsAll.Part part = pending.new Part();
-      part.operation = OPERATIONS.gets(key, part);
-      pending.add(part);
-      queued.add(key);
-      parts.add(part);
+    NodeLocator locator = connection.getLocator();
+    Map<MemcachedNode, List<String>> byNode = new LinkedHashMap<>();
+    for (String key : new LinkedHashSet<>(keys)) {
+      MemcachedNode node = nodeFor(locator, key);
+      if (node == null) {
+        pending.failWith("the server of a key is not connected", null);
+        return pending;
+      }
+      byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(key);
     }
+    List<MemcachedNode> nodes = new ArrayList<>();
+    List<GetsAll.Part> parts = new ArrayList<>();
+    byNode.forEach((node, nodeKeys) -> {
+      for (int from = 0; from < nodeKeys.size(); from += BULK_CHUNK) {
+        GetsAll.Part part = pending.new Part();
+        part.operation = new MultiGets(
+            nodeKeys.subList(from, Math.min(nodeKeys.size(), from + BULK_CHUNK)), part);
+        pending.add(part);
+        nodes.add(node);
+        parts.add(part);
+      }
+    });
     pending.start();
+    if (pending.isDone()) {
+      return pending; // refused: too many operations pending
+    }
     boolean interrupted = Thread.interrupted();
     try {
       for (int i = 0; i < parts.size() && !pending.isDone(); i++) {
-        connection.enqueueOperation(queued.get(i), parts.get(i).operation);
+        connection.addOperations(Map.of(nodes.get(i), parts.get(i).operation));
       }
     } catch (RuntimeException e) {
       pending.failWith(e);
@@ -474,6 +506,46 @@ public final class SpymemcachedStore implements CacheStore {
     return message == null || message.isBlank()
         ? "the server answered ERROR (it does not know the command)"
         : message;
+  }
+
+  /**
+   * The client's failure mode, which it keeps in a protected field of its connection; {@code
+   * Cancel} (fail at once) if it cannot be read.
+   */
+  private static FailureMode failureModeOf(MemcachedConnection connection) {
+    try {
+      java.lang.reflect.Field field = MemcachedConnection.class.getDeclaredField("failureMode");
+      field.setAccessible(true);
+      FailureMode mode = (FailureMode) field.get(connection);
+      return mode == null ? FailureMode.Cancel : mode;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return FailureMode.Cancel;
+    }
+  }
+
+  /** The server a key's operation goes to, as the client's failure mode picks it; or null. */
+  private MemcachedNode nodeFor(NodeLocator locator, String key) {
+    MemcachedNode primary = locator.getPrimary(key);
+    if (primary.isActive() || failureMode == FailureMode.Retry) {
+      return primary;
+    }
+    if (failureMode == FailureMode.Redistribute) {
+      Iterator<MemcachedNode> sequence = locator.getSequence(key);
+      while (sequence.hasNext()) {
+        MemcachedNode next = sequence.next();
+        if (next.isActive()) {
+          return next;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** A multi-key {@code gets}: spymemcached's own get operation, with the {@code gets} command. */
+  private static final class MultiGets extends BaseGetOpImpl implements GetsOperation {
+    MultiGets(Collection<String> keys, GetsOperation.Callback callback) {
+      super("gets", callback, new LinkedHashSet<>(keys));
+    }
   }
 
   private static void abandon(Operation operation, boolean timedOut) {

@@ -25,6 +25,8 @@ import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ArcusClientPool;
 import net.spy.memcached.CASResponse;
 import net.spy.memcached.CachedData;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedConnection;
 import net.spy.memcached.MemcachedNode;
 import net.spy.memcached.ops.CASOperationStatus;
@@ -209,6 +211,24 @@ public final class ArcusStore implements CacheStore {
     this.deadlines = OperationDeadlines.forTimeout(builder.operationTimeout);
     this.maxKeyLength = builder.maxKeyLength;
     this.prefixFlush = builder.prefixFlush;
+  }
+
+  /**
+   * A connection factory builder with the settings this store recommends (see the {@linkplain
+   * ArcusStore class documentation}): {@code FailureMode.Cancel}, the store's default 700 ms
+   * operation timeout, no blocking on a full queue, and reconnect attempts at most a second
+   * apart. Pass it to {@code new ArcusClient(...)} or {@code ArcusClient.createArcusClient(...)};
+   * adjust it further as needed, keeping {@code setOpTimeout} equal to the store's {@link
+   * Builder#operationTimeout}.
+   *
+   * @return a new builder; each call returns an independent one
+   */
+  public static ConnectionFactoryBuilder recommendedSettings() {
+    return new ConnectionFactoryBuilder()
+        .setFailureMode(FailureMode.Cancel)
+        .setOpTimeout(DEFAULT_OPERATION_TIMEOUT.toMillis())
+        .setOpQueueMaxBlockTime(0)
+        .setMaxReconnectDelay(1);
   }
 
   /**

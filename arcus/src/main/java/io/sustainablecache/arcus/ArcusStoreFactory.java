@@ -11,7 +11,6 @@ import java.util.List;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.FailureMode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,10 +58,8 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
           "ARCUS over ZooKeeper needs a service code: " + settings);
     }
     Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
-    ConnectionFactoryBuilder connection = new ConnectionFactoryBuilder()
-        .setFailureMode(FailureMode.Cancel)
-        .setOpTimeout(timeout.toMillis())
-        .setOpQueueMaxBlockTime(0);
+    ConnectionFactoryBuilder connection = ArcusStore.recommendedSettings()
+        .setOpTimeout(timeout.toMillis());
     ArcusClient client;
     String description;
     if (viaZooKeeper) {

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.FailureMode;
 
 /** ARCUS clients for the integration tests, configured as {@link ArcusStore} recommends. */
 final class Clients {
@@ -22,10 +21,7 @@ final class Clients {
 
   /** The connection settings the {@link ArcusStore} documentation recommends. */
   static ConnectionFactoryBuilder recommendedSettings() {
-    return new ConnectionFactoryBuilder()
-        .setFailureMode(FailureMode.Cancel)
-        .setOpTimeout(ArcusStore.DEFAULT_OPERATION_TIMEOUT.toMillis())
-        .setOpQueueMaxBlockTime(0);
+    return ArcusStore.recommendedSettings();
   }
 
   /**

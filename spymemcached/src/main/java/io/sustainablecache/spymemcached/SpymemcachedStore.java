@@ -23,6 +23,8 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import net.spy.memcached.CachedData;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.MemcachedConnection;
@@ -112,15 +114,7 @@ import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
  * <h2>Configuring the client</h2>
  * <pre>{@code
  * MemcachedClient client = new MemcachedClient(
- *     new ConnectionFactoryBuilder()
- *         .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
- *         .setFailureMode(FailureMode.Cancel)
- *         .setOpTimeout(700)
- *         .setOpQueueMaxBlockTime(0)
- *         .setMaxReconnectDelay(1)
- *         .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
- *         .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
- *         .build(),
+ *     SpymemcachedStore.recommendedSettings().build(), // the settings below
  *     AddrUtil.getAddresses("cache1:11211 cache2:11211"));
  * CacheStore store = SpymemcachedStore.builder(client)
  *     .operationTimeout(Duration.ofMillis(700))
@@ -506,6 +500,27 @@ public final class SpymemcachedStore implements CacheStore {
     return message == null || message.isBlank()
         ? "the server answered ERROR (it does not know the command)"
         : message;
+  }
+
+  /**
+   * A connection factory builder with the settings this store recommends (see the {@linkplain
+   * SpymemcachedStore class documentation}): the text protocol, {@code FailureMode.Cancel}, the
+   * store's default 700 ms operation timeout, no blocking on a full queue, reconnect attempts at
+   * most a second apart (the client's default backs off to 30 s, leaving a returned server
+   * unused that long), and ketama consistent hashing. Adjust it further as needed, e.g. {@code
+   * setOpTimeout}, keeping it equal to the store's {@link Builder#operationTimeout}.
+   *
+   * @return a new builder; each call returns an independent one
+   */
+  public static ConnectionFactoryBuilder recommendedSettings() {
+    return new ConnectionFactoryBuilder()
+        .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
+        .setFailureMode(FailureMode.Cancel)
+        .setOpTimeout(DEFAULT_OPERATION_TIMEOUT.toMillis())
+        .setOpQueueMaxBlockTime(0)
+        .setMaxReconnectDelay(1)
+        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH);
   }
 
   /**

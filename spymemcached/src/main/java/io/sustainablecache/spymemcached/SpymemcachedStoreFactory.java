@@ -9,9 +9,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import net.spy.memcached.AddrUtil;
-import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.DefaultHashAlgorithm;
-import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,14 +61,8 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
     Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
     MemcachedClient client;
     try {
-      client = new MemcachedClient(new ConnectionFactoryBuilder()
-          .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
-          .setFailureMode(FailureMode.Cancel)
+      client = new MemcachedClient(SpymemcachedStore.recommendedSettings()
           .setOpTimeout(timeout.toMillis())
-          .setOpQueueMaxBlockTime(0)
-          .setMaxReconnectDelay(1)
-          .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-          .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
           .build(), servers);
     } catch (IOException e) {
       throw new StoreException("could not create a spymemcached client for " + servers, e);

@@ -7,8 +7,6 @@ import io.sustainablecache.testkit.ClusterContract;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 
@@ -43,14 +41,9 @@ class SpymemcachedClusterIT extends ClusterContract {
   @Override
   protected ClusterClient connect(List<InetSocketAddress> nodes, Duration operationTimeout)
       throws Exception {
-    MemcachedClient client = new MemcachedClient(new ConnectionFactoryBuilder()
-        .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
-        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+    MemcachedClient client = new MemcachedClient(SpymemcachedStore.recommendedSettings()
         .setFailureMode(failureMode())
         .setOpTimeout(operationTimeout.toMillis())
-        .setOpQueueMaxBlockTime(0)
-        .setMaxReconnectDelay(1)
         .setDaemon(true)
         .build(), nodes);
     try {

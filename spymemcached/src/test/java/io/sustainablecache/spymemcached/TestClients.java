@@ -8,11 +8,10 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 
-/** Connects spymemcached clients the way {@link SpymemcachedStore} recommends. */
+/** Connects spymemcached clients with {@link SpymemcachedStore#recommendedSettings()}. */
 final class TestClients {
 
   private TestClients() {}
@@ -44,14 +43,9 @@ final class TestClients {
   static MemcachedClient connecting(List<InetSocketAddress> servers, Duration operationTimeout,
       ConnectionFactoryBuilder.Protocol protocol) {
     try {
-      return new MemcachedClient(new ConnectionFactoryBuilder()
+      return new MemcachedClient(SpymemcachedStore.recommendedSettings()
           .setProtocol(protocol)
-          .setFailureMode(FailureMode.Cancel)
           .setOpTimeout(operationTimeout.toMillis())
-          .setOpQueueMaxBlockTime(0)
-          .setMaxReconnectDelay(1)
-          .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-          .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
           .setDaemon(true)
           .build(), servers);
     } catch (IOException e) {

@@ -55,6 +55,19 @@ final class CallerWrites<V> {
     stats.increment(Counter.PUT);
   }
 
+  /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
+  void putAbsent(String key) {
+    if (!writer.cachesAbsence()) {
+      invalidate(key);
+      return;
+    }
+    String storeKey = keys.storeKey(key);
+    byte[] bytes = writer.encodeAbsentPut(clock.millis());
+    registry.detach(storeKey);
+    awaitWrite(store.set(storeKey, bytes, writer.putExptime(bytes)), "putAbsent");
+    stats.increment(Counter.PUT);
+  }
+
   Optional<V> putIfAbsent(String key, V value) {
     String storeKey = keys.storeKey(key);
     for (int attempt = 0; attempt < 3; attempt++) {

@@ -82,6 +82,16 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
+  public Optional<Optional<V>> findIfPresent(String key) {
+    return cached(reads.read(key, null));
+  }
+
+  @Override
+  public CompletableFuture<Optional<Optional<V>>> findIfPresentAsync(String key) {
+    return reads.readAsync(key, null).thenApply(this::cached);
+  }
+
+  @Override
   public Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
     requireNonNull(keys, "keys");
     requireNonNull(loader, "loader");
@@ -102,6 +112,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   @Override
   public void put(String key, V value) {
     writes.put(key, requireNonNull(value, "value"));
+  }
+
+  @Override
+  public void putAbsent(String key) {
+    writes.putAbsent(key);
   }
 
   @Override
@@ -156,7 +171,17 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @SuppressWarnings("unchecked")
   private Optional<V> optional(Object answer) {
-    return answer == ReadPath.ABSENT ? Optional.empty() : Optional.of((V) answer);
+    return answer == ReadPath.ABSENT || answer == ReadPath.NOT_CACHED ? Optional.empty()
+        : Optional.of((V) answer);
+  }
+
+  /** A peek's answer: empty if nothing is cached, else the value or empty for "no value". */
+  @SuppressWarnings("unchecked")
+  private Optional<Optional<V>> cached(Object answer) {
+    if (answer == ReadPath.NOT_CACHED) {
+      return Optional.empty();
+    }
+    return Optional.of(answer == ReadPath.ABSENT ? Optional.empty() : Optional.of((V) answer));
   }
 
   /** A synchronous loader as an asynchronous one: it runs inside {@code load}, on that thread. */

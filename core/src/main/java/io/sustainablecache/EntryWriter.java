@@ -154,7 +154,17 @@ final class EntryWriter<V> {
     return bytes;
   }
 
-  /** The exptime of an entry encoded by {@link #encodePut}. */
+  /** Whether "no value" is cached at all ({@code absentTtl} is not zero). */
+  boolean cachesAbsence() {
+    return absentTtlMillis != 0;
+  }
+
+  /** Encodes "no value" given by the caller ({@code putAbsent}), for {@code absentTtl}. */
+  byte[] encodeAbsentPut(long now) {
+    return Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0);
+  }
+
+  /** The exptime of an entry encoded by {@link #encodePut} or {@link #encodeAbsentPut}. */
   int putExptime(byte[] bytes) {
     long fetchedAt = Envelope.fetchedAt(bytes);
     return Exptime.of(Envelope.expiresAt(bytes) - fetchedAt + graceMillis, fetchedAt);

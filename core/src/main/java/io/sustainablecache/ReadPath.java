@@ -21,7 +21,8 @@ import java.util.random.RandomGenerator;
  * ({@link BulkLoads}). A read without a loader (a peek: {@code getIfPresent}) takes the same step
  * and never loads or refreshes. Thread-safe.
  *
- * <p>An answer is the value, or {@link #ABSENT} for a key without one; the facade maps it to a
+ * <p>An answer is the value, {@link #ABSENT} for a key without one, or (for a peek that missed)
+ * {@link #NOT_CACHED}; the facade maps it to a
  * value, an exception or an {@link Optional}.
  */
 final class ReadPath<V> {
@@ -29,7 +30,11 @@ final class ReadPath<V> {
   /** The answer for a key without a value. */
   static final Object ABSENT = new Object();
 
-  private static final CompletableFuture<Object> NOTHING = CompletableFuture.completedFuture(ABSENT);
+  /** A peek's answer when nothing is cached under the key (a miss). */
+  static final Object NOT_CACHED = new Object();
+
+  private static final CompletableFuture<Object> NOTHING =
+      CompletableFuture.completedFuture(NOT_CACHED);
 
   private final CacheStore store;
   private final Keys keys;

@@ -196,6 +196,31 @@ public interface SustainableCache<V> extends AutoCloseable {
   CompletableFuture<Optional<V>> getIfPresentAsync(String key);
 
   /**
+   * Peeks at the key like {@link #getIfPresent}, telling a key cached as having no value (a load
+   * returned {@code null}, or {@link #putAbsent}) apart from a key with nothing cached: what
+   * Spring's {@code Cache.get(key)} needs to return a cached {@code null}. Never loads, refreshes
+   * or waits for a load; a store failure reads as nothing cached.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @return empty if nothing is cached; otherwise the cached value, or an empty {@code Optional}
+   *     for "no value"
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if {@code key} is {@code null}
+   */
+  Optional<Optional<V>> findIfPresent(String key);
+
+  /**
+   * {@link #findIfPresent} without blocking, as {@link #getIfPresentAsync} is to {@link
+   * #getIfPresent}.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @return a future of the answer of {@link #findIfPresent}; it never fails for a store failure
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if {@code key} is {@code null}
+   */
+  CompletableFuture<Optional<Optional<V>>> findIfPresentAsync(String key);
+
+  /**
    * Stores a value unconditionally, as if it had just been loaded (its load time is recorded as
    * zero). A load of the key in flight in this JVM will not overwrite it, and loads on other hosts
    * that read the item before this write cannot either.
@@ -209,6 +234,21 @@ public interface SustainableCache<V> extends AutoCloseable {
    *     stored
    */
   void put(String key, V value);
+
+  /**
+   * Caches that the key has no value, as a load returning {@code null} does: for {@code
+   * absentTtl}, {@link #get} fails with {@link CacheLoadException}, {@link #find} answers empty,
+   * and neither calls its loader (a refresh may, as for a loaded absence). A load in flight in
+   * this JVM will not overwrite it. With {@code absentTtl} zero, absences are not cached and this
+   * invalidates the key.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if {@code key} is {@code null}
+   * @throws io.sustainablecache.spi.StoreException if the store failed; the write may not have
+   *     happened
+   */
+  void putAbsent(String key);
 
   /**
    * Stores a value unless the key holds a live value already (memcached {@code add}; an

@@ -233,6 +233,26 @@ public abstract class SustainableCacheContract {
    * lease as a failure marker; the other instance's miss reads it and fails at once with that
    * failure, without a query of its own; an invalidate on either host clears it.
    */
+  /**
+   * Issue 15 (Spring's null values): "no value" cached by one instance ({@code putAbsent}) is
+   * seen as such by another ({@code findIfPresent}), and told apart from nothing cached.
+   */
+  @Test
+  void aCachedNoValue_isSeenAcrossInstances_andToldApartFromNothingCached() throws Exception {
+    SustainableCache<String> a = cache(newStore());
+    SustainableCache<String> b = cache(newStore());
+    assertThat(b.findIfPresent("none")).isEmpty();
+    a.put("none", "old");
+    a.putAbsent("none");
+    assertThat(b.findIfPresent("none")).contains(java.util.Optional.empty());
+    assertThat(b.findIfPresentAsync("none").get(5, TimeUnit.SECONDS))
+        .contains(java.util.Optional.empty());
+    assertThat(b.find("none", key -> "loaded")).isEmpty();
+    a.invalidate("none");
+    assertThat(b.findIfPresent("none")).isEmpty();
+    assertThat(b.get("none", key -> "loaded")).isEqualTo("loaded");
+  }
+
   @Test
   void twoInstancesAndAFailingDatabase_theLoserFailsWithTheHoldersFailure_withoutAQuery() {
     SustainableCache<String> a = cache(newStore());

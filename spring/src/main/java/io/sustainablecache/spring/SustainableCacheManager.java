@@ -59,6 +59,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   private final boolean dynamic;
   private final String namespacePrefix;
   private final KeyEncoder keyEncoder;
+  private final boolean allowNullValues;
   private final ConcurrentHashMap<String, SustainableSpringCache> caches = new ConcurrentHashMap<>();
   private final Map<String, String> namespaces = new ConcurrentHashMap<>(); // namespace -> cache
   private final List<String> names = new CopyOnWriteArrayList<>(); // in creation order
@@ -74,6 +75,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     this.dynamic = b.dynamic;
     this.namespacePrefix = b.namespacePrefix;
     this.keyEncoder = b.keyEncoder;
+    this.allowNullValues = b.allowNullValues;
   }
 
   /**
@@ -241,7 +243,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     try {
       SustainableCache<Object> cache = build(spec, namespace);
       Class<?> valueType = spec.valueType().orElse(null);
-      return new SustainableSpringCache(name, cache, keyEncoder, valueType);
+      return new SustainableSpringCache(name, cache, keyEncoder, valueType, allowNullValues);
     } catch (RuntimeException e) {
       namespaces.remove(namespace, name);
       throw new IllegalStateException("cache '" + name + "' could not be built from " + spec
@@ -306,6 +308,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     private boolean dynamic = true;
     private String namespacePrefix = "";
     private KeyEncoder keyEncoder = KeyEncoder.typeTagged();
+    private boolean allowNullValues = true;
 
     private Builder(CacheStore store) {
       this.store = requireNonNull(store, "store");
@@ -368,6 +371,24 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
      */
     public Builder namespacePrefix(String prefix) {
       this.namespacePrefix = requireNonNull(prefix, "prefix");
+      return this;
+    }
+
+    /**
+     * Whether the caches hold {@code null} values, Spring's {@code allowNullValues} convention
+     * (as {@code ConcurrentMapCacheManager} and {@code CaffeineCacheManager}). A {@code null} is
+     * cached as "no value" for the cache's absent TTL ({@link
+     * io.sustainablecache.SustainableCache#putAbsent}) and read back as a {@code ValueWrapper}
+     * holding {@code null}; so a plain {@code @Cacheable} method that returns {@code null} runs
+     * once per absent TTL, not on every call. Without, {@code put(key, null)} and a {@code null}
+     * from a {@code sync} loader fail with {@link IllegalArgumentException}, as in Spring's own
+     * caches. Default: {@code true}.
+     *
+     * @param allowNullValues whether {@code null} values are cached
+     * @return this builder
+     */
+    public Builder allowNullValues(boolean allowNullValues) {
+      this.allowNullValues = allowNullValues;
       return this;
     }
 

@@ -36,20 +36,24 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *   <tr><th>Spring</th><th>here</th></tr>
  *   <tr><td>{@code get(key, Callable)}</td><td>{@link SustainableCache#find}: the callable is the
  *       loader; a {@code null} result is cached as "no value" for the absent TTL and returned as
- *       {@code null}; a loader exception (or a timeout, or a failure remembered during the
- *       back-off) is thrown as {@link Cache.ValueRetrievalException} whose cause is the loader's
- *       exception</td></tr>
+ *       {@code null} (without {@code allowNullValues}: {@link IllegalArgumentException}); a
+ *       loader exception (or a timeout, or a failure remembered during the back-off) is thrown
+ *       as {@link Cache.ValueRetrievalException} whose cause is the loader's exception</td></tr>
  *   <tr><td>{@code retrieve(key, Supplier)}</td><td>{@link SustainableCache#findAsync}</td></tr>
  *   <tr><td>{@code get(key)}, {@code get(key, Class)}, {@code retrieve(key)}</td><td>a peek
- *       ({@link SustainableCache#getIfPresent}): no load, no refresh; a cached "no value" reads
- *       as a miss. {@code retrieve(key)} is {@link SustainableCache#getIfPresentAsync}: it never
- *       blocks its caller</td></tr>
- *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; <b>{@code put(key,
- *       null)} invalidates the key</b> (the old value must not outlive the {@code null}, and "no
- *       value" is cached only by loads)</td></tr>
+ *       ({@link SustainableCache#findIfPresent}): no load, no refresh. With {@code
+ *       allowNullValues} (the default) a cached "no value" is a {@code ValueWrapper} holding
+ *       {@code null}, and {@code retrieve(key)}'s future holds a {@code ValueWrapper}; without,
+ *       "no value" reads as a miss and the future holds the plain value. {@code retrieve(key)}
+ *       never blocks its caller</td></tr>
+ *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; {@code put(key, null)}
+ *       caches "no value" for the absent TTL ({@link SustainableCache#putAbsent}), so the old
+ *       value does not outlive the {@code null} (without {@code allowNullValues}: {@link
+ *       IllegalArgumentException}). Store failures are counted, not thrown</td></tr>
  *   <tr><td>{@code putIfAbsent(key, value)}</td><td>{@link SustainableCache#putIfAbsent}
- *       (memcached {@code add}); with a {@code null} value nothing is stored and the current
- *       value, if any, is returned</td></tr>
+ *       (memcached {@code add}); a cached {@code null} counts as no value and is replaced. With
+ *       a {@code null} value: the cached value if there is one, otherwise "no value" is cached
+ *       (a peek then a write, not atomic)</td></tr>
  *   <tr><td>{@code evict}, {@code evictIfPresent}</td><td>{@link SustainableCache#invalidate},
  *       immediate; {@code evictIfPresent} returns {@code false} (presence is not
  *       determined)</td></tr>
@@ -76,13 +80,25 @@ public final class SustainableSpringCache implements Cache {
   private final SustainableCache<Object> cache;
   private final KeyEncoder keys;
   private final Class<?> valueType;
+  private final boolean allowNullValues;
 
   SustainableSpringCache(String name, SustainableCache<Object> cache, KeyEncoder keys,
-      Class<?> valueType) {
+      Class<?> valueType, boolean allowNullValues) {
     this.name = requireNonNull(name, "name");
     this.cache = requireNonNull(cache, "cache");
     this.keys = requireNonNull(keys, "keys");
     this.valueType = valueType;
+    this.allowNullValues = allowNullValues;
+  }
+
+  /**
+   * Whether this cache holds {@code null} values (see {@link
+   * SustainableCacheManager.Builder#allowNullValues}).
+   *
+   * @return the manager's setting
+   */
+  public boolean isAllowNullValues() {
+    return allowNullValues;
   }
 
   @Override
@@ -113,7 +129,12 @@ public final class SustainableSpringCache implements Cache {
 
   @Override
   public ValueWrapper get(Object key) {
-    return cache.getIfPresent(encodeKey(key)).map(SimpleValueWrapper::new).orElse(null);
+    String encoded = encodeKey(key);
+    if (allowNullValues) {
+      return cache.findIfPresent(encoded).map(value -> new SimpleValueWrapper(value.orElse(null)))
+          .orElse(null);
+    }
+    return cache.getIfPresent(encoded).map(SimpleValueWrapper::new).orElse(null);
   }
 
   @Override
@@ -134,6 +155,9 @@ public final class SustainableSpringCache implements Cache {
     String encoded = encodeKey(key);
     try {
       Optional<Object> value = cache.find(encoded, ignored -> valueLoader.call());
+      if (value.isEmpty() && !allowNullValues) {
+        throw nullNotAllowed();
+      }
       @SuppressWarnings("unchecked")
       T result = (T) value.orElse(null);
       return result;
@@ -142,9 +166,19 @@ public final class SustainableSpringCache implements Cache {
     }
   }
 
+  /**
+   * Peeks without blocking. With {@code allowNullValues} the future holds a {@code ValueWrapper}
+   * for a cached value, {@code null} included, as Spring's own caches answer; otherwise the plain
+   * value. It holds {@code null} for a miss.
+   */
   @Override
   public CompletableFuture<?> retrieve(Object key) {
-    return cache.getIfPresentAsync(encodeKey(key)).thenApply(value -> value.orElse(null));
+    String encoded = encodeKey(key);
+    if (allowNullValues) {
+      return cache.findIfPresentAsync(encoded).thenApply(found -> found
+          .map(value -> (Object) new SimpleValueWrapper(value.orElse(null))).orElse(null));
+    }
+    return cache.getIfPresentAsync(encoded).thenApply(value -> value.orElse(null));
   }
 
   @Override
@@ -163,6 +197,10 @@ public final class SustainableSpringCache implements Cache {
     CompletableFuture<T> result = new CompletableFuture<>();
     found.whenComplete((value, failure) -> {
       if (failure == null) {
+        if (value.isEmpty() && !allowNullValues) {
+          result.completeExceptionally(nullNotAllowed());
+          return;
+        }
         @SuppressWarnings("unchecked")
         T t = (T) value.orElse(null);
         result.complete(t);
@@ -199,13 +237,18 @@ public final class SustainableSpringCache implements Cache {
   @Override
   public void put(Object key, Object value) {
     String encoded = encodeKey(key);
-    if (value == null) {
-      cache.invalidate(encoded);
-      return;
+    if (value == null && !allowNullValues) {
+      throw nullNotAllowed();
     }
-    checkType(value);
+    if (value != null) {
+      checkType(value);
+    }
     try {
-      cache.put(encoded, value);
+      if (value == null) {
+        cache.putAbsent(encoded);
+      } else {
+        cache.put(encoded, value);
+      }
     } catch (StoreException e) {
       LOG.debug("cache '{}': a put failed; the value was not cached", name, e);
     }
@@ -219,7 +262,14 @@ public final class SustainableSpringCache implements Cache {
   public ValueWrapper putIfAbsent(Object key, Object value) {
     String encoded = encodeKey(key);
     if (value == null) {
-      return cache.getIfPresent(encoded).map(SimpleValueWrapper::new).orElse(null);
+      if (!allowNullValues) {
+        throw nullNotAllowed();
+      }
+      ValueWrapper existing = get(key);
+      if (existing == null) {
+        put(key, null);
+      }
+      return existing;
     }
     checkType(value);
     try {
@@ -228,6 +278,11 @@ public final class SustainableSpringCache implements Cache {
       LOG.debug("cache '{}': a putIfAbsent failed; the value was not cached", name, e);
       return null;
     }
+  }
+
+  private IllegalArgumentException nullNotAllowed() {
+    return new IllegalArgumentException("cache '" + name + "' is configured to not allow null"
+        + " values but null was provided");
   }
 
   private void checkType(Object value) {

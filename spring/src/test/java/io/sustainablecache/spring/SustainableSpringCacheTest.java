@@ -98,7 +98,9 @@ final class SustainableSpringCacheTest {
       return null;
     })).isNull();
     assertThat(calls).hasValue(1); // negative caching: the second call did not reach the "DB"
-    assertThat(cache.get("missing")).isNull(); // a peek sees no value
+    // a peek sees the cached null, as Spring's allowNullValues caches answer
+    assertThat(cache.get("missing")).isNotNull().extracting(Cache.ValueWrapper::get).isNull();
+    assertThat(cache.get("never")).isNull();
   }
 
   @Test
@@ -140,7 +142,11 @@ final class SustainableSpringCacheTest {
     Cache cache = cache();
     assertThat(cache.retrieve("k").get()).isNull();
     cache.put("k", "v");
-    assertThat(cache.retrieve("k").get()).isEqualTo("v");
+    assertThat(cache.retrieve("k").get()).isInstanceOfSatisfying(Cache.ValueWrapper.class,
+        wrapper -> assertThat(wrapper.get()).isEqualTo("v"));
+    cache.put("k", null);
+    assertThat(cache.retrieve("k").get()).isInstanceOfSatisfying(Cache.ValueWrapper.class,
+        wrapper -> assertThat(wrapper.get()).isNull());
     assertThat(loads).hasValue(0);
   }
 
@@ -155,13 +161,40 @@ final class SustainableSpringCacheTest {
         .isInstanceOf(IllegalStateException.class);
   }
 
+  /**
+   * Issue 15: Spring's allowNullValues convention. A plain {@code @Cacheable} method returning
+   * null is put as null, and must not run again until the absent TTL has passed.
+   */
   @Test
-  void putOfNullInvalidatesTheKey() {
+  void putOfNullCachesNoValue_andReplacesTheOldValue() {
     Cache cache = cache();
     cache.put("k", "old");
     cache.put("k", null);
+    assertThat(cache.get("k")).isNotNull().extracting(Cache.ValueWrapper::get).isNull();
+    assertThat(cache.get("k", String.class)).isNull();
+    assertThat(cache.get("k", this::load)).isNull();
+    assertThat(loads).hasValue(0);
+    clock.advance(TTL.plusSeconds(3)); // the absent TTL is the TTL here; past its grace too
     assertThat(cache.get("k")).isNull();
     assertThat(cache.get("k", this::load)).isEqualTo("v1");
+  }
+
+  @Test
+  void withoutNullValues_nullsAreRefusedAsSpringsOwnCachesRefuseThem() throws Exception {
+    manager = SustainableCacheManager.builder(store).allowNullValues(false)
+        .defaults(CacheSpec.builder().ttl(TTL).codec(ValueCodec.utf8(), String.class)
+            .customizer(b -> b.clock(clock).refreshExecutor(refreshes)).build())
+        .build();
+    Cache cache = manager.getCache("strict");
+    assertThatThrownBy(() -> cache.put("k", null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not allow null values");
+    assertThatThrownBy(() -> cache.get("k", () -> null))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> cache.retrieve("j", () -> CompletableFuture.completedFuture(null))
+        .join()).hasCauseInstanceOf(IllegalArgumentException.class);
+    assertThat(cache.get("k")).as("the loaded null reads as a miss").isNull();
+    cache.put("k", "v");
+    assertThat(cache.retrieve("k").get()).isEqualTo("v");
   }
 
   @Test
@@ -183,7 +216,10 @@ final class SustainableSpringCacheTest {
     assertThat(cache.putIfAbsent("k", null)).extracting(Cache.ValueWrapper::get)
         .isEqualTo("first");
     assertThat(cache.putIfAbsent("empty", null)).isNull();
-    assertThat(cache.get("empty")).isNull();
+    assertThat(cache.get("empty")).extracting(Cache.ValueWrapper::get).isNull();
+    // a cached null is no value to putIfAbsent (as to the core's: memcached add replaces it)
+    assertThat(cache.putIfAbsent("empty", "late")).isNull();
+    assertThat(cache.get("empty", String.class)).isEqualTo("late");
   }
 
   @Test

@@ -123,7 +123,8 @@ public final class SustainableCacheAutoConfiguration {
           .defaults(specs.spec("(defaults)", properties, null, null))
           .namespacePrefix(properties.getNamespacePrefix() == null ? ""
               : properties.getNamespacePrefix())
-          .dynamic(properties.isDynamic());
+          .dynamic(properties.isDynamic())
+          .allowNullValues(properties.isAllowNullValues());
       for (Map.Entry<String, SustainableCacheProperties.Cache> e
           : properties.getCaches().entrySet()) {
         builder.cache(e.getKey(), specs.spec(e.getKey(), e.getValue(), properties,

@@ -52,6 +52,12 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
   /** Whether caches that are not listed under "caches" are created on first use from the defaults. */
   private boolean dynamic = true;
 
+  /**
+   * Whether the caches hold null values (Spring's allowNullValues): a null is cached as "no
+   * value" for the absent TTL and read back as a cached null.
+   */
+  private boolean allowNullValues = true;
+
   /** Per-cache settings, by cache name; each overrides the defaults above. */
   private Map<String, Cache> caches = new LinkedHashMap<>();
 
@@ -188,6 +194,24 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
    */
   public void setDynamic(boolean dynamic) {
     this.dynamic = dynamic;
+  }
+
+  /**
+   * Whether the caches hold null values (Spring's {@code allowNullValues}).
+   *
+   * @return the flag; {@code true} unless set
+   */
+  public boolean isAllowNullValues() {
+    return allowNullValues;
+  }
+
+  /**
+   * Sets whether the caches hold null values.
+   *
+   * @param allowNullValues the flag
+   */
+  public void setAllowNullValues(boolean allowNullValues) {
+    this.allowNullValues = allowNullValues;
   }
 
   /**

@@ -117,6 +117,25 @@ final class SustainableCacheAutoConfigurationTest {
         });
   }
 
+  /** Issue 15: Spring's allowNullValues, on by default as in Boot's own cache managers. */
+  @Test
+  void allowNullValuesIsBoundAndOnByDefault() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s", "sustainable-cache.value-type="
+            + Book.class.getName())
+        .run(context -> assertThat(((SustainableSpringCache) context
+            .getBean(SustainableCacheManager.class).getCache("a")).isAllowNullValues()).isTrue());
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.ttl=30s", "sustainable-cache.value-type="
+            + Book.class.getName(), "sustainable-cache.allow-null-values=false")
+        .run(context -> {
+          Cache cache = context.getBean(SustainableCacheManager.class).getCache("b");
+          assertThat(((SustainableSpringCache) cache).isAllowNullValues()).isFalse();
+          org.assertj.core.api.Assertions.assertThatThrownBy(() -> cache.put(1L, null))
+              .isInstanceOf(IllegalArgumentException.class);
+        });
+  }
+
   @Test
   void createsTheManagerOverAUserStoreWhichAlwaysWins() {
     runner.withUserConfiguration(WithStore.class)

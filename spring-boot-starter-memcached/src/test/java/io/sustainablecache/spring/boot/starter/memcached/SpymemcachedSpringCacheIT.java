@@ -1,0 +1,56 @@
+package io.sustainablecache.spring.boot.starter.memcached;
+
+import io.sustainablecache.spymemcached.SpymemcachedStoreFactory;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spring.SpringCacheContract;
+import io.sustainablecache.testkit.MemcachedServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Spring's cache contract and annotations over {@link SpymemcachedStoreFactory}'s store against a real
+ * memcached: plain memcached cannot clear a namespace, so {@code clear()} must say so and touch
+ * nothing.
+ */
+class SpymemcachedSpringCacheIT extends SpringCacheContract {
+
+  private final Map<CacheStore, CacheStoreFactory.OpenedStore> opened = new ConcurrentHashMap<>();
+
+  @Override
+  protected CacheStore openStore() {
+    return open(MemcachedServer.shared().address());
+  }
+
+  /** A store whose server is not there: a port nothing listens on. */
+  @Override
+  protected CacheStore openFailingStore() throws IOException {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = socket.getLocalPort();
+    }
+    return open(new InetSocketAddress("127.0.0.1", port));
+  }
+
+  private CacheStore open(InetSocketAddress a) {
+    CacheStoreFactory.OpenedStore store = new SpymemcachedStoreFactory().open(CacheStoreFactory.Settings
+        .builder().addresses(List.of(a.getHostString() + ":" + a.getPort())).build());
+    opened.put(store.store(), store);
+    return store.store();
+  }
+
+  @Override
+  protected void closeStore(CacheStore store) {
+    opened.remove(store).close();
+  }
+
+  @Override
+  protected boolean clearSupported() {
+    return false;
+  }
+}

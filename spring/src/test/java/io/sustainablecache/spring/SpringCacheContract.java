@@ -1,0 +1,398 @@
+package io.sustainablecache.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.spi.CacheStore;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.cache.Cache;
+import org.springframework.cache.annotation.CacheEvict;
+import org.springframework.cache.annotation.CachePut;
+import org.springframework.cache.annotation.Cacheable;
+import org.springframework.cache.annotation.EnableCaching;
+import org.springframework.cache.interceptor.KeyGenerator;
+import org.springframework.cache.interceptor.SimpleKey;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Spring's {@link Cache} contract and its annotation semantics over a real store: get, put,
+ * putIfAbsent, evict, evictIfPresent, clear, invalidate and retrieve; {@code @Cacheable} with and
+ * without {@code sync}, {@code condition} and {@code unless}, {@code @CachePut}, {@code
+ * @CacheEvict} (one key and all entries), SpEL keys, {@code SimpleKey}s and a key generator; and
+ * two application instances over two clients of one server.
+ *
+ * <p>Each adapter's Spring Boot starter runs it against a real memcached; this module runs it
+ * over the in-memory store. Subclasses open stores ({@link #openStore()}, one client each) and
+ * say whether the store can clear a namespace.
+ */
+public abstract class SpringCacheContract {
+
+  private static final Duration TTL = Duration.ofMinutes(1);
+
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private String prefix;
+  private SustainableCacheManager manager;
+
+  /** Creates the contract; subclasses are instantiated by JUnit. */
+  protected SpringCacheContract() {}
+
+  /**
+   * Opens a store with a client of its own, connected: each call is another application
+   * instance's connection to the same server.
+   *
+   * @return a store; {@link #closeStore} closes it after the test
+   * @throws Exception if it cannot be opened
+   */
+  protected abstract CacheStore openStore() throws Exception;
+
+  /**
+   * Closes a store from {@link #openStore()}.
+   *
+   * @param store the store
+   * @throws Exception if closing fails
+   */
+  protected abstract void closeStore(CacheStore store) throws Exception;
+
+  /**
+   * Opens a store whose every operation fails (its server is down), for the failure semantics.
+   *
+   * @return a store; {@link #closeStore} closes it after the test
+   * @throws Exception if it cannot be opened
+   */
+  protected abstract CacheStore openFailingStore() throws Exception;
+
+  /**
+   * Whether {@code clear()} removes a cache's entries (ARCUS servers, the in-memory store), or
+   * fails with {@link UnsupportedOperationException} without touching anything (plain memcached).
+   *
+   * @return whether the store can remove a namespace
+   */
+  protected abstract boolean clearSupported();
+
+  @BeforeEach
+  final void createManager() throws Exception {
+    prefix = "sc" + UUID.randomUUID().toString().substring(0, 8) + ".";
+    manager = manager(store());
+  }
+
+  @AfterEach
+  final void closeEverything() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+  }
+
+  private CacheStore store() throws Exception {
+    CacheStore store = openStore();
+    closeables.add(() -> closeStore(store));
+    return store;
+  }
+
+  private SustainableCacheManager manager(CacheStore store) {
+    SustainableCacheManager built = SustainableCacheManager.builder(store)
+        .defaults(CacheSpec.builder().ttl(TTL).codec(ValueCodec.utf8(), String.class).build())
+        .namespacePrefix(prefix)
+        .build();
+    closeables.add(built);
+    return built;
+  }
+
+  private AnnotationConfigApplicationContext application(SustainableCacheManager cacheManager) {
+    AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+    context.registerBean("cacheManager", SustainableCacheManager.class, () -> cacheManager);
+    context.register(App.class);
+    context.refresh();
+    closeables.add(context);
+    return context;
+  }
+
+  // -- the Cache interface ------------------------------------------------------------------------
+
+  @Test
+  void aMissIsNullForEveryRead() throws Exception {
+    Cache cache = manager.getCache("books");
+    assertThat(cache.get("k")).isNull();
+    assertThat(cache.get("k", String.class)).isNull();
+    CompletableFuture<?> retrieved = cache.retrieve("k");
+    assertThat(retrieved == null ? null : retrieved.get(5, TimeUnit.SECONDS)).isNull();
+  }
+
+  @Test
+  void putThenEveryReadSeesTheValue() throws Exception {
+    Cache cache = manager.getCache("books");
+    cache.put("k", "v");
+    assertThat(cache.get("k")).extracting(Cache.ValueWrapper::get).isEqualTo("v");
+    assertThat(cache.get("k", String.class)).isEqualTo("v");
+    assertThat(unwrap(cache.retrieve("k").get(5, TimeUnit.SECONDS))).isEqualTo("v");
+    assertThat(cache.get("k", () -> "loaded")).isEqualTo("v");
+    assertThatThrownBy(() -> cache.get("k", Integer.class))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void aCachedNullIsAWrapperHoldingNull() throws Exception {
+    Cache cache = manager.getCache("books");
+    cache.put("k", "old");
+    cache.put("k", null);
+    assertThat(cache.get("k")).isNotNull().extracting(Cache.ValueWrapper::get).isNull();
+    assertThat(cache.get("k", String.class)).isNull();
+    assertThat(cache.retrieve("k").get(5, TimeUnit.SECONDS))
+        .isInstanceOfSatisfying(Cache.ValueWrapper.class, w -> assertThat(w.get()).isNull());
+    assertThat(cache.get("k", () -> "loaded")).isNull();
+  }
+
+  @Test
+  void putIfAbsentKeepsTheFirstValue() {
+    Cache cache = manager.getCache("books");
+    assertThat(cache.putIfAbsent("k", "first")).isNull();
+    assertThat(cache.putIfAbsent("k", "second")).extracting(Cache.ValueWrapper::get)
+        .isEqualTo("first");
+    assertThat(cache.get("k", String.class)).isEqualTo("first");
+  }
+
+  @Test
+  void evictAndEvictIfPresentRemoveTheKeyOnly() {
+    Cache cache = manager.getCache("books");
+    cache.put("a", "1");
+    cache.put("b", "2");
+    cache.evict("a");
+    assertThat(cache.get("a")).isNull();
+    assertThat(cache.evictIfPresent("b")).isFalse(); // presence is not determined
+    assertThat(cache.get("b")).isNull();
+    cache.evict("never written");
+  }
+
+  @Test
+  void clearAndInvalidateRemoveTheCacheOrSayWhyNot() {
+    Cache books = manager.getCache("books");
+    Cache authors = manager.getCache("authors");
+    books.put("k", "book");
+    authors.put("k", "author");
+    if (clearSupported()) {
+      books.clear();
+      assertThat(books.get("k")).isNull();
+      books.put("k", "again");
+      assertThat(books.invalidate()).isFalse();
+      assertThat(books.get("k")).isNull();
+    } else {
+      assertThatThrownBy(books::clear).isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("cannot be cleared");
+      assertThatThrownBy(books::invalidate).isInstanceOf(UnsupportedOperationException.class);
+      assertThat(books.get("k", String.class)).isEqualTo("book");
+    }
+    assertThat(authors.get("k", String.class)).as("another cache").isEqualTo("author");
+    authors.put("k2", "still works");
+    assertThat(authors.get("k2", String.class)).isEqualTo("still works");
+  }
+
+  @Test
+  void getWithACallableLoadsOnceAndWrapsItsFailure() {
+    Cache cache = manager.getCache("books");
+    AtomicInteger calls = new AtomicInteger();
+    assertThat(cache.get("k", () -> "v" + calls.incrementAndGet())).isEqualTo("v1");
+    assertThat(cache.get("k", () -> "v" + calls.incrementAndGet())).isEqualTo("v1");
+    assertThat(calls).hasValue(1);
+    IOException failure = new IOException("db down");
+    assertThatThrownBy(() -> cache.get("bad", () -> {
+      throw failure;
+    })).isInstanceOf(Cache.ValueRetrievalException.class).hasCause(failure);
+  }
+
+  @Test
+  void retrieveWithASupplierLoadsOnceAndFailsWithTheLoadersException() throws Exception {
+    Cache cache = manager.getCache("books");
+    AtomicInteger calls = new AtomicInteger();
+    assertThat(cache.retrieve("k", () -> CompletableFuture.completedFuture(
+        "v" + calls.incrementAndGet())).get(5, TimeUnit.SECONDS)).isEqualTo("v1");
+    assertThat(cache.retrieve("k", () -> CompletableFuture.completedFuture(
+        "v" + calls.incrementAndGet())).get(5, TimeUnit.SECONDS)).isEqualTo("v1");
+    assertThat(calls).hasValue(1);
+    IOException failure = new IOException("db down");
+    assertThatThrownBy(() -> cache.retrieve("bad", () -> CompletableFuture.failedFuture(failure))
+        .get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class).hasCause(failure);
+  }
+
+  // -- the annotations --------------------------------------------------------------------------
+
+  /** The annotated service; read counters through the proxy's methods. */
+  public static class Books {
+    private final AtomicInteger queries = new AtomicInteger();
+
+    public int queries() {
+      return queries.get();
+    }
+
+    @Cacheable(cacheNames = "books", sync = true)
+    public String title(long id) {
+      queries.incrementAndGet();
+      return id == 0 ? null : "title " + id;
+    }
+
+    @Cacheable(cacheNames = "plain", condition = "#p0 > 0", unless = "#result.startsWith('x')")
+    public String plain(long id) {
+      queries.incrementAndGet();
+      return (id == 7 ? "x" : "plain ") + id;
+    }
+
+    @Cacheable(cacheNames = "plain")
+    public String nullable(String id) {
+      queries.incrementAndGet();
+      return null;
+    }
+
+    @Cacheable(cacheNames = "pairs", key = "#p0 + '/' + #p1")
+    public String byAuthor(String author, int year) {
+      queries.incrementAndGet();
+      return author + " " + year;
+    }
+
+    @Cacheable(cacheNames = "pairs")
+    public String pair(String a, String b) {
+      queries.incrementAndGet();
+      return a + "+" + b;
+    }
+
+    @Cacheable(cacheNames = "generated", keyGenerator = "firstArgument")
+    public String generated(String first, String ignored) {
+      queries.incrementAndGet();
+      return "generated " + first;
+    }
+
+    @CachePut(cacheNames = "books", key = "#p0")
+    public String rename(long id, String title) {
+      return title;
+    }
+
+    @CacheEvict(cacheNames = "books")
+    public void delete(long id) {}
+
+    @CacheEvict(cacheNames = "books", allEntries = true)
+    public void deleteAll() {}
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableCaching
+  static class App {
+    @Bean
+    Books books() {
+      return new Books();
+    }
+
+    @Bean
+    KeyGenerator firstArgument() {
+      return (Object target, Method method, Object... params) -> params[0];
+    }
+  }
+
+  @Test
+  void syncCacheableLoadsOncePerKey_nullIncluded() {
+    Books books = application(manager).getBean(Books.class);
+    assertThat(books.title(1)).isEqualTo("title 1");
+    assertThat(books.title(1)).isEqualTo("title 1");
+    assertThat(books.title(0)).isNull();
+    assertThat(books.title(0)).isNull();
+    assertThat(books.queries()).isEqualTo(2);
+  }
+
+  @Test
+  void plainCacheableHonoursConditionUnlessAndCachesNull() {
+    Books books = application(manager).getBean(Books.class);
+    books.plain(1);
+    books.plain(1);
+    assertThat(books.queries()).as("cached").isEqualTo(1);
+    books.plain(-1);
+    books.plain(-1);
+    assertThat(books.queries()).as("condition false: not cached").isEqualTo(3);
+    books.plain(7);
+    books.plain(7);
+    assertThat(books.queries()).as("unless true: not cached").isEqualTo(5);
+    assertThat(books.nullable("n")).isNull();
+    assertThat(books.nullable("n")).isNull();
+    assertThat(books.queries()).as("a null result is cached").isEqualTo(6);
+  }
+
+  @Test
+  void spelKeysSimpleKeysAndKeyGeneratorsNameTheEntries() {
+    Books books = application(manager).getBean(Books.class);
+    books.byAuthor("ann", 2001);
+    books.byAuthor("ann", 2001);
+    books.pair("a", "b");
+    books.pair("a", "b");
+    books.generated("g", "one");
+    books.generated("g", "two");
+    assertThat(books.queries()).isEqualTo(3);
+    Cache pairs = manager.getCache("pairs");
+    assertThat(pairs.get("ann/2001", String.class)).isEqualTo("ann 2001");
+    assertThat(pairs.get(new SimpleKey("a", "b"), String.class)).isEqualTo("a+b");
+    assertThat(manager.getCache("generated").get("g", String.class)).isEqualTo("generated g");
+  }
+
+  @Test
+  void cachePutAndCacheEvictChangeWhatTheNextCallSees() {
+    Books books = application(manager).getBean(Books.class);
+    assertThat(books.title(1)).isEqualTo("title 1");
+    books.rename(1, "renamed");
+    assertThat(books.title(1)).isEqualTo("renamed");
+    books.delete(1);
+    assertThat(books.title(1)).isEqualTo("title 1");
+    assertThat(books.queries()).isEqualTo(2);
+    if (clearSupported()) {
+      books.deleteAll();
+      assertThat(books.title(1)).isEqualTo("title 1");
+      assertThat(books.queries()).isEqualTo(3);
+    } else {
+      assertThatThrownBy(books::deleteAll).isInstanceOf(UnsupportedOperationException.class);
+    }
+  }
+
+  @Test
+  void anEvictOnOneInstanceIsSeenByTheOther() throws Exception {
+    SustainableCacheManager other = manager(store());
+    Books first = application(manager).getBean(Books.class);
+    Books second = application(other).getBean(Books.class);
+    assertThat(first.title(1)).isEqualTo("title 1");
+    second.rename(1, "renamed elsewhere");
+    assertThat(first.title(1)).isEqualTo("renamed elsewhere");
+    second.delete(1);
+    assertThat(first.title(1)).isEqualTo("title 1");
+    assertThat(first.queries()).isEqualTo(2);
+  }
+
+  /**
+   * Issue 15: with the store down, a plain {@code @Cacheable} method still answers (Spring's put
+   * after it must not throw), a {@code sync} one too (a failed read is a miss), and an evict
+   * fails: the caller must learn that the old value may still be served.
+   */
+  @Test
+  void aStoreThatIsDown_failsNoReadNorPut_butAnEvict() throws Exception {
+    CacheStore failing = openFailingStore();
+    closeables.add(() -> closeStore(failing));
+    Books books = application(manager(failing)).getBean(Books.class);
+    assertThat(books.plain(1)).isEqualTo("plain 1");
+    assertThat(books.plain(1)).isEqualTo("plain 1");
+    assertThat(books.title(2)).isEqualTo("title 2");
+    assertThat(books.nullable("n")).isNull();
+    assertThat(books.queries()).as("nothing could be cached").isEqualTo(4);
+    assertThatThrownBy(() -> books.delete(2))
+        .isInstanceOf(io.sustainablecache.spi.StoreException.class);
+  }
+
+  private static Object unwrap(Object retrieved) {
+    return retrieved instanceof Cache.ValueWrapper wrapper ? wrapper.get() : retrieved;
+  }
+}

@@ -9,9 +9,10 @@ import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 
 /**
- * Encodes entries and writes them: the one place that chooses between {@code add}, {@code cas}
- * and {@code set}, applies the size limit, the TTL jitter and the physical exptime, and counts
- * what happened. Thread-safe.
+ * Encodes entries and writes loaded values: chooses between {@code add} and {@code cas} for a
+ * load's result, applies the size limit, the TTL jitter and the physical exptime, and counts what
+ * happened; it encodes what the caller's writes ({@link CallerWrites}: {@code set}, and {@code
+ * add}/{@code cas} for {@code putIfAbsent}) and the fleet lease send. Thread-safe.
  *
  * <p>The write protocol: a load's result is written with {@code cas} against the token of the
  * read that decided the load, or with {@code add} if that read found nothing. An invalidation
@@ -23,16 +24,6 @@ import org.slf4j.Logger;
 final class EntryWriter<V> {
 
   private static final Logger log = Log.LOGGER;
-
-  /** How a write is conditioned. */
-  enum Mode {
-    /** Only if the key is absent. */
-    ADD,
-    /** Only if the item still has the token that was read. */
-    CAS,
-    /** Unconditionally. */
-    SET
-  }
 
   /** memcached never hands out CAS 0, so it marks "no token: write with add". */
   static final long NO_CAS = 0L;

@@ -57,9 +57,10 @@ public sealed interface RefreshPolicy
 
   /**
    * Probabilistic early recomputation exactly as the paper describes (PER, "XFetch"), with
-   * {@code delta} the measured load time, executed on the reading thread without cross-thread
-   * deduplication. Provided as the honest baseline for SUS: with fast loaders and low request
-   * rates its refresh window is too short to be hit.
+   * {@code delta} the measured load time, executed on the reading thread. Concurrent readers of a
+   * key that is being reloaded do not reload it too: they get the current value (one reload per
+   * key at a time in this JVM). Provided as the honest baseline for SUS: with fast loaders and
+   * low request rates its refresh window is too short to be hit.
    *
    * @param beta the paper's {@code beta}; {@code 1.0} is the paper's default, larger refreshes
    *     earlier

@@ -214,8 +214,8 @@ public final class SustainableCacheBuilder<V> {
   /**
    * Runs background refreshes on a caller-owned executor, which the cache never shuts down. It
    * should be bounded and reject when full: a rejected refresh is counted and dropped, and an
-   * executor that silently discards work is tolerated (the key is released after {@code ttl +
-   * grace}). Excludes {@link #refreshThreads} and {@link #refreshQueueCapacity}.
+   * executor that silently discards work is tolerated (the key is released after {@link
+   * #loadTimeout}). Excludes {@link #refreshThreads} and {@link #refreshQueueCapacity}.
    *
    * @param executor the executor
    * @return this builder

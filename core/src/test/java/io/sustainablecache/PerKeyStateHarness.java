@@ -56,7 +56,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       written, and reads of such late writes are counted ({@link
  *       #lateWritesBeyondTheFence()}), not failed. Entries live {@code ttl + grace = 14 s}, at
  *       least as long as the fence: with entries that expire sooner the fence has a known hole,
- *       pinned by {@link InvalidationFenceTest} (which fails until it is fixed).</li>
+ *       pinned by {@link InvalidationFenceTest}, which checks that it is closed.</li>
  *   <li><b>Failures:</b> every caller completes; a failure a caller gets is a {@link
  *       CacheLoadException} whose cause is the exception of a loader call that really failed (or
  *       no cause: a timeout, or a key without a value), or a loader's {@link Error} rethrown as

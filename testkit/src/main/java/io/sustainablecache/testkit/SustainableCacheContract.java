@@ -208,6 +208,9 @@ public abstract class SustainableCacheContract {
     assertThat(calls).hasValue(1);
     assertThat(store.bulkReads.sum()).isEqualTo(2);
     assertThat(store.singleReads.sum()).isZero();
+    // issue 15: one bulk query is one loader call, for a hundred keys loaded
+    assertThat(cache.stats().loaderCallCount()).isEqualTo(1);
+    assertThat(cache.stats().loadSuccessCount()).isEqualTo(100);
   }
 
   @Test
@@ -251,6 +254,50 @@ public abstract class SustainableCacheContract {
     a.invalidate("none");
     assertThat(b.findIfPresent("none")).isEmpty();
     assertThat(b.get("none", key -> "loaded")).isEqualTo("loaded");
+  }
+
+  /**
+   * Issue 15: a blocking asynchronous loader ran on the client's I/O thread (or the timeout
+   * thread) and stalled every other read of the JVM. It runs on the caller's thread while the
+   * caller is still in the call, and otherwise on a refresh thread.
+   */
+  @Test
+  void anAsyncLoaderRunsOnTheCallerOrARefreshThread_neverOnTheClientsThreads() throws Exception {
+    SustainableCache<String> cache = cache(newStore());
+    String caller = Thread.currentThread().getName();
+    List<String> threads = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < 5; i++) {
+      assertThat(cache.getAsync("blocking-" + i, key -> {
+        threads.add(Thread.currentThread().getName());
+        try {
+          Thread.sleep(20); // a blocking call inside an async loader
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return CompletableFuture.completedFuture("v");
+      }).get(5, TimeUnit.SECONDS)).isEqualTo("v");
+    }
+    assertThat(threads).hasSize(5).allSatisfy(name -> assertThat(
+        name.equals(caller) || name.startsWith("sustainable-cache-refresh-"))
+        .as("the loader ran on %s", name).isTrue());
+  }
+
+  /**
+   * Issue 15: a TTL of a year gave an ArithmeticException; past memcached's 30 days the exptime is
+   * an absolute time, which the server must accept.
+   */
+  @Test
+  void aTtlOfAYear_isStoredAndReadBackByAnotherInstance() {
+    Duration year = Duration.ofDays(365);
+    SustainableCache<String> a = closing(SustainableCache.builder(newStore()).namespace(namespace)
+        .ttl(year).grace(year).codec(ValueCodec.utf8()).build());
+    SustainableCache<String> b = closing(SustainableCache.builder(newStore()).namespace(namespace)
+        .ttl(year).grace(year).codec(ValueCodec.utf8()).build());
+    assertThat(a.get("long-lived", key -> "v")).isEqualTo("v");
+    await().atMost(Duration.ofSeconds(5))
+        .until(() -> b.getIfPresent("long-lived").filter("v"::equals).isPresent());
+    b.put("put", "p");
+    assertThat(a.getIfPresent("put")).contains("p");
   }
 
   @Test

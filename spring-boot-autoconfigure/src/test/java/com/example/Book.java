@@ -1,7 +1,7 @@
 package com.example;
 
 /**
- * The README's value type.
+ * The manual's (docs/manual.md) value type.
  *
  * @param id the id
  * @param title the title

@@ -2,7 +2,7 @@ package com.example;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** The README's repository: a counting stand-in for the database. */
+/** The manual's (docs/manual.md) repository: a counting stand-in for the database. */
 public class BookRepository {
   private final AtomicInteger queries = new AtomicInteger();
 

@@ -17,13 +17,13 @@ import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Keeps the README's "JSON values with Jackson" section honest: its code block is the code in
+ * Keeps the manual's (docs/manual.md) "JSON values with Jackson" section honest: its code block is the code in
  * {@link #readmeBlock} (which must compile), and the Jackson version it names is the one on the
  * class path.
  */
 class ReadmeJacksonSectionTest {
 
-  /** The README's block; {@code ArcusStore.of(client)} there is {@code store} here. */
+  /** The manual's block; {@code ArcusStore.of(client)} there is {@code store} here. */
   @SuppressWarnings("unused")
   private static SustainableCache<Item> readmeBlock(JsonMapper jsonMapper, CacheStore store) {
     // README:begin
@@ -37,7 +37,7 @@ class ReadmeJacksonSectionTest {
   }
 
   private static String section() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+    String readme = Files.readString(Path.of("..", "docs", "manual.md"), StandardCharsets.UTF_8);
     int from = readme.indexOf("## JSON values with Jackson\n");
     assertThat(from).as("README section").isNotNegative();
     int to = readme.indexOf("\n## ", from + 1);

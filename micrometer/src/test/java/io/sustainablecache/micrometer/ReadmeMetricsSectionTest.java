@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keeps the README's "Metrics" section honest: its code block is {@link #readmeBlock}, and its
+ * Keeps the manual's (docs/manual.md) "Metrics" section honest: its code block is {@link #readmeBlock}, and its
  * table lists exactly the meters of {@link SustainableCacheMeters}.
  */
 final class ReadmeMetricsSectionTest {
@@ -33,7 +33,7 @@ final class ReadmeMetricsSectionTest {
   }
 
   private static String section() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+    String readme = Files.readString(Path.of("..", "docs", "manual.md"), StandardCharsets.UTF_8);
     int from = readme.indexOf("## Metrics\n");
     assertThat(from).as("README section").isNotNegative();
     return readme.substring(from, readme.indexOf("\n## ", from + 1));

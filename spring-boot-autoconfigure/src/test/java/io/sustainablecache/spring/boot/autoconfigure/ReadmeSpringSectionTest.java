@@ -30,14 +30,14 @@ import org.springframework.core.SpringVersion;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Keeps the README's "Spring" section honest: its Java block is {@code com.example.BookService}
+ * Keeps the manual's (docs/manual.md) "Spring" section honest: its Java block is {@code com.example.BookService}
  * (compiled here), its properties block binds and works, every property in its table exists, and
  * the versions it names are the ones on the class path.
  */
 final class ReadmeSpringSectionTest {
 
   private static String section() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+    String readme = Files.readString(Path.of("..", "docs", "manual.md"), StandardCharsets.UTF_8);
     int from = readme.indexOf("## Spring\n");
     assertThat(from).as("README section").isNotNegative();
     return readme.substring(from, readme.indexOf("\n## ", from + 1));

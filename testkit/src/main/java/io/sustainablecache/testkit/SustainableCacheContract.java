@@ -300,6 +300,38 @@ public abstract class SustainableCacheContract {
     assertThat(a.getIfPresent("put")).contains("p");
   }
 
+  /**
+   * The logs never name a key above DEBUG (issue 15: keys are personal data in many services).
+   * Provokes the warnings a caller's key can lead to (a foreign value under the key, garbage
+   * under its lease, a loaded value too large to cache) and reads what the library logged.
+   */
+  @Test
+  void warningsNeverNameTheKey() {
+    String secret = "secret" + Long.toHexString(System.nanoTime());
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream original = System.err;
+    System.setErr(new java.io.PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      CacheStore store = newStore();
+      SustainableCache<String> cache = closing(SustainableCache.builder(store)
+          .namespace(namespace).ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8())
+          .maxValueSize(200).build());
+      store.set(namespace + ":" + secret + "-foreign", "not an envelope"
+          .getBytes(StandardCharsets.US_ASCII), 0).join();
+      assertThat(cache.get(secret + "-foreign", key -> "v")).isEqualTo("v");
+      plantLease(store, secret + "-lease", "not a lease");
+      assertThat(cache.get(secret + "-lease", key -> "v")).isEqualTo("v");
+      assertThat(cache.get(secret + "-large", key -> "x".repeat(500))).hasSize(500);
+    } finally {
+      System.setErr(original);
+    }
+    List<String> warnings = captured.toString(StandardCharsets.UTF_8).lines()
+        .filter(line -> line.contains(" WARN ") || line.contains(" INFO ")).toList();
+    original.println(String.join(System.lineSeparator(), warnings));
+    assertThat(warnings).as("the warnings provoked").hasSizeGreaterThanOrEqualTo(3)
+        .noneMatch(line -> line.contains(secret));
+  }
+
   @Test
   void twoInstancesAndAFailingDatabase_theLoserFailsWithTheHoldersFailure_withoutAQuery() {
     SustainableCache<String> a = cache(newStore());

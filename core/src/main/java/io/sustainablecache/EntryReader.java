@@ -7,7 +7,7 @@ import org.slf4j.Logger;
 /**
  * Decodes store items into {@link Entry entries}: where untrusted bytes under a cache key are
  * checked, used by every read ({@code get}, {@code getIfPresent}, {@code getAll}, the polls of a
- * fleet wait). (Values under a fleet-lease key are checked by {@link FleetLease}.) Thread-safe.
+ * fleet wait). (Values under a fleet-lease key are checked by {@link LeaseValues}.) Thread-safe.
  *
  * <p>Bytes that are not a readable envelope, and payloads the codec rejects (any {@link
  * RuntimeException}, or {@code null}), become {@link Entry.Kind#CORRUPT} entries, counted, with a

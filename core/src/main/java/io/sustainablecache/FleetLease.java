@@ -3,9 +3,10 @@ package io.sustainablecache;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.LeaseValues.FailureMarker;
+import io.sustainablecache.LeaseValues.Lease;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
-import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -42,17 +43,6 @@ final class FleetLease<V> {
 
   private static final long MIN_POLL_MILLIS = 5;
 
-  /** How a failure marker's value starts. */
-  private static final String FAILED = "F:";
-
-  /** How a holder's value starts: {@code L:<until, epoch ms>:<owner>}. */
-  private static final String HELD = "L:";
-
-  /** An owner identity is at most this long (a pid, a dash and 16 hex digits in this version). */
-  private static final int MAX_OWNER_LENGTH = 64;
-
-  /** A marker's failure count is taken as at most this (the back-off is capped long before). */
-  private static final long MAX_MARKED_FAILURES = 64;
 
   private final boolean enabled;
   private final CacheStore store;
@@ -64,12 +54,9 @@ final class FleetLease<V> {
   private final StatsCounter stats;
   private final LoadTimes loadTimes;
   private final long loadTimeoutMillis;
-  private final byte[] owner;
+  private final LeaseValues values;
   private final RateLimitedLog storeErrorLog;
   private final RateLimitedLog invalidLeaseLog = new RateLimitedLog(log);
-  private final long skewMillis;
-  private final long maxHeldMillis;
-  private final long maxMarkedMillis;
 
   FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, KeyRegistry registry,
       StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
@@ -84,16 +71,16 @@ final class FleetLease<V> {
     this.stats = stats;
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.storeErrorLog = storeErrorLog;
-    this.skewMillis = config.maxClockSkew().toMillis();
-    // a holder's deadline lies at most one lease (at most the load timeout) and a tick ahead; a
-    // marker's at most one back-off window (at most its cap) and a tick ahead
-    this.maxHeldMillis = loadTimeoutMillis + 2_000 + skewMillis;
-    this.maxMarkedMillis = Math.max(config.failureBackoff().toMillis(),
-        config.maxFailureBackoff().toMillis()) + 2_000 + skewMillis;
+    long skewMillis = config.maxClockSkew().toMillis();
     // An identity, not part of any decision: drawn once, not from the injected random source.
-    this.owner = (ProcessHandle.current().pid() + "-"
+    byte[] owner = (ProcessHandle.current().pid() + "-"
         + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()))
         .getBytes(StandardCharsets.US_ASCII);
+    // a holder's deadline lies at most one lease (at most the load timeout) and a tick ahead; a
+    // marker's at most one back-off window (at most its cap) and a tick ahead
+    this.values = new LeaseValues(owner, skewMillis, loadTimeoutMillis + 2_000 + skewMillis,
+        Math.max(config.failureBackoff().toMillis(), config.maxFailureBackoff().toMillis())
+            + 2_000 + skewMillis);
   }
 
   boolean enabled() {
@@ -179,7 +166,7 @@ final class FleetLease<V> {
     }
     // dropped by the server between exptime - 1 and exptime s from now, not before leaseUntil
     int exptime = (int) ((failure.leaseUntil() - now + 999) / 1000) + 1;
-    store.set(leaseKey, failureMarker(failure, flight.casToken), exptime).exceptionally(error -> {
+    store.set(leaseKey, values.failureMarker(failure, flight.casToken), exptime).exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
       storeErrorLog.warn("marking a fleet lease as failed failed; other instances may retry the"
           + " failing load before this one's back-off ends", EntryWriter.unwrap(error));
@@ -220,7 +207,7 @@ final class FleetLease<V> {
     // The server drops it between exptime - 1 and exptime seconds from now: until the later
     // bound this instance still regards it as its own (at worst a duplicate load).
     long until = now + exptime * 1000L;
-    byte[] mine = holderValue(until);
+    byte[] mine = values.holder(until);
     String leaseKey = keys.leaseKey(flight.storeKey);
     return store.add(leaseKey, mine, exptime).thenCompose(added -> {
       if (added) {
@@ -231,8 +218,8 @@ final class FleetLease<V> {
           stats.increment(Counter.LEASE_LOST);
           return CompletableFuture.completedFuture(Taken.LOST);
         }
-        Lease lease = readLease(current.get().value(), now);
-        if (lease.marker() != null && lease.marker().owner(owner)
+        Lease lease = values.judge(current.get().value(), now);
+        if (lease.marker() != null && values.mine(lease.marker())
             && lease.state() != Lease.State.LAPSED) {
           return won(flight, until); // this instance's own failure marker: load under it again
         }
@@ -290,13 +277,6 @@ final class FleetLease<V> {
     static final Taken LOST = new Taken(false, null);
   }
 
-  private byte[] holderValue(long until) {
-    byte[] head = (HELD + until + ":").getBytes(StandardCharsets.US_ASCII);
-    byte[] value = Arrays.copyOf(head, head.length + owner.length);
-    System.arraycopy(owner, 0, value, head.length, owner.length);
-    return value;
-  }
-
   /**
    * A miss that lost the lease reads the item and the lease together, at once and then every
    * {@code pollMillis} until {@code deadline}: the holder's write completes the flight with its
@@ -347,7 +327,7 @@ final class FleetLease<V> {
       if (error != null || current.isEmpty()) {
         return Lost.WAIT;
       }
-      Lease lease = readLease(current.get().value(), clock.millis());
+      Lease lease = values.judge(current.get().value(), clock.millis());
       return lease.state() == Lease.State.MARKED ? readLostLease(flight, lease.marker())
           : Lost.WAIT;
     });
@@ -378,7 +358,7 @@ final class FleetLease<V> {
     if (flight.casToken != EntryWriter.NO_CAS && flight.casToken != marker.itemCasToken()) {
       return Lost.WAIT;
     }
-    if (marker.owner(owner)) {
+    if (values.mine(marker)) {
       flight.leaseHeld = true;
       flight.leaseUntil = clock.millis();
       return Lost.CLAIMED;
@@ -394,125 +374,6 @@ final class FleetLease<V> {
     stats.increment(Counter.FAILURE_REMEMBERED);
     flight.result.completeExceptionally(LoadCoordinator.rememberedFailure(failure, now));
     return Lost.FAILED;
-  }
-
-  private byte[] failureMarker(KeyRegistry.Failure failure, long itemCasToken) {
-    byte[] head = (FAILED + failure.count() + ":" + failure.notBefore() + ":" + itemCasToken
-        + ":").getBytes(StandardCharsets.US_ASCII);
-    byte[] marker = Arrays.copyOf(head, head.length + owner.length);
-    System.arraycopy(owner, 0, marker, head.length, owner.length);
-    return marker;
-  }
-
-  /**
-   * A lease key's value as a reader judges it at {@code now}: the one place where bytes read from
-   * a lease key are interpreted. Every lease value carries its own end, so a value that outlives
-   * it (planted with no exptime, say) stops counting after at most that end plus the allowed
-   * clock skew.
-   */
-  private Lease readLease(byte[] value, long now) {
-    if (value != null && value.length > HELD.length() && value[0] == 'L' && value[1] == ':') {
-      int colon = indexOf(value, (byte) ':', 2);
-      long until = colon < 0 ? -1 : parseDigits(value, 2, colon);
-      int ownerLength = value.length - colon - 1;
-      if (until < 0 || ownerLength < 1 || ownerLength > MAX_OWNER_LENGTH
-          || until > now + maxHeldMillis) {
-        return Lease.INVALID;
-      }
-      return until + skewMillis < now ? Lease.LAPSED : Lease.HELD_BY_ANOTHER;
-    }
-    FailureMarker marker = FailureMarker.parse(value);
-    if (marker == null || marker.notBefore() > now + maxMarkedMillis
-        || marker.ownerBytes().length < 1 || marker.ownerBytes().length > MAX_OWNER_LENGTH) {
-      return Lease.INVALID;
-    }
-    if (now < marker.notBefore()) {
-      return new Lease(Lease.State.MARKED, marker);
-    }
-    return marker.notBefore() + skewMillis < now ? Lease.LAPSED
-        : new Lease(Lease.State.MARK_ENDING, marker);
-  }
-
-  private static int indexOf(byte[] bytes, byte b, int from) {
-    for (int i = from; i < bytes.length; i++) {
-      if (bytes[i] == b) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  /** The non-negative decimal number in {@code bytes[from, to)}, or -1 if it is not one. */
-  private static long parseDigits(byte[] bytes, int from, int to) {
-    if (to <= from || to - from > 18) {
-      return -1;
-    }
-    long n = 0;
-    for (int i = from; i < to; i++) {
-      if (bytes[i] < '0' || bytes[i] > '9') {
-        return -1;
-      }
-      n = n * 10 + (bytes[i] - '0');
-    }
-    return n;
-  }
-
-  /** A lease key's value as judged by {@link #readLease}. */
-  private record Lease(State state, FailureMarker marker) {
-    static final Lease HELD_BY_ANOTHER = new Lease(State.HELD, null);
-    static final Lease LAPSED = new Lease(State.LAPSED, null);
-    static final Lease INVALID = new Lease(State.INVALID, null);
-
-    enum State {
-      /** A holder's lease in force: wait for its write. */
-      HELD,
-      /** A failure marker whose back-off is in force: the key is not loaded meanwhile. */
-      MARKED,
-      /** A failure marker whose back-off just ended: its holder may be loading again. */
-      MARK_ENDING,
-      /** A lease or marker whose end passed more than the allowed clock skew ago. */
-      LAPSED,
-      /** No lease value, or one bounded beyond any lease's life: planted or corrupt. */
-      INVALID
-    }
-  }
-
-  /**
-   * A lease rewritten by a holder whose load failed: {@code F:<failures>:<not before, epoch
-   * ms>:<CAS token of the item the failed load read, 0 if absent>:<owner>}.
-   */
-  record FailureMarker(int failures, long notBefore, long itemCasToken, byte[] ownerBytes) {
-
-    boolean owner(byte[] candidate) {
-      return Arrays.equals(ownerBytes, candidate);
-    }
-
-    /** The marker in {@code value}, or {@code null} if it is not one. Never throws. */
-    static FailureMarker parse(byte[] value) {
-      if (value == null || value.length < 8 || value.length > 160 || value[0] != 'F'
-          || value[1] != ':') {
-        return null;
-      }
-      String text = new String(value, StandardCharsets.US_ASCII);
-      int first = text.indexOf(':', 2);
-      int second = first < 0 ? -1 : text.indexOf(':', first + 1);
-      int third = second < 0 ? -1 : text.indexOf(':', second + 1);
-      if (third < 0) {
-        return null;
-      }
-      try {
-        long count = Long.parseLong(text, 2, first, 10);
-        long notBefore = Long.parseLong(text, first + 1, second, 10);
-        long cas = Long.parseLong(text, second + 1, third, 10);
-        if (count < 1 || notBefore < 0) {
-          return null;
-        }
-        return new FailureMarker((int) Math.min(count, MAX_MARKED_FAILURES), notBefore, cas,
-            Arrays.copyOfRange(value, third + 1, value.length));
-      } catch (NumberFormatException e) {
-        return null;
-      }
-    }
   }
 
   /** Completes the flight with another instance's fresh write, if the item is one. */

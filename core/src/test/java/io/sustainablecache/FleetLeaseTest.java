@@ -332,7 +332,7 @@ final class FleetLeaseTest {
     })).isInstanceOf(CacheLoadException.class);
     String leaseKey = "f:k\u007Flease";
     byte[] marker = server.gets(leaseKey).join().orElseThrow().value();
-    assertThat(FleetLease.FailureMarker.parse(marker)).isNotNull();
+    assertThat(LeaseValues.FailureMarker.parse(marker)).isNotNull();
 
     caches.get(1).invalidate("k"); // the data was fixed
     server.set(leaseKey, marker, 60).join(); // the holder's marker raced the invalidation's delete
@@ -353,10 +353,10 @@ final class FleetLeaseTest {
     for (String planted : List.of("", "F", "F:", "F:1", "F:1:2", "F:1:2:3", "F:x:2:3:o",
         "F:0:2:3:o", "F:1:-2:3:o", "F:99999999999999999999:2:3:o", "G:1:2:3:o",
         "F:1:2:3:" + "o".repeat(500))) {
-      assertThat(FleetLease.FailureMarker.parse(planted.getBytes(StandardCharsets.UTF_8)))
+      assertThat(LeaseValues.FailureMarker.parse(planted.getBytes(StandardCharsets.UTF_8)))
           .as(planted).isNull();
     }
-    FleetLease.FailureMarker parsed = FleetLease.FailureMarker.parse(
+    LeaseValues.FailureMarker parsed = LeaseValues.FailureMarker.parse(
         ("F:" + Integer.MAX_VALUE + "0:" + Long.MAX_VALUE + ":7:me").getBytes(StandardCharsets.UTF_8));
     assertThat(parsed.failures()).as("clamped").isEqualTo(64);
     assertThat(parsed.itemCasToken()).isEqualTo(7);

@@ -16,19 +16,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
  * {@code getAll}: one bulk read for all keys, the decision per key, one bulk loader call for all
- * the keys this JVM must load (keys already loading are joined), pipelined writes, and background
- * refreshes of the keys found in their refresh window coalesced into bulk loader calls (batched
- * across calls that pass the same loader instance, within {@code refreshBatch} bounds).
- * Thread-safe.
+ * the keys this JVM must load (keys already loading are joined), and pipelined writes. The keys
+ * found in their refresh window go to {@link BulkRefreshes}, which coalesces them into bulk loader
+ * calls made by {@link #load}. Thread-safe.
  */
 final class BulkLoads<V> {
 
@@ -41,12 +38,9 @@ final class BulkLoads<V> {
   private final CacheStore store;
   private final InstantSource clock;
   private final StatsCounter stats;
-  private final Scheduler scheduler;
   private final boolean serveStaleOnError;
-  private final int batchSize;
-  private final long batchDelayMillis;
   private final long waitNanos;
-  private final ConcurrentHashMap<Object, Batch> batches = new ConcurrentHashMap<>();
+  private final BulkRefreshes<V> refreshes;
 
   BulkLoads(CacheConfig<V> config, Keys keys, ReadPath<V> reads, KeyRegistry registry,
       LoadCoordinator<V> loads, Refresher refresher, FleetLease<V> lease, StatsCounter stats,
@@ -60,11 +54,10 @@ final class BulkLoads<V> {
     this.store = config.store();
     this.clock = config.clock();
     this.stats = stats;
-    this.scheduler = config.scheduler();
     this.serveStaleOnError = config.serveStaleOnError();
-    this.batchSize = config.refreshBatchSize();
-    this.batchDelayMillis = config.refreshBatchDelay().toMillis();
     this.waitNanos = waitNanos;
+    this.refreshes = new BulkRefreshes<>(config, registry, loads, refresher, lease, stats,
+        waitNanos, (flights, bulkLoader) -> load(flights, bulkLoader, true));
   }
 
   Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
@@ -158,7 +151,7 @@ final class BulkLoads<V> {
         default -> toLoad.add(request);
       }
     }
-    refreshInBackground(toRefresh, loader, loaderIdentity);
+    refreshes.refresh(toRefresh, loader, loaderIdentity);
 
     Map<String, CompletableFuture<Loaded<V>>> waits = new LinkedHashMap<>();
     List<Flight<V>> own = new ArrayList<>();
@@ -254,7 +247,7 @@ final class BulkLoads<V> {
         () -> flights.forEach(loads::abandon));
     try {
       on.execute(task);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       if (!refresher.submit(task)) {
         task.refused();
       }
@@ -330,141 +323,6 @@ final class BulkLoads<V> {
         writeAll.run();
       }
     });
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Coalesced background refreshes
-
-  private void refreshInBackground(List<LoadRequest<V>> keys, AsyncBulkLoader<? extends V> loader,
-      Object loaderIdentity) {
-    if (keys.isEmpty()) {
-      return;
-    }
-    if (refresher.isClosed()) {
-      stats.add(Counter.REFRESH_REJECTED, keys.size());
-      return;
-    }
-    List<Flight<V>> flights = new ArrayList<>();
-    long now = clock.millis();
-    for (LoadRequest<V> wanted : keys) {
-      KeyRegistry.Begin begin = registry.begin(wanted, Flight.Origin.REFRESH, now);
-      if (begin instanceof KeyRegistry.Started<?> started) {
-        flights.add(cast(started.flight()));
-      } else if (begin instanceof KeyRegistry.Busy busy && busy.backingOff()) {
-        stats.increment(Counter.REFRESH_BACKOFF);
-      } else {
-        stats.increment(Counter.REFRESH_DEDUPED);
-      }
-    }
-    if (flights.isEmpty()) {
-      return;
-    }
-    if (batchDelayMillis == 0) {
-      for (int from = 0; from < flights.size(); from += batchSize) {
-        submit(flights.subList(from, Math.min(flights.size(), from + batchSize)), loader);
-      }
-      return;
-    }
-    List<List<Flight<V>>> full = new ArrayList<>();
-    Batch[] created = new Batch[1];
-    batches.compute(loaderIdentity, (identity, batch) -> {
-      Batch current = batch;
-      for (Flight<V> flight : flights) {
-        if (current == null) {
-          current = new Batch(loader);
-          created[0] = current;
-        }
-        current.flights.add(flight);
-        if (current.flights.size() >= batchSize) {
-          full.add(cast(current.flights));
-          current = null;
-        }
-      }
-      return current;
-    });
-    for (List<Flight<V>> batch : full) {
-      submit(batch, loader);
-    }
-    Batch pending = created[0];
-    if (pending != null && batches.get(loaderIdentity) == pending) {
-      try {
-        scheduler.schedule(() -> flush(loaderIdentity, pending), batchDelayMillis,
-            TimeUnit.MILLISECONDS);
-      } catch (RejectedExecutionException e) {
-        flush(loaderIdentity, pending);
-      }
-    }
-  }
-
-  private void flush(Object loaderIdentity, Batch batch) {
-    if (batches.remove(loaderIdentity, batch)) {
-      submit(cast(batch.flights), cast(batch.loader));
-    }
-  }
-
-  private void submit(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
-    List<Flight<V>> copy = List.copyOf(flights);
-    if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
-      copy.forEach(loads::abandon); // still queued when close() gave up on the executor
-      stats.add(Counter.REFRESH_REJECTED, copy.size());
-    }))) {
-      stats.add(Counter.REFRESH_SCHEDULED, copy.size());
-    } else {
-      for (Flight<V> flight : copy) {
-        registry.abandon(flight);
-      }
-      stats.add(Counter.REFRESH_REJECTED, copy.size());
-    }
-  }
-
-  /**
-   * On a refresh thread: takes each key's fleet lease (if configured; pipelined, one round trip
-   * for all), then loads the winners on this thread. If the wait for the leases is interrupted
-   * ({@code close()}) or times out, the flights end without loading, and leases won later are
-   * released.
-   */
-  private void runRefresh(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
-    List<Flight<V>> winners = flights;
-    if (lease.enabled()) {
-      List<CompletableFuture<Boolean>> leases = new ArrayList<>(flights.size());
-      for (Flight<V> flight : flights) {
-        leases.add(lease.beforeRefresh(flight));
-      }
-      try {
-        CompletableFuture.allOf(leases.toArray(new CompletableFuture<?>[0]))
-            .get(waitNanos, TimeUnit.NANOSECONDS);
-      } catch (InterruptedException | ExecutionException | TimeoutException e) {
-        if (e instanceof InterruptedException) {
-          Thread.currentThread().interrupt();
-        }
-        for (int i = 0; i < flights.size(); i++) {
-          Flight<V> flight = flights.get(i);
-          leases.get(i).whenComplete((won, error) -> loads.abandon(flight));
-        }
-        return;
-      }
-      winners = new ArrayList<>(flights.size());
-      for (int i = 0; i < flights.size(); i++) {
-        if (leases.get(i).join()) {
-          winners.add(flights.get(i));
-        } else {
-          loads.abandon(flights.get(i));
-        }
-      }
-    }
-    if (!winners.isEmpty()) {
-      load(winners, loader, true);
-    }
-  }
-
-  /** Refresh flights of one loader waiting to be loaded together. Guarded by the map's bin. */
-  private static final class Batch {
-    final Object loader;
-    final List<Flight<?>> flights = new ArrayList<>();
-
-    Batch(Object loader) {
-      this.loader = loader;
-    }
   }
 
   @SuppressWarnings("unchecked")

@@ -239,7 +239,12 @@ final class BulkLoadsTest {
     CompletableFuture<Map<String, String>> values = cache.getAllAsync(List.of("a", "b"),
         keys -> CompletableFuture.supplyAsync(() -> Map.of("a", "1", "b", "2")));
     assertThat(values.join()).containsExactly(Map.entry("a", "1"), Map.entry("b", "2"));
-    executor.runAll(); // the writes, handed off the loader's thread
+    // The writes are handed off the loader's thread after the callers got their values: run the
+    // executor until they have been submitted and run.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> {
+      executor.runAll();
+      return cache.getIfPresent("a").isPresent();
+    });
     assertThat(cache.getIfPresent("a")).contains("1");
   }
 

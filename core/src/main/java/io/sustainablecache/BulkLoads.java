@@ -168,7 +168,7 @@ final class BulkLoads<V> {
       } else if (begin instanceof KeyRegistry.Remembered remembered) {
         stats.increment(Counter.FAILURE_REMEMBERED);
         if (!answerStale(answers, wanted) && failure[0] == null) {
-          failure[0] = LoadCoordinator.rememberedFailure(remembered.failure(), now);
+          failure[0] = Backoff.exception(remembered.failure(), now);
         }
       } else if (failure[0] == null) {
         failure[0] = LoadCoordinator.recursive();

@@ -372,7 +372,7 @@ final class FleetLease<V> {
       return Lost.WAIT;
     }
     stats.increment(Counter.FAILURE_REMEMBERED);
-    flight.result.completeExceptionally(LoadCoordinator.rememberedFailure(failure, now));
+    flight.result.completeExceptionally(Backoff.exception(failure, now));
     return Lost.FAILED;
   }
 

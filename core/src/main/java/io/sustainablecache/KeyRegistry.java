@@ -7,7 +7,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.random.RandomGenerator;
 
 /**
  * All per-key state of a cache in this JVM, in one map changed only through atomic {@code
@@ -111,46 +110,36 @@ final class KeyRegistry {
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
   private final InstantSource clock;
   private final Scheduler scheduler;
-  private final RandomGenerator random;
   private final StatsCounter stats;
   private final long loadTimeoutMillis;
-  private final long backoffBaseMillis;
-  private final long backoffCapMillis;
+  private final Backoff backoff;
   private final long maxSkewMillis;
 
   KeyRegistry(CacheConfig<?> config, StatsCounter stats) {
     this.clock = config.clock();
     this.scheduler = config.scheduler();
-    this.random = config.random();
     this.stats = stats;
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
-    this.backoffBaseMillis = config.failureBackoff().toMillis();
-    this.backoffCapMillis = Math.max(backoffBaseMillis, config.maxFailureBackoff().toMillis());
+    this.backoff = new Backoff(config);
     this.maxSkewMillis = config.maxClockSkew().toMillis();
   }
 
   /**
-   * Decides whether the caller starts a load of the key, joins one, or neither.
-   *
-   * @param casToken the token of the read that decided the load ({@code 0}: none, write with add)
+   * Decides whether a read's load request starts a load of the key, joins one, or neither (see
+   * {@link #begin(String, String, Flight.Origin, long, long, long)}).
    */
-  <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now) {
-    return begin(key, storeKey, origin, casToken, now, -1);
-  }
-
-  /** {@link #begin(String, String, Flight.Origin, long, long, long)} for a read's request. */
   <V> Begin begin(LoadRequest<V> request, Flight.Origin origin, long now) {
     return begin(request.key(), request.storeKey(), origin, request.casToken(), now,
         request.tombstoneAt());
   }
 
   /**
-   * {@link #begin(String, String, Flight.Origin, long, long)} for a miss whose read found a
-   * tombstone written at {@code tombstoneAt} (epoch milliseconds of the invalidating host; -1
-   * for none) with token {@code casToken}: if the key's flight was decided from an older version
-   * of the item (memcached's CAS tokens grow with every change of the server's items), the key
-   * was invalidated, on some host, after that flight read it, and its loader may have read the
-   * data before it changed: the miss does not join it. The old flight is voided (its callers
+   * Decides whether the caller starts a load of the key, joins one, or neither. For a miss whose
+   * read found a tombstone written at {@code tombstoneAt} (epoch milliseconds of the invalidating
+   * host; -1 for none) with token {@code casToken}: if the key's flight was decided from an older
+   * version of the item (memcached's CAS tokens grow with every change of the server's items),
+   * the key was invalidated, on some host, after that flight read it, and its loader may have
+   * read the data before it changed: the miss does not join it. The old flight is voided (its callers
    * still get its result; it writes nothing) and a new one starts. A tombstone written more than
    * {@code maxClockSkew} before the flight started is not taken for a newer one (a reader that
    * stalled since its read).
@@ -214,10 +203,10 @@ final class KeyRegistry {
       if (state.flight() != flight) {
         return state;
       }
-      if (failure == null || backoffBaseMillis == 0) {
+      if (failure == null || !backoff.enabled()) {
         return KeyState.of(null, null, state.leaseLoss());
       }
-      recorded[0] = nextFailure(state.failure(), failure, now, flight);
+      recorded[0] = backoff.next(state.failure(), failure, now, flight);
       return KeyState.of(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
@@ -273,15 +262,12 @@ final class KeyRegistry {
   Failure finishRemembered(Flight<?> flight, int count, long notBefore, Throwable cause,
       long now) {
     cancelTimeout(flight);
-    long until = Math.max(now, Math.min(notBefore, now + backoffCapMillis));
     Failure[] recorded = new Failure[1];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
       if (state.flight() != flight) {
         return state;
       }
-      int counted = Math.max(Math.max(1, count),
-          state.failure() == null ? 0 : state.failure().count());
-      recorded[0] = new Failure(counted, until, cause, until + backoffCapMillis, 0);
+      recorded[0] = backoff.remembered(state.failure(), count, notBefore, cause, now);
       return KeyState.of(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
@@ -368,28 +354,6 @@ final class KeyRegistry {
         stats.increment(Counter.LOAD_FAILURE);
       }
     }
-  }
-
-  /**
-   * The next failure record of a key whose load failed. If the load held the fleet lease, this
-   * instance keeps it for the whole back-off (whole seconds, the server's unit): the other
-   * instances do not load the key before this one may again (see {@link
-   * FleetLease#afterLoad}).
-   */
-  private Failure nextFailure(Failure previous, Throwable cause, long now, Flight<?> flight) {
-    int count = previous == null ? 1 : previous.count() + 1;
-    long window = backoffBaseMillis;
-    for (int i = 1; i < count && window < backoffCapMillis; i++) {
-      window = Math.min(backoffCapMillis, window * 2);
-    }
-    long wait = Math.max(1, Math.min(backoffCapMillis,
-        (long) (window * (0.5 + random.nextDouble()))));
-    long notBefore = now + wait;
-    // past notBefore (whole seconds, the server's unit), so that this instance still holds the
-    // lease when it may load again
-    long leaseUntil = flight.leaseHeld
-        ? Math.max(flight.leaseUntil, now + (wait / 1000 + 1) * 1000) : 0;
-    return new Failure(count, notBefore, cause, notBefore + backoffCapMillis, leaseUntil);
   }
 
   /** Forgets up to {@code max} failure records that are due. */

@@ -104,7 +104,7 @@ final class LoadCoordinator<V> {
     if (begin instanceof KeyRegistry.Remembered remembered) {
       stats.increment(Counter.FAILURE_REMEMBERED);
       return CompletableFuture.failedFuture(
-          rememberedFailure(remembered.failure(), clock.millis()));
+          Backoff.exception(remembered.failure(), clock.millis()));
     }
     return CompletableFuture.failedFuture(recursive());
   }
@@ -362,22 +362,6 @@ final class LoadCoordinator<V> {
           log.debug("refresh failed for key {}", flight.storeKey, cause);
         }
       }
-    }
-  }
-
-  /** The failure a miss gets, without loading, while its key backs off after {@code failure}. */
-  static RememberedFailure rememberedFailure(KeyRegistry.Failure failure, long now) {
-    return new RememberedFailure("the key's last " + (failure.count() == 1 ? "load"
-        : failure.count() + " loads") + " failed; it is not loaded again for another "
-        + Math.max(0, failure.notBefore() - now) + " ms (failureBackoff)", failure.cause());
-  }
-
-  /** The failure a miss gets, without loading, while its key backs off after failures. */
-  static final class RememberedFailure extends CacheLoadException {
-    private static final long serialVersionUID = 1L;
-
-    RememberedFailure(String message, Throwable cause) {
-      super(message, cause);
     }
   }
 

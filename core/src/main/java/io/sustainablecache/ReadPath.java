@@ -304,7 +304,7 @@ final class ReadPath<V> {
     }
     if (failure instanceof CacheLoadException loadFailure) {
       if (loadFailure.getCause() instanceof Error error
-          && !(loadFailure instanceof LoadCoordinator.RememberedFailure)) {
+          && !(loadFailure instanceof Backoff.RememberedFailure)) {
         throw error; // the load this caller shared failed with an Error: rethrow it as it is
       }
       // every caller gets its own exception, with this thread's stack

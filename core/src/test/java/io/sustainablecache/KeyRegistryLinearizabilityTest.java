@@ -131,7 +131,8 @@ public final class KeyRegistryLinearizabilityTest {
 
   private String begin(int thread, int key, Flight.Origin origin) {
     long token = flightToken(thread, ++begun[thread]);
-    KeyRegistry.Begin begin = registry.begin(KEYS[key], STORE_KEYS[key], origin, token, now);
+    KeyRegistry.Begin begin = registry.begin(new LoadRequest<>(KEYS[key], STORE_KEYS[key], token, -1, -1,
+        null, true), origin, now);
     if (begin instanceof KeyRegistry.Started<?> started) {
       own[thread].addLast(started.flight());
       return "started #" + token;

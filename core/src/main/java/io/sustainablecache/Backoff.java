@@ -43,8 +43,8 @@ final class Backoff {
     }
     long wait = Math.max(1, Math.min(capMillis, (long) (window * (0.5 + random.nextDouble()))));
     long notBefore = now + wait;
-    long leaseUntil = flight.leaseHeld
-        ? Math.max(flight.leaseUntil, now + (wait / 1000 + 1) * 1000) : 0;
+    long leaseUntil = flight.leaseHeld()
+        ? Math.max(flight.leaseUntil(), now + (wait / 1000 + 1) * 1000) : 0;
     return new KeyRegistry.Failure(count, notBefore, cause, notBefore + capMillis, leaseUntil);
   }
 

@@ -271,15 +271,14 @@ final class BulkLoads<V> {
     stats.increment(Counter.LOADER_CALL);
     CompletionStage<? extends Map<String, ? extends V>> stage;
     flights.forEach(flight -> {
-      flight.loaderThread = starter;
-      flight.loadStarted = true;
+      flight.enterLoader(starter);
     });
     try {
       stage = requireNonNull(loader.loadAll(wanted), "the bulk loader returned a null stage");
     } catch (Throwable t) {
       stage = CompletableFuture.failedFuture(t);
     } finally {
-      flights.forEach(flight -> flight.loaderThread = null);
+      flights.forEach(Flight::leaveLoader);
     }
     stage.whenComplete((values, error) -> {
       long end = clock.millis();

@@ -151,10 +151,9 @@ final class FleetLease<V> {
    * {@link KeyRegistry#leaseHeldUntil}).
    */
   void afterLoad(Flight<V> flight, KeyRegistry.Failure failure) {
-    if (!flight.leaseHeld) {
+    if (!flight.releaseLease()) {
       return;
     }
-    flight.leaseHeld = false;
     long now = clock.millis();
     if (failure != null && failure.leaseUntil() <= now) {
       failure = null;
@@ -198,8 +197,7 @@ final class FleetLease<V> {
     long now = clock.millis();
     long stillHeld = registry.leaseHeldUntil(flight.storeKey, now);
     if (stillHeld > 0) { // ours, kept after a failed load: load under it again
-      flight.leaseHeld = true;
-      flight.leaseUntil = stillHeld;
+      flight.holdLease(stillHeld);
       return CompletableFuture.completedFuture(Taken.WON);
     }
     long leaseMillis = leaseMillis(flight);
@@ -253,8 +251,7 @@ final class FleetLease<V> {
 
   /** This instance holds the lease until {@code until}: re-reads the item, as described. */
   private CompletableFuture<Taken> won(Flight<V> flight, long until) {
-    flight.leaseHeld = true;
-    flight.leaseUntil = until;
+    flight.holdLease(until);
     return store.gets(flight.storeKey).handle((item, error) -> {
       if (error == null && item.isPresent() && deliver(flight, item.get())) {
         // another instance wrote since our read: nothing to load, release the lease at once
@@ -359,8 +356,7 @@ final class FleetLease<V> {
       return Lost.WAIT;
     }
     if (values.mine(marker)) {
-      flight.leaseHeld = true;
-      flight.leaseUntil = clock.millis();
+      flight.holdLease(clock.millis());
       return Lost.CLAIMED;
     }
     long now = clock.millis();
@@ -398,6 +394,7 @@ final class FleetLease<V> {
   }
 
   private long expectedLoadMillis(Flight<V> flight) {
-    return flight.expectedLoadMillis >= 0 ? flight.expectedLoadMillis : loadTimes.meanMillis();
+    long expected = flight.expectedLoadMillis();
+    return expected >= 0 ? expected : loadTimes.meanMillis();
   }
 }

@@ -3,7 +3,6 @@ package io.sustainablecache;
 import java.time.InstantSource;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -158,12 +157,12 @@ final class KeyRegistry {
       }
       if (flight != null && tombstoneAt >= 0 && casToken > flight.casToken
           && tombstoneAt + maxSkewMillis >= flight.startedAt
-          && flight.loaderThread != Thread.currentThread()) {
-        flight.voided = true; // superseded: invalidated after it read the item
+          && !flight.inLoader(Thread.currentThread())) {
+        flight.voidIt(); // superseded: invalidated after it read the item
         flight = null;
       }
       if (flight != null) {
-        if (flight.loaderThread == Thread.currentThread()) {
+        if (flight.inLoader(Thread.currentThread())) {
           decided[0] = RECURSIVE;
         } else {
           decided[0] = origin == Flight.Origin.MISS ? new Joined<>(flight) : IN_FLIGHT;
@@ -236,7 +235,7 @@ final class KeyRegistry {
   void detach(String storeKey) {
     KeyState removed = states.remove(storeKey);
     if (removed != null && removed.flight() != null) {
-      removed.flight().voided = true;
+      removed.flight().voidIt();
     }
   }
 
@@ -323,29 +322,26 @@ final class KeyRegistry {
 
   private void scheduleTimeout(Flight<?> flight) {
     try {
-      flight.timeout = scheduler.schedule(() -> timedOut(flight), loadTimeoutMillis,
-          TimeUnit.MILLISECONDS);
+      flight.timeoutTask(scheduler.schedule(() -> timedOut(flight), loadTimeoutMillis,
+          TimeUnit.MILLISECONDS));
     } catch (RejectedExecutionException e) {
       // No timer: a stuck load is then released lazily, by the next begin() that finds it.
     }
   }
 
   private static void cancelTimeout(Flight<?> flight) {
-    Future<?> timeout = flight.timeout;
-    if (timeout != null) {
-      timeout.cancel(false);
-    }
+    flight.cancelTimeout();
   }
 
   /** A flight still running after the load timeout: release the key and fail its callers. */
   private void timedOut(Flight<?> flight) {
     states.computeIfPresent(flight.storeKey, (k, state) -> state.flight() != flight
         ? state : state.withFlight(null));
-    flight.voided = true;
+    flight.voidIt();
     CacheLoadException timeout = new CacheLoadException("the load did not complete within the"
         + " loadTimeout of " + loadTimeoutMillis + " ms; the key was released", null);
     if (flight.result.completeExceptionally(timeout)) {
-      if (flight.origin == Flight.Origin.REFRESH && !flight.loadStarted) {
+      if (flight.origin == Flight.Origin.REFRESH && !flight.loadStarted()) {
         // the executor accepted the refresh and never ran it (or it is still queued): no load
         // failed, a refresh was dropped
         stats.increment(Counter.REFRESH_REJECTED);

@@ -73,7 +73,7 @@ final class LoadCoordinator<V> {
     KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.MISS, clock.millis());
     if (begin instanceof KeyRegistry.Started<?> started) {
       Flight<V> flight = cast(started.flight());
-      flight.expectedLoadMillis = request.expectedLoadMillis();
+      flight.expectLoadMillis(request.expectedLoadMillis());
       // The leader's own future: its load's outcome, or the flight's failure, whichever comes
       // first, except that a flight timing out while a thread is inside the loader (a
       // synchronous loader, run by this very leader) does not fail it: the leader was never
@@ -82,7 +82,7 @@ final class LoadCoordinator<V> {
       flight.result.whenComplete((loaded, error) -> {
         if (error == null) {
           own.complete(loaded);
-        } else if (flight.loaderThread == null) {
+        } else if (!flight.loaderRunning()) {
           own.completeExceptionally(error);
         }
       });
@@ -125,7 +125,7 @@ final class LoadCoordinator<V> {
       return;
     }
     Flight<V> flight = cast(started.flight());
-    flight.expectedLoadMillis = request.expectedLoadMillis();
+    flight.expectLoadMillis(request.expectedLoadMillis());
     if (refresher.submit(Refusable.of(() -> runRefresh(flight, loader), () -> {
       abandon(flight); // still queued when close() gave up on the executor
       stats.increment(Counter.REFRESH_REJECTED);
@@ -150,7 +150,7 @@ final class LoadCoordinator<V> {
       return null;
     }
     Flight<V> flight = cast(started.flight());
-    flight.expectedLoadMillis = request.expectedLoadMillis();
+    flight.expectLoadMillis(request.expectedLoadMillis());
     CompletableFuture<Loaded<V>> result = flight.result.copy();
     if (lease.enabled()) {
       lease.beforeRefresh(flight).whenComplete((won, error) -> {
@@ -244,15 +244,14 @@ final class LoadCoordinator<V> {
     Thread starter = Thread.currentThread();
     long start = clock.millis();
     CompletionStage<? extends V> stage;
-    flight.loaderThread = starter;
-    flight.loadStarted = true;
+    flight.enterLoader(starter);
     stats.increment(Counter.LOADER_CALL);
     try {
       stage = requireNonNull(loader.load(flight.key), "the loader returned a null stage");
     } catch (Throwable t) {
       stage = CompletableFuture.failedFuture(t);
     } finally {
-      flight.loaderThread = null;
+      flight.leaveLoader();
     }
     try {
       stage.whenComplete((value, error) -> {
@@ -308,8 +307,8 @@ final class LoadCoordinator<V> {
   Runnable complete(Flight<V> flight, Loaded<V> loaded, boolean writeBack, long statsMillis) {
     stats.recordLoad(statsMillis, loaded.value() == null);
     loadTimes.recordSuccess(statsMillis, 1); // a bulk call's time comes with its first key
-    if (!flight.result.complete(loaded) || !writeBack || flight.voided) {
-      if (writeBack && flight.voided) {
+    if (!flight.result.complete(loaded) || !writeBack || flight.voided()) {
+      if (writeBack && flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
       }
       end(flight, null);
@@ -320,7 +319,7 @@ final class LoadCoordinator<V> {
 
   private void write(Flight<V> flight, Loaded<V> loaded) {
     try {
-      if (flight.voided) {
+      if (flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD);
       } else if (clock.millis() - flight.startedAt >= writer.fenceMillis()) {
         // Older than the shortest entry lifetime: an invalidation during the load could have

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -15,9 +16,9 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>How it works, and what it costs</h2>
  * Because every operation of an instance has the same timeout, deadlines arrive in the order the
- * operations started: a FIFO queue suffices, and the queue's links live in the pending operations
- * themselves, so starting a deadline allocates nothing and costs one atomic exchange (and, when
- * the queue was idle, waking the thread). No timer task is scheduled per operation.
+ * operations started: a FIFO queue suffices (a {@link ConcurrentLinkedQueue}: one node per
+ * operation, and waking the thread when the queue was idle). No timer task is scheduled per
+ * operation.
  *
  * <p>One daemon thread per instance, named {@code sustainable-cache-deadlines-<timeout>}, walks
  * the queue: it drops completed operations, fails the oldest pending one when its deadline has
@@ -52,14 +53,11 @@ final class DeadlineQueue {
   private static final int PARKED = 1;
   private static final int STOPPED = 2;
 
-  private static final VarHandle TAIL;
   private static final VarHandle STATE;
 
   static {
     try {
-      MethodHandles.Lookup lookup = MethodHandles.lookup();
-      TAIL = lookup.findVarHandle(DeadlineQueue.class, "tail", PendingOperation.class);
-      STATE = lookup.findVarHandle(DeadlineQueue.class, "state", int.class);
+      STATE = MethodHandles.lookup().findVarHandle(DeadlineQueue.class, "state", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -71,19 +69,8 @@ final class DeadlineQueue {
   private final long idleExitNanos;
   private final long sweepNanos;
 
-  /** The queue's permanent placeholder, its head and tail whenever the queue is empty. */
-  private final PendingOperation<?> stub;
-
-  /** The newest operation; accessed through {@link #TAIL}. */
-  @SuppressWarnings("unused") // accessed through the VarHandle
-  private volatile PendingOperation<?> tail;
-
-  /**
-   * The last operation taken off the queue (or the stub); its successor is the oldest queued
-   * one. Only the deadline thread reads or writes it; a new thread sees the previous one's
-   * writes through {@link #state}.
-   */
-  private PendingOperation<?> head;
+  /** The operations in the order their deadlines started; only the deadline thread removes. */
+  private final ConcurrentLinkedQueue<PendingOperation<?>> queue = new ConcurrentLinkedQueue<>();
 
   /** {@link #RUNNING}, {@link #PARKED} or {@link #STOPPED}; accessed through {@link #STATE}. */
   private volatile int state = STOPPED;
@@ -97,9 +84,6 @@ final class DeadlineQueue {
     this.threadName = threadName;
     this.idleExitNanos = idleExitNanos;
     this.sweepNanos = sweepNanos;
-    this.stub = new Stub(new OperationDeadlines(this, Integer.MAX_VALUE));
-    this.head = stub;
-    TAIL.set(this, stub);
   }
 
   /** The queue for a timeout, shared by every store of this JVM (and class loader). */
@@ -136,8 +120,7 @@ final class DeadlineQueue {
    */
   void register(PendingOperation<?> operation) {
     operation.deadlineNanos = System.nanoTime() + timeoutNanos;
-    PendingOperation<?> previous = (PendingOperation<?>) TAIL.getAndSet(this, operation);
-    previous.linkRelease(operation);
+    queue.add(operation);
     if (state != RUNNING) {
       wake();
     }
@@ -187,23 +170,11 @@ final class DeadlineQueue {
   /** The deadline thread's loop; returns when the thread has been idle long enough. */
   private void walk() {
     while (true) {
-      PendingOperation<?> oldest = head.nextAcquire();
+      PendingOperation<?> oldest = queue.peek();
       if (oldest == null) {
-        if (tail != head) {
-          Thread.yield(); // a producer is between its exchange and its link
-          continue;
-        }
         if (idle()) {
           return;
         }
-        continue;
-      }
-      PendingOperation<?> previous = head;
-      head = oldest;
-      if (previous == stub) {
-        stub.linkRelease(null);
-      }
-      if (oldest.isDone()) {
         continue;
       }
       // The operations queued behind the oldest one cannot time out before it, and cannot be
@@ -220,46 +191,30 @@ final class DeadlineQueue {
           LOG.warn("{}: failing a timed-out operation threw", oldest.operationName(), e);
         }
       }
+      queue.poll(); // the oldest: this thread is the only one that removes
     }
   }
 
   /**
-   * The queue is empty: resets it to the stub (so that the last operation is not kept
-   * reachable), parks until a producer wakes the thread, and reports whether the thread should
-   * end because nothing arrived for {@link #idleExitNanos}.
+   * The queue is empty: parks until a producer wakes the thread, and reports whether the thread
+   * should end because nothing arrived for {@link #idleExitNanos}. A producer adds its operation
+   * and then reads the state; this thread publishes {@code PARKED} and then looks at the queue:
+   * one of the two sees the other's write (both are volatile), so an operation is never left
+   * without a thread.
    */
   private boolean idle() {
-    if (head != stub) {
-      stub.linkRelease(null);
-      if (!TAIL.compareAndSet(this, head, stub)) {
-        return false; // a producer queued an operation meanwhile
-      }
-      head = stub;
-    }
     state = PARKED;
-    if (tail != head) {
+    if (!queue.isEmpty()) {
       STATE.compareAndSet(this, PARKED, RUNNING);
       return false;
     }
     long parkedAt = System.nanoTime();
     LockSupport.parkNanos(this, idleExitNanos);
-    if (state == PARKED && tail == head && System.nanoTime() - parkedAt >= idleExitNanos
+    if (state == PARKED && queue.isEmpty() && System.nanoTime() - parkedAt >= idleExitNanos
         && STATE.compareAndSet(this, PARKED, STOPPED)) {
       return true;
     }
     STATE.compareAndSet(this, PARKED, RUNNING);
     return false;
-  }
-
-  /** The queue's placeholder; never completed by anyone. */
-  private static final class Stub extends PendingOperation<Void> {
-    Stub(OperationDeadlines deadlines) {
-      super(OperationName.of("deadline", "queue"), deadlines);
-    }
-
-    @Override
-    protected void abandon(boolean timedOut) {
-      // never queued as an operation
-    }
   }
 }

@@ -2,8 +2,6 @@ package io.sustainablecache.spi;
 
 import static java.util.Objects.requireNonNull;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -43,26 +41,12 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
 
   private static final Logger LOG = LoggerFactory.getLogger(PendingOperation.class);
 
-  private static final VarHandle NEXT;
-
-  static {
-    try {
-      NEXT = MethodHandles.lookup()
-          .findVarHandle(PendingOperation.class, "next", PendingOperation.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
 
   private final OperationName name;
   private final OperationDeadlines deadlines;
 
   /** When the operation times out, in {@link System#nanoTime()}; set once by {@link #startDeadline}. */
   long deadlineNanos;
-
-  /** The next operation in the deadline queue; accessed through {@link #NEXT}. */
-  @SuppressWarnings("unused") // accessed through the VarHandle
-  private volatile PendingOperation<?> next;
 
   private boolean started;
 
@@ -233,13 +217,5 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
       LOG.warn("{}: cannot abandon the client's operation after a {}", name,
           timedOut ? "timeout" : "cancellation", e);
     }
-  }
-
-  PendingOperation<?> nextAcquire() {
-    return (PendingOperation<?>) NEXT.getAcquire(this);
-  }
-
-  void linkRelease(PendingOperation<?> successor) {
-    NEXT.setRelease(this, successor);
   }
 }

@@ -34,7 +34,6 @@ final class BulkLoads<V> {
   private final KeyRegistry registry;
   private final LoadCoordinator<V> loads;
   private final Refresher refresher;
-  private final FleetLease<V> lease;
   private final CacheStore store;
   private final InstantSource clock;
   private final StatsCounter stats;
@@ -50,7 +49,6 @@ final class BulkLoads<V> {
     this.registry = registry;
     this.loads = loads;
     this.refresher = refresher;
-    this.lease = lease;
     this.store = config.store();
     this.clock = config.clock();
     this.stats = stats;
@@ -248,9 +246,7 @@ final class BulkLoads<V> {
     try {
       on.execute(task);
     } catch (RejectedExecutionException e) {
-      if (!refresher.submit(task)) {
-        task.refused();
-      }
+      refresher.submit(task);
     }
   }
 
@@ -317,9 +313,10 @@ final class BulkLoads<V> {
         return;
       }
       Runnable writeAll = () -> writes.forEach(Runnable::run);
-      if (Thread.currentThread() == starter
-          || !refresher.submit(Refusable.of(writeAll, writeAll))) {
+      if (Thread.currentThread() == starter) {
         writeAll.run();
+      } else {
+        refresher.submit(Refusable.of(writeAll, writeAll)); // refused: written on this thread
       }
     });
   }

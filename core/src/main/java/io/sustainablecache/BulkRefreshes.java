@@ -123,15 +123,10 @@ final class BulkRefreshes<V> {
   private void submit(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
     List<Flight<V>> copy = List.copyOf(flights);
     if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
-      copy.forEach(loads::abandon); // still queued when close() gave up on the executor
+      copy.forEach(loads::abandon); // rejected, or still queued when close() gave up on it
       stats.add(Counter.REFRESH_REJECTED, copy.size());
     }))) {
       stats.add(Counter.REFRESH_SCHEDULED, copy.size());
-    } else {
-      for (Flight<V> flight : copy) {
-        registry.abandon(flight);
-      }
-      stats.add(Counter.REFRESH_REJECTED, copy.size());
     }
   }
 

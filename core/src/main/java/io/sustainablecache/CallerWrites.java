@@ -48,11 +48,7 @@ final class CallerWrites<V> {
   }
 
   void put(String key, V value) {
-    String storeKey = keys.storeKey(key);
-    byte[] bytes = writer.encodePut(value, clock.millis());
-    registry.detach(storeKey);
-    awaitWrite(store.set(storeKey, bytes, writer.putExptime(bytes)), "put");
-    stats.increment(Counter.PUT);
+    set(keys.storeKey(key), writer.encodePut(value, clock.millis()), "put");
   }
 
   /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
@@ -61,10 +57,13 @@ final class CallerWrites<V> {
       invalidate(key);
       return;
     }
-    String storeKey = keys.storeKey(key);
-    byte[] bytes = writer.encodeAbsentPut(clock.millis());
+    set(keys.storeKey(key), writer.encodeAbsentPut(clock.millis()), "putAbsent");
+  }
+
+  /** Writes an entry unconditionally, after detaching the key's load in flight. */
+  private void set(String storeKey, byte[] entry, String operation) {
     registry.detach(storeKey);
-    awaitWrite(store.set(storeKey, bytes, writer.putExptime(bytes)), "putAbsent");
+    awaitWrite(store.set(storeKey, entry, writer.putExptime(entry)), operation);
     stats.increment(Counter.PUT);
   }
 

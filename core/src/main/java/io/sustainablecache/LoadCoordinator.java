@@ -127,13 +127,10 @@ final class LoadCoordinator<V> {
     Flight<V> flight = cast(started.flight());
     flight.expectLoadMillis(request.expectedLoadMillis());
     if (refresher.submit(Refusable.of(() -> runRefresh(flight, loader), () -> {
-      abandon(flight); // still queued when close() gave up on the executor
+      abandon(flight); // rejected, or still queued when close() gave up on the executor
       stats.increment(Counter.REFRESH_REJECTED);
     }))) {
       stats.increment(Counter.REFRESH_SCHEDULED);
-    } else {
-      registry.abandon(flight);
-      stats.increment(Counter.REFRESH_REJECTED);
     }
   }
 
@@ -186,9 +183,7 @@ final class LoadCoordinator<V> {
     try {
       on.execute(task);
     } catch (RejectedExecutionException e) {
-      if (!refresher.submit(task)) {
-        task.refused();
-      }
+      refresher.submit(task);
     }
   }
 
@@ -294,8 +289,12 @@ final class LoadCoordinator<V> {
   void loaded(Flight<V> flight, Loaded<V> loaded, boolean writeBack, boolean onStarter,
       long statsMillis) {
     Runnable write = complete(flight, loaded, writeBack, statsMillis);
-    if (write != null && (onStarter || !refresher.submit(Refusable.of(write, write)))) {
-      write.run();
+    if (write != null) {
+      if (onStarter) {
+        write.run();
+      } else {
+        refresher.submit(Refusable.of(write, write)); // refused: written on this thread
+      }
     }
   }
 

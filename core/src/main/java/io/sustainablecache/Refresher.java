@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The executor of background work (refresh loads, and writes that follow an asynchronous load):
  * the caller's, or a bounded pool the cache owns and shuts down on {@link #close()}. Never runs a
- * task on the submitting thread: a task the executor rejects is reported to the submitter, which
- * counts and drops it. Thread-safe.
+ * task on the submitting thread: a task the executor rejects (full or closed), or that {@code
+ * close()} finds still queued, is {@linkplain Refusable#refused() refused}, which ends its flight
+ * and counts it. Thread-safe.
  */
 final class Refresher implements AutoCloseable {
 
@@ -22,7 +23,7 @@ final class Refresher implements AutoCloseable {
   private final ThreadPoolExecutor owned;
   private final long closeTimeoutMillis;
   private final Executor asExecutor = task -> {
-    if (!submit(task)) {
+    if (!offer(task)) {
       throw new RejectedExecutionException("the refresh executor refused the task");
     }
   };
@@ -41,12 +42,21 @@ final class Refresher implements AutoCloseable {
   }
 
   /**
-   * Hands a task to the executor.
+   * Hands a task to the executor; if the executor rejects it or the cache is closed, calls its
+   * {@link Refusable#refused()} on this thread instead.
    *
-   * @return {@code false} if the executor rejected it or the cache is closed; the task will not
-   *     run
+   * @return whether the executor accepted the task
    */
-  boolean submit(Runnable task) {
+  boolean submit(Refusable task) {
+    if (offer(task)) {
+      return true;
+    }
+    task.refused();
+    return false;
+  }
+
+  /** Hands a task to the executor; {@code false} if it was rejected (the task will not run). */
+  private boolean offer(Runnable task) {
     if (closed) {
       return false;
     }
@@ -58,7 +68,10 @@ final class Refresher implements AutoCloseable {
     }
   }
 
-  /** {@link #submit} as an executor: throws {@link RejectedExecutionException} for a refusal. */
+  /**
+   * The executor as an {@link Executor}: throws {@link RejectedExecutionException} for a task it
+   * rejects, leaving the refusal to the caller ({@link CallerRuns}).
+   */
   Executor asExecutor() {
     return asExecutor;
   }

@@ -364,11 +364,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> failureBackoff(Duration base) {
     requireNonNull(base, "base");
     checkUnset(this.failureBackoff, "failureBackoff");
-    if (base.isNegative() || base.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException(
-          "failureBackoff must be between 0 and " + MAX_TTL + ": " + base);
-    }
-    this.failureBackoff = base;
+    this.failureBackoff = checkBackoffBase(base);
     return this;
   }
 
@@ -388,10 +384,7 @@ public final class SustainableCacheBuilder<V> {
     requireNonNull(base, "base");
     requireNonNull(max, "max");
     checkUnset(this.failureBackoff, "failureBackoff");
-    if (base.isNegative() || base.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException(
-          "failureBackoff must be between 0 and " + MAX_TTL + ": " + base);
-    }
+    checkBackoffBase(base);
     if (max.compareTo(base) < 0 || max.compareTo(MAX_TTL) > 0) {
       throw new IllegalArgumentException("the failureBackoff cap must be between the base ("
           + base + ") and " + MAX_TTL + ": " + max);
@@ -649,6 +642,14 @@ public final class SustainableCacheBuilder<V> {
         refreshBatchDelay == null ? DEFAULT_REFRESH_BATCH_DELAY : refreshBatchDelay,
         closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : closeTimeout,
         scheduler == null ? Scheduler.systemScheduler() : scheduler);
+  }
+
+  private static Duration checkBackoffBase(Duration base) {
+    if (base.isNegative() || base.compareTo(MAX_TTL) > 0) {
+      throw new IllegalArgumentException(
+          "failureBackoff must be between 0 and " + MAX_TTL + ": " + base);
+    }
+    return base;
   }
 
   /** The back-off cap: as set, or else the TTL, at most 30 s, and at least the base. */

@@ -462,9 +462,9 @@ public final class ArcusStore implements CacheStore {
    * <p>Sends ARCUS's {@code flush_prefix} to every node of the client, as the client's {@code
    * flush(prefix)} does; a node answering {@code NOT_FOUND} (no item has the prefix) counts as
    * done. Without ARCUS servers ({@link Builder#prefixFlush}) the future fails at once with
-   * {@link UnsupportedOperationException} and nothing is sent. The future fails if the prefix is not a valid ARCUS prefix ({@code [A-Za-z0-9_+.-]}, not
-   * starting with {@code '-'}), if a node is down, or if a node answers anything else, as a
-   * plain memcached server does ({@code ERROR}).
+   * {@link UnsupportedOperationException} and nothing is sent. The future fails if the prefix is
+   * not a valid ARCUS prefix ({@code [A-Za-z0-9_+.-]}, not starting with {@code '-'}), if a node
+   * is down, or if a node answers anything else ({@code ERROR}).
    */
   @Override
   public CompletableFuture<Void> flushPrefix(String prefix) {

@@ -11,8 +11,6 @@ import java.util.List;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link CacheStoreFactory} of the ARCUS adapter ({@link CacheStoreFactory#ARCUS "arcus"}),
@@ -29,8 +27,6 @@ import org.slf4j.LoggerFactory;
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class ArcusStoreFactory implements CacheStoreFactory {
-
-  private static final Logger LOG = LoggerFactory.getLogger(ArcusStoreFactory.class);
 
   /** The client's and store's operation timeout unless configured. */
   static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
@@ -95,12 +91,8 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     if (maxKeyLength > 0) {
       builder.maxKeyLength(maxKeyLength);
     }
-    if (!AdapterSettings.awaitConnected(() -> client.getAvailableServers().size(),
-        client.getAvailableServers().size() + client.getUnavailableServers().size())) {
-      LOG.warn("the {} client is not connected to all its servers after {}; operations on the"
-          + " others fail (as cache misses and skipped writes) until it is",
-          "ARCUS", AdapterSettings.CONNECT_PATIENCE);
-    }
+    AdapterSettings.awaitConnected("ARCUS", () -> client.getAvailableServers().size(),
+        client.getAvailableServers().size() + client.getUnavailableServers().size());
     CacheStore store;
     try {
       store = builder.build();

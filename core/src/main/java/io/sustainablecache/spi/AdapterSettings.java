@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.function.IntSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Validation of the settings every store adapter's builder takes, so that all adapters accept
@@ -13,6 +15,8 @@ import java.util.function.IntSupplier;
  * <p>For adapter authors. Stateless and thread-safe.
  */
 public final class AdapterSettings {
+
+  private static final Logger LOG = LoggerFactory.getLogger(AdapterSettings.class);
 
   /** The shortest operation timeout an adapter accepts: one millisecond. */
   public static final Duration MIN_OPERATION_TIMEOUT = Duration.ofMillis(1);
@@ -38,17 +42,21 @@ public final class AdapterSettings {
    * Waits until a new client is connected to all its servers, at most {@link
    * #CONNECT_PATIENCE}. A server that is down at start-up does not fail the start: the caller
    * hands the store out anyway, and its operations fail (as cache misses and skipped writes)
-   * until the client connects.
+   * until the client connects; a warning says so.
    *
+   * @param client names the client in the warning, e.g. {@code "spymemcached"}
    * @param connected how many of the servers the client is connected to now
    * @param servers how many servers the client was given
    * @return whether every server was connected in time; {@code false} also if the thread was
    *     interrupted (its interrupt status is kept)
    */
-  public static boolean awaitConnected(IntSupplier connected, int servers) {
+  public static boolean awaitConnected(String client, IntSupplier connected, int servers) {
     long deadline = System.nanoTime() + CONNECT_PATIENCE.toNanos();
     while (connected.getAsInt() < servers) {
       if (System.nanoTime() - deadline >= 0) {
+        LOG.warn("the {} client is not connected to all its servers after {}; operations on the"
+            + " others fail (as cache misses and skipped writes) until it is", client,
+            CONNECT_PATIENCE);
         return false;
       }
       try {

@@ -41,7 +41,6 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
 
   private static final Logger LOG = LoggerFactory.getLogger(PendingOperation.class);
 
-
   private final OperationName name;
   private final OperationDeadlines deadlines;
 
@@ -69,7 +68,7 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
    * Starts the operation timeout: unless the future completes earlier, it fails with a timeout
    * {@link StoreException} once the timeout has passed. Call it once, after every field that
    * {@link #abandon} reads has been set, and before handing the operation to the client (which
-   * may complete it at once). Calls on a completed future are allowed and cost a queue entry.
+   * may complete it at once). A call on a completed future does nothing.
    *
    * <p>If the store already has {@link OperationDeadlines#maxPending()} operations pending, the
    * future fails at once with a {@link StoreException} instead, and the adapter must not hand the
@@ -83,8 +82,7 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
     }
     started = true;
     if (isDone()) {
-      deadlines.register(this);
-      return;
+      return; // failed already (an invalid key, say): nothing to time out
     }
     if (!deadlines.admit()) {
       completeExceptionally(StoreFailures.failed(name, deadlines.maxPending()

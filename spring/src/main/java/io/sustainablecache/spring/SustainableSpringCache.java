@@ -129,12 +129,18 @@ public final class SustainableSpringCache implements Cache {
 
   @Override
   public ValueWrapper get(Object key) {
-    String encoded = encodeKey(key);
-    if (allowNullValues) {
-      return cache.findIfPresent(encoded).map(value -> new SimpleValueWrapper(value.orElse(null)))
-          .orElse(null);
+    return wrapper(cache.findIfPresent(encodeKey(key)));
+  }
+
+  /**
+   * What a peek found, as Spring reads it: {@code null} for nothing cached (and, without {@code
+   * allowNullValues}, for a cached "no value"), otherwise a wrapper of the value or {@code null}.
+   */
+  private ValueWrapper wrapper(Optional<Optional<Object>> found) {
+    if (found.isEmpty() || found.get().isEmpty() && !allowNullValues) {
+      return null;
     }
-    return cache.getIfPresent(encoded).map(SimpleValueWrapper::new).orElse(null);
+    return new SimpleValueWrapper(found.get().orElse(null));
   }
 
   @Override
@@ -154,13 +160,7 @@ public final class SustainableSpringCache implements Cache {
     requireNonNull(valueLoader, "valueLoader");
     String encoded = encodeKey(key);
     try {
-      Optional<Object> value = cache.find(encoded, ignored -> valueLoader.call());
-      if (value.isEmpty() && !allowNullValues) {
-        throw nullNotAllowed();
-      }
-      @SuppressWarnings("unchecked")
-      T result = (T) value.orElse(null);
-      return result;
+      return loaded(cache.find(encoded, ignored -> valueLoader.call()));
     } catch (CacheLoadException e) {
       throw new ValueRetrievalException(key, valueLoader, e.getCause() != null ? e.getCause() : e);
     }
@@ -173,12 +173,10 @@ public final class SustainableSpringCache implements Cache {
    */
   @Override
   public CompletableFuture<?> retrieve(Object key) {
-    String encoded = encodeKey(key);
-    if (allowNullValues) {
-      return cache.findIfPresentAsync(encoded).thenApply(found -> found
-          .map(value -> (Object) new SimpleValueWrapper(value.orElse(null))).orElse(null));
-    }
-    return cache.getIfPresentAsync(encoded).thenApply(value -> value.orElse(null));
+    return cache.findIfPresentAsync(encodeKey(key)).thenApply(found -> {
+      ValueWrapper wrapper = wrapper(found);
+      return wrapper == null || allowNullValues ? wrapper : wrapper.get();
+    });
   }
 
   @Override
@@ -197,13 +195,11 @@ public final class SustainableSpringCache implements Cache {
     CompletableFuture<T> result = new CompletableFuture<>();
     found.whenComplete((value, failure) -> {
       if (failure == null) {
-        if (value.isEmpty() && !allowNullValues) {
-          result.completeExceptionally(nullNotAllowed());
-          return;
+        try {
+          result.complete(loaded(value));
+        } catch (IllegalArgumentException e) {
+          result.completeExceptionally(e);
         }
-        @SuppressWarnings("unchecked")
-        T t = (T) value.orElse(null);
-        result.complete(t);
       } else {
         result.completeExceptionally(loaderFailure(failure));
       }
@@ -237,10 +233,9 @@ public final class SustainableSpringCache implements Cache {
   @Override
   public void put(Object key, Object value) {
     String encoded = encodeKey(key);
-    if (value == null && !allowNullValues) {
-      throw nullNotAllowed();
-    }
-    if (value != null) {
+    if (value == null) {
+      checkNullAllowed();
+    } else {
       checkType(value);
     }
     try {
@@ -262,9 +257,7 @@ public final class SustainableSpringCache implements Cache {
   public ValueWrapper putIfAbsent(Object key, Object value) {
     String encoded = encodeKey(key);
     if (value == null) {
-      if (!allowNullValues) {
-        throw nullNotAllowed();
-      }
+      checkNullAllowed();
       ValueWrapper existing = get(key);
       if (existing == null) {
         put(key, null);
@@ -280,9 +273,20 @@ public final class SustainableSpringCache implements Cache {
     }
   }
 
-  private IllegalArgumentException nullNotAllowed() {
-    return new IllegalArgumentException("cache '" + name + "' is configured to not allow null"
-        + " values but null was provided");
+  /** A loaded value as Spring's loaders see it: {@code null} for "no value", if allowed. */
+  @SuppressWarnings("unchecked")
+  private <T> T loaded(Optional<Object> value) {
+    if (value.isEmpty()) {
+      checkNullAllowed();
+    }
+    return (T) value.orElse(null);
+  }
+
+  private void checkNullAllowed() {
+    if (!allowNullValues) {
+      throw new IllegalArgumentException("cache '" + name + "' is configured to not allow null"
+          + " values but null was provided");
+    }
   }
 
   private void checkType(Object value) {

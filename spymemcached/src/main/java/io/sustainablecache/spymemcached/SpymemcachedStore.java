@@ -172,9 +172,6 @@ public final class SpymemcachedStore implements CacheStore {
   private static final String CLIENT = "spymemcached";
   static final OperationName GETS = OperationName.of(CLIENT, "gets");
   static final OperationName GETS_ALL = OperationName.of(CLIENT, "getsAll");
-
-  /** The most keys one {@code gets} request of a bulk read names, as the ARCUS client does. */
-  static final int BULK_CHUNK = 200;
   static final OperationName ADD = OperationName.of(CLIENT, "add");
   static final OperationName SET = OperationName.of(CLIENT, "set");
   static final OperationName CAS = OperationName.of(CLIENT, "cas");
@@ -182,6 +179,9 @@ public final class SpymemcachedStore implements CacheStore {
 
   /** The client's text-protocol operation factory: stateless, shared. */
   private static final AsciiOperationFactory OPERATIONS = new AsciiOperationFactory();
+
+  /** The most keys one {@code gets} request of a bulk read names, as the ARCUS client does. */
+  static final int BULK_CHUNK = 200;
 
   private final MemcachedConnection connection;
   private final FailureMode failureMode;

@@ -10,8 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.MemcachedClient;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link CacheStoreFactory} of the spymemcached adapter ({@link
@@ -26,8 +24,6 @@ import org.slf4j.LoggerFactory;
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class SpymemcachedStoreFactory implements CacheStoreFactory {
-
-  private static final Logger LOG = LoggerFactory.getLogger(SpymemcachedStoreFactory.class);
 
   /** The client's and store's operation timeout unless configured. */
   static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
@@ -71,12 +67,8 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
     if (settings.maxKeyLength() > 0) {
       builder.maxKeyLength(settings.maxKeyLength());
     }
-    if (!AdapterSettings.awaitConnected(() -> client.getAvailableServers().size(),
-        client.getAvailableServers().size() + client.getUnavailableServers().size())) {
-      LOG.warn("the {} client is not connected to all its servers after {}; operations on the"
-          + " others fail (as cache misses and skipped writes) until it is",
-          "spymemcached", AdapterSettings.CONNECT_PATIENCE);
-    }
+    AdapterSettings.awaitConnected("spymemcached", () -> client.getAvailableServers().size(),
+        client.getAvailableServers().size() + client.getUnavailableServers().size());
     CacheStore store;
     try {
       store = builder.build();

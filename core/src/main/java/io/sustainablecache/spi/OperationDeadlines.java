@@ -16,9 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <h2>The pending bound</h2>
  * When a server freezes (a {@code SIGSTOP}, a full disk, a dead host whose connection is not
  * closed), its operations stay pending until their timeout, and callers who do not wait for their
- * answers (a flood of {@code getAsync}) pile them up: about 1.3 KB each with the client's own
- * objects, 200,000 of them in 700 ms in our measurement, enough to exhaust a 512 MiB heap. With
- * the bound, operations beyond it fail at once, which the cache treats as a read that failed (a
+ * answers (a flood of {@code getAsync}) pile them up, each with the client's own objects, until
+ * the heap runs out. With the bound, operations beyond it fail at once, which the cache treats as a read that failed (a
  * miss) or a write that was skipped, until the pending ones time out or are answered.
  *
  * <h2>Threads</h2>

@@ -60,8 +60,8 @@ import tools.jackson.databind.type.TypeFactory;
  *       {@code null} (the cache never stores {@code null}).</li>
  *   <li>rejects a floating-point number where an integer is expected ({@link
  *       DeserializationFeature#ACCEPT_FLOAT_AS_INT} disabled on every reader): a planted {@code
- *       1e99999} bound to a {@code BigInteger} would otherwise expand to 100,000 digits, about
- *       2.7 ms of CPU per read instead of 4 µs. This codec writes integers as integers, so only
+ *       1e99999} bound to a {@code BigInteger} would otherwise expand to 100,000 digits on every
+ *       read. This codec writes integers as integers, so only
  *       foreign or planted bytes are refused (as misses).</li>
  * </ul>
  *

@@ -2,38 +2,30 @@ package io.sustainablecache.arcus;
 
 import static java.util.Objects.requireNonNull;
 
-import io.sustainablecache.spi.AdapterSettings;
+import io.sustainablecache.memcached.AdapterSettings;
+import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.OperationName;
+import io.sustainablecache.memcached.StoreFailures;
+import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.OperationDeadlines;
-import io.sustainablecache.spi.OperationName;
-import io.sustainablecache.spi.PendingOperation;
 import io.sustainablecache.spi.StoreItem;
-import io.sustainablecache.spi.StoreKeys;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ArcusClientPool;
-import net.spy.memcached.CASResponse;
 import net.spy.memcached.CachedData;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.FailureMode;
-import net.spy.memcached.MemcachedConnection;
 import net.spy.memcached.MemcachedNode;
-import net.spy.memcached.ops.CASOperationStatus;
 import net.spy.memcached.ops.GetsOperation;
 import net.spy.memcached.ops.Operation;
 import net.spy.memcached.ops.OperationCallback;
-import net.spy.memcached.ops.OperationException;
 import net.spy.memcached.ops.OperationStatus;
 import net.spy.memcached.ops.StoreType;
 import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
@@ -77,8 +69,8 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  *   <li>on the <b>calling thread</b>, before the method returns, when the operation fails before
  *       it is sent: an invalid key, a client that is shut down, a full queue, or, under {@code
  *       FailureMode.Cancel}, a server that is down;</li>
- *   <li>on the <b>deadline thread</b> shared by the stores with the same timeout ({@link
- *       OperationDeadlines}) when the {@linkplain Builder#operationTimeout operation timeout}
+ *   <li>on the <b>deadline thread</b> shared by the stores with the same timeout (named {@code
+ *       sustainable-cache-deadlines-<timeout>}) when the {@linkplain Builder#operationTimeout operation timeout}
  *       passes first: the future fails with {@code "ARCUS <op> timed out after <n> ms"}, the
  *       client's operation is cancelled (it is dropped if not yet sent) and counted as a timeout
  *       by the client, which re-opens a connection after {@code setTimeoutExceptionThreshold}
@@ -180,37 +172,27 @@ public final class ArcusStore implements CacheStore {
   /** ARCUS's key length limit, the largest accepted value. */
   static final int ARCUS_MAX_KEY_LENGTH = 4000;
 
-  /** Keys per bulk read operation, as the client's {@code asyncGetsBulk}. */
-  static final int GETS_CHUNK_SIZE = 200;
-
   private static final String CLIENT = "ARCUS";
-  static final OperationName GETS = OperationName.of(CLIENT, "gets");
-  static final OperationName GETS_ALL = OperationName.of(CLIENT, "getsAll");
-  static final OperationName ADD = OperationName.of(CLIENT, "add");
-  static final OperationName SET = OperationName.of(CLIENT, "set");
-  static final OperationName CAS = OperationName.of(CLIENT, "cas");
-  static final OperationName DELETE = OperationName.of(CLIENT, "delete");
   static final OperationName FLUSH_PREFIX = OperationName.of(CLIENT, "flushPrefix");
 
   /** The client's ASCII operation factory: stateless, shared. */
   private static final AsciiOperationFactory OPERATIONS = new AsciiOperationFactory();
 
-  private final Supplier<? extends ClientAccess> clients;
   private final String clientDescription;
   private final char delimiter;
   private final Duration operationTimeout;
-  private final OperationDeadlines deadlines;
   private final int maxKeyLength;
   private final boolean prefixFlush;
+  private final MemcachedOperations<ClientAccess> operations;
 
   private ArcusStore(Builder builder) {
-    this.clients = builder.clients;
     this.clientDescription = builder.clientDescription;
     this.delimiter = (char) (builder.delimiter & 0xff);
     this.operationTimeout = builder.operationTimeout;
-    this.deadlines = OperationDeadlines.forTimeout(builder.operationTimeout);
     this.maxKeyLength = builder.maxKeyLength;
     this.prefixFlush = builder.prefixFlush;
+    this.operations = new MemcachedOperations<>(CLIENT, operationTimeout,
+        new Arcus(builder.clients));
   }
 
   /**
@@ -308,13 +290,7 @@ public final class ArcusStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Optional<StoreItem>> gets(String key) {
-    requireNonNull(key, "key");
-    Gets pending = new Gets(deadlines);
-    ClientAccess client = prepare(pending, key);
-    if (client != null) {
-      submit(pending, OPERATIONS.gets(key, pending), key, client);
-    }
-    return pending;
+    return operations.gets(key);
   }
 
   /**
@@ -328,69 +304,7 @@ public final class ArcusStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-    requireNonNull(keys, "keys");
-    for (String key : keys) {
-      requireNonNull(key, "key");
-    }
-    if (keys.isEmpty()) {
-      return CompletableFuture.completedFuture(new HashMap<>());
-    }
-    GetsAll pending = new GetsAll(deadlines);
-    for (String key : keys) {
-      String problem = keyProblem(key);
-      if (problem != null) {
-        pending.failWith(problem, null);
-        return pending;
-      }
-    }
-    ClientAccess client = client(pending);
-    if (client == null) {
-      return pending;
-    }
-    Map<MemcachedNode, List<List<String>>> byNode = new LinkedHashMap<>();
-    for (String key : keys) {
-      MemcachedNode node = client.primaryNode(key);
-      if (node == null) {
-        pending.failWith("the client has no server for a key", null);
-        return pending;
-      }
-      if (!node.isActive() && !node.isFirstConnecting()) {
-        pending.failWith("the server of a key is down (" + node.getSocketAddress() + ")", null);
-        return pending;
-      }
-      List<List<String>> chunks = byNode.computeIfAbsent(node, n -> new ArrayList<>());
-      if (chunks.isEmpty() || chunks.get(chunks.size() - 1).size() >= GETS_CHUNK_SIZE) {
-        chunks.add(new ArrayList<>(Math.min(GETS_CHUNK_SIZE, keys.size())));
-      }
-      chunks.get(chunks.size() - 1).add(key);
-    }
-    List<MemcachedNode> nodes = new ArrayList<>();
-    List<GetsAll.Part> parts = new ArrayList<>();
-    byNode.forEach((node, chunks) -> {
-      for (List<String> chunk : chunks) {
-        GetsAll.Part part = pending.new Part();
-        part.operation = node.enabledMGetsOp()
-            ? OPERATIONS.mgets(chunk, part)
-            : OPERATIONS.gets(chunk, part);
-        pending.add(part);
-        nodes.add(node);
-        parts.add(part);
-      }
-    });
-    pending.start();
-    boolean interrupted = Thread.interrupted();
-    try {
-      for (int i = 0; i < parts.size() && !pending.isDone(); i++) {
-        client.addOperation(nodes.get(i), parts.get(i).operation);
-      }
-    } catch (RuntimeException e) {
-      pending.failWith(e);
-      pending.cancelParts(false);
-    } finally {
-      restoreInterrupt(interrupted);
-    }
-    pending.allQueued();
-    return pending;
+    return operations.getsAll(keys);
   }
 
   /**
@@ -401,7 +315,7 @@ public final class ArcusStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-    return store(new Add(deadlines), StoreType.add, key, value, exptime);
+    return operations.add(key, value, exptime);
   }
 
   /**
@@ -412,7 +326,7 @@ public final class ArcusStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-    return store(new Set(deadlines), StoreType.set, key, value, exptime);
+    return operations.set(key, value, exptime);
   }
 
   /**
@@ -424,16 +338,7 @@ public final class ArcusStore implements CacheStore {
   @Override
   public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
       int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    Cas pending = new Cas(deadlines);
-    ClientAccess client = prepare(pending, key);
-    if (client != null) {
-      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
-      submit(pending, OPERATIONS.cas(StoreType.set, key, casToken, data.getFlags(), exptime,
-          data.getData(), pending), key, client);
-    }
-    return pending;
+    return operations.cas(key, casToken, value, exptime);
   }
 
   /**
@@ -446,14 +351,7 @@ public final class ArcusStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Boolean> delete(String key) {
-    requireNonNull(key, "key");
-    Delete pending = new Delete(deadlines);
-    ClientAccess client = prepare(pending, key);
-    if (client != null) {
-      client.forgetLocally(key);
-      submit(pending, OPERATIONS.delete(key, pending), key, client);
-    }
-    return pending;
+    return operations.delete(key);
   }
 
   /**
@@ -469,14 +367,12 @@ public final class ArcusStore implements CacheStore {
   @Override
   public CompletableFuture<Void> flushPrefix(String prefix) {
     requireNonNull(prefix, "prefix");
-    FlushPrefix pending = new FlushPrefix(deadlines);
     String problem = prefixProblem(prefix, prefix.length());
     if (problem == null && prefix.length() > maxKeyLength) {
       problem = "the prefix is longer than " + maxKeyLength + " bytes";
     }
     if (problem != null) {
-      pending.failWith(problem, null);
-      return pending;
+      return CompletableFuture.failedFuture(StoreFailures.failed(FLUSH_PREFIX, problem, null));
     }
     if (!prefixFlush) {
       return CompletableFuture.failedFuture(new UnsupportedOperationException("flush_prefix is"
@@ -484,24 +380,11 @@ public final class ArcusStore implements CacheStore {
           + " server does not know it, and its ERROR answer makes the client re-open the"
           + " connection, failing other operations"));
     }
-    ClientAccess client = client(pending);
-    if (client == null) {
-      return pending;
+    FlushPrefix pending = new FlushPrefix(operations);
+    ClientAccess client = operations.connection(pending);
+    if (client != null) {
+      pending.send(() -> client.broadcast((node, latch) -> pending.newPart(node, prefix)));
     }
-    pending.start();
-    if (pending.isDone()) {
-      return pending; // refused: too many operations pending
-    }
-    boolean interrupted = Thread.interrupted();
-    try {
-      client.broadcast((node, latch) -> pending.newPart(node, prefix));
-    } catch (RuntimeException e) {
-      pending.failWith(e);
-      pending.cancelParts(false);
-    } finally {
-      restoreInterrupt(interrupted);
-    }
-    pending.allQueued();
     return pending;
   }
 
@@ -536,80 +419,6 @@ public final class ArcusStore implements CacheStore {
         + AdapterSettings.describe(operationTimeout) + ", maxKeyLength=" + maxKeyLength + "]";
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Submission
-
-  private <T> CompletableFuture<T> store(Pending<T> pending, StoreType type, String key,
-      byte[] value, int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    ClientAccess client = prepare(pending, key);
-    if (client != null) {
-      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
-      submit(pending, OPERATIONS.store(type, key, data.getFlags(), exptime, data.getData(),
-          pending), key, client);
-    }
-    return pending;
-  }
-
-  /**
-   * Checks the key and picks the client, or fails the pending operation.
-   *
-   * @return the client to queue the operation on, or {@code null} if the operation failed
-   */
-  private ClientAccess prepare(Op<?> pending, String key) {
-    String problem = keyProblem(key);
-    if (problem != null) {
-      pending.failWith(problem, null);
-      return null;
-    }
-    return client(pending);
-  }
-
-  private ClientAccess client(Op<?> pending) {
-    ClientAccess client;
-    try {
-      client = clients.get();
-    } catch (RuntimeException e) {
-      pending.failWith(e);
-      return null;
-    }
-    if (!client.isRunning()) {
-      pending.failWith("the client is shut down", null);
-      return null;
-    }
-    return client;
-  }
-
-  private static void submit(Pending<?> pending, Operation operation, String key,
-      ClientAccess client) {
-    pending.operation = operation;
-    pending.start();
-    if (pending.isDone()) {
-      return; // refused: too many operations pending
-    }
-    boolean interrupted = Thread.interrupted();
-    try {
-      client.addOperation(key, operation);
-    } catch (RuntimeException e) {
-      pending.failWith(e);
-    } finally {
-      restoreInterrupt(interrupted);
-    }
-  }
-
-  /**
-   * Queueing an operation waits interruptibly (for authentication, or for room in a full
-   * queue), so the client refuses every operation of a thread whose interrupt flag is set. The
-   * store does not block on the network, so it clears the flag while it queues and sets it again
-   * afterwards: an interrupted caller gets its answer and keeps its flag.
-   */
-  private static void restoreInterrupt(boolean interrupted) {
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
   /** The client's key validation ({@code MemcachedClient.validateKey}) with this store's limit. */
   String keyProblem(String key) {
     String problem = StoreKeys.problem(key, maxKeyLength);
@@ -639,351 +448,99 @@ public final class ArcusStore implements CacheStore {
     return null;
   }
 
-  /** Describes a failed or cancelled client operation, or returns {@code null} if it is neither. */
-  private static String problemOf(Operation operation) {
-    if (operation.isCancelled()) {
+  /** What the ARCUS client does its own way. */
+  private final class Arcus implements MemcachedOperations.Client<ClientAccess> {
+
+    private final Supplier<? extends ClientAccess> clients;
+
+    Arcus(Supplier<? extends ClientAccess> clients) {
+      this.clients = clients;
+    }
+
+    @Override
+    public ClientAccess connection() {
+      return clients.get();
+    }
+
+    @Override
+    public String keyProblem(String key) {
+      return ArcusStore.this.keyProblem(key);
+    }
+
+    @Override
+    public MemcachedNode nodeFor(ClientAccess client, String key) {
+      MemcachedNode node = client.primaryNode(key);
+      if (node == null) {
+        throw new IllegalStateException("the client has no server for a key");
+      }
+      if (!node.isActive() && !node.isFirstConnecting()) {
+        throw new IllegalStateException(
+            "the server of a key is down (" + node.getSocketAddress() + ")");
+      }
+      return node;
+    }
+
+    @Override
+    public Operation bulkGets(MemcachedNode node, List<String> keys,
+        GetsOperation.Callback callback) {
+      return node.enabledMGetsOp()
+          ? OPERATIONS.mgets(keys, callback)
+          : OPERATIONS.gets(keys, callback);
+    }
+
+    @Override
+    public Operation store(StoreType type, String key, CachedData data, int exptime,
+        OperationCallback callback) {
+      return OPERATIONS.store(type, key, data.getFlags(), exptime, data.getData(), callback);
+    }
+
+    @Override
+    public Operation cas(String key, long casToken, CachedData data, int exptime,
+        OperationCallback callback) {
+      return OPERATIONS.cas(StoreType.set, key, casToken, data.getFlags(), exptime,
+          data.getData(), callback);
+    }
+
+    @Override
+    public Operation delete(String key, OperationCallback callback) {
+      return OPERATIONS.delete(key, callback);
+    }
+
+    @Override
+    public void beforeDelete(ClientAccess client, String key) {
+      client.forgetLocally(key);
+    }
+
+    @Override
+    public void cancel(Operation operation, boolean timedOut) {
+      operation.cancel(timedOut ? "timed out" : "by application");
+    }
+
+    @Override
+    public String cancelCause(Operation operation) {
       String cause = operation.getCancelCause();
       return cause == null ? "cancelled by the client" : cause;
     }
-    if (operation.hasErrored()) {
-      return describe(operation.getException());
-    }
-    return null;
-  }
-
-  private static Throwable causeOf(Operation operation) {
-    if (operation.isCancelled()) {
-      return new CancellationException(operation.getCancelCause());
-    }
-    return operation.getException();
-  }
-
-  private static String describe(OperationException exception) {
-    String message = exception == null ? null : exception.getMessage();
-    return message == null || message.isBlank()
-        ? "the server answered ERROR (it does not know the command)"
-        : message;
-  }
-
-  private static void abandon(Operation operation, boolean timedOut) {
-    if (operation == null) {
-      return;
-    }
-    if (timedOut) {
-      MemcachedConnection.opTimedOut(operation);
-    }
-    operation.cancel(timedOut ? "timed out" : "by application");
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Pending operations: each is the returned future, the client's callback and the deadline
-  // queue's node at once.
-
-  /** The adapter's view of a pending operation: what the store's methods call on it. */
-  private abstract static class Op<T> extends PendingOperation<T> {
-    Op(OperationName name, OperationDeadlines deadlines) {
-      super(name, deadlines);
-    }
-
-    final void start() {
-      startDeadline();
-    }
-
-    final void failWith(String reason, Throwable cause) {
-      fail(reason, cause);
-    }
-
-    final void failWith(Throwable clientFailure) {
-      fail(clientFailure);
-    }
-  }
-
-  /** A single-key operation. */
-  private abstract static class Pending<T> extends Op<T> implements OperationCallback {
-
-    /** Set before the deadline starts. */
-    Operation operation;
-    /** The server's answer; written and read on the client's I/O thread. */
-    private OperationStatus status;
-
-    Pending(OperationName name, OperationDeadlines deadlines) {
-      super(name, deadlines);
-    }
 
     @Override
-    public void receivedStatus(OperationStatus received) {
-      status = received;
-    }
-
-    @Override
-    public final void complete() {
-      if (isDone()) {
-        return;
-      }
-      Operation op = operation;
-      String problem = problemOf(op);
-      if (problem != null) {
-        fail(problem, causeOf(op));
-        return;
-      }
-      OperationStatus answer = status;
-      if (answer == null) {
-        fail("the client completed the operation without an answer", null);
-        return;
-      }
-      MemcachedConnection.opSucceeded(op);
-      answered(answer);
-    }
-
-    /** Completes the future with what the server answered. */
-    abstract void answered(OperationStatus answer);
-
-    @Override
-    protected final void abandon(boolean timedOut) {
-      ArcusStore.abandon(operation, timedOut);
+    public boolean timedOutInClient(Operation operation) {
+      return false; // the ARCUS client cancels such operations, with the cause "timed out"
     }
   }
 
-  private static final class Gets extends Pending<Optional<StoreItem>>
-      implements GetsOperation.Callback {
+  /** {@code flush_prefix} on every node: one part per node. */
+  private static final class FlushPrefix extends MemcachedOperations<ClientAccess>.MultiPart<Void> {
 
-    private StoreItem item;
-
-    Gets(OperationDeadlines deadlines) {
-      super(GETS, deadlines);
-    }
-
-    @Override
-    public void gotData(String key, int flags, long cas, byte[] data) {
-      item = new StoreItem(data, cas);
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (answer.isSuccess()) {
-        StoreItem found = item;
-        succeed(found == null ? Optional.empty() : Optional.of(found));
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Add extends Pending<Boolean> {
-    Add(OperationDeadlines deadlines) {
-      super(ADD, deadlines);
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (answer.isSuccess()) {
-        succeed(Boolean.TRUE);
-      } else if ("NOT_STORED".equals(answer.getMessage())) {
-        succeed(Boolean.FALSE);
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Set extends Pending<Void> {
-    Set(OperationDeadlines deadlines) {
-      super(SET, deadlines);
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (answer.isSuccess()) {
-        succeed(null);
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Cas extends Pending<CasOutcome> {
-    Cas(OperationDeadlines deadlines) {
-      super(CAS, deadlines);
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      CASResponse response = answer instanceof CASOperationStatus cas
-          ? cas.getCASResponse()
-          : CASResponse.UNDEFINED;
-      switch (response) {
-        case OK -> succeed(CasOutcome.STORED);
-        case EXISTS -> succeed(CasOutcome.EXISTS);
-        case NOT_FOUND -> succeed(CasOutcome.NOT_FOUND);
-        default -> fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Delete extends Pending<Boolean> {
-    Delete(OperationDeadlines deadlines) {
-      super(DELETE, deadlines);
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (answer.isSuccess()) {
-        succeed(Boolean.TRUE);
-      } else if ("NOT_FOUND".equals(answer.getMessage())) {
-        succeed(Boolean.FALSE);
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  /**
-   * An operation in several parts, one client operation each: it succeeds once every part has
-   * succeeded and fails with the first part that fails (cancelling the others).
-   */
-  private abstract static class MultiPart<T> extends Op<T> {
-
-    /** Guards the parts' bookkeeping and the result. */
-    final Object lock = new Object();
-    /** Guarded by {@link #lock}. */
-    final List<Part> parts = new ArrayList<>();
-    /** Parts not yet succeeded, plus one until every part is queued; guarded by {@link #lock}. */
-    private int remaining = 1;
-
-    MultiPart(OperationName name, OperationDeadlines deadlines) {
-      super(name, deadlines);
-    }
-
-    /** Registers a part whose operation is about to be queued. */
-    void add(Part part) {
-      synchronized (lock) {
-        parts.add(part);
-        remaining++;
-      }
-    }
-
-    /** Marks the end of the parts: from now on, the last part to succeed completes the whole. */
-    void allQueued() {
-      partSucceeded(null);
-    }
-
-    /** The result once every part succeeded; called on the thread of the last part. */
-    abstract T result();
-
-    void partCompleted(Part part) {
-      if (isDone()) {
-        return;
-      }
-      Operation op = part.operation;
-      String problem = problemOf(op);
-      if (problem == null && part.status == null) {
-        problem = "the client completed the operation without an answer";
-      }
-      if (problem == null && !part.answerIsSuccess()) {
-        problem = part.status.getMessage();
-      }
-      if (problem != null) {
-        if (fail(problem, causeOf(op))) {
-          cancelParts(false);
-        }
-        return;
-      }
-      MemcachedConnection.opSucceeded(op);
-      partSucceeded(part);
-    }
-
-    private void partSucceeded(Part part) {
-      synchronized (lock) {
-        if (part != null) {
-          if (part.counted) {
-            return;
-          }
-          part.counted = true;
-        }
-        if (--remaining > 0) {
-          return;
-        }
-      }
-      succeed(result());
-    }
-
-    void cancelParts(boolean timedOut) {
-      List<Part> all;
-      synchronized (lock) {
-        all = new ArrayList<>(parts);
-      }
-      for (Part part : all) {
-        ArcusStore.abandon(part.operation, timedOut);
-      }
-    }
-
-    @Override
-    protected final void abandon(boolean timedOut) {
-      cancelParts(timedOut);
-    }
-
-    /** One client operation of the whole, and its callback. */
-    class Part implements OperationCallback {
-      Operation operation;
-      OperationStatus status;
-      /** Guarded by {@link #lock}. */
-      boolean counted;
-
-      @Override
-      public void receivedStatus(OperationStatus received) {
-        status = received;
-      }
-
-      @Override
-      public void complete() {
-        partCompleted(this);
-      }
-
-      boolean answerIsSuccess() {
-        return status.isSuccess();
-      }
-    }
-  }
-
-  private static final class GetsAll extends MultiPart<Map<String, StoreItem>> {
-
-    /** Guarded by {@link #lock}. */
-    private final Map<String, StoreItem> found = new HashMap<>();
-
-    GetsAll(OperationDeadlines deadlines) {
-      super(GETS_ALL, deadlines);
-    }
-
-    @Override
-    Map<String, StoreItem> result() {
-      synchronized (lock) {
-        return found;
-      }
-    }
-
-    final class Part extends MultiPart<Map<String, StoreItem>>.Part
-        implements GetsOperation.Callback {
-      @Override
-      public void gotData(String key, int flags, long cas, byte[] data) {
-        synchronized (lock) {
-          found.put(key, new StoreItem(data, cas));
-        }
-      }
-    }
-  }
-
-  private static final class FlushPrefix extends MultiPart<Void> {
-
-    FlushPrefix(OperationDeadlines deadlines) {
-      super(FLUSH_PREFIX, deadlines);
+    FlushPrefix(MemcachedOperations<ClientAccess> operations) {
+      operations.super(FLUSH_PREFIX);
     }
 
     /** Creates the operation for one node; called by the client while it broadcasts. */
     Operation newPart(MemcachedNode node, String prefix) {
       Part part = new Part() {
         @Override
-        boolean answerIsSuccess() {
-          return status.isSuccess() || "NOT_FOUND".equals(status.getMessage());
+        protected boolean accepts(OperationStatus answer) {
+          return answer.isSuccess() || "NOT_FOUND".equals(answer.getMessage());
         }
       };
       part.operation = OPERATIONS.flush(prefix, -1, false, part);
@@ -995,7 +552,7 @@ public final class ArcusStore implements CacheStore {
     }
 
     @Override
-    Void result() {
+    protected Void result() {
       return null;
     }
   }

@@ -1,8 +1,8 @@
 package io.sustainablecache.arcus;
 
-import io.sustainablecache.spi.CacheStoreFactory;
-import io.sustainablecache.spi.AdapterSettings;
+import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spi.StoreException;
 import java.io.IOException;
 import java.net.InetSocketAddress;

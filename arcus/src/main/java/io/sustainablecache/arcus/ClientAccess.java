@@ -1,5 +1,6 @@
 package io.sustainablecache.arcus;
 
+import io.sustainablecache.memcached.MemcachedOperations;
 import java.lang.reflect.Field;
 import java.util.function.Supplier;
 import net.spy.memcached.ArcusClient;
@@ -23,12 +24,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Implementations are thread-safe.
  */
-interface ClientAccess {
+interface ClientAccess extends MemcachedOperations.Connection {
 
   /**
    * Whether the client's I/O thread still runs; {@code false} once {@code shutdown()} has
    * stopped it (the client's own "shutting down" flag is private).
    */
+  @Override
   boolean isRunning();
 
   /**
@@ -39,13 +41,15 @@ interface ClientAccess {
    * @throws IllegalStateException if the node's queue stays full for the client's {@code
    *     opQueueMaxBlockTime}, or the calling thread is interrupted
    */
-  void addOperation(String key, Operation operation);
+  @Override
+  void enqueue(String key, Operation operation);
 
   /** The node that owns the key ({@code MemcachedConnection.getPrimaryNode}), or {@code null}. */
   MemcachedNode primaryNode(String key);
 
   /** Queues an operation on a given node, whatever its state. */
-  void addOperation(MemcachedNode node, Operation operation);
+  @Override
+  void enqueue(MemcachedNode node, Operation operation);
 
   /** Queues one operation per node of the client ({@code broadcastOperation}). */
   void broadcast(BroadcastOpFactory factory);
@@ -78,7 +82,7 @@ interface ClientAccess {
     }
 
     @Override
-    public void addOperation(String key, Operation operation) {
+    public void enqueue(String key, Operation operation) {
       connection.addOperation(key, operation);
     }
 
@@ -88,7 +92,7 @@ interface ClientAccess {
     }
 
     @Override
-    public void addOperation(MemcachedNode node, Operation operation) {
+    public void enqueue(MemcachedNode node, Operation operation) {
       connection.addOperation(node, operation);
     }
 

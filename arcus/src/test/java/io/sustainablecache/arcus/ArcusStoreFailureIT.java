@@ -1,5 +1,6 @@
 package io.sustainablecache.arcus;
 
+import io.sustainablecache.memcached.OperationDeadlines;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.CacheStoreFailureContract;
 import java.net.InetSocketAddress;
@@ -35,5 +36,10 @@ class ArcusStoreFailureIT extends CacheStoreFailureContract {
   @Override
   protected Duration operationTimeout() {
     return ArcusStore.DEFAULT_OPERATION_TIMEOUT;
+  }
+
+  @Override
+  protected int maxPendingOperations() {
+    return OperationDeadlines.DEFAULT_MAX_PENDING;
   }
 }

@@ -156,7 +156,7 @@ final class ScriptedPool implements Supplier<ClientAccess>, ClientAccess {
   }
 
   @Override
-  public void addOperation(String key, Operation operation) {
+  public void enqueue(String key, Operation operation) {
     play(operation);
   }
 
@@ -166,7 +166,7 @@ final class ScriptedPool implements Supplier<ClientAccess>, ClientAccess {
   }
 
   @Override
-  public void addOperation(MemcachedNode node, Operation operation) {
+  public void enqueue(MemcachedNode node, Operation operation) {
     play(operation);
   }
 

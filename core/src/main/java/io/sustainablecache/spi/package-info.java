@@ -1,27 +1,16 @@
 /**
  * The store service provider interface: what a memcached-protocol client must offer to back a
- * {@link io.sustainablecache.SustainableCache}. Adapters live in their own modules
- * ({@code sustainable-cache-arcus}, {@code sustainable-cache-spymemcached});
- * {@link io.sustainablecache.testing.InMemoryStore} is an in-process implementation for tests and
- * simulations.
+ * {@link io.sustainablecache.SustainableCache}, and nothing else. An adapter implements {@link
+ * io.sustainablecache.spi.CacheStore} (and, to be found by name, {@link
+ * io.sustainablecache.spi.CacheStoreFactory}) and exchanges {@link
+ * io.sustainablecache.spi.StoreItem}, {@link io.sustainablecache.spi.CasOutcome} and {@link
+ * io.sustainablecache.spi.StoreException} with the cache.
  *
- * <h2>For adapter authors</h2>
- * Besides the interface and its value types ({@link io.sustainablecache.spi.CacheStore}, {@link
- * io.sustainablecache.spi.StoreItem}, {@link io.sustainablecache.spi.CasOutcome}, {@link
- * io.sustainablecache.spi.StoreException}), the package holds the plumbing that makes every
- * adapter behave the same way:
- * <ul>
- *   <li>{@link io.sustainablecache.spi.PendingOperation} and {@link
- *       io.sustainablecache.spi.OperationDeadlines}: a returned future that always completes
- *       within the operation timeout, enforced by one shared thread per timeout instead of a
- *       timer task per operation;</li>
- *   <li>{@link io.sustainablecache.spi.StoreFailures} and {@link
- *       io.sustainablecache.spi.OperationName}: one {@link
- *       io.sustainablecache.spi.StoreException} per failure, with messages that name the
- *       operation and never a key or a value;</li>
- *   <li>{@link io.sustainablecache.spi.StoreKeys}: the memcached text protocol's key rules;</li>
- *   <li>{@link io.sustainablecache.spi.AdapterSettings}: the builders' shared validation of the
- *       operation timeout and the maximum key length.</li>
- * </ul>
+ * <p>The adapters of this project live in their own modules ({@code sustainable-cache-arcus},
+ * {@code sustainable-cache-spymemcached}); the memcached text-protocol operations they share are
+ * compiled into each of them and are not part of this API. {@link
+ * io.sustainablecache.testing.InMemoryStore} is an in-process implementation for tests and
+ * simulations. Every adapter should pass the contract suites of {@code sustainable-cache-testkit}
+ * against a real server.
  */
 package io.sustainablecache.spi;

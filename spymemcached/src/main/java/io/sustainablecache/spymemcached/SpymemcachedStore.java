@@ -2,25 +2,19 @@ package io.sustainablecache.spymemcached;
 
 import static java.util.Objects.requireNonNull;
 
-import io.sustainablecache.spi.AdapterSettings;
+import io.sustainablecache.memcached.AdapterSettings;
+import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.OperationDeadlines;
-import io.sustainablecache.spi.OperationName;
-import io.sustainablecache.spi.PendingOperation;
 import io.sustainablecache.spi.StoreItem;
-import io.sustainablecache.spi.StoreKeys;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import net.spy.memcached.CachedData;
 import net.spy.memcached.ConnectionFactoryBuilder;
@@ -30,13 +24,11 @@ import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.MemcachedConnection;
 import net.spy.memcached.MemcachedNode;
 import net.spy.memcached.NodeLocator;
-import net.spy.memcached.ops.CASOperationStatus;
 import net.spy.memcached.ops.DeleteOperation;
 import net.spy.memcached.ops.GetsOperation;
 import net.spy.memcached.ops.Operation;
-import net.spy.memcached.ops.OperationException;
+import net.spy.memcached.ops.OperationCallback;
 import net.spy.memcached.ops.OperationStatus;
-import net.spy.memcached.ops.StatusCode;
 import net.spy.memcached.ops.StoreOperation;
 import net.spy.memcached.ops.StoreType;
 import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
@@ -63,8 +55,8 @@ import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
  *   <li>on the <b>calling thread</b>, before the method returns, when the operation fails before
  *       it is sent: an invalid key, a client that is shut down, a full queue, or, under {@code
  *       FailureMode.Cancel}, a server that is down;</li>
- *   <li>on the <b>deadline thread</b> shared by the stores with the same timeout ({@link
- *       OperationDeadlines}) when the {@linkplain Builder#operationTimeout operation timeout}
+ *   <li>on the <b>deadline thread</b> shared by the stores with the same timeout (named {@code
+ *       sustainable-cache-deadlines-<timeout>}) when the {@linkplain Builder#operationTimeout operation timeout}
  *       passes first: the future fails with {@code "spymemcached <op> timed out after <n> ms"},
  *       and the client's operation is cancelled (it is dropped if not yet sent) and counted as a
  *       timeout by the client, which re-opens a connection after {@code
@@ -169,32 +161,21 @@ public final class SpymemcachedStore implements CacheStore {
   /** The operation timeout unless configured. */
   static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofMillis(700);
 
-  private static final String CLIENT = "spymemcached";
-  static final OperationName GETS = OperationName.of(CLIENT, "gets");
-  static final OperationName GETS_ALL = OperationName.of(CLIENT, "getsAll");
-  static final OperationName ADD = OperationName.of(CLIENT, "add");
-  static final OperationName SET = OperationName.of(CLIENT, "set");
-  static final OperationName CAS = OperationName.of(CLIENT, "cas");
-  static final OperationName DELETE = OperationName.of(CLIENT, "delete");
+  /** The most keys one {@code gets} request of a bulk read names, as the ARCUS client does. */
+  static final int BULK_CHUNK = MemcachedOperations.BULK_CHUNK;
 
   /** The client's text-protocol operation factory: stateless, shared. */
   private static final AsciiOperationFactory OPERATIONS = new AsciiOperationFactory();
 
-  /** The most keys one {@code gets} request of a bulk read names, as the ARCUS client does. */
-  static final int BULK_CHUNK = 200;
-
-  private final MemcachedConnection connection;
-  private final FailureMode failureMode;
   private final Duration operationTimeout;
-  private final OperationDeadlines deadlines;
   private final int maxKeyLength;
+  private final MemcachedOperations<Spymemcached> operations;
 
   private SpymemcachedStore(Builder builder) {
-    this.connection = builder.client.getConnection();
-    this.failureMode = failureModeOf(connection);
     this.operationTimeout = builder.operationTimeout;
-    this.deadlines = OperationDeadlines.forTimeout(builder.operationTimeout);
     this.maxKeyLength = builder.maxKeyLength;
+    this.operations = new MemcachedOperations<>("spymemcached", operationTimeout,
+        new Spymemcached(builder.client.getConnection(), maxKeyLength));
   }
 
   /**
@@ -231,6 +212,27 @@ public final class SpymemcachedStore implements CacheStore {
   }
 
   /**
+   * A connection factory builder with the settings this store recommends (see the {@linkplain
+   * SpymemcachedStore class documentation}): the text protocol, {@code FailureMode.Cancel}, the
+   * store's default 700 ms operation timeout, no blocking on a full queue, reconnect attempts at
+   * most a second apart (the client's default backs off to 30 s, leaving a returned server
+   * unused that long), and ketama consistent hashing. Adjust it further as needed, e.g. {@code
+   * setOpTimeout}, keeping it equal to the store's {@link Builder#operationTimeout}.
+   *
+   * @return a new builder; each call returns an independent one
+   */
+  public static ConnectionFactoryBuilder recommendedSettings() {
+    return new ConnectionFactoryBuilder()
+        .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
+        .setFailureMode(FailureMode.Cancel)
+        .setOpTimeout(DEFAULT_OPERATION_TIMEOUT.toMillis())
+        .setOpQueueMaxBlockTime(0)
+        .setMaxReconnectDelay(1)
+        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH);
+  }
+
+  /**
    * {@inheritDoc}
    *
    * <p>Sends {@code gets}.
@@ -241,76 +243,21 @@ public final class SpymemcachedStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Optional<StoreItem>> gets(String key) {
-    requireNonNull(key, "key");
-    Gets pending = new Gets(deadlines);
-    if (checkKey(pending, key)) {
-      submit(pending, OPERATIONS.gets(key, pending), key);
-    }
-    return pending;
+    return operations.gets(key);
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>Queues one {@code gets} per key at once, pipelined on the connections. Fails as a whole if
-   * any key is invalid or any read fails.
+   * <p>Sends one multi-key {@code gets} per server and per {@value #BULK_CHUNK} keys (see the
+   * {@linkplain SpymemcachedStore class documentation}). Fails as a whole if any key is invalid,
+   * a key's server is not connected (under {@code FailureMode.Cancel}), or any part fails.
    *
    * @throws NullPointerException if {@code keys} or one of them is {@code null}
    */
   @Override
   public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-    requireNonNull(keys, "keys");
-    for (String key : keys) {
-      requireNonNull(key, "key");
-    }
-    if (keys.isEmpty()) {
-      return CompletableFuture.completedFuture(new HashMap<>());
-    }
-    GetsAll pending = new GetsAll(deadlines);
-    for (String key : keys) {
-      if (!checkKey(pending, key)) {
-        return pending;
-      }
-    }
-    NodeLocator locator = connection.getLocator();
-    Map<MemcachedNode, List<String>> byNode = new LinkedHashMap<>();
-    for (String key : new LinkedHashSet<>(keys)) {
-      MemcachedNode node = nodeFor(locator, key);
-      if (node == null) {
-        pending.failWith("the server of a key is not connected", null);
-        return pending;
-      }
-      byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(key);
-    }
-    List<MemcachedNode> nodes = new ArrayList<>();
-    List<GetsAll.Part> parts = new ArrayList<>();
-    byNode.forEach((node, nodeKeys) -> {
-      for (int from = 0; from < nodeKeys.size(); from += BULK_CHUNK) {
-        GetsAll.Part part = pending.new Part();
-        part.operation = new MultiGets(
-            nodeKeys.subList(from, Math.min(nodeKeys.size(), from + BULK_CHUNK)), part);
-        pending.add(part);
-        nodes.add(node);
-        parts.add(part);
-      }
-    });
-    pending.start();
-    if (pending.isDone()) {
-      return pending; // refused: too many operations pending
-    }
-    boolean interrupted = Thread.interrupted();
-    try {
-      for (int i = 0; i < parts.size() && !pending.isDone(); i++) {
-        connection.addOperations(Map.of(nodes.get(i), parts.get(i).operation));
-      }
-    } catch (RuntimeException e) {
-      pending.failWith(e);
-      pending.cancelParts(false);
-    } finally {
-      restoreInterrupt(interrupted);
-    }
-    pending.allQueued();
-    return pending;
+    return operations.getsAll(keys);
   }
 
   /**
@@ -324,7 +271,7 @@ public final class SpymemcachedStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-    return store(new Add(deadlines), StoreType.add, key, value, exptime);
+    return operations.add(key, value, exptime);
   }
 
   /**
@@ -338,7 +285,7 @@ public final class SpymemcachedStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-    return store(new Set(deadlines), StoreType.set, key, value, exptime);
+    return operations.set(key, value, exptime);
   }
 
   /**
@@ -353,15 +300,7 @@ public final class SpymemcachedStore implements CacheStore {
   @Override
   public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
       int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    Cas pending = new Cas(deadlines);
-    if (checkKey(pending, key)) {
-      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
-      submit(pending, OPERATIONS.cas(StoreType.set, key, casToken, data.getFlags(), exptime,
-          data.getData(), pending), key);
-    }
-    return pending;
+    return operations.cas(key, casToken, value, exptime);
   }
 
   /**
@@ -375,12 +314,7 @@ public final class SpymemcachedStore implements CacheStore {
    */
   @Override
   public CompletableFuture<Boolean> delete(String key) {
-    requireNonNull(key, "key");
-    Delete pending = new Delete(deadlines);
-    if (checkKey(pending, key)) {
-      submit(pending, OPERATIONS.delete(key, pending), key);
-    }
-    return pending;
+    return operations.delete(key);
   }
 
   /**
@@ -413,481 +347,150 @@ public final class SpymemcachedStore implements CacheStore {
         + ", maxKeyLength=" + maxKeyLength + "]";
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Submission
+  /** What spymemcached does its own way; it is also the store's one connection. */
+  private static final class Spymemcached
+      implements MemcachedOperations.Client<Spymemcached>, MemcachedOperations.Connection {
 
-  private <T, P extends Pending<T> & StoreOperation.Callback> CompletableFuture<T> store(
-      P pending, StoreType type, String key, byte[] value, int exptime) {
-    requireNonNull(key, "key");
-    requireNonNull(value, "value");
-    if (checkKey(pending, key)) {
-      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
-      submit(pending, OPERATIONS.store(type, key, data.getFlags(), exptime, data.getData(),
-          pending), key);
-    }
-    return pending;
-  }
+    private final MemcachedConnection connection;
+    private final FailureMode failureMode;
+    private final int maxKeyLength;
 
-  /** Fails the pending operation and returns {@code false} if the key is invalid. */
-  private boolean checkKey(Op<?> pending, String key) {
-    String problem = StoreKeys.problem(key, maxKeyLength);
-    if (problem != null) {
-      pending.failWith(problem, null);
-      return false;
+    Spymemcached(MemcachedConnection connection, int maxKeyLength) {
+      this.connection = connection;
+      this.failureMode = failureModeOf(connection);
+      this.maxKeyLength = maxKeyLength;
     }
-    return true;
-  }
 
-  private void submit(Pending<?> pending, Operation operation, String key) {
-    pending.operation = operation;
-    pending.start();
-    if (pending.isDone()) {
-      return; // refused: too many operations pending
+    @Override
+    public Spymemcached connection() {
+      return this;
     }
-    boolean interrupted = Thread.interrupted();
-    try {
+
+    @Override
+    public boolean isRunning() {
+      return !connection.isShutDown();
+    }
+
+    @Override
+    public void enqueue(String key, Operation operation) {
       connection.enqueueOperation(key, operation);
-    } catch (RuntimeException e) {
-      pending.failWith(e);
-    } finally {
-      restoreInterrupt(interrupted);
     }
-  }
 
-  /**
-   * Queueing an operation waits interruptibly for room in the client's queue, so the client
-   * refuses every operation of a thread whose interrupt flag is set. The store does not block on
-   * the network, so it clears the flag while it queues and sets it again afterwards: an
-   * interrupted caller gets its answer and keeps its flag.
-   */
-  private static void restoreInterrupt(boolean interrupted) {
-    if (interrupted) {
-      Thread.currentThread().interrupt();
+    @Override
+    public void enqueue(MemcachedNode node, Operation operation) {
+      connection.addOperations(Map.of(node, operation));
     }
-  }
 
-  /** Describes a failed, cancelled or timed-out client operation, or returns {@code null}. */
-  private static String problemOf(Operation operation) {
-    if (operation.isCancelled()) {
-      return "cancelled by the client (its connection to the server is down or was lost)";
+    @Override
+    public String keyProblem(String key) {
+      return StoreKeys.problem(key, maxKeyLength);
     }
-    if (operation.hasErrored()) {
-      return describe(operation.getException());
-    }
-    if (operation.isTimedOut()) {
-      return "timed out in the client (not sent within its opTimeout)";
-    }
-    return null;
-  }
 
-  /**
-   * Whether a read got a proper answer: spymemcached reports {@code END} after a value as
-   * success, and {@code END} alone (a miss) as {@code NOT_FOUND}.
-   */
-  private static boolean isReadAnswer(OperationStatus answer) {
-    return answer.isSuccess() || answer.getStatusCode() == StatusCode.ERR_NOT_FOUND;
-  }
-
-  private static Throwable causeOf(Operation operation) {
-    if (operation.isCancelled()) {
-      return new CancellationException("cancelled by the client");
-    }
-    return operation.getException();
-  }
-
-  private static String describe(OperationException exception) {
-    String message = exception == null ? null : exception.getMessage();
-    return message == null || message.isBlank()
-        ? "the server answered ERROR (it does not know the command)"
-        : message;
-  }
-
-  /**
-   * A connection factory builder with the settings this store recommends (see the {@linkplain
-   * SpymemcachedStore class documentation}): the text protocol, {@code FailureMode.Cancel}, the
-   * store's default 700 ms operation timeout, no blocking on a full queue, reconnect attempts at
-   * most a second apart (the client's default backs off to 30 s, leaving a returned server
-   * unused that long), and ketama consistent hashing. Adjust it further as needed, e.g. {@code
-   * setOpTimeout}, keeping it equal to the store's {@link Builder#operationTimeout}.
-   *
-   * @return a new builder; each call returns an independent one
-   */
-  public static ConnectionFactoryBuilder recommendedSettings() {
-    return new ConnectionFactoryBuilder()
-        .setProtocol(ConnectionFactoryBuilder.Protocol.TEXT)
-        .setFailureMode(FailureMode.Cancel)
-        .setOpTimeout(DEFAULT_OPERATION_TIMEOUT.toMillis())
-        .setOpQueueMaxBlockTime(0)
-        .setMaxReconnectDelay(1)
-        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH);
-  }
-
-  /**
-   * The client's failure mode, which it keeps in a protected field of its connection; {@code
-   * Cancel} (fail at once) if it cannot be read.
-   */
-  private static FailureMode failureModeOf(MemcachedConnection connection) {
-    try {
-      java.lang.reflect.Field field = MemcachedConnection.class.getDeclaredField("failureMode");
-      field.setAccessible(true);
-      FailureMode mode = (FailureMode) field.get(connection);
-      return mode == null ? FailureMode.Cancel : mode;
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      return FailureMode.Cancel;
-    }
-  }
-
-  /** The server a key's operation goes to, as the client's failure mode picks it; or null. */
-  private MemcachedNode nodeFor(NodeLocator locator, String key) {
-    MemcachedNode primary = locator.getPrimary(key);
-    if (primary.isActive() || failureMode == FailureMode.Retry) {
-      return primary;
-    }
-    if (failureMode == FailureMode.Redistribute) {
-      Iterator<MemcachedNode> sequence = locator.getSequence(key);
-      while (sequence.hasNext()) {
-        MemcachedNode next = sequence.next();
-        if (next.isActive()) {
-          return next;
+    /** The server a key's operation goes to, as the client's failure mode picks it. */
+    @Override
+    public MemcachedNode nodeFor(Spymemcached self, String key) {
+      NodeLocator locator = connection.getLocator();
+      MemcachedNode primary = locator.getPrimary(key);
+      if (primary.isActive() || failureMode == FailureMode.Retry) {
+        return primary;
+      }
+      if (failureMode == FailureMode.Redistribute) {
+        Iterator<MemcachedNode> sequence = locator.getSequence(key);
+        while (sequence.hasNext()) {
+          MemcachedNode next = sequence.next();
+          if (next.isActive()) {
+            return next;
+          }
         }
       }
+      throw new IllegalStateException("the server of a key is not connected");
     }
-    return null;
+
+    @Override
+    public Operation bulkGets(MemcachedNode node, List<String> keys,
+        GetsOperation.Callback callback) {
+      return new MultiGets(keys, callback);
+    }
+
+    @Override
+    public Operation store(StoreType type, String key, CachedData data, int exptime,
+        OperationCallback callback) {
+      return OPERATIONS.store(type, key, data.getFlags(), exptime, data.getData(),
+          new Answer(callback));
+    }
+
+    @Override
+    public Operation cas(String key, long casToken, CachedData data, int exptime,
+        OperationCallback callback) {
+      return OPERATIONS.cas(StoreType.set, key, casToken, data.getFlags(), exptime,
+          data.getData(), new Answer(callback));
+    }
+
+    @Override
+    public Operation delete(String key, OperationCallback callback) {
+      return OPERATIONS.delete(key, new Answer(callback));
+    }
+
+    @Override
+    public void cancel(Operation operation, boolean timedOut) {
+      operation.cancel();
+    }
+
+    @Override
+    public String cancelCause(Operation operation) {
+      return "cancelled by the client (its connection to the server is down or was lost)";
+    }
+
+    @Override
+    public boolean timedOutInClient(Operation operation) {
+      return operation.isTimedOut();
+    }
+
+    /**
+     * The client's failure mode, which it keeps in a protected field of its connection; {@code
+     * Cancel} (fail at once) if it cannot be read.
+     */
+    private static FailureMode failureModeOf(MemcachedConnection connection) {
+      try {
+        java.lang.reflect.Field field =
+            MemcachedConnection.class.getDeclaredField("failureMode");
+        field.setAccessible(true);
+        FailureMode mode = (FailureMode) field.get(connection);
+        return mode == null ? FailureMode.Cancel : mode;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return FailureMode.Cancel;
+      }
+    }
+  }
+
+  /**
+   * The callback spymemcached's store and delete operations take: it reports the answer to the
+   * shared operation and ignores the CAS token, which the text protocol never sends with these.
+   */
+  private record Answer(OperationCallback target)
+      implements StoreOperation.Callback, DeleteOperation.Callback {
+
+    @Override
+    public void gotData(String key, long cas) {}
+
+    @Override
+    public void gotData(long cas) {}
+
+    @Override
+    public void receivedStatus(OperationStatus status) {
+      target.receivedStatus(status);
+    }
+
+    @Override
+    public void complete() {
+      target.complete();
+    }
   }
 
   /** A multi-key {@code gets}: spymemcached's own get operation, with the {@code gets} command. */
   private static final class MultiGets extends BaseGetOpImpl implements GetsOperation {
     MultiGets(Collection<String> keys, GetsOperation.Callback callback) {
       super("gets", callback, new LinkedHashSet<>(keys));
-    }
-  }
-
-  private static void abandon(Operation operation, boolean timedOut) {
-    if (operation == null) {
-      return;
-    }
-    if (timedOut) {
-      MemcachedConnection.opTimedOut(operation);
-    }
-    operation.cancel();
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Pending operations: each is the returned future, the client's callback and the deadline
-  // queue's node at once.
-
-  /** The store's view of a pending operation: what the store's methods call on it. */
-  private abstract static class Op<T> extends PendingOperation<T> {
-    Op(OperationName name, OperationDeadlines deadlines) {
-      super(name, deadlines);
-    }
-
-    final void start() {
-      startDeadline();
-    }
-
-    final void failWith(String reason, Throwable cause) {
-      fail(reason, cause);
-    }
-
-    final void failWith(Throwable clientFailure) {
-      fail(clientFailure);
-    }
-  }
-
-  /** A single-key operation. */
-  private abstract static class Pending<T> extends Op<T>
-      implements net.spy.memcached.ops.OperationCallback {
-
-    /** Set before the deadline starts. */
-    Operation operation;
-    /** The server's answer; written and read on the client's I/O thread. */
-    private OperationStatus status;
-
-    Pending(OperationName name, OperationDeadlines deadlines) {
-      super(name, deadlines);
-    }
-
-    @Override
-    public void receivedStatus(OperationStatus received) {
-      status = received;
-    }
-
-    @Override
-    public final void complete() {
-      if (isDone()) {
-        return;
-      }
-      Operation op = operation;
-      String problem = problemOf(op);
-      if (problem != null) {
-        fail(problem, causeOf(op));
-        return;
-      }
-      OperationStatus answer = status;
-      if (answer == null) {
-        fail("the client completed the operation without an answer", null);
-        return;
-      }
-      MemcachedConnection.opSucceeded(op);
-      answered(answer);
-    }
-
-    /** Completes the future with what the server answered. */
-    abstract void answered(OperationStatus answer);
-
-    @Override
-    protected final void abandon(boolean timedOut) {
-      SpymemcachedStore.abandon(operation, timedOut);
-    }
-  }
-
-  private static final class Gets extends Pending<Optional<StoreItem>>
-      implements GetsOperation.Callback {
-
-    private StoreItem item;
-
-    Gets(OperationDeadlines deadlines) {
-      super(GETS, deadlines);
-    }
-
-    @Override
-    public void gotData(String key, int flags, long cas, byte[] data) {
-      item = new StoreItem(data, cas);
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (isReadAnswer(answer)) {
-        StoreItem found = item;
-        succeed(found == null ? Optional.empty() : Optional.of(found));
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Add extends Pending<Boolean> implements StoreOperation.Callback {
-    Add(OperationDeadlines deadlines) {
-      super(ADD, deadlines);
-    }
-
-    @Override
-    public void gotData(String key, long cas) {
-      // the text protocol answers no CAS token to a store
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (answer.isSuccess()) {
-        succeed(Boolean.TRUE);
-      } else if ("NOT_STORED".equals(answer.getMessage())) {
-        succeed(Boolean.FALSE);
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Set extends Pending<Void> implements StoreOperation.Callback {
-    Set(OperationDeadlines deadlines) {
-      super(SET, deadlines);
-    }
-
-    @Override
-    public void gotData(String key, long cas) {
-      // the text protocol answers no CAS token to a store
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (answer.isSuccess()) {
-        succeed(null);
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Cas extends Pending<CasOutcome>
-      implements StoreOperation.Callback {
-    Cas(OperationDeadlines deadlines) {
-      super(CAS, deadlines);
-    }
-
-    @Override
-    public void gotData(String key, long cas) {
-      // the text protocol answers no CAS token to a store
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (!(answer instanceof CASOperationStatus cas)) {
-        fail(answer.getMessage(), null);
-        return;
-      }
-      switch (cas.getCASResponse()) {
-        case OK -> succeed(CasOutcome.STORED);
-        case EXISTS -> succeed(CasOutcome.EXISTS);
-        case NOT_FOUND -> succeed(CasOutcome.NOT_FOUND);
-        default -> fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  private static final class Delete extends Pending<Boolean> implements DeleteOperation.Callback {
-    Delete(OperationDeadlines deadlines) {
-      super(DELETE, deadlines);
-    }
-
-    @Override
-    public void gotData(long cas) {
-      // the text protocol answers no CAS token to a delete
-    }
-
-    @Override
-    void answered(OperationStatus answer) {
-      if (answer.isSuccess()) {
-        succeed(Boolean.TRUE);
-      } else if ("NOT_FOUND".equals(answer.getMessage())) {
-        succeed(Boolean.FALSE);
-      } else {
-        fail(answer.getMessage(), null);
-      }
-    }
-  }
-
-  /**
-   * An operation in several parts, one client operation each: it succeeds once every part has
-   * succeeded and fails with the first part that fails (cancelling the others).
-   */
-  private abstract static class MultiPart<T> extends Op<T> {
-
-    /** Guards the parts' bookkeeping and the result. */
-    final Object lock = new Object();
-    /** Guarded by {@link #lock}. */
-    private final List<Part> parts = new ArrayList<>();
-    /** Parts not yet succeeded, plus one until every part is queued; guarded by {@link #lock}. */
-    private int remaining = 1;
-
-    MultiPart(OperationName name, OperationDeadlines deadlines) {
-      super(name, deadlines);
-    }
-
-    /** Registers a part whose operation is about to be queued. */
-    void add(Part part) {
-      synchronized (lock) {
-        parts.add(part);
-        remaining++;
-      }
-    }
-
-    List<Part> partsSnapshot() {
-      synchronized (lock) {
-        return new ArrayList<>(parts);
-      }
-    }
-
-    /** Marks the end of the parts: from now on, the last part to succeed completes the whole. */
-    void allQueued() {
-      partSucceeded(null);
-    }
-
-    /** The result once every part succeeded; called on the thread of the last part. */
-    abstract T result();
-
-    void partCompleted(Part part) {
-      if (isDone()) {
-        return;
-      }
-      Operation op = part.operation;
-      String problem = problemOf(op);
-      if (problem == null && part.status == null) {
-        problem = "the client completed the operation without an answer";
-      }
-      if (problem == null && !isReadAnswer(part.status)) {
-        problem = part.status.getMessage();
-      }
-      if (problem != null) {
-        if (fail(problem, causeOf(op))) {
-          cancelParts(false);
-        }
-        return;
-      }
-      MemcachedConnection.opSucceeded(op);
-      partSucceeded(part);
-    }
-
-    private void partSucceeded(Part part) {
-      synchronized (lock) {
-        if (part != null) {
-          if (part.counted) {
-            return;
-          }
-          part.counted = true;
-        }
-        if (--remaining > 0) {
-          return;
-        }
-      }
-      succeed(result());
-    }
-
-    void cancelParts(boolean timedOut) {
-      for (Part part : partsSnapshot()) {
-        SpymemcachedStore.abandon(part.operation, timedOut);
-      }
-    }
-
-    @Override
-    protected final void abandon(boolean timedOut) {
-      cancelParts(timedOut);
-    }
-
-    /** One client operation of the whole, and its callback. */
-    class Part implements net.spy.memcached.ops.OperationCallback {
-      Operation operation;
-      OperationStatus status;
-      /** Guarded by {@link #lock}. */
-      boolean counted;
-
-      @Override
-      public void receivedStatus(OperationStatus received) {
-        status = received;
-      }
-
-      @Override
-      public void complete() {
-        partCompleted(this);
-      }
-    }
-  }
-
-  private static final class GetsAll extends MultiPart<Map<String, StoreItem>> {
-
-    /** Guarded by {@link #lock}. */
-    private final Map<String, StoreItem> found = new HashMap<>();
-
-    GetsAll(OperationDeadlines deadlines) {
-      super(GETS_ALL, deadlines);
-    }
-
-    @Override
-    Map<String, StoreItem> result() {
-      synchronized (lock) {
-        return found;
-      }
-    }
-
-    final class Part extends MultiPart<Map<String, StoreItem>>.Part
-        implements GetsOperation.Callback {
-      @Override
-      public void gotData(String key, int flags, long cas, byte[] data) {
-        synchronized (lock) {
-          found.put(key, new StoreItem(data, cas));
-        }
-      }
     }
   }
 

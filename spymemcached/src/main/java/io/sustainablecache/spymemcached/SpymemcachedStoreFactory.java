@@ -1,6 +1,6 @@
 package io.sustainablecache.spymemcached;
 
-import io.sustainablecache.spi.AdapterSettings;
+import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spi.StoreException;

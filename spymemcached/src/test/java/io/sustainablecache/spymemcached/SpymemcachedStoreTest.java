@@ -3,6 +3,7 @@ package io.sustainablecache.spymemcached;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.memcached.RawBytesTranscoder;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.io.IOException;

@@ -3,7 +3,6 @@ package io.sustainablecache.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sustainablecache.spi.AdapterSettings;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spi.StoreException;
 import java.io.IOException;
@@ -36,6 +35,14 @@ public abstract class CacheStoreFactoryContract {
    */
   protected abstract CacheStoreFactory factory();
 
+  /**
+   * How long the factory waits, at most, for a new client to connect before it hands the store
+   * out.
+   *
+   * @return the factory's connect patience
+   */
+  protected abstract Duration connectPatience();
+
   private CacheStoreFactory.OpenedStore open(InetSocketAddress server) {
     return factory().open(CacheStoreFactory.Settings.builder()
         .addresses(List.of(server.getHostString() + ":" + server.getPort())).build());
@@ -64,7 +71,7 @@ public abstract class CacheStoreFactoryContract {
     long started = System.nanoTime();
     try (CacheStoreFactory.OpenedStore opened = open(closed)) {
       Duration took = Duration.ofNanos(System.nanoTime() - started);
-      assertThat(took).isLessThan(AdapterSettings.CONNECT_PATIENCE.plusSeconds(3));
+      assertThat(took).isLessThan(connectPatience().plusSeconds(3));
       assertThatThrownBy(() -> opened.store().gets("k").get(10, TimeUnit.SECONDS))
           .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(StoreException.class);
     }

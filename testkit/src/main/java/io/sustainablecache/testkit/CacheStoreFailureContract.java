@@ -94,6 +94,14 @@ public abstract class CacheStoreFailureContract {
   protected abstract void closeStore(CacheStore store);
 
   /**
+   * How many operations the store keeps pending before it refuses new ones at once (its
+   * protection against callers that never wait for their answers).
+   *
+   * @return the store's bound
+   */
+  protected abstract int maxPendingOperations();
+
+  /**
    * The operation timeout of the stores that {@link #storeConnectedTo} creates: every operation
    * must fail within this plus two seconds.
    *
@@ -166,14 +174,14 @@ public abstract class CacheStoreFailureContract {
 
   /**
    * Issue 15: callers that do not wait for their answers piled up pending operations against a
-   * frozen server until the heap ran out. Beyond {@link
-   * io.sustainablecache.spi.OperationDeadlines#DEFAULT_MAX_PENDING} pending operations, a new
-   * one fails at once (and says why); the store answers again once the server resumes.
+   * frozen server until the heap ran out. Beyond {@link #maxPendingOperations()} pending
+   * operations, a new one fails at once (and says why); the store answers again once the server
+   * resumes.
    */
   @Test
   void aFloodAgainstAFrozenServer_failsBeyondThePendingBoundAtOnce() {
     server.suspend();
-    int bound = io.sustainablecache.spi.OperationDeadlines.DEFAULT_MAX_PENDING;
+    int bound = maxPendingOperations();
     List<CompletableFuture<?>> flood = new java.util.ArrayList<>();
     for (int i = 0; i < bound + 1_000; i++) {
       flood.add(store.gets(key));

@@ -1,7 +1,8 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.spi.StoreException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;

@@ -1,7 +1,8 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.spi.StoreException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;

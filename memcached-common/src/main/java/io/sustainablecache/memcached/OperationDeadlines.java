@@ -1,5 +1,6 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
 
+import io.sustainablecache.spi.StoreException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 

@@ -1,4 +1,6 @@
-package io.sustainablecache.spymemcached;
+package io.sustainablecache.memcached;
+
+import static java.util.Objects.requireNonNull;
 
 import net.spy.memcached.CachedData;
 import net.spy.memcached.transcoders.Transcoder;
@@ -14,14 +16,15 @@ import net.spy.memcached.transcoders.Transcoder;
  * <p>The maximum size is unbounded on purpose: the server, not the client, decides which items
  * are too large, and its refusal becomes a {@link io.sustainablecache.spi.StoreException}.
  *
- * <p>Stateless and thread-safe.
+ * <p>Used by both store adapters (ARCUS's front cache and spymemcached's own reads go through
+ * it). Stateless and thread-safe.
  */
-enum RawBytesTranscoder implements Transcoder<byte[]> {
+public enum RawBytesTranscoder implements Transcoder<byte[]> {
   /** The only instance. */
   INSTANCE;
 
   /** The flags of every item this transcoder writes: {@code SerializingTranscoder}'s byte array. */
-  static final int FLAGS = 8 << 8;
+  public static final int FLAGS = 8 << 8;
 
   /**
    * Decodes on the I/O thread: returning the bytes costs nothing.
@@ -39,11 +42,13 @@ enum RawBytesTranscoder implements Transcoder<byte[]> {
    * request is written, which after a timeout may be later than the store operation returns,
    * and the store promises not to retain the caller's array.
    *
-   * @param value the bytes to store; never {@code null}
+   * @param value the bytes to store
    * @return the copy, with {@link #FLAGS}
+   * @throws NullPointerException if {@code value} is {@code null}
    */
   @Override
   public CachedData encode(byte[] value) {
+    requireNonNull(value, "value");
     return new CachedData(FLAGS, value.clone(), Integer.MAX_VALUE);
   }
 

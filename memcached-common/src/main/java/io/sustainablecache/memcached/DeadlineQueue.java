@@ -1,4 +1,4 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,4 +1,4 @@
-package io.sustainablecache.arcus;
+package io.sustainablecache.memcached;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;

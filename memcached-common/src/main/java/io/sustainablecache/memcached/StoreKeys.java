@@ -1,4 +1,6 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
+
+import io.sustainablecache.spi.StoreException;
 
 /**
  * The key rules of memcached's text protocol, as the memcached clients enforce them before

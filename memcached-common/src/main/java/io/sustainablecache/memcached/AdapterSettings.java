@@ -1,7 +1,9 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.spi.CacheStoreFactory;
+import io.sustainablecache.spi.StoreException;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.function.IntSupplier;

@@ -1,6 +1,8 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
 
 import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.spi.StoreException;
 
 /**
  * Names one operation of one store adapter in the messages of {@link StoreException}s, for

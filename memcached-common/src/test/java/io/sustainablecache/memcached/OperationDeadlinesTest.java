@@ -1,9 +1,10 @@
-package io.sustainablecache.spi;
+package io.sustainablecache.memcached;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.spi.StoreException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,0 +1,712 @@
+package io.sustainablecache.memcached;
+
+import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreItem;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import net.spy.memcached.CachedData;
+import net.spy.memcached.MemcachedConnection;
+import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.ops.CASOperationStatus;
+import net.spy.memcached.ops.GetsOperation;
+import net.spy.memcached.ops.Operation;
+import net.spy.memcached.ops.OperationCallback;
+import net.spy.memcached.ops.OperationException;
+import net.spy.memcached.ops.OperationStatus;
+import net.spy.memcached.ops.StatusCode;
+import net.spy.memcached.ops.StoreType;
+import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
+
+/**
+ * The memcached text-protocol operations of a {@link io.sustainablecache.spi.CacheStore} ({@code
+ * gets}, a bulk {@code gets}, {@code add}, {@code set}, {@code cas}, {@code delete}), written
+ * once and compiled into each store adapter against its own client: arcus-java-client and
+ * spymemcached both ship {@code net.spy.memcached.*} and never share a classpath, so this source
+ * is compiled twice instead of linked once. What differs between the two clients is the
+ * adapter's {@link Client}: the callback types of its operation factory, how it cancels, routes
+ * and queues, and its key rules.
+ *
+ * <p>Each returned future is the client's callback and the deadline queue's entry at once (a
+ * {@link PendingOperation}); it completes within the operation timeout whatever the client does.
+ * Interrupted callers get their answer and keep their interrupt flag: the client refuses to
+ * queue for a thread whose flag is set, so the flag is cleared while queueing and set again.
+ *
+ * <p>Internal to the adapters; not an API. Thread-safe.
+ *
+ * @param <C> the adapter's connection type
+ */
+public final class MemcachedOperations<C extends MemcachedOperations.Connection> {
+
+  /** The most keys one request of a bulk read names, as the ARCUS client's {@code asyncGetsBulk}. */
+  public static final int BULK_CHUNK = 200;
+
+  /** The client's text-protocol operation factory for {@code gets}: stateless, shared. */
+  private static final AsciiOperationFactory OPERATIONS = new AsciiOperationFactory();
+
+  private final Client<C> client;
+  private final OperationDeadlines deadlines;
+  private final OperationName getsName;
+  private final OperationName getsAllName;
+  private final OperationName addName;
+  private final OperationName setName;
+  private final OperationName casName;
+  private final OperationName deleteName;
+
+  /**
+   * Creates the operations of one store.
+   *
+   * @param clientName names the client in failure messages, e.g. {@code "ARCUS"}
+   * @param operationTimeout how long each operation may take before its future fails
+   * @param client what the adapter's client does its own way
+   */
+  public MemcachedOperations(String clientName, Duration operationTimeout, Client<C> client) {
+    this.client = requireNonNull(client, "client");
+    this.deadlines = OperationDeadlines.forTimeout(operationTimeout);
+    this.getsName = OperationName.of(clientName, "gets");
+    this.getsAllName = OperationName.of(clientName, "getsAll");
+    this.addName = OperationName.of(clientName, "add");
+    this.setName = OperationName.of(clientName, "set");
+    this.casName = OperationName.of(clientName, "cas");
+    this.deleteName = OperationName.of(clientName, "delete");
+  }
+
+  /**
+   * The connection of one operation, as the adapter's client offers it. ARCUS's client pool hands
+   * out one per operation; spymemcached has one.
+   */
+  public interface Connection {
+
+    /** Whether the client still runs; an operation on a shut-down client fails at once. */
+    boolean isRunning();
+
+    /** Queues an operation for the server of a key; may throw when the client refuses it. */
+    void enqueue(String key, Operation operation);
+
+    /** Queues an operation for a server; may throw when the client refuses it. */
+    void enqueue(MemcachedNode node, Operation operation);
+  }
+
+  /**
+   * What a store adapter's client does its own way. Implementations are thread-safe.
+   *
+   * @param <C> the adapter's connection type
+   */
+  public interface Client<C extends Connection> {
+
+    /**
+     * The connection for the next operation.
+     *
+     * @throws RuntimeException if there is none; the operation fails with it
+     */
+    C connection();
+
+    /** The problem with a key (never {@code null}), or {@code null} if the store accepts it. */
+    String keyProblem(String key);
+
+    /**
+     * The server a bulk read sends a key to.
+     *
+     * @throws IllegalStateException naming the problem when no server can take the key; the read
+     *     fails with its message
+     */
+    MemcachedNode nodeFor(C connection, String key);
+
+    /** A {@code gets} of several keys of one server, reporting to {@code callback}. */
+    Operation bulkGets(MemcachedNode node, List<String> keys, GetsOperation.Callback callback);
+
+    /** A {@code set} or {@code add}, reporting to {@code callback}. */
+    Operation store(StoreType type, String key, CachedData data, int exptime,
+        OperationCallback callback);
+
+    /** A {@code cas}, reporting to {@code callback}. */
+    Operation cas(String key, long casToken, CachedData data, int exptime,
+        OperationCallback callback);
+
+    /** A {@code delete}, reporting to {@code callback}. */
+    Operation delete(String key, OperationCallback callback);
+
+    /** Called before a {@code delete} of a key is queued (ARCUS drops its front-cache copy). */
+    default void beforeDelete(C connection, String key) {}
+
+    /** Cancels a client operation the store gave up on. */
+    void cancel(Operation operation, boolean timedOut);
+
+    /** Why the client cancelled an operation. */
+    String cancelCause(Operation operation);
+
+    /** Whether the client dropped an operation on its own timeout (before sending it). */
+    boolean timedOutInClient(Operation operation);
+  }
+
+  /**
+   * The deadlines of this store's operations.
+   *
+   * @return the deadlines, with the operation timeout and the pending bound
+   */
+  public OperationDeadlines deadlines() {
+    return deadlines;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The operations
+
+  /**
+   * Sends {@code gets}: the item's bytes whatever its flags, and its CAS token.
+   *
+   * @see io.sustainablecache.spi.CacheStore#gets
+   */
+  public CompletableFuture<Optional<StoreItem>> gets(String key) {
+    requireNonNull(key, "key");
+    Gets pending = new Gets();
+    C connection = prepare(pending, key);
+    if (connection != null) {
+      pending.send(OPERATIONS.gets(key, pending), key, connection);
+    }
+    return pending;
+  }
+
+  /**
+   * Groups the keys by server and sends one {@code gets} per server and per {@value #BULK_CHUNK}
+   * keys. Fails as a whole if a key is invalid, a key has no server, or a part fails.
+   *
+   * @see io.sustainablecache.spi.CacheStore#getsAll
+   */
+  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    requireNonNull(keys, "keys");
+    for (String key : keys) {
+      requireNonNull(key, "key");
+    }
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(new HashMap<>());
+    }
+    GetsAll pending = new GetsAll();
+    for (String key : keys) {
+      String problem = client.keyProblem(key);
+      if (problem != null) {
+        pending.fail(problem, null);
+        return pending;
+      }
+    }
+    C connection = connection(pending);
+    if (connection == null) {
+      return pending;
+    }
+    Map<MemcachedNode, List<String>> byNode = new LinkedHashMap<>();
+    try {
+      for (String key : new LinkedHashSet<>(keys)) {
+        byNode.computeIfAbsent(client.nodeFor(connection, key), n -> new ArrayList<>()).add(key);
+      }
+    } catch (IllegalStateException e) {
+      pending.fail(e.getMessage(), null);
+      return pending;
+    }
+    List<MemcachedNode> nodes = new ArrayList<>();
+    List<Operation> operations = new ArrayList<>();
+    byNode.forEach((node, nodeKeys) -> {
+      for (int from = 0; from < nodeKeys.size(); from += BULK_CHUNK) {
+        GetsAll.Part part = pending.new Part();
+        part.operation = client.bulkGets(node,
+            nodeKeys.subList(from, Math.min(nodeKeys.size(), from + BULK_CHUNK)), part);
+        pending.add(part);
+        nodes.add(node);
+        operations.add(part.operation);
+      }
+    });
+    pending.send(() -> {
+      for (int i = 0; i < operations.size() && !pending.isDone(); i++) {
+        connection.enqueue(nodes.get(i), operations.get(i));
+      }
+    });
+    return pending;
+  }
+
+  /**
+   * Sends {@code add} with a copy of the value: {@code true} if stored, {@code false} on {@code
+   * NOT_STORED}; any other answer fails the future.
+   */
+  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+    return store(new Add(), StoreType.add, key, value, exptime);
+  }
+
+  /** Sends {@code set} with a copy of the value; any answer but {@code STORED} fails the future. */
+  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+    return store(new Set(), StoreType.set, key, value, exptime);
+  }
+
+  /**
+   * Sends {@code cas} with a copy of the value; any answer but {@code STORED}, {@code EXISTS} or
+   * {@code NOT_FOUND} fails the future.
+   */
+  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value, int exptime) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    Cas pending = new Cas();
+    C connection = prepare(pending, key);
+    if (connection != null) {
+      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
+      pending.send(client.cas(key, casToken, data, exptime, pending), key, connection);
+    }
+    return pending;
+  }
+
+  /**
+   * Sends {@code delete}: {@code true} if deleted, {@code false} on {@code NOT_FOUND}; any other
+   * answer fails the future.
+   */
+  public CompletableFuture<Boolean> delete(String key) {
+    requireNonNull(key, "key");
+    Delete pending = new Delete();
+    C connection = prepare(pending, key);
+    if (connection != null) {
+      client.beforeDelete(connection, key);
+      pending.send(client.delete(key, pending), key, connection);
+    }
+    return pending;
+  }
+
+  private <T> CompletableFuture<T> store(Single<T> pending, StoreType type, String key,
+      byte[] value, int exptime) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    C connection = prepare(pending, key);
+    if (connection != null) {
+      CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
+      pending.send(client.store(type, key, data, exptime, pending), key, connection);
+    }
+    return pending;
+  }
+
+  /** Checks the key and gets the connection, or fails the operation and returns {@code null}. */
+  private C prepare(PendingOperation<?> pending, String key) {
+    String problem = client.keyProblem(key);
+    if (problem != null) {
+      pending.fail(problem, null);
+      return null;
+    }
+    return connection(pending);
+  }
+
+  /**
+   * The connection for an operation, or {@code null} after failing the operation when there is
+   * none or the client is shut down.
+   */
+  public C connection(PendingOperation<?> pending) {
+    C connection;
+    try {
+      connection = client.connection();
+    } catch (RuntimeException e) {
+      pending.fail(e);
+      return null;
+    }
+    if (!connection.isRunning()) {
+      pending.fail("the client is shut down", null);
+      return null;
+    }
+    return connection;
+  }
+
+  /** Describes a failed, cancelled or timed-out client operation, or returns {@code null}. */
+  private String problemOf(Operation operation) {
+    if (operation.isCancelled()) {
+      return client.cancelCause(operation);
+    }
+    if (operation.hasErrored()) {
+      OperationException exception = operation.getException();
+      String message = exception == null ? null : exception.getMessage();
+      return message == null || message.isBlank()
+          ? "the server answered ERROR (it does not know the command)"
+          : message;
+    }
+    if (client.timedOutInClient(operation)) {
+      return "timed out in the client (not sent within its opTimeout)";
+    }
+    return null;
+  }
+
+  private Throwable causeOf(Operation operation) {
+    return operation.isCancelled()
+        ? new CancellationException(client.cancelCause(operation))
+        : operation.getException();
+  }
+
+  private void abandon(Operation operation, boolean timedOut) {
+    if (operation == null) {
+      return;
+    }
+    if (timedOut) {
+      MemcachedConnection.opTimedOut(operation);
+    }
+    client.cancel(operation, timedOut);
+  }
+
+  /**
+   * Whether a read got a proper answer: {@code END} after a value is a success, and {@code END}
+   * alone (a miss) is a success for ARCUS and {@code NOT_FOUND} for spymemcached.
+   */
+  private static boolean isReadAnswer(OperationStatus answer) {
+    return answer.isSuccess() || answer.getStatusCode() == StatusCode.ERR_NOT_FOUND;
+  }
+
+  /**
+   * Clears the caller's interrupt flag while the client queues (it refuses to queue for an
+   * interrupted thread), runs {@code enqueue}, and sets the flag again.
+   */
+  private static void uninterrupted(Runnable enqueue) {
+    boolean interrupted = Thread.interrupted();
+    try {
+      enqueue.run();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Pending operations: each is the returned future, the client's callback and the deadline
+  // queue's entry at once.
+
+  /** A single-key operation. */
+  private abstract class Single<T> extends PendingOperation<T> implements OperationCallback {
+
+    /** Set before the deadline starts. */
+    private Operation operation;
+    /** The server's answer; written and read on the client's I/O thread. */
+    private OperationStatus status;
+
+    Single(OperationName name) {
+      super(name, deadlines);
+    }
+
+    final void send(Operation op, String key, C connection) {
+      this.operation = op;
+      startDeadline();
+      if (isDone()) {
+        return; // refused: too many operations pending
+      }
+      uninterrupted(() -> {
+        try {
+          connection.enqueue(key, op);
+        } catch (RuntimeException e) {
+          fail(e);
+        }
+      });
+    }
+
+    @Override
+    public final void receivedStatus(OperationStatus received) {
+      status = received;
+    }
+
+    @Override
+    public final void complete() {
+      if (isDone()) {
+        return;
+      }
+      Operation op = operation;
+      String problem = problemOf(op);
+      if (problem != null) {
+        fail(problem, causeOf(op));
+        return;
+      }
+      OperationStatus answer = status;
+      if (answer == null) {
+        fail("the client completed the operation without an answer", null);
+        return;
+      }
+      MemcachedConnection.opSucceeded(op);
+      answered(answer);
+    }
+
+    /** Completes the future with what the server answered. */
+    abstract void answered(OperationStatus answer);
+
+    @Override
+    protected final void abandon(boolean timedOut) {
+      MemcachedOperations.this.abandon(operation, timedOut);
+    }
+  }
+
+  private final class Gets extends Single<Optional<StoreItem>>
+      implements GetsOperation.Callback {
+
+    private StoreItem item;
+
+    Gets() {
+      super(getsName);
+    }
+
+    @Override
+    public void gotData(String key, int flags, long cas, byte[] data) {
+      item = new StoreItem(data, cas);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (isReadAnswer(answer)) {
+        StoreItem found = item;
+        succeed(found == null ? Optional.empty() : Optional.of(found));
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private final class Add extends Single<Boolean> {
+    Add() {
+      super(addName);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(Boolean.TRUE);
+      } else if ("NOT_STORED".equals(answer.getMessage())) {
+        succeed(Boolean.FALSE);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private final class Set extends Single<Void> {
+    Set() {
+      super(setName);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(null);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private final class Cas extends Single<CasOutcome> {
+    Cas() {
+      super(casName);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (!(answer instanceof CASOperationStatus cas)) {
+        fail(answer.getMessage(), null);
+        return;
+      }
+      switch (cas.getCASResponse()) {
+        case OK -> succeed(CasOutcome.STORED);
+        case EXISTS -> succeed(CasOutcome.EXISTS);
+        case NOT_FOUND -> succeed(CasOutcome.NOT_FOUND);
+        default -> fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private final class Delete extends Single<Boolean> {
+    Delete() {
+      super(deleteName);
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      if (answer.isSuccess()) {
+        succeed(Boolean.TRUE);
+      } else if ("NOT_FOUND".equals(answer.getMessage())) {
+        succeed(Boolean.FALSE);
+      } else {
+        fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  /**
+   * An operation in several parts, one client operation each: it succeeds once every part has
+   * succeeded and fails with the first part that fails (cancelling the others). An adapter
+   * extends it for an operation of its own (ARCUS's {@code flush_prefix} on every server).
+   *
+   * @param <T> the result
+   */
+  public abstract class MultiPart<T> extends PendingOperation<T> {
+
+    /** Guards the parts' bookkeeping and the result. */
+    protected final Object lock = new Object();
+    /** Guarded by {@link #lock}. */
+    private final List<Part> parts = new ArrayList<>();
+    /** Parts not yet succeeded, plus one until every part is queued; guarded by {@link #lock}. */
+    private int remaining = 1;
+
+    /**
+     * Creates the whole, before its parts.
+     *
+     * @param name names the operation in failure messages
+     */
+    protected MultiPart(OperationName name) {
+      super(name, deadlines);
+    }
+
+    /**
+     * Registers a part whose operation is about to be queued.
+     *
+     * @param part a new part with its operation set
+     */
+    public final void add(Part part) {
+      synchronized (lock) {
+        parts.add(part);
+        remaining++;
+      }
+    }
+
+    /**
+     * Starts the deadline and, unless the operation was refused, queues the parts with {@code
+     * enqueue} (with the caller's interrupt flag cleared), cancelling them all if it throws;
+     * from then on the last part to succeed completes the whole.
+     *
+     * @param enqueue queues every part's operation; parts may be {@link #add added} meanwhile
+     */
+    public final void send(Runnable enqueue) {
+      startDeadline();
+      if (isDone()) {
+        return; // refused: too many operations pending
+      }
+      uninterrupted(() -> {
+        try {
+          enqueue.run();
+        } catch (RuntimeException e) {
+          fail(e);
+          cancelParts(false);
+        }
+      });
+      partSucceeded(null);
+    }
+
+    /**
+     * The result once every part succeeded; called on the thread of the last part.
+     *
+     * @return the result
+     */
+    protected abstract T result();
+
+    private void partCompleted(Part part) {
+      if (isDone()) {
+        return;
+      }
+      Operation op = part.operation;
+      String problem = problemOf(op);
+      if (problem == null && part.status == null) {
+        problem = "the client completed the operation without an answer";
+      }
+      if (problem == null && !part.accepts(part.status)) {
+        problem = part.status.getMessage();
+      }
+      if (problem != null) {
+        if (fail(problem, causeOf(op))) {
+          cancelParts(false);
+        }
+        return;
+      }
+      MemcachedConnection.opSucceeded(op);
+      partSucceeded(part);
+    }
+
+    private void partSucceeded(Part part) {
+      synchronized (lock) {
+        if (part != null) {
+          if (part.counted) {
+            return;
+          }
+          part.counted = true;
+        }
+        if (--remaining > 0) {
+          return;
+        }
+      }
+      succeed(result());
+    }
+
+    private void cancelParts(boolean timedOut) {
+      List<Part> all;
+      synchronized (lock) {
+        all = new ArrayList<>(parts);
+      }
+      for (Part part : all) {
+        MemcachedOperations.this.abandon(part.operation, timedOut);
+      }
+    }
+
+    @Override
+    protected final void abandon(boolean timedOut) {
+      cancelParts(timedOut);
+    }
+
+    /** One client operation of the whole, and its callback. */
+    public class Part implements OperationCallback {
+
+      /** The client operation; set before {@link MultiPart#add}. */
+      public Operation operation;
+      private OperationStatus status;
+      /** Guarded by {@link #lock}. */
+      private boolean counted;
+
+      @Override
+      public final void receivedStatus(OperationStatus received) {
+        status = received;
+      }
+
+      @Override
+      public final void complete() {
+        partCompleted(this);
+      }
+
+      /**
+       * Whether the server's answer is a success for this part: a read's answer unless
+       * overridden.
+       *
+       * @param answer the server's answer
+       * @return whether the part succeeded
+       */
+      protected boolean accepts(OperationStatus answer) {
+        return isReadAnswer(answer);
+      }
+    }
+  }
+
+  private final class GetsAll extends MultiPart<Map<String, StoreItem>> {
+
+    /** Guarded by {@link #lock}. */
+    private final Map<String, StoreItem> found = new HashMap<>();
+
+    GetsAll() {
+      super(getsAllName);
+    }
+
+    @Override
+    protected Map<String, StoreItem> result() {
+      synchronized (lock) {
+        return found;
+      }
+    }
+
+    final class Part extends MultiPart<Map<String, StoreItem>>.Part
+        implements GetsOperation.Callback {
+      @Override
+      public void gotData(String key, int flags, long cas, byte[] data) {
+        synchronized (lock) {
+          found.put(key, new StoreItem(data, cas));
+        }
+      }
+    }
+  }
+}

@@ -8,9 +8,8 @@
  *
  * <p>The adapters of this project live in their own modules ({@code sustainable-cache-arcus},
  * {@code sustainable-cache-spymemcached}); the memcached text-protocol operations they share are
- * compiled into each of them and are not part of this API. {@link
- * io.sustainablecache.testing.InMemoryStore} is an in-process implementation for tests and
- * simulations. Every adapter should pass the contract suites of {@code sustainable-cache-testkit}
+ * compiled into each of them and are not part of this API. {@code InMemoryStore}, in {@code
+ * sustainable-cache-testing}, is an in-process implementation for tests and simulations. Every adapter should pass the contract suites of {@code sustainable-cache-testkit}
  * against a real server.
  */
 package io.sustainablecache.spi;

@@ -20,7 +20,9 @@
  *   <li>{@link io.sustainablecache.testkit.FaultToleranceContract} runs a cache over an adapter
  *       through such faults under steady load (server down, slow, hanging).</li>
  *   <li>{@link io.sustainablecache.testkit.SustainableCacheContract} runs a cache over an adapter
- *       end to end, including the invalidation races across two hosts.</li>
+ *       end to end, including the invalidation races across two hosts. It does not depend on the
+ *       adapter beyond what {@link io.sustainablecache.testkit.CacheStoreContract} checks, so
+ *       this project runs it over one adapter (ARCUS).</li>
  *   <li>{@link io.sustainablecache.testkit.ClusterContract} runs a cache over three memcached
  *       processes ({@link io.sustainablecache.testkit.MemcachedCluster}) under steady load, kills
  *       one and brings it back, and checks that only its keys reload, once per key.</li>

@@ -102,6 +102,32 @@ public final class SustainableCacheBuilder<V> {
     this.store = requireNonNull(store, "store");
   }
 
+  /** A builder without a store, only to check values with its rules ({@link CacheSettings}). */
+  private SustainableCacheBuilder() {
+    this.store = null;
+  }
+
+  static SustainableCacheBuilder<?> validating() {
+    return new SustainableCacheBuilder<>();
+  }
+
+  /**
+   * Applies every setting that {@code settings} sets, as if each builder method of the same name
+   * were called; settings it leaves absent keep their defaults (or what this builder sets). Use
+   * it to keep a cache's settings in one value, parsed from configuration ({@link
+   * CacheSettings#parse}) or merged over defaults ({@link CacheSettings#withDefaults}).
+   *
+   * @param settings the settings
+   * @return this builder
+   * @throws NullPointerException if {@code settings} is {@code null}
+   * @throws IllegalStateException if a setting it sets was already set on this builder
+   */
+  public SustainableCacheBuilder<V> settings(CacheSettings settings) {
+    requireNonNull(settings, "settings");
+    settings.applyTo(this);
+    return this;
+  }
+
   /**
    * Prefixes every key with {@code namespace + ":"}, so several caches (or services) can share
    * a store; on ARCUS the namespace is the key prefix that per-prefix statistics and flushes use.

@@ -218,10 +218,10 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
 
   private SustainableSpringCache create(String name) {
     CacheSpec spec = specOf(name);
-    if (spec.ttl().isEmpty()) {
+    if (spec.settings().ttl().isEmpty()) {
       throw new IllegalStateException("cache '" + name + "' has no TTL: set one for it or a"
-          + " default (Spring Boot: sustainable-cache.ttl or sustainable-cache.caches." + name
-          + ".ttl)");
+          + " default (CacheSettings' ttl; Spring Boot: sustainable-cache.settings.ttl or"
+          + " sustainable-cache.caches." + name + ".settings.ttl)");
     }
     if (spec.codec().isEmpty()) {
       throw new IllegalStateException("cache '" + name + "' has no value codec. Spring caches"
@@ -255,14 +255,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   private SustainableCache<Object> build(CacheSpec spec, String namespace) {
     SustainableCacheBuilder<Object> b = SustainableCache.builder(store)
         .codec((ValueCodec<Object>) spec.codec().get());
-    b.namespace(namespace).ttl(spec.ttl().get()).keyPolicy(KeyPolicy.HASH);
-    spec.grace().ifPresent(b::grace);
-    spec.absentTtl().ifPresent(b::absentTtl);
-    spec.loadTimeout().ifPresent(b::loadTimeout);
-    spec.refreshPolicy().ifPresent(b::refreshPolicy);
-    spec.refreshThreads().ifPresent(b::refreshThreads);
-    spec.refreshQueueCapacity().ifPresent(b::refreshQueueCapacity);
-    spec.fleetLease().ifPresent(b::fleetLease);
+    b.namespace(namespace).settings(spec.settings()).keyPolicy(KeyPolicy.HASH);
     spec.customizer().ifPresent(c -> c.accept((SustainableCacheBuilder) b));
     return b.build();
   }

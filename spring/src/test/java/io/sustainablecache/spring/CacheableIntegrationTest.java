@@ -3,6 +3,7 @@ package io.sustainablecache.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.testing.InMemoryStore;
 import java.io.IOException;
@@ -62,7 +63,7 @@ final class CacheableIntegrationTest {
     @Bean
     SustainableCacheManager cacheManager() {
       return SustainableCacheManager.builder(InMemoryStore.create())
-          .cache("books", CacheSpec.builder().ttl(Duration.ofMinutes(1))
+          .cache("books", CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofMinutes(1)).build())
               .codec(ValueCodec.utf8(), String.class).build())
           .dynamic(false)
           .build();

@@ -3,6 +3,7 @@ package io.sustainablecache.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import java.io.IOException;
@@ -105,7 +106,7 @@ public abstract class SpringCacheContract {
 
   private SustainableCacheManager manager(CacheStore store) {
     SustainableCacheManager built = SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().ttl(TTL).codec(ValueCodec.utf8(), String.class).build())
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build()).codec(ValueCodec.utf8(), String.class).build())
         .namespacePrefix(prefix)
         .build();
     closeables.add(built);

@@ -3,6 +3,7 @@ package io.sustainablecache.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.testing.InMemoryStore;
 import java.time.Duration;
@@ -17,7 +18,7 @@ final class SustainableCacheManagerTest {
 
   private final InMemoryStore store = InMemoryStore.create();
   private final CacheSpec defaults =
-      CacheSpec.builder().ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8(), String.class).build();
+      CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(30)).build()).codec(ValueCodec.utf8(), String.class).build();
   private SustainableCacheManager manager;
 
   @AfterEach
@@ -30,18 +31,18 @@ final class SustainableCacheManagerTest {
   @Test
   void configuredCachesAreCreatedByBuild() {
     manager = SustainableCacheManager.builder(store).defaults(defaults)
-        .cache("books", CacheSpec.builder().ttl(Duration.ofMinutes(5)).build())
+        .cache("books", CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofMinutes(5)).build()).build())
         .cacheNames(List.of("authors"))
         .build();
     assertThat(manager.getCacheNames()).containsExactly("books", "authors");
-    assertThat(manager.specOf("books").ttl()).contains(Duration.ofMinutes(5));
-    assertThat(manager.specOf("authors").ttl()).contains(Duration.ofSeconds(30));
+    assertThat(manager.specOf("books").settings().ttl()).contains(Duration.ofMinutes(5));
+    assertThat(manager.specOf("authors").settings().ttl()).contains(Duration.ofSeconds(30));
   }
 
   @Test
   void aConfiguredCacheWithoutACodecFailsTheBuildNamingTheCacheAndTheFix() {
     assertThatThrownBy(() -> SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().ttl(Duration.ofSeconds(30)).build())
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(30)).build()).build())
         .cache("books", CacheSpec.empty())
         .cache("authors", CacheSpec.builder().codec(ValueCodec.utf8()).build())
         .build())
@@ -73,7 +74,7 @@ final class SustainableCacheManagerTest {
   @Test
   void aDynamicCacheWithoutACodecFailsWithTheMessage() {
     manager = SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().ttl(Duration.ofSeconds(1)).build()).build();
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(1)).build()).build()).build();
     assertThatThrownBy(() -> manager.getCache("late"))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("cache 'late' has no value codec");
@@ -107,7 +108,7 @@ final class SustainableCacheManagerTest {
   @Test
   void validateReportsEveryProblemAtOnce() {
     manager = SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().ttl(Duration.ofSeconds(1)).build()).build();
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(1)).build()).build()).build();
     assertThatThrownBy(() -> manager.validate(Map.of("x", List.of("A.a"), "y", List.of("B.b"))))
         .hasMessageContaining("cannot create 2 caches")
         .hasMessageContaining("cache 'x' has no value codec")

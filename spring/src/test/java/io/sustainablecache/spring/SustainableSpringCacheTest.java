@@ -3,6 +3,7 @@ package io.sustainablecache.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
@@ -37,8 +38,10 @@ final class SustainableSpringCacheTest {
   private Cache cache(CacheStore over, FixedRandom random) {
     manager = SustainableCacheManager.builder(over)
         .defaults(CacheSpec.builder()
-            .ttl(TTL)
-            .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
+            .settings(CacheSettings.builder()
+                .ttl(TTL)
+                .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
+                .build())
             .codec(ValueCodec.utf8(), String.class)
             .customizer(b -> b.clock(clock).random(random).refreshExecutor(refreshes))
             .build())
@@ -182,7 +185,7 @@ final class SustainableSpringCacheTest {
   @Test
   void withoutNullValues_nullsAreRefusedAsSpringsOwnCachesRefuseThem() throws Exception {
     manager = SustainableCacheManager.builder(store).allowNullValues(false)
-        .defaults(CacheSpec.builder().ttl(TTL).codec(ValueCodec.utf8(), String.class)
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build()).codec(ValueCodec.utf8(), String.class)
             .customizer(b -> b.clock(clock).refreshExecutor(refreshes)).build())
         .build();
     Cache cache = manager.getCache("strict");

@@ -26,7 +26,7 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "example.query-delay=50ms",
-    "sustainable-cache.ttl=2s"})
+    "sustainable-cache.settings.ttl=2s"})
 final class ExampleApplicationIT {
 
   private static final Duration TTL = Duration.ofSeconds(2);

@@ -1,7 +1,7 @@
 package io.sustainablecache.spring.boot.autoconfigure;
 
 import io.micrometer.core.instrument.Tag;
-import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
@@ -9,7 +9,6 @@ import io.sustainablecache.spring.CacheNamesValidator;
 import io.sustainablecache.spring.CacheSpec;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheSettings.Codec;
-import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheSettings.Refresh;
 import java.io.Serializable;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -233,46 +232,19 @@ public final class SustainableCacheAutoConfiguration {
      * block leaves unset come from them (the other settings are merged by {@link
      * CacheSpec#withDefaults} in the manager).
      */
-    CacheSpec spec(String cache, SustainableCacheSettings s, SustainableCacheSettings defaults, String namespace) {
-      CacheSpec.Builder b = CacheSpec.builder()
-          .ttl(s.getTtl())
-          .grace(s.getGrace())
-          .absentTtl(s.getAbsentTtl())
-          .loadTimeout(s.getLoadTimeout())
-          .fleetLease(s.getFleetLease())
-          .namespace(namespace)
-          .refreshThreads(s.getRefresh().getThreads())
-          .refreshQueueCapacity(s.getRefresh().getQueueCapacity())
-          .refreshPolicy(policy(s.getRefresh(), defaults == null ? null : defaults.getRefresh()));
+    CacheSpec spec(String cache, SustainableCacheSettings s, SustainableCacheSettings defaults,
+        String namespace) {
+      String prefix = defaults == null ? "sustainable-cache." : "sustainable-cache.caches." + cache
+          + ".";
+      CacheSettings settings;
+      try {
+        settings = CacheSettings.from(s.getSettings());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException(prefix + "settings: " + e.getMessage(), e);
+      }
+      CacheSpec.Builder b = CacheSpec.builder().settings(settings).namespace(namespace);
       codec(cache, s, defaults, b);
       return b.build();
-    }
-
-    private static RefreshPolicy policy(Refresh r, Refresh defaults) {
-      SustainableCacheSettings.Policy policy = r.getPolicy();
-      Double beta = r.getBeta();
-      Double fraction = r.getTtlFraction();
-      if (defaults != null) {
-        policy = policy != null ? policy : defaults.getPolicy();
-        beta = beta != null ? beta : defaults.getBeta();
-        fraction = fraction != null ? fraction : defaults.getTtlFraction();
-      }
-      if (policy == null) {
-        if (beta == null && fraction == null) {
-          return null;
-        }
-        policy = SustainableCacheSettings.Policy.SUSTAINABLE;
-      }
-      switch (policy) {
-        case NONE:
-          return RefreshPolicy.none();
-        case XFETCH:
-          return RefreshPolicy.xfetch(beta == null ? 1.0 : beta);
-        default:
-          return beta == null && fraction == null ? RefreshPolicy.sustainable()
-              : RefreshPolicy.sustainable(beta == null ? 1.0 : beta,
-                  fraction == null ? 0.1 : fraction);
-      }
     }
 
     private void codec(String cache, SustainableCacheSettings s, SustainableCacheSettings defaults,

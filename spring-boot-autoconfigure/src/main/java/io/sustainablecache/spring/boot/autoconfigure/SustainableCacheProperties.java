@@ -14,9 +14,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * <pre>
  * sustainable-cache.addresses=cache1:11211,cache2:11211
- * sustainable-cache.ttl=5m
+ * sustainable-cache.settings.ttl=5m
  * sustainable-cache.caches.books.value-type=com.example.Book
- * sustainable-cache.caches.books.ttl=30s
+ * sustainable-cache.caches.books.settings.ttl=30s
  * </pre>
  *
  * <p>A mutable JavaBean for Spring Boot's binder; not thread-safe while it is bound, read-only

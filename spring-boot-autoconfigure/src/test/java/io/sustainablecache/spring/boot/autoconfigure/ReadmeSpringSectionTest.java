@@ -1,11 +1,13 @@
 package io.sustainablecache.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import com.example.Book;
 import com.example.BookRepository;
 import com.example.BookService;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.jackson.JacksonCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spring.SustainableCacheManager;
@@ -17,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -92,9 +95,9 @@ final class ReadmeSpringSectionTest {
         .run(context -> {
           assertThat(context).hasNotFailed();
           SustainableCacheManager manager = context.getBean(SustainableCacheManager.class);
-          assertThat(manager.specOf("books").ttl()).contains(Duration.ofSeconds(30));
+          assertThat(manager.specOf("books").settings().ttl()).contains(Duration.ofSeconds(30));
           assertThat(manager.specOf("books").codec()).get().isInstanceOf(JacksonCodec.class);
-          assertThat(manager.specOf("other").ttl()).contains(Duration.ofMinutes(5));
+          assertThat(manager.specOf("other").settings().ttl()).contains(Duration.ofMinutes(5));
           BookService service = context.getBean(BookService.class);
           BookRepository repository = context.getBean(BookRepository.class);
           assertThat(service.book(1)).isEqualTo(new Book(1, "title 1"));
@@ -127,12 +130,45 @@ final class ReadmeSpringSectionTest {
     }
     names.removeIf(n -> List.of("sustainable", "xfetch", "none", "spymemcached", "arcus", "true")
         .contains(n));
-    assertThat(names).contains("addresses", "ttl", "value-type", "codec-bean", "enabled");
+    assertThat(names).contains("addresses", "settings", "value-type", "codec-bean", "enabled");
     for (String name : names) {
       String full = name.startsWith("caches.") ? "sustainable-cache.caches" : "sustainable-cache."
           + name;
       assertThat(metadata).as(name).contains("\"name\": \"" + full + "\"");
     }
+  }
+
+  /** The settings table lists every key of CacheSettings, each read with a value of its form. */
+  @Test
+  void everyKeyInTheSettingsTableIsACacheSettingsKey() throws IOException {
+    String section = section();
+    String table = section.substring(section.indexOf("| key | default | value |"));
+    table = table.substring(0, table.indexOf("\n\n"));
+    List<String> keys = new ArrayList<>();
+    for (String row : table.lines().skip(2).toList()) {
+      Matcher m = Pattern.compile("`([a-z][a-z-]*)`").matcher(row.split("\\|")[1]);
+      while (m.find()) {
+        keys.add(m.group(1));
+      }
+    }
+    assertThat(keys).containsExactlyInAnyOrderElementsOf(CacheSettings.keys());
+    for (String key : keys) {
+      assertThatCode(() -> CacheSettings.from(Map.of(key, sample(key)))).as(key)
+          .doesNotThrowAnyException();
+    }
+  }
+
+  private static String sample(String key) {
+    return switch (key) {
+      case "refresh-policy" -> "xfetch:2";
+      case "fleet-lease", "serve-stale-on-error" -> "true";
+      case "refresh-threads", "refresh-queue-capacity" -> "8";
+      case "max-value-size" -> "65536";
+      case "ttl-jitter" -> "0.1";
+      case "failure-backoff" -> "1s:20s";
+      case "refresh-batch" -> "256:10ms";
+      default -> "5s";
+    };
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.jackson.JacksonCodec;
@@ -100,7 +101,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void springCacheTypeIsHonoured() {
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s", "spring.cache.type=none")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s", "spring.cache.type=none")
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context).doesNotHaveBean(SustainableCacheManager.class);
@@ -108,7 +109,7 @@ final class SustainableCacheAutoConfigurationTest {
               .isInstanceOf(org.springframework.cache.support.NoOpCacheManager.class);
         });
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s", "spring.cache.type=simple")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s", "spring.cache.type=simple")
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context).doesNotHaveBean(SustainableCacheManager.class);
@@ -121,12 +122,12 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void allowNullValuesIsBoundAndOnByDefault() {
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s", "sustainable-cache.value-type="
+        .withPropertyValues("sustainable-cache.settings.ttl=30s", "sustainable-cache.value-type="
             + Book.class.getName())
         .run(context -> assertThat(((SustainableSpringCache) context
             .getBean(SustainableCacheManager.class).getCache("a")).isAllowNullValues()).isTrue());
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s", "sustainable-cache.value-type="
+        .withPropertyValues("sustainable-cache.settings.ttl=30s", "sustainable-cache.value-type="
             + Book.class.getName(), "sustainable-cache.allow-null-values=false")
         .run(context -> {
           Cache cache = context.getBean(SustainableCacheManager.class).getCache("b");
@@ -139,7 +140,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void createsTheManagerOverAUserStoreWhichAlwaysWins() {
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s",
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
             "sustainable-cache.caches.books.value-type=" + Book.class.getName())
         .run(context -> {
           assertThat(context).hasNotFailed();
@@ -159,7 +160,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void backsOffForAUserCacheManager() {
     runner.withUserConfiguration(WithStore.class, WithUserCacheManager.class)
-        .withPropertyValues("sustainable-cache.ttl=30s")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context).doesNotHaveBean(SustainableCacheManager.class);
@@ -169,7 +170,7 @@ final class SustainableCacheAutoConfigurationTest {
 
   @Test
   void needsCachingToBeEnabled() {
-    runner.withPropertyValues("sustainable-cache.ttl=30s")
+    runner.withPropertyValues("sustainable-cache.settings.ttl=30s")
         .run(context -> assertThat(context).hasNotFailed()
             .doesNotHaveBean(SustainableCacheManager.class)
             .doesNotHaveBean(CacheStoreFactory.OpenedStore.class));
@@ -178,7 +179,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void canBeDisabled() {
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.enabled=false", "sustainable-cache.ttl=30s")
+        .withPropertyValues("sustainable-cache.enabled=false", "sustainable-cache.settings.ttl=30s")
         .run(context -> assertThat(context).hasNotFailed()
             .doesNotHaveBean(SustainableCacheManager.class)
             .getBean(CacheManager.class).isInstanceOf(ConcurrentMapCacheManager.class));
@@ -187,7 +188,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void aConfiguredCacheWithoutACodecFailsTheStartNamingTheProperty() {
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s", "sustainable-cache.caches.books.ttl=1m")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s", "sustainable-cache.caches.books.settings.ttl=1m")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("cache 'books' has no value codec")
             .hasStackTraceContaining("sustainable-cache.caches.books.value-type"));
@@ -196,7 +197,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void aCacheUsedByAnAnnotationWithoutACodecFailsTheStartNamingTheMethod() {
     runner.withUserConfiguration(WithStore.class, WithBookService.class)
-        .withPropertyValues("sustainable-cache.ttl=30s")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("cache 'books' has no value codec")
             .hasStackTraceContaining("(used by BookService.find)"));
@@ -208,13 +209,13 @@ final class SustainableCacheAutoConfigurationTest {
         .withPropertyValues("sustainable-cache.value-type=" + Book.class.getName())
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("cache 'books' has no TTL")
-            .hasStackTraceContaining("sustainable-cache.ttl"));
+            .hasStackTraceContaining("sustainable-cache.settings.ttl"));
   }
 
   @Test
   void syncCacheableThroughTheAutoConfiguredManager() {
     runner.withUserConfiguration(WithStore.class, WithBookService.class)
-        .withPropertyValues("sustainable-cache.ttl=30s",
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
             "sustainable-cache.caches.books.value-type=" + Book.class.getName(),
             "sustainable-cache.caches.books.namespace=bk2")
         .run(context -> {
@@ -234,19 +235,19 @@ final class SustainableCacheAutoConfigurationTest {
     runner.withUserConfiguration(WithStore.class)
         .withBean("titleCodec", ValueCodec.class, ValueCodec::utf8)
         .withPropertyValues(
-            "sustainable-cache.ttl=30s",
-            "sustainable-cache.grace=5s",
-            "sustainable-cache.absent-ttl=2s",
-            "sustainable-cache.load-timeout=3s",
-            "sustainable-cache.fleet-lease=false",
+            "sustainable-cache.settings.ttl=30s",
+            "sustainable-cache.settings.grace=5s",
+            "sustainable-cache.settings.absent-ttl=2s",
+            "sustainable-cache.settings.load-timeout=3s",
+            "sustainable-cache.settings.fleet-lease=false",
             "sustainable-cache.namespace-prefix=svc.",
-            "sustainable-cache.refresh.threads=2",
-            "sustainable-cache.refresh.queue-capacity=16",
-            "sustainable-cache.refresh.policy=xfetch",
-            "sustainable-cache.refresh.beta=2",
+            "sustainable-cache.settings.refresh-threads=2",
+            "sustainable-cache.settings.refresh-queue-capacity=16",
+            "sustainable-cache.settings.refresh-policy=xfetch:2",
             "sustainable-cache.caches.books.value-type=" + Book.class.getName(),
-            "sustainable-cache.caches.books.ttl=5m",
-            "sustainable-cache.caches.books.refresh.policy=sustainable",
+            "sustainable-cache.caches.books.settings.ttl=5m",
+            "sustainable-cache.caches.books.settings.refresh-policy=sustainable",
+            "sustainable-cache.caches.books.settings.failure-backoff=1s:10s",
             "sustainable-cache.caches.legacy.codec=java-serialization",
             "sustainable-cache.caches.legacy.value-type=" + Book.class.getName(),
             "sustainable-cache.caches.legacy.allow-list=" + Book.class.getName(),
@@ -258,21 +259,17 @@ final class SustainableCacheAutoConfigurationTest {
           assertThat(manager.getCacheNames())
               .containsExactlyInAnyOrder("books", "legacy", "titles", "names");
           CacheSpec books = manager.specOf("books");
-          assertThat(books.ttl()).contains(Duration.ofMinutes(5));
-          assertThat(books.grace()).contains(Duration.ofSeconds(5));
-          assertThat(books.absentTtl()).contains(Duration.ofSeconds(2));
-          assertThat(books.loadTimeout()).contains(Duration.ofSeconds(3));
-          assertThat(books.fleetLease()).contains(false);
-          assertThat(books.refreshThreads()).contains(2);
-          assertThat(books.refreshQueueCapacity()).contains(16);
-          assertThat(books.refreshPolicy()).contains(RefreshPolicy.sustainable(2.0, 0.1));
+          assertThat(books.settings()).isEqualTo(CacheSettings.parse("ttl=5m, grace=5s,"
+              + " refresh-policy=sustainable, fleet-lease=false, absent-ttl=2s, load-timeout=3s,"
+              + " refresh-threads=2, refresh-queue-capacity=16, failure-backoff=1s:10s"));
           assertThat(books.codec()).get().isInstanceOf(JacksonCodec.class);
           assertThat(books.valueType()).contains(Book.class);
           assertThat(manager.specOf("legacy").codec().get().toString())
               .startsWith("ValueCodec.javaSerialization(");
           assertThat(manager.specOf("titles").codec()).contains(ValueCodec.utf8());
           assertThat(manager.specOf("names").codec()).contains(ValueCodec.utf8());
-          assertThat(manager.specOf("other").refreshPolicy()).contains(RefreshPolicy.xfetch(2.0));
+          assertThat(manager.specOf("other").settings().refreshPolicy())
+              .contains(RefreshPolicy.xfetch(2.0));
 
           Cache legacy = manager.getCache("legacy");
           legacy.put("k", new Book("old", 1999));
@@ -282,16 +279,30 @@ final class SustainableCacheAutoConfigurationTest {
   }
 
   @Test
+  void settingsMistakesFailTheStartNamingTheProperty() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
+            "sustainable-cache.caches.books.value-type=java.lang.String",
+            "sustainable-cache.caches.books.settings.tll=5m")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("sustainable-cache.caches.books.settings: unknown key 'tll'"));
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=0s")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("sustainable-cache.settings: ttl=0s: ttl must be at least 1 ms"));
+  }
+
+  @Test
   void codecMistakesFailTheStartClearly() {
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s",
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
             "sustainable-cache.caches.legacy.codec=java-serialization",
             "sustainable-cache.caches.legacy.value-type=" + Book.class.getName())
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("cache 'legacy': codec java-serialization needs an allow-list")
             .hasStackTraceContaining("sustainable-cache.caches.legacy.allow-list"));
     runner.withUserConfiguration(WithStore.class)
-        .withPropertyValues("sustainable-cache.ttl=30s",
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
             "sustainable-cache.caches.titles.codec-bean=nope")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("there is no ValueCodec bean of that name"));
@@ -305,7 +316,7 @@ final class SustainableCacheAutoConfigurationTest {
           calls.incrementAndGet();
           return JacksonCodec.of(type);
         })
-        .withPropertyValues("sustainable-cache.ttl=30s",
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
             "sustainable-cache.caches.books.value-type=" + Book.class.getName())
         .run(context -> {
           assertThat(context).hasNotFailed();
@@ -318,7 +329,7 @@ final class SustainableCacheAutoConfigurationTest {
     runner.withUserConfiguration(WithStore.class)
         .withBean(SustainableCacheManagerCustomizer.class, () -> builder -> builder.cache("custom",
             CacheSpec.builder().codec(ValueCodec.utf8(), String.class).build()))
-        .withPropertyValues("sustainable-cache.ttl=30s")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
         .run(context -> assertThat(context.getBean(SustainableCacheManager.class).getCacheNames())
             .containsExactly("custom"));
   }
@@ -326,13 +337,13 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void withoutAStoreOrAnAdapterTheStartFailsSayingWhatToAdd() {
     runner.withUserConfiguration(Caching.class)
-        .withPropertyValues("sustainable-cache.ttl=30s",
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
             "sustainable-cache.addresses=127.0.0.1:11211")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("No CacheStoreFactory on the class path")
             .hasStackTraceContaining("sustainable-cache-spymemcached"));
     runner.withUserConfiguration(Caching.class)
-        .withPropertyValues("sustainable-cache.ttl=30s")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("sustainable-cache has no servers to connect to"));
   }
@@ -340,9 +351,9 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void metricsForCachesAtStartAndCachesCreatedLater() {
     runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class)
-        .withPropertyValues("sustainable-cache.ttl=30s",
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
             "sustainable-cache.value-type=java.lang.String",
-            "sustainable-cache.caches.early.ttl=1m")
+            "sustainable-cache.caches.early.settings.ttl=1m")
         .run(context -> {
           assertThat(context).hasNotFailed();
           MeterRegistry registry = context.getBean(MeterRegistry.class);
@@ -369,7 +380,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void theMeterBinderProviderIsRegistered() {
     runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class)
-        .withPropertyValues("sustainable-cache.ttl=30s")
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
         .run(context -> assertThat(context).hasSingleBean(SustainableCacheMeterBinderProvider.class));
   }
 

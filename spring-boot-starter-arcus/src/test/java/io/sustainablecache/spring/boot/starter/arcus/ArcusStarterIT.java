@@ -66,7 +66,7 @@ final class ArcusStarterIT {
             "sustainable-cache.addresses=" + a.getHostString() + ":" + a.getPort(),
             "sustainable-cache.namespace-prefix=it" + UUID.randomUUID().toString().substring(0, 8)
                 + ".",
-            "sustainable-cache.ttl=1m",
+            "sustainable-cache.settings.ttl=1m",
             "sustainable-cache.value-type=java.lang.String")
         .run(context -> {
           assertThat(context).hasNotFailed();

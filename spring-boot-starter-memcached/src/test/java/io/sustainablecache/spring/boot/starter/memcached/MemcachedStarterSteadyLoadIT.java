@@ -70,7 +70,7 @@ final class MemcachedStarterSteadyLoadIT {
             "sustainable-cache.addresses=" + address(),
             "sustainable-cache.namespace-prefix=it" + UUID.randomUUID().toString().substring(0, 8)
                 + ".",
-            "sustainable-cache.ttl=" + TTL.toMillis() + "ms",
+            "sustainable-cache.settings.ttl=" + TTL.toMillis() + "ms",
             "sustainable-cache.caches.prices.value-type=java.lang.String");
   }
 

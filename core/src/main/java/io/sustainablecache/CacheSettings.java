@@ -1,0 +1,754 @@
+package io.sustainablecache;
+
+import static java.util.Objects.requireNonNull;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+/**
+ * The declarative settings of a cache, as one immutable value: what {@link
+ * SustainableCacheBuilder#settings} applies, what Spring's cache manager keeps per cache name and
+ * what a configuration file states as a spec string ({@link #parse}), in the manner of Caffeine's
+ * {@code CaffeineSpec}. Each setting is either set or absent; an absent setting leaves the
+ * builder's default. Objects that are not settings (the store, the codec, executors, the clock)
+ * stay on the builder.
+ *
+ * <pre>{@code
+ * CacheSettings defaults = CacheSettings.parse("ttl=10m, grace=1m, fleet-lease=true");
+ * CacheSettings products = CacheSettings.builder().ttl(Duration.ofMinutes(2)).build()
+ *     .withDefaults(defaults);                        // ttl 2 min, grace 1 min, the lease on
+ * SustainableCache<Product> cache = SustainableCache.builder(store)
+ *     .namespace("product").settings(products).codec(codec).build();
+ * }</pre>
+ *
+ * <h2>The spec format</h2>
+ * Comma-separated {@code key=value} pairs, whitespace ignored; each key at most once. Durations
+ * are a number with a unit ({@code 500ms}, {@code 30s}, {@code 10m}, {@code 2h}, {@code 1d}) or
+ * ISO-8601 ({@code PT10M}). The keys, each the builder method of the same name:
+ * <table>
+ *   <caption>Spec keys</caption>
+ *   <tr><th>key</th><th>value</th></tr>
+ *   <tr><td>{@code ttl}, {@code grace}, {@code absent-ttl}, {@code load-timeout},
+ *       {@code max-clock-skew}, {@code close-timeout}</td><td>a duration</td></tr>
+ *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
+ *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
+ *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}</td><td>{@code true} or {@code
+ *       false}</td></tr>
+ *   <tr><td>{@code refresh-threads}, {@code refresh-queue-capacity}, {@code
+ *       max-value-size}</td><td>an integer</td></tr>
+ *   <tr><td>{@code ttl-jitter}</td><td>a fraction, 0 to 0.5</td></tr>
+ *   <tr><td>{@code failure-backoff}</td><td>a duration (the base), or {@code
+ *       <base>:<max>}</td></tr>
+ *   <tr><td>{@code refresh-batch}</td><td>{@code <maxKeys>:<maxDelay>}</td></tr>
+ * </table>
+ * {@link #toString()} writes the same format, so {@code parse(s.toString()).equals(s)}.
+ *
+ * <p>Immutable and thread-safe. Every value is checked when it is set, with the builder's own
+ * rules and messages ({@link IllegalArgumentException}); rules that relate two settings (such as
+ * a failure back-off cap below the base) are checked when the cache is built.
+ */
+public final class CacheSettings {
+
+  /** The settings by spec key, in spec order: one line each, the only list of them. */
+  private static final Map<String, Setting<?>> SETTINGS = new LinkedHashMap<>();
+  /** The same settings by {@linkplain #normalized normalized} key. */
+  private static final Map<String, Setting<?>> BY_NAME = new java.util.HashMap<>();
+
+  static {
+    duration("ttl", s -> s.ttl, (b, v) -> b.ttl = v, SustainableCacheBuilder::ttl);
+    duration("grace", s -> s.grace, (b, v) -> b.grace = v, SustainableCacheBuilder::grace);
+    add("refresh-policy", s -> s.refreshPolicy, (b, v) -> b.refreshPolicy = v,
+        CacheSettings::parsePolicy, CacheSettings::formatPolicy,
+        SustainableCacheBuilder::refreshPolicy);
+    bool("fleet-lease", s -> s.fleetLease, (b, v) -> b.fleetLease = v,
+        SustainableCacheBuilder::fleetLease);
+    duration("absent-ttl", s -> s.absentTtl, (b, v) -> b.absentTtl = v,
+        SustainableCacheBuilder::absentTtl);
+    duration("load-timeout", s -> s.loadTimeout, (b, v) -> b.loadTimeout = v,
+        SustainableCacheBuilder::loadTimeout);
+    integer("refresh-threads", s -> s.refreshThreads, (b, v) -> b.refreshThreads = v,
+        SustainableCacheBuilder::refreshThreads);
+    integer("refresh-queue-capacity", s -> s.refreshQueueCapacity,
+        (b, v) -> b.refreshQueueCapacity = v, SustainableCacheBuilder::refreshQueueCapacity);
+    add("failure-backoff", s -> s.failureBackoff, (b, v) -> b.failureBackoff = v,
+        Backoff::parse, Backoff::toString, (b, v) -> {
+          if (v.max() == null) {
+            b.failureBackoff(v.base());
+          } else {
+            b.failureBackoff(v.base(), v.max());
+          }
+        });
+    bool("serve-stale-on-error", s -> s.serveStaleOnError, (b, v) -> b.serveStaleOnError = v,
+        SustainableCacheBuilder::serveStaleOnError);
+    duration("max-clock-skew", s -> s.maxClockSkew, (b, v) -> b.maxClockSkew = v,
+        SustainableCacheBuilder::maxClockSkew);
+    add("ttl-jitter", s -> s.ttlJitter, (b, v) -> b.ttlJitter = v,
+        text -> parseNumber(text, Double::valueOf), String::valueOf,
+        SustainableCacheBuilder::ttlJitter);
+    integer("max-value-size", s -> s.maxValueSize, (b, v) -> b.maxValueSize = v,
+        SustainableCacheBuilder::maxValueSize);
+    add("refresh-batch", s -> s.refreshBatch, (b, v) -> b.refreshBatch = v, Batch::parse,
+        Batch::toString, (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
+    duration("close-timeout", s -> s.closeTimeout, (b, v) -> b.closeTimeout = v,
+        SustainableCacheBuilder::closeTimeout);
+  }
+
+  private static final CacheSettings EMPTY = new CacheSettings();
+
+  private Duration ttl;
+  private Duration grace;
+  private RefreshPolicy refreshPolicy;
+  private Boolean fleetLease;
+  private Duration absentTtl;
+  private Duration loadTimeout;
+  private Integer refreshThreads;
+  private Integer refreshQueueCapacity;
+  private Backoff failureBackoff;
+  private Boolean serveStaleOnError;
+  private Duration maxClockSkew;
+  private Double ttlJitter;
+  private Integer maxValueSize;
+  private Batch refreshBatch;
+  private Duration closeTimeout;
+
+  private CacheSettings() {}
+
+  /**
+   * No setting set: every builder default applies.
+   *
+   * @return the empty settings
+   */
+  public static CacheSettings empty() {
+    return EMPTY;
+  }
+
+  /**
+   * Starts a new value.
+   *
+   * @return a builder with nothing set
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Parses a spec ({@linkplain CacheSettings the format}).
+   *
+   * @param spec for example {@code "ttl=10m, grace=1m, refresh-policy=sustainable"}; empty for
+   *     no setting
+   * @return the settings
+   * @throws NullPointerException if {@code spec} is {@code null}
+   * @throws IllegalArgumentException naming the pair at fault: an unknown key, a key given twice,
+   *     a value that does not parse or is out of range
+   */
+  public static CacheSettings parse(String spec) {
+    requireNonNull(spec, "spec");
+    Map<String, String> pairs = new LinkedHashMap<>();
+    if (!spec.isBlank()) {
+      for (String pair : spec.split(",", -1)) {
+        String trimmed = pair.strip();
+        if (trimmed.isEmpty()) {
+          throw new IllegalArgumentException(
+              "empty pair in the cache settings spec \"" + spec + "\"");
+        }
+        int eq = trimmed.indexOf('=');
+        String key = (eq < 0 ? trimmed : trimmed.substring(0, eq)).strip();
+        if (eq < 0) {
+          throw new IllegalArgumentException("'" + key + "' has no value (" + key + "=...)");
+        }
+        if (pairs.putIfAbsent(key, trimmed.substring(eq + 1).strip()) != null) {
+          throw new IllegalArgumentException("'" + key + "' is given twice");
+        }
+      }
+    }
+    return from(pairs);
+  }
+
+  /**
+   * Reads settings from key-value pairs, as Spring Boot binds them from {@code
+   * sustainable-cache.settings.*}: the keys and values of the {@linkplain CacheSettings spec
+   * format}. A key matches ignoring case, {@code '-'} and {@code '_'} ({@code refresh-policy},
+   * {@code refreshPolicy} and {@code REFRESH_POLICY} are one key).
+   *
+   * @param pairs the settings by key; values are trimmed
+   * @return the settings
+   * @throws NullPointerException if {@code pairs}, a key or a value is {@code null}
+   * @throws IllegalArgumentException naming the pair at fault, as {@link #parse}
+   */
+  public static CacheSettings from(Map<String, String> pairs) {
+    requireNonNull(pairs, "pairs");
+    Builder builder = new Builder();
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    pairs.forEach((key, value) -> {
+      requireNonNull(key, "key");
+      requireNonNull(value, key);
+      Setting<?> setting = BY_NAME.get(normalized(key));
+      if (setting == null) {
+        throw new IllegalArgumentException("unknown key '" + key + "' in the cache settings;"
+            + " the keys are " + String.join(", ", SETTINGS.keySet()));
+      }
+      if (!seen.add(setting.key)) {
+        throw new IllegalArgumentException("'" + key + "' is given twice");
+      }
+      setting.parseInto(builder, value.strip());
+    });
+    return builder.build();
+  }
+
+  /**
+   * The keys of the spec format, in the order {@link #toString()} writes them.
+   *
+   * @return an unmodifiable list, e.g. {@code ttl, grace, refresh-policy, ...}
+   */
+  public static java.util.List<String> keys() {
+    return java.util.List.copyOf(SETTINGS.keySet());
+  }
+
+  private static String normalized(String key) {
+    return key.replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * A builder holding these settings, to change some of them.
+   *
+   * @return a new builder
+   */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.copy(this);
+    return b;
+  }
+
+  /**
+   * These settings, with each absent one taken from {@code defaults}.
+   *
+   * @param defaults the settings under these
+   * @return the merged settings
+   * @throws NullPointerException if {@code defaults} is {@code null}
+   */
+  public CacheSettings withDefaults(CacheSettings defaults) {
+    requireNonNull(defaults, "defaults");
+    Builder b = defaults.toBuilder();
+    for (Setting<?> setting : SETTINGS.values()) {
+      setting.copyIfSet(this, b.s);
+    }
+    return b.build();
+  }
+
+  /** Applies the set settings to a cache builder; called by {@link SustainableCacheBuilder}. */
+  void applyTo(SustainableCacheBuilder<?> builder) {
+    for (Setting<?> setting : SETTINGS.values()) {
+      setting.applyTo(this, builder);
+    }
+  }
+
+  /**
+   * Whether no setting is set.
+   *
+   * @return {@code true} for {@link #empty()}
+   */
+  public boolean isEmpty() {
+    return equals(EMPTY);
+  }
+
+  /** @return the time a value is fresh ({@link SustainableCacheBuilder#ttl}), if set */
+  public Optional<Duration> ttl() {
+    return Optional.ofNullable(ttl);
+  }
+
+  /** @return how long a value stays after its TTL ({@link SustainableCacheBuilder#grace}) */
+  public Optional<Duration> grace() {
+    return Optional.ofNullable(grace);
+  }
+
+  /** @return the refresh policy ({@link SustainableCacheBuilder#refreshPolicy}), if set */
+  public Optional<RefreshPolicy> refreshPolicy() {
+    return Optional.ofNullable(refreshPolicy);
+  }
+
+  /** @return whether the fleet lease is on ({@link SustainableCacheBuilder#fleetLease}) */
+  public Optional<Boolean> fleetLease() {
+    return Optional.ofNullable(fleetLease);
+  }
+
+  /** @return the TTL of a cached absence ({@link SustainableCacheBuilder#absentTtl}) */
+  public Optional<Duration> absentTtl() {
+    return Optional.ofNullable(absentTtl);
+  }
+
+  /** @return the load timeout ({@link SustainableCacheBuilder#loadTimeout}), if set */
+  public Optional<Duration> loadTimeout() {
+    return Optional.ofNullable(loadTimeout);
+  }
+
+  /** @return the refresh threads ({@link SustainableCacheBuilder#refreshThreads}), if set */
+  public Optional<Integer> refreshThreads() {
+    return Optional.ofNullable(refreshThreads);
+  }
+
+  /** @return the refresh queue ({@link SustainableCacheBuilder#refreshQueueCapacity}) */
+  public Optional<Integer> refreshQueueCapacity() {
+    return Optional.ofNullable(refreshQueueCapacity);
+  }
+
+  /** @return the failure back-off base ({@link SustainableCacheBuilder#failureBackoff}) */
+  public Optional<Duration> failureBackoff() {
+    return Optional.ofNullable(failureBackoff).map(Backoff::base);
+  }
+
+  /** @return the failure back-off cap, if set with the base */
+  public Optional<Duration> maxFailureBackoff() {
+    return Optional.ofNullable(failureBackoff).map(Backoff::max);
+  }
+
+  /** @return whether stale values answer failed refreshes ({@code serveStaleOnError}) */
+  public Optional<Boolean> serveStaleOnError() {
+    return Optional.ofNullable(serveStaleOnError);
+  }
+
+  /** @return the tolerated clock skew ({@link SustainableCacheBuilder#maxClockSkew}) */
+  public Optional<Duration> maxClockSkew() {
+    return Optional.ofNullable(maxClockSkew);
+  }
+
+  /** @return the TTL jitter fraction ({@link SustainableCacheBuilder#ttlJitter}), if set */
+  public Optional<Double> ttlJitter() {
+    return Optional.ofNullable(ttlJitter);
+  }
+
+  /** @return the largest stored value ({@link SustainableCacheBuilder#maxValueSize}) */
+  public Optional<Integer> maxValueSize() {
+    return Optional.ofNullable(maxValueSize);
+  }
+
+  /** @return the refresh batch's key limit ({@link SustainableCacheBuilder#refreshBatch}) */
+  public Optional<Integer> refreshBatchSize() {
+    return Optional.ofNullable(refreshBatch).map(Batch::maxKeys);
+  }
+
+  /** @return the refresh batch's delay ({@link SustainableCacheBuilder#refreshBatch}) */
+  public Optional<Duration> refreshBatchDelay() {
+    return Optional.ofNullable(refreshBatch).map(Batch::maxDelay);
+  }
+
+  /** @return how long close waits ({@link SustainableCacheBuilder#closeTimeout}), if set */
+  public Optional<Duration> closeTimeout() {
+    return Optional.ofNullable(closeTimeout);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CacheSettings other && toString().equals(other.toString());
+  }
+
+  @Override
+  public int hashCode() {
+    return toString().hashCode();
+  }
+
+  /**
+   * The set settings as a spec, which {@link #parse} reads back to an equal value.
+   *
+   * @return for example {@code "ttl=PT10M, fleet-lease=true"}; empty when nothing is set
+   */
+  @Override
+  public String toString() {
+    StringBuilder out = new StringBuilder();
+    for (Setting<?> setting : SETTINGS.values()) {
+      String value = setting.format(this);
+      if (value != null) {
+        out.append(out.length() == 0 ? "" : ", ").append(setting.key).append('=').append(value);
+      }
+    }
+    return out.toString();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Builds a {@link CacheSettings}. Each method checks its value with the cache builder's rules;
+   * setting a value again replaces it. Not thread-safe.
+   */
+  public static final class Builder {
+
+    private final CacheSettings s = new CacheSettings();
+
+    private Builder() {}
+
+    /**
+     * @param ttl see {@link SustainableCacheBuilder#ttl}
+     * @return this builder
+     */
+    public Builder ttl(Duration ttl) {
+      return set("ttl", ttl);
+    }
+
+    /**
+     * @param grace see {@link SustainableCacheBuilder#grace}
+     * @return this builder
+     */
+    public Builder grace(Duration grace) {
+      return set("grace", grace);
+    }
+
+    /**
+     * @param policy see {@link SustainableCacheBuilder#refreshPolicy}
+     * @return this builder
+     */
+    public Builder refreshPolicy(RefreshPolicy policy) {
+      return set("refresh-policy", policy);
+    }
+
+    /**
+     * @param enabled see {@link SustainableCacheBuilder#fleetLease}
+     * @return this builder
+     */
+    public Builder fleetLease(boolean enabled) {
+      return set("fleet-lease", enabled);
+    }
+
+    /**
+     * @param absentTtl see {@link SustainableCacheBuilder#absentTtl}
+     * @return this builder
+     */
+    public Builder absentTtl(Duration absentTtl) {
+      return set("absent-ttl", absentTtl);
+    }
+
+    /**
+     * @param timeout see {@link SustainableCacheBuilder#loadTimeout}
+     * @return this builder
+     */
+    public Builder loadTimeout(Duration timeout) {
+      return set("load-timeout", timeout);
+    }
+
+    /**
+     * @param threads see {@link SustainableCacheBuilder#refreshThreads}
+     * @return this builder
+     */
+    public Builder refreshThreads(int threads) {
+      return set("refresh-threads", threads);
+    }
+
+    /**
+     * @param capacity see {@link SustainableCacheBuilder#refreshQueueCapacity}
+     * @return this builder
+     */
+    public Builder refreshQueueCapacity(int capacity) {
+      return set("refresh-queue-capacity", capacity);
+    }
+
+    /**
+     * @param base see {@link SustainableCacheBuilder#failureBackoff(Duration)}
+     * @return this builder
+     */
+    public Builder failureBackoff(Duration base) {
+      return set("failure-backoff", new Backoff(requireNonNull(base, "base"), null));
+    }
+
+    /**
+     * @param base see {@link SustainableCacheBuilder#failureBackoff(Duration, Duration)}
+     * @param max the cap
+     * @return this builder
+     */
+    public Builder failureBackoff(Duration base, Duration max) {
+      return set("failure-backoff",
+          new Backoff(requireNonNull(base, "base"), requireNonNull(max, "max")));
+    }
+
+    /**
+     * @param enabled see {@link SustainableCacheBuilder#serveStaleOnError}
+     * @return this builder
+     */
+    public Builder serveStaleOnError(boolean enabled) {
+      return set("serve-stale-on-error", enabled);
+    }
+
+    /**
+     * @param skew see {@link SustainableCacheBuilder#maxClockSkew}
+     * @return this builder
+     */
+    public Builder maxClockSkew(Duration skew) {
+      return set("max-clock-skew", skew);
+    }
+
+    /**
+     * @param fraction see {@link SustainableCacheBuilder#ttlJitter}
+     * @return this builder
+     */
+    public Builder ttlJitter(double fraction) {
+      return set("ttl-jitter", fraction);
+    }
+
+    /**
+     * @param bytes see {@link SustainableCacheBuilder#maxValueSize}
+     * @return this builder
+     */
+    public Builder maxValueSize(int bytes) {
+      return set("max-value-size", bytes);
+    }
+
+    /**
+     * @param maxKeys see {@link SustainableCacheBuilder#refreshBatch}
+     * @param maxDelay the longest a refresh waits for its batch
+     * @return this builder
+     */
+    public Builder refreshBatch(int maxKeys, Duration maxDelay) {
+      return set("refresh-batch", new Batch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
+    }
+
+    /**
+     * @param timeout see {@link SustainableCacheBuilder#closeTimeout}
+     * @return this builder
+     */
+    public Builder closeTimeout(Duration timeout) {
+      return set("close-timeout", timeout);
+    }
+
+    /**
+     * Creates the value.
+     *
+     * @return a new immutable value with the settings set so far
+     */
+    public CacheSettings build() {
+      CacheSettings out = new CacheSettings();
+      for (Setting<?> setting : SETTINGS.values()) {
+        setting.copyIfSet(s, out);
+      }
+      return out;
+    }
+
+    private void copy(CacheSettings from) {
+      for (Setting<?> setting : SETTINGS.values()) {
+        setting.copyIfSet(from, s);
+      }
+    }
+
+    private Builder set(String key, Object value) {
+      requireNonNull(value, key);
+      Setting<?> setting = SETTINGS.get(key);
+      setting.checkAndStore(this, value);
+      return this;
+    }
+
+    /**
+     * A cache builder that checks one value with its own rules and messages; a fresh one per
+     * value, so that setting a value again is allowed.
+     */
+    private static SustainableCacheBuilder<?> check() {
+      return SustainableCacheBuilder.validating();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The table of settings
+
+  /** The failure back-off: a base, and a cap or {@code null} for the builder's default cap. */
+  private record Backoff(Duration base, Duration max) {
+    static Backoff parse(String text) {
+      int colon = text.indexOf(':');
+      return colon < 0
+          ? new Backoff(parseDuration(text), null)
+          : new Backoff(parseDuration(text.substring(0, colon)),
+              parseDuration(text.substring(colon + 1)));
+    }
+
+    @Override
+    public String toString() {
+      return max == null ? base.toString() : base + ":" + max;
+    }
+  }
+
+  /** The refresh batch: at most this many keys, waiting at most this long. */
+  private record Batch(int maxKeys, Duration maxDelay) {
+    static Batch parse(String text) {
+      int colon = text.indexOf(':');
+      if (colon < 0) {
+        throw new IllegalArgumentException("expected <maxKeys>:<maxDelay>, e.g. 100:5ms");
+      }
+      return new Batch(parseNumber(text.substring(0, colon), Integer::valueOf),
+          parseDuration(text.substring(colon + 1)));
+    }
+
+    @Override
+    public String toString() {
+      return maxKeys + ":" + maxDelay;
+    }
+  }
+
+  /** One setting: its spec key, its field, its text form and how the cache builder takes it. */
+  private static final class Setting<T> {
+    final String key;
+    final Function<CacheSettings, T> get;
+    final BiConsumer<CacheSettings, T> put;
+    final Function<String, T> parse;
+    final Function<T, String> format;
+    final BiConsumer<SustainableCacheBuilder<?>, T> apply;
+
+    Setting(String key, Function<CacheSettings, T> get, BiConsumer<CacheSettings, T> put,
+        Function<String, T> parse, Function<T, String> format,
+        BiConsumer<SustainableCacheBuilder<?>, T> apply) {
+      this.key = key;
+      this.get = get;
+      this.put = put;
+      this.parse = parse;
+      this.format = format;
+      this.apply = apply;
+    }
+
+    void parseInto(Builder builder, String text) {
+      try {
+        checkAndStore(builder, parse.apply(text));
+      } catch (IllegalArgumentException | DateTimeParseException e) {
+        throw new IllegalArgumentException(key + "=" + text + ": " + e.getMessage(), e);
+      }
+    }
+
+    @SuppressWarnings("unchecked")
+    void checkAndStore(Builder builder, Object value) {
+      T typed = (T) value;
+      apply.accept(Builder.check(), typed);
+      put.accept(builder.s, typed);
+    }
+
+    void copyIfSet(CacheSettings from, CacheSettings to) {
+      T value = get.apply(from);
+      if (value != null) {
+        put.accept(to, value);
+      }
+    }
+
+    void applyTo(CacheSettings from, SustainableCacheBuilder<?> builder) {
+      T value = get.apply(from);
+      if (value != null) {
+        apply.accept(builder, value);
+      }
+    }
+
+    String format(CacheSettings from) {
+      T value = get.apply(from);
+      return value == null ? null : format.apply(value);
+    }
+  }
+
+  private static <T> void add(String key, Function<CacheSettings, T> get,
+      BiConsumer<CacheSettings, T> put, Function<String, T> parse, Function<T, String> format,
+      BiConsumer<SustainableCacheBuilder<?>, T> apply) {
+    Setting<T> setting = new Setting<>(key, get, put, parse, format, apply);
+    SETTINGS.put(key, setting);
+    BY_NAME.put(normalized(key), setting);
+  }
+
+  private static void duration(String key, Function<CacheSettings, Duration> get,
+      BiConsumer<CacheSettings, Duration> put,
+      BiConsumer<SustainableCacheBuilder<?>, Duration> apply) {
+    add(key, get, put, CacheSettings::parseDuration, Duration::toString, apply);
+  }
+
+  private static void bool(String key, Function<CacheSettings, Boolean> get,
+      BiConsumer<CacheSettings, Boolean> put,
+      BiConsumer<SustainableCacheBuilder<?>, Boolean> apply) {
+    add(key, get, put, CacheSettings::parseBoolean, String::valueOf, apply);
+  }
+
+  private static void integer(String key, Function<CacheSettings, Integer> get,
+      BiConsumer<CacheSettings, Integer> put,
+      BiConsumer<SustainableCacheBuilder<?>, Integer> apply) {
+    add(key, get, put, text -> parseNumber(text, Integer::valueOf), String::valueOf, apply);
+  }
+
+  /**
+   * A duration: a number with a unit ({@code ms}, {@code s}, {@code m}, {@code h}, {@code d}) or
+   * ISO-8601.
+   */
+  static Duration parseDuration(String text) {
+    String t = text.strip().toLowerCase(Locale.ROOT);
+    if (t.startsWith("p") || t.startsWith("-p")) {
+      return Duration.parse(t.toUpperCase(Locale.ROOT));
+    }
+    int unit = 0;
+    while (unit < t.length() && (Character.isDigit(t.charAt(unit)) || t.charAt(unit) == '-')) {
+      unit++;
+    }
+    if (unit == 0 || unit == t.length()) {
+      throw new IllegalArgumentException("a duration is a number with a unit (ms, s, m, h, d)"
+          + " or ISO-8601, e.g. 500ms, 10m, PT10M");
+    }
+    long amount = parseNumber(t.substring(0, unit), Long::valueOf);
+    return switch (t.substring(unit)) {
+      case "ms" -> Duration.ofMillis(amount);
+      case "s" -> Duration.ofSeconds(amount);
+      case "m" -> Duration.ofMinutes(amount);
+      case "h" -> Duration.ofHours(amount);
+      case "d" -> Duration.ofDays(amount);
+      default -> throw new IllegalArgumentException("unknown duration unit '" + t.substring(unit)
+          + "' (ms, s, m, h, d)");
+    };
+  }
+
+  private static Boolean parseBoolean(String text) {
+    return switch (text.strip().toLowerCase(Locale.ROOT)) {
+      case "true" -> Boolean.TRUE;
+      case "false" -> Boolean.FALSE;
+      default -> throw new IllegalArgumentException("expected true or false");
+    };
+  }
+
+  private static <N> N parseNumber(String text, Function<String, N> parse) {
+    try {
+      return parse.apply(text.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("not a number: " + text.strip());
+    }
+  }
+
+  private static RefreshPolicy parsePolicy(String text) {
+    String[] parts = text.strip().toLowerCase(Locale.ROOT).split(":", -1);
+    return switch (parts[0]) {
+      case "none" -> {
+        requireParts(parts, 1, "none");
+        yield RefreshPolicy.none();
+      }
+      case "xfetch", "per" -> {
+        requireParts(parts, 2, "xfetch:<beta>");
+        yield RefreshPolicy.xfetch(parseNumber(parts[1], Double::valueOf));
+      }
+      case "sustainable", "sus" -> {
+        if (parts.length == 1) {
+          yield RefreshPolicy.sustainable();
+        }
+        requireParts(parts, 3, "sustainable:<beta>:<ttlFraction>");
+        yield RefreshPolicy.sustainable(parseNumber(parts[1], Double::valueOf),
+            parseNumber(parts[2], Double::valueOf));
+      }
+      default -> throw new IllegalArgumentException(
+          "expected sustainable, sustainable:<beta>:<ttlFraction>, xfetch:<beta> or none");
+    };
+  }
+
+  private static void requireParts(String[] parts, int count, String form) {
+    if (parts.length != count) {
+      throw new IllegalArgumentException("expected " + form);
+    }
+  }
+
+  private static String formatPolicy(RefreshPolicy policy) {
+    if (policy instanceof Policies.Sustainable sus) {
+      return sus.equals(Policies.Sustainable.DEFAULT)
+          ? "sustainable"
+          : "sustainable:" + sus.beta() + ":" + sus.ttlFraction();
+    }
+    if (policy instanceof Policies.XFetch per) {
+      return "xfetch:" + per.beta();
+    }
+    return "none";
+  }
+
+}

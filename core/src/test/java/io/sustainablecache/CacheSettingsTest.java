@@ -1,0 +1,184 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
+
+import io.sustainablecache.testing.InMemoryStore;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The settings value: building, parsing, merging and applying it. */
+class CacheSettingsTest {
+
+  private static final String EVERY_SETTING = "ttl=PT10M, grace=PT1M,"
+      + " refresh-policy=sustainable:1.5:0.2, fleet-lease=false, absent-ttl=PT30S,"
+      + " load-timeout=PT5S, refresh-threads=8, refresh-queue-capacity=500,"
+      + " failure-backoff=PT0.5S:PT20S, serve-stale-on-error=false, max-clock-skew=PT2S,"
+      + " ttl-jitter=0.1, max-value-size=65536, refresh-batch=50:PT0.005S, close-timeout=PT3S";
+
+  @Test
+  void everySettingParsesAndPrintsBackTheSame() {
+    CacheSettings settings = CacheSettings.parse(EVERY_SETTING);
+
+    assertThat(settings.toString()).isEqualTo(EVERY_SETTING);
+    assertThat(CacheSettings.parse(settings.toString())).isEqualTo(settings);
+    assertThat(settings.ttl()).hasValue(Duration.ofMinutes(10));
+    assertThat(settings.refreshPolicy()).hasValue(RefreshPolicy.sustainable(1.5, 0.2));
+    assertThat(settings.fleetLease()).hasValue(false);
+    assertThat(settings.failureBackoff()).hasValue(Duration.ofMillis(500));
+    assertThat(settings.maxFailureBackoff()).hasValue(Duration.ofSeconds(20));
+    assertThat(settings.refreshBatchSize()).hasValue(50);
+    assertThat(settings.refreshBatchDelay()).hasValue(Duration.ofMillis(5));
+    assertThat(settings.ttlJitter()).hasValue(0.1);
+  }
+
+  @Test
+  void theBuilderAndTheSpecMakeEqualValues() {
+    CacheSettings built = CacheSettings.builder()
+        .ttl(Duration.ofMinutes(10))
+        .refreshPolicy(RefreshPolicy.xfetch(2))
+        .failureBackoff(Duration.ofSeconds(1))
+        .build();
+
+    assertThat(built).isEqualTo(CacheSettings.parse("ttl=10m, refresh-policy=xfetch:2,"
+        + " failure-backoff=1s"));
+    assertThat(built.maxFailureBackoff()).isEmpty();
+    assertThat(built.grace()).isEmpty();
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "500ms | PT0.5S", "30s | PT30S", "10m | PT10M", "2h | PT2H", "1d | PT24H",
+      "PT10M | PT10M", "pt1m30s | PT1M30S"})
+  void durationsTakeAUnitOrIso8601(String text, String expected) {
+    assertThat(CacheSettings.parse("ttl=" + text).ttl()).hasValue(Duration.parse(expected));
+  }
+
+  @Test
+  void policies() {
+    assertThat(CacheSettings.parse("refresh-policy=none").refreshPolicy())
+        .hasValue(RefreshPolicy.none());
+    assertThat(CacheSettings.parse("refresh-policy=sustainable").refreshPolicy())
+        .hasValue(RefreshPolicy.sustainable());
+    assertThat(CacheSettings.parse("refresh-policy = SUS").refreshPolicy())
+        .hasValue(RefreshPolicy.sustainable());
+    assertThat(CacheSettings.parse("refresh-policy=per:1.0").refreshPolicy())
+        .hasValue(RefreshPolicy.xfetch(1.0));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "  ", "ttl=1m", "ttl=1m, grace=0s", " ttl = 1m ,grace=0s "})
+  void wellFormedSpecsParse(String spec) {
+    CacheSettings settings = CacheSettings.parse(spec);
+    assertThat(CacheSettings.parse(settings.toString())).isEqualTo(settings);
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
+      "ttl                   | has no value",
+      "tll=1m                | unknown key 'tll'",
+      "ttl=1m, ttl=2m        | 'ttl' is given twice",
+      "ttl=1m,,grace=1s      | empty pair",
+      "ttl=ten minutes       | ttl=ten minutes: a duration is a number",
+      "ttl=10y               | unknown duration unit 'y'",
+      "ttl=0s                | ttl=0s: ttl must be at least 1 ms",
+      "fleet-lease=yes       | expected true or false",
+      "refresh-threads=many  | not a number: many",
+      "refresh-threads=0     | refreshThreads",
+      "refresh-policy=lru    | expected sustainable",
+      "refresh-policy=xfetch | expected xfetch:<beta>",
+      "refresh-batch=50      | expected <maxKeys>:<maxDelay>",
+      "ttl-jitter=0.9        | ttlJitter must be in [0, 0.5]"})
+  void malformedSpecsNameThePairAtFault(String spec, String message) {
+    assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse(spec))
+        .withMessageContaining(message);
+  }
+
+  @Test
+  void pairsAsSpringBootBindsThem_matchKeysIgnoringCaseDashesAndUnderscores() {
+    java.util.Map<String, String> pairs = new java.util.LinkedHashMap<>();
+    pairs.put("ttl", "10m");
+    pairs.put("refreshPolicy", " xfetch:2 ");
+    pairs.put("FLEET_LEASE", "false");
+
+    assertThat(CacheSettings.from(pairs))
+        .isEqualTo(CacheSettings.parse("ttl=10m, refresh-policy=xfetch:2, fleet-lease=false"));
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.from(java.util.Map.of("refresh-policy", "none",
+            "refreshPolicy", "none")))
+        .withMessageContaining("given twice");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.from(java.util.Map.of("size", "10")))
+        .withMessageContaining("unknown key 'size'").withMessageContaining("refresh-policy");
+  }
+
+  @Test
+  void valuesAreCheckedWhenSet_withTheCacheBuildersRules() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.builder().ttl(Duration.ZERO))
+        .withMessageContaining("ttl must be at least 1 ms");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.builder().maxValueSize(3))
+        .withMessageContaining("maxValueSize");
+    assertThatNullPointerException().isThrownBy(() -> CacheSettings.builder().grace(null));
+    assertThatNullPointerException().isThrownBy(() -> CacheSettings.parse(null));
+  }
+
+  @Test
+  void settingAValueAgainOnTheBuilderReplacesIt() {
+    CacheSettings settings = CacheSettings.builder().ttl(Duration.ofMinutes(1))
+        .ttl(Duration.ofMinutes(2)).build();
+    assertThat(settings.ttl()).hasValue(Duration.ofMinutes(2));
+  }
+
+  @Test
+  void withDefaults_takesEachAbsentSettingFromTheDefaults() {
+    CacheSettings defaults = CacheSettings.parse("ttl=10m, grace=1m, fleet-lease=false");
+    CacheSettings cache = CacheSettings.parse("ttl=2m, refresh-threads=4");
+
+    CacheSettings merged = cache.withDefaults(defaults);
+
+    assertThat(merged).isEqualTo(
+        CacheSettings.parse("ttl=2m, grace=1m, fleet-lease=false, refresh-threads=4"));
+    assertThat(cache.withDefaults(CacheSettings.empty())).isEqualTo(cache);
+    assertThat(CacheSettings.empty().withDefaults(defaults)).isEqualTo(defaults);
+    assertThat(CacheSettings.empty().isEmpty()).isTrue();
+    assertThat(merged.isEmpty()).isFalse();
+  }
+
+  @Test
+  void theCacheBuilderAppliesWhatIsSet_andKeepsItsDefaultsForTheRest() {
+    CacheSettings settings = CacheSettings.parse("ttl=2m, grace=10s, fleet-lease=false,"
+        + " refresh-policy=xfetch:1.0, failure-backoff=1s:5s, refresh-batch=10:1ms");
+
+    CacheConfig<?> config = SustainableCache.builder(InMemoryStore.create())
+        .namespace("n").settings(settings).config(ValueCodec.utf8());
+
+    assertThat(config.ttl()).isEqualTo(Duration.ofMinutes(2));
+    assertThat(config.grace()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(config.fleetLease()).isFalse();
+    assertThat(config.policy()).isEqualTo(RefreshPolicy.xfetch(1.0));
+    assertThat(config.failureBackoff()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(config.maxFailureBackoff()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(config.refreshBatchSize()).isEqualTo(10);
+    CacheConfig<?> defaults = SustainableCache.builder(InMemoryStore.create())
+        .namespace("n").ttl(Duration.ofMinutes(2)).config(ValueCodec.utf8());
+    assertThat(config.absentTtl()).isEqualTo(defaults.absentTtl());
+    assertThat(config.loadTimeout()).isEqualTo(defaults.loadTimeout());
+    assertThat(config.serveStaleOnError()).isEqualTo(defaults.serveStaleOnError());
+  }
+
+  @Test
+  void aSettingAlsoSetOnTheCacheBuilder_isAnError() {
+    SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(InMemoryStore.create())
+        .ttl(Duration.ofMinutes(1));
+    assertThatIllegalStateException()
+        .isThrownBy(() -> builder.settings(CacheSettings.parse("ttl=2m")))
+        .withMessageContaining("ttl");
+  }
+}

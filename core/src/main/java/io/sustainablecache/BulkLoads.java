@@ -159,10 +159,10 @@ final class BulkLoads<V> {
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         own.add(flight);
-        waits.put(wanted.key(), flight.result);
+        waits.put(wanted.key(), flight.answer());
       } else if (begin instanceof KeyRegistry.Joined<?> joined) {
         Flight<V> flight = cast(joined.flight());
-        waits.put(wanted.key(), flight.result);
+        waits.put(wanted.key(), flight.answer());
       } else if (begin instanceof KeyRegistry.Remembered remembered) {
         stats.increment(Counter.FAILURE_REMEMBERED);
         if (!answerStale(answers, wanted) && failure[0] == null) {

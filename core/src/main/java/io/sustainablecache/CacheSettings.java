@@ -64,7 +64,7 @@ public final class CacheSettings {
     duration("ttl", s -> s.ttl, (b, v) -> b.ttl = v, SustainableCacheBuilder::ttl);
     duration("grace", s -> s.grace, (b, v) -> b.grace = v, SustainableCacheBuilder::grace);
     add("refresh-policy", s -> s.refreshPolicy, (b, v) -> b.refreshPolicy = v,
-        CacheSettings::parsePolicy, CacheSettings::formatPolicy,
+        SettingText::policy, SettingText::format,
         SustainableCacheBuilder::refreshPolicy);
     bool("fleet-lease", s -> s.fleetLease, (b, v) -> b.fleetLease = v,
         SustainableCacheBuilder::fleetLease);
@@ -77,7 +77,7 @@ public final class CacheSettings {
     integer("refresh-queue-capacity", s -> s.refreshQueueCapacity,
         (b, v) -> b.refreshQueueCapacity = v, SustainableCacheBuilder::refreshQueueCapacity);
     add("failure-backoff", s -> s.failureBackoff, (b, v) -> b.failureBackoff = v,
-        Backoff::parse, Backoff::toString, (b, v) -> {
+        SettingText.Backoff::parse, SettingText.Backoff::toString, (b, v) -> {
           if (v.max() == null) {
             b.failureBackoff(v.base());
           } else {
@@ -89,12 +89,12 @@ public final class CacheSettings {
     duration("max-clock-skew", s -> s.maxClockSkew, (b, v) -> b.maxClockSkew = v,
         SustainableCacheBuilder::maxClockSkew);
     add("ttl-jitter", s -> s.ttlJitter, (b, v) -> b.ttlJitter = v,
-        text -> parseNumber(text, Double::valueOf), String::valueOf,
+        text -> SettingText.number(text, Double::valueOf), String::valueOf,
         SustainableCacheBuilder::ttlJitter);
     integer("max-value-size", s -> s.maxValueSize, (b, v) -> b.maxValueSize = v,
         SustainableCacheBuilder::maxValueSize);
-    add("refresh-batch", s -> s.refreshBatch, (b, v) -> b.refreshBatch = v, Batch::parse,
-        Batch::toString, (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
+    add("refresh-batch", s -> s.refreshBatch, (b, v) -> b.refreshBatch = v, SettingText.Batch::parse,
+        SettingText.Batch::toString, (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
     duration("close-timeout", s -> s.closeTimeout, (b, v) -> b.closeTimeout = v,
         SustainableCacheBuilder::closeTimeout);
   }
@@ -109,12 +109,12 @@ public final class CacheSettings {
   private Duration loadTimeout;
   private Integer refreshThreads;
   private Integer refreshQueueCapacity;
-  private Backoff failureBackoff;
+  private SettingText.Backoff failureBackoff;
   private Boolean serveStaleOnError;
   private Duration maxClockSkew;
   private Double ttlJitter;
   private Integer maxValueSize;
-  private Batch refreshBatch;
+  private SettingText.Batch refreshBatch;
   private Duration closeTimeout;
 
   private CacheSettings() {}
@@ -299,12 +299,12 @@ public final class CacheSettings {
 
   /** @return the failure back-off base ({@link SustainableCacheBuilder#failureBackoff}) */
   public Optional<Duration> failureBackoff() {
-    return Optional.ofNullable(failureBackoff).map(Backoff::base);
+    return Optional.ofNullable(failureBackoff).map(SettingText.Backoff::base);
   }
 
   /** @return the failure back-off cap, if set with the base */
   public Optional<Duration> maxFailureBackoff() {
-    return Optional.ofNullable(failureBackoff).map(Backoff::max);
+    return Optional.ofNullable(failureBackoff).map(SettingText.Backoff::max);
   }
 
   /** @return whether stale values answer failed refreshes ({@code serveStaleOnError}) */
@@ -329,12 +329,12 @@ public final class CacheSettings {
 
   /** @return the refresh batch's key limit ({@link SustainableCacheBuilder#refreshBatch}) */
   public Optional<Integer> refreshBatchSize() {
-    return Optional.ofNullable(refreshBatch).map(Batch::maxKeys);
+    return Optional.ofNullable(refreshBatch).map(SettingText.Batch::maxKeys);
   }
 
   /** @return the refresh batch's delay ({@link SustainableCacheBuilder#refreshBatch}) */
   public Optional<Duration> refreshBatchDelay() {
-    return Optional.ofNullable(refreshBatch).map(Batch::maxDelay);
+    return Optional.ofNullable(refreshBatch).map(SettingText.Batch::maxDelay);
   }
 
   /** @return how long close waits ({@link SustainableCacheBuilder#closeTimeout}), if set */
@@ -450,7 +450,7 @@ public final class CacheSettings {
      * @return this builder
      */
     public Builder failureBackoff(Duration base) {
-      return set("failure-backoff", new Backoff(requireNonNull(base, "base"), null));
+      return set("failure-backoff", new SettingText.Backoff(requireNonNull(base, "base"), null));
     }
 
     /**
@@ -460,7 +460,7 @@ public final class CacheSettings {
      */
     public Builder failureBackoff(Duration base, Duration max) {
       return set("failure-backoff",
-          new Backoff(requireNonNull(base, "base"), requireNonNull(max, "max")));
+          new SettingText.Backoff(requireNonNull(base, "base"), requireNonNull(max, "max")));
     }
 
     /**
@@ -501,7 +501,7 @@ public final class CacheSettings {
      * @return this builder
      */
     public Builder refreshBatch(int maxKeys, Duration maxDelay) {
-      return set("refresh-batch", new Batch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
+      return set("refresh-batch", new SettingText.Batch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
     }
 
     /**
@@ -549,39 +549,6 @@ public final class CacheSettings {
 
   // -------------------------------------------------------------------------------------------
   // The table of settings
-
-  /** The failure back-off: a base, and a cap or {@code null} for the builder's default cap. */
-  private record Backoff(Duration base, Duration max) {
-    static Backoff parse(String text) {
-      int colon = text.indexOf(':');
-      return colon < 0
-          ? new Backoff(parseDuration(text), null)
-          : new Backoff(parseDuration(text.substring(0, colon)),
-              parseDuration(text.substring(colon + 1)));
-    }
-
-    @Override
-    public String toString() {
-      return max == null ? base.toString() : base + ":" + max;
-    }
-  }
-
-  /** The refresh batch: at most this many keys, waiting at most this long. */
-  private record Batch(int maxKeys, Duration maxDelay) {
-    static Batch parse(String text) {
-      int colon = text.indexOf(':');
-      if (colon < 0) {
-        throw new IllegalArgumentException("expected <maxKeys>:<maxDelay>, e.g. 100:5ms");
-      }
-      return new Batch(parseNumber(text.substring(0, colon), Integer::valueOf),
-          parseDuration(text.substring(colon + 1)));
-    }
-
-    @Override
-    public String toString() {
-      return maxKeys + ":" + maxDelay;
-    }
-  }
 
   /** One setting: its spec key, its field, its text form and how the cache builder takes it. */
   private static final class Setting<T> {
@@ -649,106 +616,19 @@ public final class CacheSettings {
   private static void duration(String key, Function<CacheSettings, Duration> get,
       BiConsumer<CacheSettings, Duration> put,
       BiConsumer<SustainableCacheBuilder<?>, Duration> apply) {
-    add(key, get, put, CacheSettings::parseDuration, Duration::toString, apply);
+    add(key, get, put, SettingText::duration, Duration::toString, apply);
   }
 
   private static void bool(String key, Function<CacheSettings, Boolean> get,
       BiConsumer<CacheSettings, Boolean> put,
       BiConsumer<SustainableCacheBuilder<?>, Boolean> apply) {
-    add(key, get, put, CacheSettings::parseBoolean, String::valueOf, apply);
+    add(key, get, put, SettingText::bool, String::valueOf, apply);
   }
 
   private static void integer(String key, Function<CacheSettings, Integer> get,
       BiConsumer<CacheSettings, Integer> put,
       BiConsumer<SustainableCacheBuilder<?>, Integer> apply) {
-    add(key, get, put, text -> parseNumber(text, Integer::valueOf), String::valueOf, apply);
+    add(key, get, put, text -> SettingText.number(text, Integer::valueOf), String::valueOf,
+        apply);
   }
-
-  /**
-   * A duration: a number with a unit ({@code ms}, {@code s}, {@code m}, {@code h}, {@code d}) or
-   * ISO-8601.
-   */
-  static Duration parseDuration(String text) {
-    String t = text.strip().toLowerCase(Locale.ROOT);
-    if (t.startsWith("p") || t.startsWith("-p")) {
-      return Duration.parse(t.toUpperCase(Locale.ROOT));
-    }
-    int unit = 0;
-    while (unit < t.length() && (Character.isDigit(t.charAt(unit)) || t.charAt(unit) == '-')) {
-      unit++;
-    }
-    if (unit == 0 || unit == t.length()) {
-      throw new IllegalArgumentException("a duration is a number with a unit (ms, s, m, h, d)"
-          + " or ISO-8601, e.g. 500ms, 10m, PT10M");
-    }
-    long amount = parseNumber(t.substring(0, unit), Long::valueOf);
-    return switch (t.substring(unit)) {
-      case "ms" -> Duration.ofMillis(amount);
-      case "s" -> Duration.ofSeconds(amount);
-      case "m" -> Duration.ofMinutes(amount);
-      case "h" -> Duration.ofHours(amount);
-      case "d" -> Duration.ofDays(amount);
-      default -> throw new IllegalArgumentException("unknown duration unit '" + t.substring(unit)
-          + "' (ms, s, m, h, d)");
-    };
-  }
-
-  private static Boolean parseBoolean(String text) {
-    return switch (text.strip().toLowerCase(Locale.ROOT)) {
-      case "true" -> Boolean.TRUE;
-      case "false" -> Boolean.FALSE;
-      default -> throw new IllegalArgumentException("expected true or false");
-    };
-  }
-
-  private static <N> N parseNumber(String text, Function<String, N> parse) {
-    try {
-      return parse.apply(text.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("not a number: " + text.strip());
-    }
-  }
-
-  private static RefreshPolicy parsePolicy(String text) {
-    String[] parts = text.strip().toLowerCase(Locale.ROOT).split(":", -1);
-    return switch (parts[0]) {
-      case "none" -> {
-        requireParts(parts, 1, "none");
-        yield RefreshPolicy.none();
-      }
-      case "xfetch", "per" -> {
-        requireParts(parts, 2, "xfetch:<beta>");
-        yield RefreshPolicy.xfetch(parseNumber(parts[1], Double::valueOf));
-      }
-      case "sustainable", "sus" -> {
-        if (parts.length == 1) {
-          yield RefreshPolicy.sustainable();
-        }
-        requireParts(parts, 3, "sustainable:<beta>:<ttlFraction>");
-        yield RefreshPolicy.sustainable(parseNumber(parts[1], Double::valueOf),
-            parseNumber(parts[2], Double::valueOf));
-      }
-      default -> throw new IllegalArgumentException(
-          "expected sustainable, sustainable:<beta>:<ttlFraction>, xfetch:<beta> or none");
-    };
-  }
-
-  private static void requireParts(String[] parts, int count, String form) {
-    if (parts.length != count) {
-      throw new IllegalArgumentException("expected " + form);
-    }
-  }
-
-  private static String formatPolicy(RefreshPolicy policy) {
-    if (policy instanceof Policies.Sustainable sus) {
-      return sus.equals(Policies.Sustainable.DEFAULT)
-          ? "sustainable"
-          : "sustainable:" + sus.beta() + ":" + sus.ttlFraction();
-    }
-    if (policy instanceof Policies.XFetch per) {
-      return "xfetch:" + per.beta();
-    }
-    return "none";
-  }
-
 }

@@ -119,7 +119,7 @@ final class FleetLease<V> {
       if (taken.won()) {
         return true;
       }
-      if (flight.result.isDone()) { // delivered by the winner's re-read
+      if (flight.completed()) { // delivered by the winner's re-read
         return false;
       }
       Lost lost = taken.marker() == null ? Lost.WAIT : readLostLease(flight, taken.marker());
@@ -282,7 +282,7 @@ final class FleetLease<V> {
    */
   private void poll(Flight<V> flight, long deadline, long pollMillis,
       CompletableFuture<Boolean> decided) {
-    if (flight.result.isDone()) { // invalidated and completed elsewhere, or timed out
+    if (flight.completed()) { // invalidated and completed elsewhere, or timed out
       decided.complete(false);
       return;
     }
@@ -368,7 +368,7 @@ final class FleetLease<V> {
       return Lost.WAIT;
     }
     stats.increment(Counter.FAILURE_REMEMBERED);
-    flight.result.completeExceptionally(Backoff.exception(failure, now));
+    flight.fail(Backoff.exception(failure, now));
     return Lost.FAILED;
   }
 
@@ -382,7 +382,7 @@ final class FleetLease<V> {
     if (!entry.answers() || now >= entry.expiresAt()) {
       return false;
     }
-    if (flight.result.complete(new Loaded<>(entry.value(), entry.fetchedAt(),
+    if (flight.deliver(new Loaded<>(entry.value(), entry.fetchedAt(),
         entry.loadMillis()))) {
       registry.finish(flight, null, now);
     }

@@ -8,8 +8,10 @@ import java.util.concurrent.Future;
  * KeyRegistry} from the moment it is decided until its write has been issued (or it ended without
  * one), so that every caller of the key in between joins it instead of loading again.
  *
- * <p>{@link #result} completes once, with the load's outcome, with {@link Loaded#notLoaded()}, or
- * exceptionally ({@link CacheLoadException}: failure or timeout).
+ * <p>Its outcome completes once: with the load's value ({@link #deliver}), without one ({@link
+ * #endUnloaded}), or with a failure ({@link #fail}: the loader's, a timeout, or another
+ * instance's remembered failure). Callers see it only through {@link #answer()} and {@link
+ * #whenCompleted}.
  *
  * <h2>States and transitions</h2>
  * A flight's state is changed only by the methods of this class, each one transition:
@@ -28,9 +30,14 @@ import java.util.concurrent.Future;
  *       same key from that thread is a recursive load); load started</td></tr>
  *   <tr><td>{@link #leaveLoader}</td><td>the same</td><td>in the loader call</td>
  *       <td>loading: the loader's stage is pending</td></tr>
- *   <tr><td>{@code result.complete...}</td><td>{@code LoadCoordinator.complete/failed},
- *       {@code KeyRegistry.abandon/timedOut}, {@code FleetLease} (another instance's
- *       failure)</td><td>any</td><td>completed: callers have their answer</td></tr>
+ *   <tr><td>{@link #deliver}</td><td>{@code LoadCoordinator.complete}, {@code FleetLease}
+ *       (the value another instance wrote)</td><td>any but completed</td><td>completed with a
+ *       value: callers have their answer</td></tr>
+ *   <tr><td>{@link #fail}</td><td>{@code LoadCoordinator.failed}, {@code KeyRegistry.timedOut},
+ *       {@code FleetLease} (another instance's failure marker)</td><td>any but completed</td>
+ *       <td>completed with a failure</td></tr>
+ *   <tr><td>{@link #endUnloaded}</td><td>{@code KeyRegistry.abandon}</td><td>any but
+ *       completed</td><td>completed without a value: callers read again</td></tr>
  *   <tr><td>{@link #voidIt}</td><td>{@code KeyRegistry.detach} ({@code invalidate},
  *       {@code put}), {@code begin} (superseded by a newer tombstone), {@code timedOut}</td>
  *       <td>any</td><td>voided: deregistered, never writes (its callers still get its
@@ -61,7 +68,8 @@ final class Flight<V> {
   final long startedAt;
   /** The token of the read that decided this load; every write of it is conditional on it. */
   final long casToken;
-  final CompletableFuture<Loaded<V>> result = new CompletableFuture<>();
+  /** Completed once, by {@link #deliver}, {@link #fail} or {@link #endUnloaded}; never exposed. */
+  private final CompletableFuture<Loaded<V>> result = new CompletableFuture<>();
 
   /** The thread inside the loader call right now, for detecting recursive loads. */
   private volatile Thread loaderThread;
@@ -78,6 +86,61 @@ final class Flight<V> {
     this.origin = origin;
     this.startedAt = startedAt;
     this.casToken = casToken;
+  }
+
+  /**
+   * Completes the flight with a load's value: its callers have their answer.
+   *
+   * @return whether this completed it (it was not completed before)
+   */
+  boolean deliver(Loaded<V> loaded) {
+    return result.complete(loaded);
+  }
+
+  /**
+   * Completes the flight with a failure ({@link CacheLoadException}: the loader's, a timeout, or
+   * another instance's remembered failure).
+   *
+   * @return whether this completed it
+   */
+  boolean fail(Throwable failure) {
+    return result.completeExceptionally(failure);
+  }
+
+  /**
+   * Completes the flight without a value ({@link Loaded#notLoaded()}): it ended before loading,
+   * and its callers read the key again.
+   */
+  void endUnloaded() {
+    result.complete(Loaded.notLoaded());
+  }
+
+  /** Whether the flight has its outcome. */
+  boolean completed() {
+    return result.isDone();
+  }
+
+  /** Whether the flight's outcome is a failure. */
+  boolean completedExceptionally() {
+    return result.isCompletedExceptionally();
+  }
+
+  /**
+   * A caller's view of the outcome: completes with it, and completing or cancelling the view
+   * never changes the flight.
+   */
+  CompletableFuture<Loaded<V>> answer() {
+    return result.copy();
+  }
+
+  /** Runs {@code action} with the outcome once there is one (at once if there is). */
+  void whenCompleted(java.util.function.BiConsumer<? super Loaded<V>, ? super Throwable> action) {
+    result.whenComplete(action);
+  }
+
+  /** How many callers wait for the outcome now (for tests). */
+  int waiting() {
+    return result.getNumberOfDependents();
   }
 
   /** Records the load time measured last time (the entry's), for the fleet lease's length. */

@@ -224,7 +224,7 @@ final class KeyRegistry {
     cancelTimeout(flight);
     states.computeIfPresent(flight.storeKey, (k, state) -> state.flight() != flight
         ? state : state.withFlight(null));
-    flight.result.complete(Loaded.notLoaded());
+    flight.endUnloaded();
   }
 
   /**
@@ -340,7 +340,7 @@ final class KeyRegistry {
     flight.voidIt();
     CacheLoadException timeout = new CacheLoadException("the load did not complete within the"
         + " loadTimeout of " + loadTimeoutMillis + " ms; the key was released", null);
-    if (flight.result.completeExceptionally(timeout)) {
+    if (flight.fail(timeout)) {
       if (flight.origin == Flight.Origin.REFRESH && !flight.loadStarted()) {
         // the executor accepted the refresh and never ran it (or it is still queued): no load
         // failed, a refresh was dropped

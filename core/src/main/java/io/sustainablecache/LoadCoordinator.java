@@ -79,7 +79,7 @@ final class LoadCoordinator<V> {
       // synchronous loader, run by this very leader) does not fail it: the leader was never
       // waiting, and when the loader returns late it still hands its caller the value.
       CompletableFuture<Loaded<V>> own = new CompletableFuture<>();
-      flight.result.whenComplete((loaded, error) -> {
+      flight.whenCompleted((loaded, error) -> {
         if (error == null) {
           own.complete(loaded);
         } else if (!flight.loaderRunning()) {
@@ -99,7 +99,7 @@ final class LoadCoordinator<V> {
       return own;
     }
     if (begin instanceof KeyRegistry.Joined<?> joined) {
-      return LoadCoordinator.<V>cast(joined.flight()).result.copy();
+      return LoadCoordinator.<V>cast(joined.flight()).answer();
     }
     if (begin instanceof KeyRegistry.Remembered remembered) {
       stats.increment(Counter.FAILURE_REMEMBERED);
@@ -148,7 +148,7 @@ final class LoadCoordinator<V> {
     }
     Flight<V> flight = cast(started.flight());
     flight.expectLoadMillis(request.expectedLoadMillis());
-    CompletableFuture<Loaded<V>> result = flight.result.copy();
+    CompletableFuture<Loaded<V>> result = flight.answer();
     if (lease.enabled()) {
       lease.beforeRefresh(flight).whenComplete((won, error) -> {
         if (won != null && won) {
@@ -272,9 +272,9 @@ final class LoadCoordinator<V> {
       }
       failed(flight, t, Math.max(0, clock.millis() - start));
     }
-    if (own != null && !own.isDone() && flight.result.isCompletedExceptionally()) {
+    if (own != null && !own.isDone() && flight.completedExceptionally()) {
       // timed out while load() itself was running, and its stage is still pending
-      flight.result.whenComplete((loaded, error) -> own.completeExceptionally(error));
+      flight.whenCompleted((loaded, error) -> own.completeExceptionally(error));
     }
   }
 
@@ -306,7 +306,7 @@ final class LoadCoordinator<V> {
   Runnable complete(Flight<V> flight, Loaded<V> loaded, boolean writeBack, long statsMillis) {
     stats.recordLoad(statsMillis, loaded.value() == null);
     loadTimes.recordSuccess(statsMillis, 1); // a bulk call's time comes with its first key
-    if (!flight.result.complete(loaded) || !writeBack || flight.voided()) {
+    if (!flight.deliver(loaded) || !writeBack || flight.voided()) {
       if (writeBack && flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
       }
@@ -349,7 +349,7 @@ final class LoadCoordinator<V> {
   /** Fails a flight (its callers get a {@link CacheLoadException}) and records the failure. */
   void failed(Flight<V> flight, Throwable cause, long elapsed) {
     stats.recordLoadFailure(elapsed);
-    boolean mine = flight.result.completeExceptionally(
+    boolean mine = flight.fail(
         new CacheLoadException("the loader failed", cause));
     end(flight, cause);
     if (mine) {

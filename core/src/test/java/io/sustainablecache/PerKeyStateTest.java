@@ -308,7 +308,7 @@ final class PerKeyStateTest {
         () -> cache.get("k", counting("unused")));
     await().atMost(Duration.ofSeconds(5)).until(() -> {
       Flight<?> flight = impl(cache).registry().flightOf("p:k");
-      return flight != null && flight.result.getNumberOfDependents() > 0;
+      return flight != null && flight.waiting() > 0;
     });
 
     clock.advance(LOAD_TIMEOUT);

@@ -1,0 +1,135 @@
+package io.sustainablecache;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.function.Function;
+
+/**
+ * The text forms of {@link CacheSettings}' spec format: durations, booleans, numbers, refresh
+ * policies, and the two settings made of two values. Each parser throws {@link
+ * IllegalArgumentException} saying what form it expected. Stateless.
+ */
+final class SettingText {
+
+  private SettingText() {}
+
+  /** The failure back-off: a base, and a cap or {@code null} for the builder's default cap. */
+  record Backoff(Duration base, Duration max) {
+    static Backoff parse(String text) {
+      int colon = text.indexOf(':');
+      return colon < 0
+          ? new Backoff(duration(text), null)
+          : new Backoff(duration(text.substring(0, colon)),
+              duration(text.substring(colon + 1)));
+    }
+
+    @Override
+    public String toString() {
+      return max == null ? base.toString() : base + ":" + max;
+    }
+  }
+
+  /** The refresh batch: at most this many keys, waiting at most this long. */
+  record Batch(int maxKeys, Duration maxDelay) {
+    static Batch parse(String text) {
+      int colon = text.indexOf(':');
+      if (colon < 0) {
+        throw new IllegalArgumentException("expected <maxKeys>:<maxDelay>, e.g. 100:5ms");
+      }
+      return new Batch(number(text.substring(0, colon), Integer::valueOf),
+          duration(text.substring(colon + 1)));
+    }
+
+    @Override
+    public String toString() {
+      return maxKeys + ":" + maxDelay;
+    }
+  }
+
+  /**
+   * A duration: a number with a unit ({@code ms}, {@code s}, {@code m}, {@code h}, {@code d}) or
+   * ISO-8601.
+   */
+  static Duration duration(String text) {
+    String t = text.strip().toLowerCase(Locale.ROOT);
+    if (t.startsWith("p") || t.startsWith("-p")) {
+      return Duration.parse(t.toUpperCase(Locale.ROOT));
+    }
+    int unit = 0;
+    while (unit < t.length() && (Character.isDigit(t.charAt(unit)) || t.charAt(unit) == '-')) {
+      unit++;
+    }
+    if (unit == 0 || unit == t.length()) {
+      throw new IllegalArgumentException("a duration is a number with a unit (ms, s, m, h, d)"
+          + " or ISO-8601, e.g. 500ms, 10m, PT10M");
+    }
+    long amount = number(t.substring(0, unit), Long::valueOf);
+    return switch (t.substring(unit)) {
+      case "ms" -> Duration.ofMillis(amount);
+      case "s" -> Duration.ofSeconds(amount);
+      case "m" -> Duration.ofMinutes(amount);
+      case "h" -> Duration.ofHours(amount);
+      case "d" -> Duration.ofDays(amount);
+      default -> throw new IllegalArgumentException("unknown duration unit '" + t.substring(unit)
+          + "' (ms, s, m, h, d)");
+    };
+  }
+
+  static Boolean bool(String text) {
+    return switch (text.strip().toLowerCase(Locale.ROOT)) {
+      case "true" -> Boolean.TRUE;
+      case "false" -> Boolean.FALSE;
+      default -> throw new IllegalArgumentException("expected true or false");
+    };
+  }
+
+  static <N> N number(String text, Function<String, N> parse) {
+    try {
+      return parse.apply(text.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("not a number: " + text.strip());
+    }
+  }
+
+  static RefreshPolicy policy(String text) {
+    String[] parts = text.strip().toLowerCase(Locale.ROOT).split(":", -1);
+    return switch (parts[0]) {
+      case "none" -> {
+        requireParts(parts, 1, "none");
+        yield RefreshPolicy.none();
+      }
+      case "xfetch", "per" -> {
+        requireParts(parts, 2, "xfetch:<beta>");
+        yield RefreshPolicy.xfetch(number(parts[1], Double::valueOf));
+      }
+      case "sustainable", "sus" -> {
+        if (parts.length == 1) {
+          yield RefreshPolicy.sustainable();
+        }
+        requireParts(parts, 3, "sustainable:<beta>:<ttlFraction>");
+        yield RefreshPolicy.sustainable(number(parts[1], Double::valueOf),
+            number(parts[2], Double::valueOf));
+      }
+      default -> throw new IllegalArgumentException(
+          "expected sustainable, sustainable:<beta>:<ttlFraction>, xfetch:<beta> or none");
+    };
+  }
+
+  private static void requireParts(String[] parts, int count, String form) {
+    if (parts.length != count) {
+      throw new IllegalArgumentException("expected " + form);
+    }
+  }
+
+  static String format(RefreshPolicy policy) {
+    if (policy instanceof Policies.Sustainable sus) {
+      return sus.equals(Policies.Sustainable.DEFAULT)
+          ? "sustainable"
+          : "sustainable:" + sus.beta() + ":" + sus.ttlFraction();
+    }
+    if (policy instanceof Policies.XFetch per) {
+      return "xfetch:" + per.beta();
+    }
+    return "none";
+  }
+}

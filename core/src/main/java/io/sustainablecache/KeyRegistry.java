@@ -107,6 +107,9 @@ final class KeyRegistry {
   private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Due> forgetQueue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
+  /** Flights superseded by a miss that saw a possibly newer tombstone (see {@link #begin}). */
+  private final java.util.concurrent.atomic.AtomicLong superseded =
+      new java.util.concurrent.atomic.AtomicLong();
   private final InstantSource clock;
   private final Scheduler scheduler;
   private final StatsCounter stats;
@@ -141,7 +144,10 @@ final class KeyRegistry {
    * read the data before it changed: the miss does not join it. The old flight is voided (its callers
    * still get its result; it writes nothing) and a new one starts. A tombstone written more than
    * {@code maxClockSkew} before the flight started is not taken for a newer one (a reader that
-   * stalled since its read).
+   * stalled since its read). The rule is conservative: a flight that read nothing has token 0, so
+   * a reader that read a tombstone, stalled, and comes back after the tombstone expired and a new
+   * flight started (within {@code maxClockSkew} of the tombstone) supersedes that flight, and the
+   * key is loaded twice at once; {@link #supersededCount} counts these.
    */
   <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
       long tombstoneAt) {
@@ -149,9 +155,13 @@ final class KeyRegistry {
     Begin[] decided = new Begin[1];
     Flight<?>[] expired = new Flight<?>[1];
     states.compute(storeKey, (k, state) -> {
+      // The time of the registration itself: the caller's `now` may be stale (a thread descheduled
+      // since it read the clock), and a flight registered with a start in the past would look
+      // timed out to the next caller, which would load the key a second time.
+      long at = Math.max(now, clock.millis());
       Flight<?> flight = state == null ? null : state.flight();
       Failure failure = state == null ? null : state.failure();
-      if (flight != null && now - flight.startedAt >= loadTimeoutMillis) {
+      if (flight != null && at - flight.startedAt >= loadTimeoutMillis) {
         expired[0] = flight; // found past its timeout before the timer fired
         flight = null;
       }
@@ -159,6 +169,7 @@ final class KeyRegistry {
           && tombstoneAt + maxSkewMillis >= flight.startedAt
           && !flight.inLoader(Thread.currentThread())) {
         flight.voidIt(); // superseded: invalidated after it read the item
+        superseded.incrementAndGet();
         flight = null;
       }
       if (flight != null) {
@@ -169,11 +180,11 @@ final class KeyRegistry {
         }
         return state;
       }
-      if (failure != null && now < failure.notBefore()) {
+      if (failure != null && at < failure.notBefore()) {
         decided[0] = origin == Flight.Origin.MISS ? new Remembered(failure) : BACKING_OFF;
         return expired[0] == null ? state : state.withFlight(null);
       }
-      Flight<V> started = new Flight<>(key, storeKey, origin, now, casToken);
+      Flight<V> started = new Flight<>(key, storeKey, origin, at, casToken);
       decided[0] = new Started<>(started);
       return state == null ? new KeyState(started, null, null) : state.withFlight(started);
     });
@@ -300,6 +311,15 @@ final class KeyRegistry {
       return state.withLeaseLoss(null);
     });
     return takeover[0];
+  }
+
+  /**
+   * How many flights a miss superseded so far: each started a second load of its key while the
+   * superseded one's loader may still run. Conservative by design (see {@link #begin}); the stress
+   * test's one-loader-per-key invariant allows these.
+   */
+  long supersededCount() {
+    return superseded.get();
   }
 
   /** {@link #detach} for every key ({@code invalidateAll}). */

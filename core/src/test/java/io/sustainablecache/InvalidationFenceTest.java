@@ -106,4 +106,35 @@ final class InvalidationFenceTest {
           .isNotEqualTo("old");
     }
   }
+
+  /**
+   * Found by {@link PerKeyStateStressTest} (about 1 run in 300): a reader reads a tombstone, is
+   * descheduled, and comes back after the tombstone expired and another reader started a flight
+   * from reading nothing. Its stale tombstone supersedes that flight (the conservative rule of
+   * {@link KeyRegistry#begin}: counted), and the flight it registers must start at the time of the
+   * registration, not at its stale clock reading: otherwise the next caller takes it for timed
+   * out and loads the key a third time.
+   */
+  @Test
+  void aReaderThatStalledSinceItsRead_registersItsFlightNow_soTheNextCallerJoinsIt() {
+    KeyRegistry registry = ((DefaultSustainableCache<?>) SustainableCache.builder(server)
+        .namespace("r").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+        .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
+        .loadTimeout(Duration.ofSeconds(5)).build()).registry();
+    long staleRead = clock.millis(); // the reader read a tombstone written now, with token 10
+    clock.advance(Duration.ofSeconds(18)); // the tombstone expired; another reader found nothing
+    KeyRegistry.Begin fresh = registry.begin("k", "r:k", Flight.Origin.MISS, 0, clock.millis(), -1);
+    assertThat(fresh).isInstanceOf(KeyRegistry.Started.class);
+
+    KeyRegistry.Begin stalled =
+        registry.begin("k", "r:k", Flight.Origin.MISS, 10, staleRead, staleRead);
+    KeyRegistry.Begin next = registry.begin("k", "r:k", Flight.Origin.MISS, 0, clock.millis(), -1);
+
+    assertThat(stalled).isInstanceOf(KeyRegistry.Started.class);
+    assertThat(registry.supersededCount()).isEqualTo(1);
+    Flight<?> registered = ((KeyRegistry.Started<?>) stalled).flight();
+    assertThat(registered.startedAt).isEqualTo(clock.millis());
+    assertThat(next).isInstanceOf(KeyRegistry.Joined.class);
+    assertThat(((KeyRegistry.Joined<?>) next).flight()).isSameAs(registered);
+  }
 }

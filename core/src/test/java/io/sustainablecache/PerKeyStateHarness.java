@@ -42,7 +42,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li><b>One load at a time:</b> a loader is never called while another loader of the key is
  *       running, unless a release (invalidate, put, or a clock step that times loads out) started
  *       or ended since the earlier of the two calls that asked for them began, or was under way
- *       then: only those may release a key whose load is still running.</li>
+ *       then: only those may release a key whose load is still running. The one exception is a
+ *       flight superseded by a reader that read a tombstone before the flight started and
+ *       stalled (see {@link KeyRegistry#begin}: conservative with a flight that read nothing);
+ *       the registry counts those, and a second load after one is not a violation.</li>
  *   <li><b>No key is stuck:</b> once every pending load has completed and the executor and the
  *       scheduler have run everything (the clock moved past every timeout, back-off and
  *       remembered lease), the registry holds nothing and nothing is queued.</li>
@@ -491,7 +494,8 @@ final class PerKeyStateHarness {
   }
 
   private Load started(Call call, LoadKind kind) {
-    Load load = new Load(loadIds.incrementAndGet(), versions[call.key].get(), call, kind);
+    Load load = new Load(loadIds.incrementAndGet(), versions[call.key].get(), call, kind,
+        cache.registry().supersededCount());
     beganAt.put(load.value(), clock.millis());
     if (Thread.currentThread() == call.thread && call.inside) {
       call.led = load;
@@ -499,7 +503,8 @@ final class PerKeyStateHarness {
     synchronized (lock) {
       for (Load other : running) {
         if (other.call.key == call.key && call.mark >= 0 && other.call.mark == call.mark
-            && releaseEvents[call.key] == call.mark) {
+            && releaseEvents[call.key] == call.mark
+            && load.supersededBefore == other.supersededBefore) {
           violation("load #" + load.id + " (for " + call + ") started while load #" + other.id
               + " (for " + other.call + ") was running, with no invalidate, put or timeout in"
               + " between: two loader calls for one key at once");
@@ -664,14 +669,17 @@ final class PerKeyStateHarness {
     final Call call;
     final LoadKind kind;
     final CompletableFuture<String> stage = new CompletableFuture<>();
+    /** The cache's superseded flights when this load started ({@link KeyRegistry#begin}). */
+    final long supersededBefore;
     volatile String value;
     volatile Throwable failure;
 
-    Load(int id, long version, Call call, LoadKind kind) {
+    Load(int id, long version, Call call, LoadKind kind, long supersededBefore) {
       this.id = id;
       this.version = version;
       this.call = call;
       this.kind = kind;
+      this.supersededBefore = supersededBefore;
     }
 
     String value() {

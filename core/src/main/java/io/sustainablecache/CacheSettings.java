@@ -93,8 +93,9 @@ public final class CacheSettings {
         SustainableCacheBuilder::ttlJitter);
     integer("max-value-size", s -> s.maxValueSize, (b, v) -> b.maxValueSize = v,
         SustainableCacheBuilder::maxValueSize);
-    add("refresh-batch", s -> s.refreshBatch, (b, v) -> b.refreshBatch = v, SettingText.Batch::parse,
-        SettingText.Batch::toString, (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
+    add("refresh-batch", s -> s.refreshBatch, (b, v) -> b.refreshBatch = v,
+        SettingText.Batch::parse, SettingText.Batch::toString,
+        (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
     duration("close-timeout", s -> s.closeTimeout, (b, v) -> b.closeTimeout = v,
         SustainableCacheBuilder::closeTimeout);
   }
@@ -257,87 +258,87 @@ public final class CacheSettings {
     return equals(EMPTY);
   }
 
-  /** @return the time a value is fresh ({@link SustainableCacheBuilder#ttl}), if set */
+  /** Returns the time a value is fresh ({@link SustainableCacheBuilder#ttl}), if set. */
   public Optional<Duration> ttl() {
     return Optional.ofNullable(ttl);
   }
 
-  /** @return how long a value stays after its TTL ({@link SustainableCacheBuilder#grace}) */
+  /** Returns how long a value stays after its TTL ({@link SustainableCacheBuilder#grace}). */
   public Optional<Duration> grace() {
     return Optional.ofNullable(grace);
   }
 
-  /** @return the refresh policy ({@link SustainableCacheBuilder#refreshPolicy}), if set */
+  /** Returns the refresh policy ({@link SustainableCacheBuilder#refreshPolicy}), if set. */
   public Optional<RefreshPolicy> refreshPolicy() {
     return Optional.ofNullable(refreshPolicy);
   }
 
-  /** @return whether the fleet lease is on ({@link SustainableCacheBuilder#fleetLease}) */
+  /** Returns whether the fleet lease is on ({@link SustainableCacheBuilder#fleetLease}). */
   public Optional<Boolean> fleetLease() {
     return Optional.ofNullable(fleetLease);
   }
 
-  /** @return the TTL of a cached absence ({@link SustainableCacheBuilder#absentTtl}) */
+  /** Returns the TTL of a cached absence ({@link SustainableCacheBuilder#absentTtl}). */
   public Optional<Duration> absentTtl() {
     return Optional.ofNullable(absentTtl);
   }
 
-  /** @return the load timeout ({@link SustainableCacheBuilder#loadTimeout}), if set */
+  /** Returns the load timeout ({@link SustainableCacheBuilder#loadTimeout}), if set. */
   public Optional<Duration> loadTimeout() {
     return Optional.ofNullable(loadTimeout);
   }
 
-  /** @return the refresh threads ({@link SustainableCacheBuilder#refreshThreads}), if set */
+  /** Returns the refresh threads ({@link SustainableCacheBuilder#refreshThreads}), if set. */
   public Optional<Integer> refreshThreads() {
     return Optional.ofNullable(refreshThreads);
   }
 
-  /** @return the refresh queue ({@link SustainableCacheBuilder#refreshQueueCapacity}) */
+  /** Returns the refresh queue ({@link SustainableCacheBuilder#refreshQueueCapacity}). */
   public Optional<Integer> refreshQueueCapacity() {
     return Optional.ofNullable(refreshQueueCapacity);
   }
 
-  /** @return the failure back-off base ({@link SustainableCacheBuilder#failureBackoff}) */
+  /** Returns the failure back-off base ({@link SustainableCacheBuilder#failureBackoff}). */
   public Optional<Duration> failureBackoff() {
     return Optional.ofNullable(failureBackoff).map(SettingText.Backoff::base);
   }
 
-  /** @return the failure back-off cap, if set with the base */
+  /** Returns the failure back-off cap, if set with the base. */
   public Optional<Duration> maxFailureBackoff() {
     return Optional.ofNullable(failureBackoff).map(SettingText.Backoff::max);
   }
 
-  /** @return whether stale values answer failed refreshes ({@code serveStaleOnError}) */
+  /** Returns whether stale values answer failed refreshes ({@code serveStaleOnError}). */
   public Optional<Boolean> serveStaleOnError() {
     return Optional.ofNullable(serveStaleOnError);
   }
 
-  /** @return the tolerated clock skew ({@link SustainableCacheBuilder#maxClockSkew}) */
+  /** Returns the tolerated clock skew ({@link SustainableCacheBuilder#maxClockSkew}). */
   public Optional<Duration> maxClockSkew() {
     return Optional.ofNullable(maxClockSkew);
   }
 
-  /** @return the TTL jitter fraction ({@link SustainableCacheBuilder#ttlJitter}), if set */
+  /** Returns the TTL jitter fraction ({@link SustainableCacheBuilder#ttlJitter}), if set. */
   public Optional<Double> ttlJitter() {
     return Optional.ofNullable(ttlJitter);
   }
 
-  /** @return the largest stored value ({@link SustainableCacheBuilder#maxValueSize}) */
+  /** Returns the largest stored value ({@link SustainableCacheBuilder#maxValueSize}). */
   public Optional<Integer> maxValueSize() {
     return Optional.ofNullable(maxValueSize);
   }
 
-  /** @return the refresh batch's key limit ({@link SustainableCacheBuilder#refreshBatch}) */
+  /** Returns the refresh batch's key limit ({@link SustainableCacheBuilder#refreshBatch}). */
   public Optional<Integer> refreshBatchSize() {
     return Optional.ofNullable(refreshBatch).map(SettingText.Batch::maxKeys);
   }
 
-  /** @return the refresh batch's delay ({@link SustainableCacheBuilder#refreshBatch}) */
+  /** Returns the refresh batch's delay ({@link SustainableCacheBuilder#refreshBatch}). */
   public Optional<Duration> refreshBatchDelay() {
     return Optional.ofNullable(refreshBatch).map(SettingText.Batch::maxDelay);
   }
 
-  /** @return how long close waits ({@link SustainableCacheBuilder#closeTimeout}), if set */
+  /** Returns how long close waits ({@link SustainableCacheBuilder#closeTimeout}), if set. */
   public Optional<Duration> closeTimeout() {
     return Optional.ofNullable(closeTimeout);
   }
@@ -501,7 +502,8 @@ public final class CacheSettings {
      * @return this builder
      */
     public Builder refreshBatch(int maxKeys, Duration maxDelay) {
-      return set("refresh-batch", new SettingText.Batch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
+      return set("refresh-batch",
+          new SettingText.Batch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
     }
 
     /**

@@ -141,11 +141,11 @@ final class KeyRegistry {
    * host; -1 for none) with token {@code casToken}: if the key's flight was decided from an older
    * version of the item (memcached's CAS tokens grow with every change of the server's items),
    * the key was invalidated, on some host, after that flight read it, and its loader may have
-   * read the data before it changed: the miss does not join it. The old flight is voided (its callers
-   * still get its result; it writes nothing) and a new one starts. A tombstone written more than
-   * {@code maxClockSkew} before the flight started is not taken for a newer one (a reader that
-   * stalled since its read). The rule is conservative: a flight that read nothing has token 0, so
-   * a reader that read a tombstone, stalled, and comes back after the tombstone expired and a new
+   * read the data before it changed: the miss does not join it. The old flight is voided (its
+   * callers still get its result; it writes nothing) and a new one starts. A tombstone written more
+   * than {@code maxClockSkew} before the flight started is not taken for a newer one (a reader that
+   * stalled since its read). The rule is conservative: a flight that read nothing has token 0, so a
+   * reader that read a tombstone, stalled, and comes back after the tombstone expired and a new
    * flight started (within {@code maxClockSkew} of the tombstone) supersedes that flight, and the
    * key is loaded twice at once; {@link #supersededCount} counts these.
    */

@@ -48,7 +48,7 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  */
 public final class MemcachedOperations<C extends MemcachedOperations.Connection> {
 
-  /** The most keys one request of a bulk read names, as the ARCUS client's {@code asyncGetsBulk}. */
+  /** The most keys one request of a bulk read names, as ARCUS's {@code asyncGetsBulk}. */
   public static final int BULK_CHUNK = 200;
 
   /** The client's text-protocol operation factory for {@code gets}: stateless, shared. */

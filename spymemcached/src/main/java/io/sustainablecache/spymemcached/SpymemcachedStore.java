@@ -56,10 +56,10 @@ import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
  *       it is sent: an invalid key, a client that is shut down, a full queue, or, under {@code
  *       FailureMode.Cancel}, a server that is down;</li>
  *   <li>on the <b>deadline thread</b> shared by the stores with the same timeout (named {@code
- *       sustainable-cache-deadlines-<timeout>}) when the {@linkplain Builder#operationTimeout operation timeout}
- *       passes first: the future fails with {@code "spymemcached <op> timed out after <n> ms"},
- *       and the client's operation is cancelled (it is dropped if not yet sent) and counted as a
- *       timeout by the client, which re-opens a connection after {@code
+ *       sustainable-cache-deadlines-<timeout>}) when the {@linkplain Builder#operationTimeout
+ *       operation timeout} passes first: the future fails with {@code "spymemcached <op> timed out
+ *       after <n> ms"}, and the client's operation is cancelled (it is dropped if not yet sent) and
+ *       counted as a timeout by the client, which re-opens a connection after {@code
  *       setTimeoutExceptionThreshold} consecutive ones, exactly as if its own future had timed
  *       out.</li>
  * </ul>

@@ -139,7 +139,7 @@ final class BulkRefreshes<V> {
   private void runRefresh(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader) {
     List<Flight<V>> winners = flights;
     if (lease.enabled()) {
-      List<CompletableFuture<Boolean>> leases = new ArrayList<>(flights.size());
+      List<CompletableFuture<LeaseStep<V>>> leases = new ArrayList<>(flights.size());
       for (Flight<V> flight : flights) {
         leases.add(lease.beforeRefresh(flight));
       }
@@ -152,18 +152,16 @@ final class BulkRefreshes<V> {
         }
         for (int i = 0; i < flights.size(); i++) {
           Flight<V> flight = flights.get(i);
-          leases.get(i).whenComplete((won, error) -> loads.abandon(flight));
+          leases.get(i).whenComplete((step, error) -> loads.afterLease(flight, step, null));
         }
         return;
       }
-      winners = new ArrayList<>(flights.size());
+      List<Flight<V>> won = new ArrayList<>(flights.size());
       for (int i = 0; i < flights.size(); i++) {
-        if (leases.get(i).join()) {
-          winners.add(flights.get(i));
-        } else {
-          loads.abandon(flights.get(i));
-        }
+        Flight<V> flight = flights.get(i);
+        loads.afterLease(flight, leases.get(i).join(), () -> won.add(flight));
       }
+      winners = won;
     }
     if (!winners.isEmpty()) {
       load.accept(winners, loader);

@@ -32,7 +32,9 @@ import org.slf4j.Logger;
  * lease once it has issued its write; {@code invalidate} deletes it too (the holder's write fails
  * its compare-and-set against the tombstone anyway). A store error while taking a lease lets the
  * instance load (fail open): a duplicate load is better than none. Plain hits never touch the
- * lease. Thread-safe.
+ * lease. The lease decides and never completes a flight: each method returns a {@link
+ * LeaseStep} that {@link LoadCoordinator#afterLease} acts on (it owns the flight's outcome).
+ * Thread-safe.
  */
 final class FleetLease<V> {
 
@@ -90,51 +92,54 @@ final class FleetLease<V> {
   /**
    * Takes the key's lease before a refresh loads.
    *
-   * @return a future of {@code true} if this instance should load (it holds the lease, or the
-   *     store failed), {@code false} if another instance holds it; never failing
+   * @return a future of the step: load (this instance holds the lease, or the store failed),
+   *     skip (another instance holds it), or another instance's fresh write; never failing
    */
-  CompletableFuture<Boolean> beforeRefresh(Flight<V> flight) {
+  CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight) {
     return acquire(flight).thenApply(taken -> {
+      if (taken.written() != null) {
+        return new LeaseStep.Written<V>(taken.writtenValue());
+      }
       if (!taken.won()) {
         // remembered past the lease's longest life, to recognise a takeover
         registry.leaseLost(flight.storeKey, flight.casToken, clock.millis(),
             4 * leaseMillis(flight) + 2_000);
+        return LeaseStep.skip();
       }
-      return taken.won();
+      return LeaseStep.load();
     });
   }
 
   /**
    * Takes the key's lease before a miss loads; if another instance holds it, waits for that
-   * instance's write, or fails the flight at once with that instance's failure (see {@link
+   * instance's write, or answers at once with that instance's failure (see {@link
    * #readLostLease}). Polls run on the scheduler; the returned future completes on whatever
    * thread answered last (callers continue on their own executor).
    *
-   * @return a future of {@code true} if this instance should load now, {@code false} if the
-   *     flight was completed (with the value another instance wrote, or its failure); never
-   *     failing
+   * @return a future of the step: load now, another instance's fresh write or failure, or skip
+   *     (the flight was completed meanwhile); never failing
    */
-  CompletableFuture<Boolean> beforeMiss(Flight<V> flight) {
+  CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight) {
     return acquire(flight).thenApply(taken -> {
+      if (taken.written() != null) {
+        return new LeaseStep.Written<V>(taken.writtenValue());
+      }
       if (taken.won()) {
-        return true;
+        return LeaseStep.<V>load();
       }
-      if (flight.completed()) { // delivered by the winner's re-read
-        return false;
+      if (flight.completed()) { // timed out, or voided and answered, meanwhile
+        return LeaseStep.<V>skip();
       }
-      Lost lost = taken.marker() == null ? Lost.WAIT : readLostLease(flight, taken.marker());
-      if (lost != Lost.WAIT) {
-        return lost == Lost.CLAIMED;
+      return taken.marker() == null ? null : readLostLease(flight, taken.marker());
+    }).thenCompose(step -> {
+      if (step != null) {
+        return CompletableFuture.completedFuture(step);
       }
-      return null; // wait for the holder's write
-    }).thenCompose(load -> {
-      if (load != null) {
-        return CompletableFuture.completedFuture(load);
-      }
+      // wait for the holder's write
       long expected = expectedLoadMillis(flight);
       long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
       long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
-      CompletableFuture<Boolean> decided = new CompletableFuture<>();
+      CompletableFuture<LeaseStep<V>> decided = new CompletableFuture<>();
       poll(flight, clock.millis() + waitMillis, pollMillis, decided);
       return decided;
     });
@@ -187,8 +192,8 @@ final class FleetLease<V> {
    * hold: lapsed (its holder's deadline, or its failure marker's back-off, ended more than {@code
    * maxClockSkew} ago) or invalid (not a lease value, or one claiming longer than any lease
    * lasts: planted or corrupt; counted). A winner reads the item once more: if another instance
-   * wrote the key since this instance's read (and released its lease), that value completes the
-   * flight and nothing is loaded. A store failure lets the instance load (fail open).
+   * wrote the key since this instance's read, it releases the lease at once and that value is
+   * what was taken: nothing is loaded. A store failure lets the instance load (fail open).
    *
    * @return a future of what was taken: won (load), or lost (with the holder's failure marker if
    *     it is in force); never failing
@@ -225,7 +230,7 @@ final class FleetLease<V> {
             || lease.state() == Lease.State.MARK_ENDING) {
           stats.increment(Counter.LEASE_LOST);
           return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
-              ? new Taken(false, lease.marker()) : Taken.LOST);
+              ? new Taken(false, lease.marker(), null) : Taken.LOST);
         }
         if (lease.state() == Lease.State.INVALID) {
           stats.increment(Counter.LEASE_INVALID);
@@ -253,11 +258,12 @@ final class FleetLease<V> {
   private CompletableFuture<Taken> won(Flight<V> flight, long until) {
     flight.holdLease(until);
     return store.gets(flight.storeKey).handle((item, error) -> {
-      if (error == null && item.isPresent() && deliver(flight, item.get())) {
+      Loaded<V> written = error == null && item.isPresent() ? written(flight, item.get()) : null;
+      if (written != null) {
         // another instance wrote since our read: nothing to load, release the lease at once
         stats.increment(Counter.LEASE_LOST);
         afterLoad(flight, null);
-        return Taken.LOST;
+        return new Taken(false, null, written);
       }
       stats.increment(Counter.LEASE_WON);
       if (registry.leaseWon(flight.storeKey, flight.casToken)) {
@@ -268,76 +274,76 @@ final class FleetLease<V> {
     });
   }
 
-  /** What taking the lease ended in: won, or lost (with a failure marker in force, if any). */
-  private record Taken(boolean won, FailureMarker marker) {
-    static final Taken WON = new Taken(true, null);
-    static final Taken LOST = new Taken(false, null);
+  /**
+   * What taking the lease ended in: won; lost (with a failure marker in force, if any); or won
+   * and released at once because another instance wrote the key meanwhile ({@code written}).
+   */
+  private record Taken(boolean won, FailureMarker marker, Loaded<?> written) {
+    static final Taken WON = new Taken(true, null, null);
+    static final Taken LOST = new Taken(false, null, null);
+
+    @SuppressWarnings("unchecked")
+    <V> Loaded<V> writtenValue() {
+      return (Loaded<V>) written;
+    }
   }
 
   /**
    * A miss that lost the lease reads the item and the lease together, at once and then every
-   * {@code pollMillis} until {@code deadline}: the holder's write completes the flight with its
-   * value; a failure marker (the holder's load failed and its key backs off) fails it at once
-   * with that failure, remembered here as well; at the deadline the miss loads itself.
+   * {@code pollMillis} until {@code deadline}: the holder's write is the step ({@link
+   * LeaseStep.Written}); a failure marker (the holder's load failed and its key backs off) is
+   * one at once ({@link LeaseStep.Failed}, remembered here as well); at the deadline the miss
+   * loads itself.
    */
   private void poll(Flight<V> flight, long deadline, long pollMillis,
-      CompletableFuture<Boolean> decided) {
+      CompletableFuture<LeaseStep<V>> decided) {
     if (flight.completed()) { // invalidated and completed elsewhere, or timed out
-      decided.complete(false);
+      decided.complete(LeaseStep.skip());
       return;
     }
     long now = clock.millis();
     if (now >= deadline) {
-      decided.complete(true); // the holder did not deliver in time: load ourselves
+      decided.complete(LeaseStep.load()); // the holder did not deliver in time: load ourselves
       return;
     }
     try {
       scheduler.schedule(() -> store.gets(flight.storeKey).whenComplete((item, error) -> {
         try {
-          if (error == null && item.isPresent() && deliver(flight, item.get())) {
-            decided.complete(false);
+          Loaded<V> written =
+              error == null && item.isPresent() ? written(flight, item.get()) : null;
+          if (written != null) {
+            decided.complete(new LeaseStep.Written<>(written));
           } else {
-            readLease(flight).whenComplete((lost, leaseError) -> {
-              if (lost != null && lost != Lost.WAIT) { // the holder failed meanwhile
-                decided.complete(lost == Lost.CLAIMED);
+            readLease(flight).whenComplete((step, leaseError) -> {
+              if (step != null) { // the holder failed meanwhile
+                decided.complete(step);
               } else {
                 poll(flight, deadline, pollMillis, decided);
               }
             });
           }
         } catch (Throwable t) {
-          decided.complete(true);
+          decided.complete(LeaseStep.load());
         }
       }), Math.min(pollMillis, deadline - now), TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      decided.complete(true);
+      decided.complete(LeaseStep.load());
     }
   }
 
   /**
    * Reads the lease a miss lost while it polls: a failure marker in force is read by {@link
-   * #readLostLease}; anything else (a holder, a lapsed or invalid value, nothing) means wait.
-   * Never failing.
+   * #readLostLease}; anything else (a holder, a lapsed or invalid value, nothing) means wait
+   * ({@code null}). Never failing.
    */
-  private CompletableFuture<Lost> readLease(Flight<V> flight) {
+  private CompletableFuture<LeaseStep<V>> readLease(Flight<V> flight) {
     return store.gets(keys.leaseKey(flight.storeKey)).handle((current, error) -> {
       if (error != null || current.isEmpty()) {
-        return Lost.WAIT;
+        return null;
       }
       Lease lease = values.judge(current.get().value(), clock.millis());
-      return lease.state() == Lease.State.MARKED ? readLostLease(flight, lease.marker())
-          : Lost.WAIT;
+      return lease.state() == Lease.State.MARKED ? readLostLease(flight, lease.marker()) : null;
     });
-  }
-
-  /** What a miss that lost the lease makes of the lease's value. */
-  private enum Lost {
-    /** A holder's identity, or a marker that does not apply: wait for the holder's write. */
-    WAIT,
-    /** Another instance's failure marker: the flight failed with that failure. */
-    FAILED,
-    /** This instance's own marker, from a failed load whose back-off ended: load under it. */
-    CLAIMED
   }
 
   /**
@@ -345,19 +351,19 @@ final class FleetLease<V> {
    * miss read (or the item is absent: it left the server, nothing newer was written); one about
    * another version is a leftover (an {@code invalidate}'s tombstone or a {@code put} came
    * since, even if the marker landed after the invalidation deleted the lease), and the miss
-   * waits as for any holder. Another instance's marker fails the flight at once with that
-   * failure, remembered here as well (this instance backs off too, counting on from the
+   * waits as for any holder ({@code null}). Another instance's marker is that failure at once,
+   * remembered in the registry as well (this instance backs off too, counting on from the
    * marker's failures). This instance's own marker is a lease it holds: it loads under it again
    * (a failure marks it anew, a success deletes it). Never reads the item: values only come from
    * the polls.
    */
-  private Lost readLostLease(Flight<V> flight, FailureMarker marker) {
+  private LeaseStep<V> readLostLease(Flight<V> flight, FailureMarker marker) {
     if (flight.casToken != EntryWriter.NO_CAS && flight.casToken != marker.itemCasToken()) {
-      return Lost.WAIT;
+      return null;
     }
     if (values.mine(marker)) {
       flight.holdLease(clock.millis());
-      return Lost.CLAIMED;
+      return LeaseStep.load();
     }
     long now = clock.millis();
     CacheLoadException cause = new CacheLoadException("another instance's load of this key"
@@ -365,28 +371,23 @@ final class FleetLease<V> {
     KeyRegistry.Failure failure = registry.finishRemembered(flight, marker.failures(),
         marker.notBefore(), cause, now);
     if (failure == null) { // no longer registered (voided, timed out): as any lost lease
-      return Lost.WAIT;
+      return null;
     }
     stats.increment(Counter.FAILURE_REMEMBERED);
-    flight.fail(Backoff.exception(failure, now));
-    return Lost.FAILED;
+    return new LeaseStep.Failed<>(Backoff.exception(failure, now));
   }
 
-  /** Completes the flight with another instance's fresh write, if the item is one. */
-  private boolean deliver(Flight<V> flight, StoreItem item) {
+  /** Another instance's fresh write, if the item is one; {@code null} otherwise. */
+  private Loaded<V> written(Flight<V> flight, StoreItem item) {
     if (item.casToken() == flight.casToken) {
-      return false; // unchanged since our read
+      return null; // unchanged since our read
     }
     long now = clock.millis();
     Entry<V> entry = reader.read(item, now);
     if (!entry.answers() || now >= entry.expiresAt()) {
-      return false;
+      return null;
     }
-    if (flight.deliver(new Loaded<>(entry.value(), entry.fetchedAt(),
-        entry.loadMillis()))) {
-      registry.finish(flight, null, now);
-    }
-    return true;
+    return new Loaded<>(entry.value(), entry.fetchedAt(), entry.loadMillis());
   }
 
   private long leaseMillis(Flight<V> flight) {

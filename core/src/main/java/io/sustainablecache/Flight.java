@@ -30,12 +30,12 @@ import java.util.concurrent.Future;
  *       same key from that thread is a recursive load); load started</td></tr>
  *   <tr><td>{@link #leaveLoader}</td><td>the same</td><td>in the loader call</td>
  *       <td>loading: the loader's stage is pending</td></tr>
- *   <tr><td>{@link #deliver}</td><td>{@code LoadCoordinator.complete}, {@code FleetLease}
- *       (the value another instance wrote)</td><td>any but completed</td><td>completed with a
- *       value: callers have their answer</td></tr>
- *   <tr><td>{@link #fail}</td><td>{@code LoadCoordinator.failed}, {@code KeyRegistry.timedOut},
- *       {@code FleetLease} (another instance's failure marker)</td><td>any but completed</td>
- *       <td>completed with a failure</td></tr>
+ *   <tr><td>{@link #deliver}</td><td>{@code LoadCoordinator.complete}, {@code
+ *       LoadCoordinator.afterLease} (the value another instance wrote)</td>
+ *       <td>any but completed</td><td>completed with a value: callers have their answer</td></tr>
+ *   <tr><td>{@link #fail}</td><td>{@code LoadCoordinator.failed} and {@code .afterLease}
+ *       (another instance's failure marker), {@code KeyRegistry.timedOut}</td>
+ *       <td>any but completed</td><td>completed with a failure</td></tr>
  *   <tr><td>{@link #endUnloaded}</td><td>{@code KeyRegistry.abandon}</td><td>any but
  *       completed</td><td>completed without a value: callers read again</td></tr>
  *   <tr><td>{@link #voidIt}</td><td>{@code KeyRegistry.detach} ({@code invalidate},

@@ -88,11 +88,8 @@ final class LoadCoordinator<V> {
       });
       boolean writeBack = request.writeBack();
       if (writeBack && lease.enabled()) {
-        lease.beforeMiss(flight).whenComplete((go, error) -> {
-          if (go == null || go) {
-            start(flight, loader, true, own, continuation);
-          }
-        });
+        lease.beforeMiss(flight).whenComplete((step, error) -> afterLease(flight, step,
+            () -> start(flight, loader, true, own, continuation)));
       } else {
         start(flight, loader, writeBack, own, continuation);
       }
@@ -150,13 +147,8 @@ final class LoadCoordinator<V> {
     flight.expectLoadMillis(request.expectedLoadMillis());
     CompletableFuture<Loaded<V>> result = flight.answer();
     if (lease.enabled()) {
-      lease.beforeRefresh(flight).whenComplete((won, error) -> {
-        if (won != null && won) {
-          start(flight, loader, true, null, continuation);
-        } else {
-          abandon(flight);
-        }
-      });
+      lease.beforeRefresh(flight).whenComplete((step, error) -> afterLease(flight, step,
+          () -> start(flight, loader, true, null, continuation)));
     } else {
       start(flight, loader, true, null, continuation);
     }
@@ -197,18 +189,39 @@ final class LoadCoordinator<V> {
       run(flight, loader, true);
       return;
     }
-    CompletableFuture<Boolean> won = lease.beforeRefresh(flight);
+    CompletableFuture<LeaseStep<V>> step = lease.beforeRefresh(flight);
     try {
-      if (won.get(driveTimeoutNanos, TimeUnit.NANOSECONDS)) {
-        run(flight, loader, true);
-      } else {
-        abandon(flight);
-      }
+      afterLease(flight, step.get(driveTimeoutNanos, TimeUnit.NANOSECONDS),
+          () -> run(flight, loader, true));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      won.whenComplete((ignored, error) -> abandon(flight));
+      step.whenComplete((late, error) -> afterLease(flight, late, null));
     } catch (TimeoutException | ExecutionException e) {
-      won.whenComplete((ignored, error) -> abandon(flight));
+      step.whenComplete((late, error) -> afterLease(flight, late, null));
+    }
+  }
+
+  /**
+   * Acts on what the fleet lease decided for a flight (the lease never completes a flight): runs
+   * {@code load}; or answers the flight with another instance's write, and deregisters it; or
+   * fails it with another instance's remembered failure; or ends it without loading ({@link
+   * #abandon}: a refresh that lost the lease, or a flight completed meanwhile). A {@code null}
+   * step (the lease's future failed, which it does not) loads, as the lease fails open.
+   *
+   * @param load starts the load; {@code null} if it may no longer start (the wait for the lease
+   *     was given up): then a lease won is released and the flight ends
+   */
+  void afterLease(Flight<V> flight, LeaseStep<V> step, Runnable load) {
+    if (step instanceof LeaseStep.Written<V> written) {
+      if (flight.deliver(written.loaded())) {
+        registry.finish(flight, null, clock.millis());
+      }
+    } else if (step instanceof LeaseStep.Failed<V> failed) {
+      flight.fail(failed.failure());
+    } else if (step instanceof LeaseStep.Skip<V> || load == null) {
+      abandon(flight);
+    } else {
+      load.run();
     }
   }
 

@@ -1,0 +1,46 @@
+package io.sustainablecache;
+
+/**
+ * What the fleet lease decided about a flight before it loads: a value that {@link
+ * LoadCoordinator#afterLease} acts on. The lease never completes a flight itself.
+ *
+ * @param <V> the value type
+ */
+sealed interface LeaseStep<V> {
+
+  /** Load now: this instance holds the key's lease, or the store failed (the lease fails open). */
+  record Load<V>() implements LeaseStep<V> {}
+
+  /**
+   * Do not load: another instance holds the lease (a refresh keeps serving the current value), or
+   * the flight was completed meanwhile (timed out, or voided and answered).
+   */
+  record Skip<V>() implements LeaseStep<V> {}
+
+  /** Another instance wrote the key since this flight's read: its value answers the flight. */
+  record Written<V>(Loaded<V> loaded) implements LeaseStep<V> {}
+
+  /**
+   * Another instance's load failed and the key backs off fleet-wide (its failure marker): the
+   * flight fails with {@code failure}, which the registry remembers already.
+   */
+  record Failed<V>(Throwable failure) implements LeaseStep<V> {}
+
+  @SuppressWarnings("unchecked")
+  static <V> LeaseStep<V> load() {
+    return (LeaseStep<V>) Holder.LOAD;
+  }
+
+  @SuppressWarnings("unchecked")
+  static <V> LeaseStep<V> skip() {
+    return (LeaseStep<V>) Holder.SKIP;
+  }
+
+  /** The shared instances of the two steps without data. */
+  final class Holder {
+    static final Load<?> LOAD = new Load<>();
+    static final Skip<?> SKIP = new Skip<>();
+
+    private Holder() {}
+  }
+}

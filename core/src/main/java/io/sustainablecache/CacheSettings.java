@@ -4,10 +4,14 @@ import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 
@@ -58,7 +62,7 @@ public final class CacheSettings {
   /** The settings by spec key, in spec order: one line each, the only list of them. */
   private static final Map<String, Setting<?>> SETTINGS = new LinkedHashMap<>();
   /** The same settings by {@linkplain #normalized normalized} key. */
-  private static final Map<String, Setting<?>> BY_NAME = new java.util.HashMap<>();
+  private static final Map<String, Setting<?>> BY_NAME = new HashMap<>();
 
   static {
     duration("ttl", s -> s.ttl, (b, v) -> b.ttl = v, SustainableCacheBuilder::ttl);
@@ -185,7 +189,7 @@ public final class CacheSettings {
   public static CacheSettings from(Map<String, String> pairs) {
     requireNonNull(pairs, "pairs");
     Builder builder = new Builder();
-    java.util.Set<String> seen = new java.util.HashSet<>();
+    Set<String> seen = new HashSet<>();
     pairs.forEach((key, value) -> {
       requireNonNull(key, "key");
       requireNonNull(value, key);
@@ -207,8 +211,8 @@ public final class CacheSettings {
    *
    * @return an unmodifiable list, e.g. {@code ttl, grace, refresh-policy, ...}
    */
-  public static java.util.List<String> keys() {
-    return java.util.List.copyOf(SETTINGS.keySet());
+  public static List<String> keys() {
+    return List.copyOf(SETTINGS.keySet());
   }
 
   private static String normalized(String key) {

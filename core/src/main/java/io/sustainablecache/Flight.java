@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
+import java.util.function.BiConsumer;
 
 /**
  * One load of one key in this JVM: a caller's miss or a refresh. Registered in the {@link
@@ -134,7 +135,7 @@ final class Flight<V> {
   }
 
   /** Runs {@code action} with the outcome once there is one (at once if there is). */
-  void whenCompleted(java.util.function.BiConsumer<? super Loaded<V>, ? super Throwable> action) {
+  void whenCompleted(BiConsumer<? super Loaded<V>, ? super Throwable> action) {
     result.whenComplete(action);
   }
 

@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * All per-key state of a cache in this JVM, in one map changed only through atomic {@code
@@ -108,8 +109,7 @@ final class KeyRegistry {
   private final ConcurrentLinkedQueue<Due> forgetQueue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
   /** Flights superseded by a miss that saw a possibly newer tombstone (see {@link #begin}). */
-  private final java.util.concurrent.atomic.AtomicLong superseded =
-      new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong superseded = new AtomicLong();
   private final InstantSource clock;
   private final Scheduler scheduler;
   private final StatsCounter stats;

@@ -21,8 +21,8 @@ import net.spy.memcached.ConnectionFactoryBuilder;
  * {@code opQueueMaxBlockTime} 0), and an {@link ArcusStore} over it. Over ZooKeeper the store
  * accepts ARCUS's 4000-byte keys unless {@code maxKeyLength} says otherwise, and sends {@code
  * flush_prefix} ({@code invalidateAll}); to server addresses it does not, since a plain memcached
- * server rejects the command (build an {@link ArcusStore} with {@link
- * ArcusStore.Builder#prefixFlush} for ARCUS servers given by address).
+ * server rejects the command, unless the settings say the servers are ARCUS servers ({@link
+ * Settings#arcusServers()}; Spring Boot: {@code sustainable-cache.arcus.servers=true}).
  *
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
@@ -87,7 +87,7 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     int maxKeyLength = settings.maxKeyLength() > 0 ? settings.maxKeyLength()
         : viaZooKeeper ? ARCUS_MAX_KEY_LENGTH : 0;
     ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout)
-        .prefixFlush(viaZooKeeper);
+        .prefixFlush(settings.arcusServers().orElse(viaZooKeeper));
     if (maxKeyLength > 0) {
       builder.maxKeyLength(maxKeyLength);
     }

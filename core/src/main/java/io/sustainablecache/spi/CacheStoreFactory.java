@@ -162,6 +162,7 @@ public interface CacheStoreFactory {
     private final String serviceCode;
     private final Duration operationTimeout;
     private final int maxKeyLength;
+    private final Boolean arcusServers;
 
     private Settings(Builder b) {
       this.addresses = List.copyOf(b.addresses);
@@ -169,6 +170,7 @@ public interface CacheStoreFactory {
       this.serviceCode = b.serviceCode;
       this.operationTimeout = b.operationTimeout;
       this.maxKeyLength = b.maxKeyLength;
+      this.arcusServers = b.arcusServers;
     }
 
     /**
@@ -225,11 +227,22 @@ public interface CacheStoreFactory {
       return maxKeyLength;
     }
 
+    /**
+     * Whether the servers are ARCUS servers, which know ARCUS's commands ({@code flush_prefix},
+     * behind {@code invalidateAll}): set for ARCUS servers given by address; unset, the ARCUS
+     * adapter assumes so only for a cluster found through ZooKeeper. Other adapters ignore it.
+     *
+     * @return the setting, or empty for the adapter's default
+     */
+    public Optional<Boolean> arcusServers() {
+      return Optional.ofNullable(arcusServers);
+    }
+
     @Override
     public String toString() {
       return "Settings[addresses=" + addresses + ", zooKeeper=" + zooKeeper + ", serviceCode="
           + serviceCode + ", operationTimeout=" + operationTimeout + ", maxKeyLength="
-          + maxKeyLength + "]";
+          + maxKeyLength + (arcusServers == null ? "" : ", arcusServers=" + arcusServers) + "]";
     }
 
     /** Builds {@link Settings}. Not thread-safe. */
@@ -239,6 +252,7 @@ public interface CacheStoreFactory {
       private String serviceCode;
       private Duration operationTimeout;
       private int maxKeyLength;
+      private Boolean arcusServers;
 
       private Builder() {}
 
@@ -302,6 +316,17 @@ public interface CacheStoreFactory {
           throw new IllegalArgumentException("maxKeyLength must not be negative: " + bytes);
         }
         this.maxKeyLength = bytes;
+        return this;
+      }
+
+      /**
+       * Says whether the servers are ARCUS servers (see {@link Settings#arcusServers()}).
+       *
+       * @param arcusServers the setting, or {@code null} for the adapter's default
+       * @return this builder
+       */
+      public Builder arcusServers(Boolean arcusServers) {
+        this.arcusServers = arcusServers;
         return this;
       }
 

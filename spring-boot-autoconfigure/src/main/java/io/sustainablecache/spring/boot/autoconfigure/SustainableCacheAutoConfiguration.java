@@ -98,6 +98,7 @@ public final class SustainableCacheAutoConfiguration {
           .addresses(properties.getAddresses())
           .zooKeeper(properties.getArcus().getZookeeper())
           .serviceCode(properties.getArcus().getServiceCode())
+          .arcusServers(properties.getArcus().getServers())
           .operationTimeout(properties.getOperationTimeout())
           .maxKeyLength(properties.getMaxKeyLength() == null ? 0 : properties.getMaxKeyLength())
           .build();

@@ -242,6 +242,31 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
     private String serviceCode;
 
     /**
+     * Whether the servers given by address are ARCUS servers, which know flush_prefix (Spring's
+     * clear() and @CacheEvict(allEntries = true)). Unset: true through ZooKeeper, false for
+     * addresses (a plain memcached rejects the command and the client re-opens the connection).
+     */
+    private Boolean servers;
+
+    /**
+     * Whether the servers are ARCUS servers.
+     *
+     * @return the setting, or {@code null} for the default
+     */
+    public Boolean getServers() {
+      return servers;
+    }
+
+    /**
+     * Sets whether the servers are ARCUS servers.
+     *
+     * @param servers {@code true} for ARCUS servers given by address
+     */
+    public void setServers(Boolean servers) {
+      this.servers = servers;
+    }
+
+    /**
      * The ZooKeeper ensemble.
      *
      * @return the ensemble, or {@code null}

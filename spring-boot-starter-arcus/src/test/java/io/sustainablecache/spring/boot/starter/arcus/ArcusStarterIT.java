@@ -1,6 +1,7 @@
 package io.sustainablecache.spring.boot.starter.arcus;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.arcus.ArcusStoreFactory;
@@ -15,6 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cache.Cache;
+import org.springframework.cache.CacheManager;
 import org.springframework.cache.annotation.Cacheable;
 import org.springframework.cache.annotation.EnableCaching;
 import org.springframework.context.annotation.Bean;
@@ -86,5 +89,35 @@ final class ArcusStarterIT {
             assertThat(service.loads()).isEqualTo(before);
           });
         });
+  }
+
+  /**
+   * Servers given by address get ARCUS's {@code flush_prefix} (Spring's {@code clear()}) only when
+   * the properties say they are ARCUS servers: by default {@code clear()} is refused without
+   * sending anything; with {@code sustainable-cache.arcus.servers=true} the command is sent, and
+   * this plain memcached answers it with {@code ERROR}, which the cache reports.
+   */
+  @Test
+  void clearOnServersGivenByAddress_isSentOnlyWhenTheyAreSaidToBeArcusServers() {
+    InetSocketAddress a = MemcachedServer.shared().address();
+    ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SustainableCacheAutoConfiguration.class,
+            CacheAutoConfiguration.class))
+        .withUserConfiguration(App.class)
+        .withPropertyValues("sustainable-cache.client=arcus",
+            "sustainable-cache.addresses=" + a.getHostString() + ":" + a.getPort(),
+            "sustainable-cache.settings.ttl=1m",
+            "sustainable-cache.value-type=java.lang.String");
+    runner.run(context -> {
+      Cache names = context.getBean(CacheManager.class).getCache("names");
+      assertThatThrownBy(names::clear).isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("prefixFlush");
+    });
+    runner.withPropertyValues("sustainable-cache.arcus.servers=true").run(context -> {
+      Cache names = context.getBean(CacheManager.class).getCache("names");
+      assertThatThrownBy(names::clear)
+          .isNotInstanceOf(UnsupportedOperationException.class)
+          .hasStackTraceContaining("ARCUS flushPrefix failed");
+    });
   }
 }

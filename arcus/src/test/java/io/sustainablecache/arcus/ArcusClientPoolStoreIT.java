@@ -4,6 +4,9 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.CacheStoreContract;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ArcusClientPool;
 import org.junit.jupiter.api.AfterAll;
@@ -42,6 +45,27 @@ class ArcusClientPoolStoreIT extends CacheStoreContract {
   @Override
   protected CacheStore store() {
     return store;
+  }
+
+  /** The pools of the stores {@link #ownStore} opened in this test. */
+  private final Map<CacheStore, ArcusClientPool> own = new IdentityHashMap<>();
+
+  @Override
+  protected CacheStore ownStore(Duration operationTimeout) {
+    InetSocketAddress server = MemcachedServer.shared().address();
+    ArcusClient[] clients = new ArcusClient[POOL_SIZE];
+    for (int i = 0; i < POOL_SIZE; i++) {
+      clients[i] = Clients.connectedTo(server, operationTimeout);
+    }
+    ArcusClientPool ownPool = new ArcusClientPool(POOL_SIZE, clients);
+    ArcusStore opened = ArcusStore.builder(ownPool).operationTimeout(operationTimeout).build();
+    own.put(opened, ownPool);
+    return opened;
+  }
+
+  @Override
+  protected void closeOwnStore(CacheStore store) {
+    own.remove(store).shutdown();
   }
 
   /**

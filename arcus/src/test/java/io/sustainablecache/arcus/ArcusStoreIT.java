@@ -13,6 +13,8 @@ import io.sustainablecache.testkit.MemcachedServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,6 +49,22 @@ class ArcusStoreIT extends CacheStoreContract {
   @Override
   protected CacheStore store() {
     return store;
+  }
+
+  /** The clients of the stores {@link #ownStore} opened in this test. */
+  private final Map<CacheStore, ArcusClient> own = new IdentityHashMap<>();
+
+  @Override
+  protected CacheStore ownStore(Duration operationTimeout) {
+    ArcusClient client = Clients.connectedTo(MemcachedServer.shared().address(), operationTimeout);
+    ArcusStore opened = ArcusStore.builder(client).operationTimeout(operationTimeout).build();
+    own.put(opened, client);
+    return opened;
+  }
+
+  @Override
+  protected void closeOwnStore(CacheStore store) {
+    own.remove(store).shutdown();
   }
 
   /**

@@ -6,7 +6,10 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.CacheStoreContract;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import net.spy.memcached.MemcachedClient;
 import org.junit.jupiter.api.AfterAll;
@@ -35,6 +38,24 @@ class SpymemcachedStoreIT extends CacheStoreContract {
   @Override
   protected CacheStore store() {
     return store;
+  }
+
+  /** The clients of the stores {@link #ownStore} opened in this test. */
+  private final Map<CacheStore, MemcachedClient> own = new IdentityHashMap<>();
+
+  @Override
+  protected CacheStore ownStore(Duration operationTimeout) {
+    MemcachedClient ownClient =
+        TestClients.connect(MemcachedServer.shared().address(), operationTimeout);
+    SpymemcachedStore opened =
+        SpymemcachedStore.builder(ownClient).operationTimeout(operationTimeout).build();
+    own.put(opened, ownClient);
+    return opened;
+  }
+
+  @Override
+  protected void closeOwnStore(CacheStore store) {
+    own.remove(store).shutdown(5, TimeUnit.SECONDS);
   }
 
   @Test

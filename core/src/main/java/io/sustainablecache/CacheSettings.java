@@ -81,7 +81,7 @@ public final class CacheSettings {
     integer("refresh-queue-capacity", s -> s.refreshQueueCapacity,
         (b, v) -> b.refreshQueueCapacity = v, SustainableCacheBuilder::refreshQueueCapacity);
     add("failure-backoff", s -> s.failureBackoff, (b, v) -> b.failureBackoff = v,
-        SettingText.Backoff::parse, SettingText.Backoff::toString, (b, v) -> {
+        SettingText.FailureBackoff::parse, SettingText.FailureBackoff::toString, (b, v) -> {
           if (v.max() == null) {
             b.failureBackoff(v.base());
           } else {
@@ -98,7 +98,7 @@ public final class CacheSettings {
     integer("max-value-size", s -> s.maxValueSize, (b, v) -> b.maxValueSize = v,
         SustainableCacheBuilder::maxValueSize);
     add("refresh-batch", s -> s.refreshBatch, (b, v) -> b.refreshBatch = v,
-        SettingText.Batch::parse, SettingText.Batch::toString,
+        SettingText.RefreshBatch::parse, SettingText.RefreshBatch::toString,
         (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
     duration("close-timeout", s -> s.closeTimeout, (b, v) -> b.closeTimeout = v,
         SustainableCacheBuilder::closeTimeout);
@@ -114,12 +114,12 @@ public final class CacheSettings {
   private Duration loadTimeout;
   private Integer refreshThreads;
   private Integer refreshQueueCapacity;
-  private SettingText.Backoff failureBackoff;
+  private SettingText.FailureBackoff failureBackoff;
   private Boolean serveStaleOnError;
   private Duration maxClockSkew;
   private Double ttlJitter;
   private Integer maxValueSize;
-  private SettingText.Batch refreshBatch;
+  private SettingText.RefreshBatch refreshBatch;
   private Duration closeTimeout;
 
   private CacheSettings() {}
@@ -304,12 +304,12 @@ public final class CacheSettings {
 
   /** Returns the failure back-off base ({@link SustainableCacheBuilder#failureBackoff}). */
   public Optional<Duration> failureBackoff() {
-    return Optional.ofNullable(failureBackoff).map(SettingText.Backoff::base);
+    return Optional.ofNullable(failureBackoff).map(SettingText.FailureBackoff::base);
   }
 
   /** Returns the failure back-off cap, if set with the base. */
   public Optional<Duration> maxFailureBackoff() {
-    return Optional.ofNullable(failureBackoff).map(SettingText.Backoff::max);
+    return Optional.ofNullable(failureBackoff).map(SettingText.FailureBackoff::max);
   }
 
   /** Returns whether stale values answer failed refreshes ({@code serveStaleOnError}). */
@@ -334,12 +334,12 @@ public final class CacheSettings {
 
   /** Returns the refresh batch's key limit ({@link SustainableCacheBuilder#refreshBatch}). */
   public Optional<Integer> refreshBatchSize() {
-    return Optional.ofNullable(refreshBatch).map(SettingText.Batch::maxKeys);
+    return Optional.ofNullable(refreshBatch).map(SettingText.RefreshBatch::maxKeys);
   }
 
   /** Returns the refresh batch's delay ({@link SustainableCacheBuilder#refreshBatch}). */
   public Optional<Duration> refreshBatchDelay() {
-    return Optional.ofNullable(refreshBatch).map(SettingText.Batch::maxDelay);
+    return Optional.ofNullable(refreshBatch).map(SettingText.RefreshBatch::maxDelay);
   }
 
   /** Returns how long close waits ({@link SustainableCacheBuilder#closeTimeout}), if set. */
@@ -455,7 +455,8 @@ public final class CacheSettings {
      * @return this builder
      */
     public Builder failureBackoff(Duration base) {
-      return set("failure-backoff", new SettingText.Backoff(requireNonNull(base, "base"), null));
+      return set("failure-backoff",
+          new SettingText.FailureBackoff(requireNonNull(base, "base"), null));
     }
 
     /**
@@ -465,7 +466,7 @@ public final class CacheSettings {
      */
     public Builder failureBackoff(Duration base, Duration max) {
       return set("failure-backoff",
-          new SettingText.Backoff(requireNonNull(base, "base"), requireNonNull(max, "max")));
+          new SettingText.FailureBackoff(requireNonNull(base, "base"), requireNonNull(max, "max")));
     }
 
     /**
@@ -507,7 +508,7 @@ public final class CacheSettings {
      */
     public Builder refreshBatch(int maxKeys, Duration maxDelay) {
       return set("refresh-batch",
-          new SettingText.Batch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
+          new SettingText.RefreshBatch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
     }
 
     /**

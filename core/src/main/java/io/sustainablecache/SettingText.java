@@ -14,12 +14,12 @@ final class SettingText {
   private SettingText() {}
 
   /** The failure back-off: a base, and a cap or {@code null} for the builder's default cap. */
-  record Backoff(Duration base, Duration max) {
-    static Backoff parse(String text) {
+  record FailureBackoff(Duration base, Duration max) {
+    static FailureBackoff parse(String text) {
       int colon = text.indexOf(':');
       return colon < 0
-          ? new Backoff(duration(text), null)
-          : new Backoff(duration(text.substring(0, colon)),
+          ? new FailureBackoff(duration(text), null)
+          : new FailureBackoff(duration(text.substring(0, colon)),
               duration(text.substring(colon + 1)));
     }
 
@@ -30,13 +30,13 @@ final class SettingText {
   }
 
   /** The refresh batch: at most this many keys, waiting at most this long. */
-  record Batch(int maxKeys, Duration maxDelay) {
-    static Batch parse(String text) {
+  record RefreshBatch(int maxKeys, Duration maxDelay) {
+    static RefreshBatch parse(String text) {
       int colon = text.indexOf(':');
       if (colon < 0) {
         throw new IllegalArgumentException("expected <maxKeys>:<maxDelay>, e.g. 100:5ms");
       }
-      return new Batch(number(text.substring(0, colon), Integer::valueOf),
+      return new RefreshBatch(number(text.substring(0, colon), Integer::valueOf),
           duration(text.substring(colon + 1)));
     }
 

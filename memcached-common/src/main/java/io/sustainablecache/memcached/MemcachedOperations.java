@@ -40,7 +40,8 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  * <p>Each returned future is the client's callback and the deadline queue's entry at once (a
  * {@link PendingOperation}); it completes within the operation timeout whatever the client does.
  * Interrupted callers get their answer and keep their interrupt flag: the client refuses to
- * queue for a thread whose flag is set, so the flag is cleared while queueing and set again.
+ * queue for a thread whose flag is set, so the flag is cleared while queueing and set again
+ * (inline: a store operation allocates nothing for it).
  *
  * <p>Internal to the adapters; not an API. Thread-safe.
  *
@@ -359,17 +360,12 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
   }
 
   /**
-   * Clears the caller's interrupt flag while the client queues (it refuses to queue for an
-   * interrupted thread), runs {@code enqueue}, and sets the flag again.
+   * Sets the caller's interrupt flag again after the client queued: the client refuses to queue
+   * for an interrupted thread, so the flag is cleared ({@link Thread#interrupted()}) around it.
    */
-  private static void uninterrupted(Runnable enqueue) {
-    boolean interrupted = Thread.interrupted();
-    try {
-      enqueue.run();
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+  private static void restoreInterrupt(boolean interrupted) {
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -395,13 +391,14 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
       if (isDone()) {
         return; // refused: too many operations pending
       }
-      uninterrupted(() -> {
-        try {
-          connection.enqueue(key, op);
-        } catch (RuntimeException e) {
-          fail(e);
-        }
-      });
+      boolean interrupted = Thread.interrupted();
+      try {
+        connection.enqueue(key, op);
+      } catch (RuntimeException e) {
+        fail(e);
+      } finally {
+        restoreInterrupt(interrupted);
+      }
     }
 
     @Override
@@ -581,14 +578,15 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
       if (isDone()) {
         return; // refused: too many operations pending
       }
-      uninterrupted(() -> {
-        try {
-          enqueue.run();
-        } catch (RuntimeException e) {
-          fail(e);
-          cancelParts(false);
-        }
-      });
+      boolean interrupted = Thread.interrupted();
+      try {
+        enqueue.run();
+      } catch (RuntimeException e) {
+        fail(e);
+        cancelParts(false);
+      } finally {
+        restoreInterrupt(interrupted);
+      }
       partSucceeded(null);
     }
 

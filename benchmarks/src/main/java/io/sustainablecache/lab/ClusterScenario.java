@@ -5,6 +5,11 @@ import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.arcus.ArcusStore;
+import io.sustainablecache.lab.ClusterChecks.Check;
+import io.sustainablecache.lab.ClusterChecks.Moments;
+import io.sustainablecache.lab.ClusterChecks.Outcome;
+import io.sustainablecache.lab.ClusterChecks.Probes;
+import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testkit.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -17,12 +22,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -30,6 +38,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import net.spy.memcached.ArcusClient;
@@ -85,14 +94,10 @@ final class ClusterScenario {
       + "baseline_loads_per_key_per_period,dead_keys_loads_per_key_per_s_while_dead,"
       + "dead_keys_loads_per_key_per_s_before_move,dead_keys_loads_first_period_after_move,"
       + "dead_keys_still_missing_before_return,recovery_ms,recovery_after_return_ms,"
-      + "survivor_key_misses_after_warmup,requests,caller_errors,wrong_values";
-
-  /** "About one load per key per period": SUS loads 1 to 1.11 times per period. */
-  static final double ABOUT_ONE = 1.5;
+      + "survivor_key_misses_after_warmup,requests,caller_errors,wrong_values,checks_failed";
 
   private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(700);
   private static final String SERVICE = "stampede-lab";
-  private static final long STEP_MILLIS = 50;
 
   /** Parsed options. */
   record Options(int nodes, long killAtMillis, long returnAtMillis, long durationMillis,
@@ -247,6 +252,8 @@ final class ClusterScenario {
       int victim = o.killNode() >= 0 ? o.killNode() : mostKeys(perNode);
       Set<String> deadKeys = new HashSet<>();
       keys.stream().filter(k -> home.get(k) == victim).forEach(deadKeys::add);
+      int bulkOnDeadNode = (int) keys.stream().filter(k -> cluster.indexOf(
+          client.nodeOf(namespace + "-bulk:" + k)) == victim).count();
       out.printf(Locale.ROOT, "stampede-lab --cluster %d: SUS through the ARCUS adapter over %d"
               + " memcached nodes %s, %s, FailureMode.%s; %d keys (per node: %s), %d req/s,"
               + " TTL %.1f s, DB %d ms; node %d (%d keys) killed at %.1f s%s%s; %d s; output"
@@ -261,17 +268,35 @@ final class ClusterScenario {
           seconds, o.out().toAbsolutePath());
       String refreshPrefix = "sustainable-cache-refresh-" + namespace + "-";
       long[] start = {0};
+      Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+      AtomicLong overlaps = new AtomicLong();
       Loader<String> database = key -> {
         loads.add(new Load(System.currentTimeMillis() - start[0], key,
             Thread.currentThread().getName().startsWith(refreshPrefix)));
-        Thread.sleep(o.dbMillis());
+        AtomicInteger ofKey = running.computeIfAbsent(key, k -> new AtomicInteger());
+        if (ofKey.incrementAndGet() > 1) {
+          overlaps.incrementAndGet();
+        }
+        try {
+          Thread.sleep(o.dbMillis());
+        } finally {
+          ofKey.decrementAndGet();
+        }
         return valueOf(key);
       };
+      Probe probe = new Probe(keys);
+      Map<String, Integer> probes = new LinkedHashMap<>();
+      long returnedAt = -1;
+      long misplaced = 0;
       long movedAfter = -1;
       int moved = 0;
       try (SustainableCache<String> cache = SustainableCache.builder(client.store)
           .namespace(namespace).ttl(Duration.ofMillis(o.ttlMillis()))
-          .codec(ValueCodec.utf8()).build()) {
+          .codec(ValueCodec.utf8()).build();
+          SustainableCache<String> bulk = SustainableCache.builder(client.store)
+              .namespace(namespace + "-bulk").ttl(Duration.ofMillis(2 * o.durationMillis()))
+              .random(FixedRandom.neverEarly()).codec(ValueCodec.utf8()).build()) {
+        probe.run(bulk, "cold");
         ScheduledExecutorService ticker =
             Executors.newScheduledThreadPool(1, daemon("lab-cluster-ticker-"));
         ExecutorService workers = Executors.newCachedThreadPool(daemon("lab-cluster-request-"));
@@ -305,11 +330,15 @@ final class ClusterScenario {
           }
         }, 1_000, 1_000, TimeUnit.MILLISECONDS);
 
+        sleepUntil(startNanos, o.killAtMillis() - 500);
+        probes.put("warm", probe.run(bulk, "warm"));
         sleepUntil(startNanos, o.killAtMillis());
         cluster.kill(victim);
         event(events, start[0], "node " + victim + " killed");
         out.printf(Locale.ROOT, "[%5.1f s] node %d (%s) killed%n", elapsed(start[0]), victim,
             cluster.address(victim));
+        awaitUntil(() -> !client.client.getAvailableServers().contains(cluster.address(victim)));
+        probes.put("dead", probe.run(bulk, "dead"));
         if (o.zookeeper()) {
           sleepUntil(startNanos, o.killAtMillis() + o.znodeRemovedAfterMillis());
           zooKeeper.removeNode(cluster.address(victim));
@@ -328,8 +357,11 @@ final class ClusterScenario {
           }
           out.printf(Locale.ROOT, "[%5.1f s] znode removed; the client maps %d keys to other"
               + " nodes %.2f s after the kill%n", elapsed(start[0]), moved, movedAfter / 1000.0);
+          probes.put("moved", probe.run(bulk, "moved"));
         }
         if (o.returnAtMillis() >= 0) {
+          sleepUntil(startNanos, o.returnAtMillis() - 500);
+          probes.put("dead late", probe.run(bulk, "dead late"));
           sleepUntil(startNanos, o.returnAtMillis());
           if (!o.zookeeper() && o.failureMode() == FailureMode.Redistribute) {
             for (String key : deadKeys) {
@@ -347,6 +379,13 @@ final class ClusterScenario {
           event(events, start[0], "node " + victim + " back");
           out.printf(Locale.ROOT, "[%5.1f s] node %d restarted (empty)%s%n", elapsed(start[0]),
               victim, o.zookeeper() ? ", znode re-created" : "");
+          if (awaitUntil(() -> client.client.getAvailableServers().contains(
+              cluster.address(victim)) && deadKeys.stream().allMatch(k -> client.nodeOf(
+                  namespace + ":" + k).equals(cluster.address(victim))))) {
+            returnedAt = System.currentTimeMillis() - start[0];
+            out.printf(Locale.ROOT, "[%5.1f s] the client uses node %d again%n",
+                elapsed(start[0]), victim);
+          }
         }
         sleepUntil(startNanos, o.durationMillis());
         ticker.shutdownNow();
@@ -355,23 +394,49 @@ final class ClusterScenario {
           out.println("requests still running after 30 s; the counts may be incomplete");
         }
         stats[seconds] = cache.stats();
+        if (o.returnAtMillis() >= 0) {
+          probes.put("back", probe.run(bulk, "back"));
+        }
+        for (String key : keys) {
+          String storeKey = namespace + ":" + key;
+          int node = cluster.indexOf(client.nodeOf(storeKey));
+          if (cluster.isRunning(node) && !cluster.holds(node, storeKey)) {
+            misplaced++;
+          }
+        }
       }
       List<Load> all = new ArrayList<>(loads);
       all.sort((a, b) -> Long.compare(a.millis(), b.millis()));
+      List<Check> checks = checks(all, home, deadKeys, movedAfter, returnedAt, new Outcome(
+          sum(requests), sum(errors), sum(wrong), overlaps.get(), misplaced),
+          new Probes(probes, bulkOnDeadNode, probe.wrongValues.get()));
       return report(all, home, deadKeys, victim, perNode, requests, errors, wrong, maxLatency,
-          stats,
-          events, moved, movedAfter, firstError.get(), seconds);
+          stats, events, moved, movedAfter, firstError.get(), seconds, checks);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);
     }
   }
 
+  private List<Check> checks(List<Load> loads, Map<String, Integer> home, Set<String> deadKeys,
+      long movedAfter, long returnedAt, Outcome outcome, Probes probes) {
+    Options o = options;
+    Set<String> survivors = new HashSet<>(home.keySet());
+    survivors.removeAll(deadKeys);
+    long moved = o.zookeeper() ? (movedAfter < 0 ? -1 : o.killAtMillis() + movedAfter)
+        : o.failureMode() == FailureMode.Redistribute ? o.killAtMillis() : -1;
+    Moments at = new Moments(2 * o.ttlMillis(), o.killAtMillis(), moved, o.returnAtMillis(),
+        returnedAt, o.durationMillis(), o.ttlMillis(),
+        o.zookeeper() ? o.znodeRemovedAfterMillis() : -1);
+    return new ClusterChecks(loads).check(survivors, deadKeys, o.zookeeper(),
+        !o.zookeeper() && o.failureMode() == FailureMode.Cancel, at, outcome, probes);
+  }
+
   private int report(List<Load> loads, Map<String, Integer> home, Set<String> deadKeys,
       int victim, int[] perNode, AtomicLongArray requests, AtomicLongArray errors,
       AtomicLongArray wrong, AtomicLongArray maxLatency, CacheStats[] stats,
       Map<Integer, String> events, int moved,
-      long movedAfter, Throwable firstError, int seconds) {
+      long movedAfter, Throwable firstError, int seconds, List<Check> checks) {
     Options o = options;
     long ttl = o.ttlMillis();
     long kill = o.killAtMillis();
@@ -418,27 +483,28 @@ final class ClusterScenario {
           d == null ? "-" : d.leaseWonCount(), d == null ? "-" : d.leaseLostCount(), event));
     }
 
+    ClusterChecks record = new ClusterChecks(loads);
     Set<String> allKeys = home.keySet();
     Set<String> survivors = new HashSet<>(allKeys);
     survivors.removeAll(deadKeys);
     long baselineFrom = Math.max(2 * ttl, kill - 10_000);
-    double baseline = count(loads, allKeys, baselineFrom, kill) / (double) allKeys.size()
+    double baseline = record.count(allKeys, baselineFrom, kill) / (double) allKeys.size()
         / ((kill - baselineFrom) / (double) ttl);
     long moveAt = o.zookeeper() ? kill + movedAfter
         : o.failureMode() == FailureMode.Redistribute ? kill : -1;
-    double beforeMove = moveAt > kill + STEP_MILLIS
-        ? count(loads, deadKeys, kill, moveAt) / (double) deadKeys.size()
+    double beforeMove = moveAt > kill + ClusterChecks.STEP_MILLIS
+        ? record.count(deadKeys, kill, moveAt) / (double) deadKeys.size()
             / ((moveAt - kill) / 1000.0)
         : -1;
-    double whileDead = count(loads, deadKeys, kill, deadEnd) / (double) deadKeys.size()
+    double whileDead = record.count(deadKeys, kill, deadEnd) / (double) deadKeys.size()
         / ((deadEnd - kill) / 1000.0);
     long stillMissing = deadKeys.stream().filter(key -> loads.stream().anyMatch(l ->
         !l.refresh() && l.key().equals(key) && l.millis() >= deadEnd - ttl
             && l.millis() < deadEnd)).count();
     double firstPeriod = moveAt < 0 ? -1
-        : count(loads, deadKeys, moveAt, moveAt + ttl) / (double) deadKeys.size();
-    long recovery = recovery(loads, deadKeys, kill, deadEnd, ttl);
-    long recoveryAfterReturn = back >= 0 ? recovery(loads, deadKeys, back, o.durationMillis(),
+        : record.count(deadKeys, moveAt, moveAt + ttl) / (double) deadKeys.size();
+    long recovery = record.recovery(deadKeys, kill, deadEnd, ttl);
+    long recoveryAfterReturn = back >= 0 ? record.recovery(deadKeys, back, o.durationMillis(),
         ttl) : -1;
     long survivorMisses = loads.stream().filter(l -> !l.refresh() && survivors.contains(l.key())
         && l.millis() >= 2 * ttl).count();
@@ -458,6 +524,9 @@ final class ClusterScenario {
         in every TTL-long window from then on): %s%s
         misses of the other nodes' keys after warm-up: %d
         requests: %d; caller errors: %d%s; wrong values: %d
+
+        checks (ClusterChecks):
+        %s
         """, table, Arrays.toString(perNode), victim, kill / 1000.0, deadKeys.size(),
         o.zookeeper() ? String.format(Locale.ROOT, "; %d keys moved to other nodes %.2f s after"
             + " the kill (znode removed after %.1f s)", moved, movedAfter / 1000.0,
@@ -472,12 +541,14 @@ final class ClusterScenario {
         firstPeriod < 0 ? "" : String.format(Locale.ROOT,
             "%n  in the first TTL period after they moved: %.2f loads per key", firstPeriod),
         stillMissing,
-        ABOUT_ONE, recovery < 0 ? "not while the node was dead"
+        ClusterChecks.ABOUT_ONE, recovery < 0 ? "not while the node was dead"
             : String.format(Locale.ROOT, "%.2f s after the kill", recovery / 1000.0),
         recoveryAfterReturn < 0 ? "" : String.format(Locale.ROOT,
             "; %.2f s after the node came back", recoveryAfterReturn / 1000.0),
         survivorMisses, totalRequests, totalErrors,
-        firstError == null ? "" : " (first: " + firstError + ")", totalWrong);
+        firstError == null ? "" : " (first: " + firstError + ")", totalWrong,
+        String.join("\n", checks.stream().map(Check::toString).toList()));
+    long failed = checks.stream().filter(c -> !c.passed()).count();
     out.print(summary);
 
     String summaryCsv = SUMMARY_HEADER + "\n" + String.join(",", Integer.toString(o.nodes()),
@@ -491,7 +562,7 @@ final class ClusterScenario {
         Long.toString(stillMissing), recovery < 0 ? "" : Long.toString(recovery),
         recoveryAfterReturn < 0 ? "" : Long.toString(recoveryAfterReturn),
         Long.toString(survivorMisses), Long.toString(totalRequests), Long.toString(totalErrors),
-        Long.toString(totalWrong)) + "\n";
+        Long.toString(totalWrong), Long.toString(failed)) + "\n";
     try {
       Files.createDirectories(o.out());
       Files.writeString(o.out().resolve("cluster.csv"), csv, StandardCharsets.UTF_8);
@@ -507,30 +578,7 @@ final class ClusterScenario {
     out.printf("%nWrote %s and %s%s%n", o.out().resolve("cluster.csv"),
         o.out().resolve("cluster-summary.csv"),
         o.charts() ? " and " + o.out().resolve("charts/cluster-loads.png") : "");
-    return totalErrors == 0 && totalWrong == 0 ? 0 : 1;
-  }
-
-  /**
-   * From {@code from}: how long until the keys were loaded at most {@link #ABOUT_ONE} times per
-   * key in every TTL-long window that starts then or later and ends by {@code to}; -1 if never.
-   */
-  static long recovery(List<Load> loads, Set<String> keys, long from, long to, long ttl) {
-    long lastBad = Long.MIN_VALUE;
-    for (long start = from; start + ttl <= to; start += STEP_MILLIS) {
-      if (count(loads, keys, start, start + ttl) > ABOUT_ONE * keys.size()) {
-        lastBad = start;
-      }
-    }
-    if (lastBad == Long.MIN_VALUE) {
-      return 0;
-    }
-    long recovered = lastBad + STEP_MILLIS;
-    return recovered + ttl <= to ? recovered - from : -1;
-  }
-
-  private static long count(List<Load> loads, Set<String> keys, long from, long to) {
-    return loads.stream().filter(l -> l.millis() >= from && l.millis() < to
-        && keys.contains(l.key())).count();
+    return failed == 0 ? 0 : 1;
   }
 
   private static void chart(long[][] loadsPerSecond, int victim, Map<Integer, String> events,
@@ -553,6 +601,49 @@ final class ClusterScenario {
     }
     events.keySet().forEach(s -> chart.addAnnotation(new AnnotationLine(s, true, false)));
     BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+  }
+
+  /** The {@code getAll} probe: one bulk read over the keys through a cache without load. */
+  private static final class Probe {
+    final AtomicLong wrongValues = new AtomicLong();
+    private final List<String> keys;
+
+    Probe(List<String> keys) {
+      this.keys = keys;
+    }
+
+    /** Returns how many keys the bulk loader was asked for. */
+    int run(SustainableCache<String> bulk, String name) {
+      int[] asked = {0};
+      try {
+        Map<String, String> values = bulk.getAll(keys, missing -> {
+          asked[0] += missing.size();
+          Map<String, String> loaded = new HashMap<>();
+          missing.forEach(key -> loaded.put(key, valueOf(key)));
+          return loaded;
+        });
+        for (String key : keys) {
+          if (!valueOf(key).equals(values.get(key))) {
+            wrongValues.incrementAndGet();
+          }
+        }
+      } catch (RuntimeException e) {
+        wrongValues.addAndGet(keys.size());
+      }
+      return asked[0];
+    }
+  }
+
+  /** Polls every 5 ms for up to 10 s; whether the condition came true. */
+  private static boolean awaitUntil(BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(5);
+    }
+    return true;
   }
 
   private static String nodeHeader(int nodes, int victim) {

@@ -17,17 +17,14 @@ import org.junit.jupiter.api.BeforeAll;
  * ZooKeeper} ({@code /arcus/cache_list/<service>/<ip:port>-<hostname>}), configured as {@link
  * Clients#recommendedSettings()} ({@code FailureMode.Cancel}, ARCUS ketama hashing).
  *
- * <p>When the node's process is killed, its znode stays for {@link #MEMBERSHIP_DELAY}, standing
- * in for the ZooKeeper session timeout after which an ARCUS server's ephemeral znode disappears;
- * then it is deleted, and the client rebuilds its hash ring without the node (the dead node's
- * keys move to the survivors, the others stay). When the process is back, empty, on its port, the
+ * <p>When the node's process is killed, its znode is deleted (as ZooKeeper does when the dead
+ * server's session expires; the lab's cluster scenario measures what that delay costs), and the
+ * client rebuilds its hash ring without the node (the dead node's keys move to the survivors,
+ * the others stay). When the process is back, empty, on its port, the
  * znode is created again, as a restarted ARCUS server registers itself, and the keys move back.
  * (The znodes here are persistent, created by the test: the servers are plain memcached.)
  */
 class ArcusClusterFailoverIT extends ClusterContract {
-
-  /** How long a dead server stays in the cache list: its ZooKeeper session timeout, shortened. */
-  static final Duration MEMBERSHIP_DELAY = Duration.ofMillis(1_500);
 
   private static final AtomicInteger SERVICES = new AtomicInteger();
 
@@ -95,11 +92,6 @@ class ArcusClusterFailoverIT extends ClusterContract {
   }
 
   @Override
-  protected Duration membershipDelay() {
-    return MEMBERSHIP_DELAY;
-  }
-
-  @Override
   protected void dropFromMembership(InetSocketAddress node) throws Exception {
     zooKeeper.delete(cacheList() + "/" + nodeName(node));
   }
@@ -107,11 +99,6 @@ class ArcusClusterFailoverIT extends ClusterContract {
   @Override
   protected void addToMembership(InetSocketAddress node) throws Exception {
     zooKeeper.createPersistent(cacheList() + "/" + nodeName(node));
-  }
-
-  @Override
-  protected String adapterName() {
-    return "arcus (ZooKeeper)";
   }
 
   /**

@@ -18,7 +18,7 @@ import net.spy.memcached.MemcachedClient;
  *
  * <p>spymemcached has a fixed server list: with {@code Cancel}, a dead server's keys stay on it,
  * every read of them fails at once and is a miss that loads (and cannot be written), until the
- * server is back. {@link SpymemcachedRedistributeClusterIT} runs the same scenario with {@code
+ * server is back. {@link SpymemcachedRedistributeClusterIT} runs the same test with {@code
  * FailureMode.Redistribute}.
  */
 class SpymemcachedClusterIT extends ClusterContract {
@@ -31,11 +31,6 @@ class SpymemcachedClusterIT extends ClusterContract {
   @Override
   protected DeadNodeKeys deadNodeKeys() {
     return DeadNodeKeys.STAY_ON_THE_DEAD_NODE;
-  }
-
-  @Override
-  protected String adapterName() {
-    return "spymemcached (" + failureMode() + ")";
   }
 
   @Override

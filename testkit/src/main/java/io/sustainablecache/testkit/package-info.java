@@ -23,9 +23,10 @@
  *       end to end, including the invalidation races across two hosts. It does not depend on the
  *       adapter beyond what {@link io.sustainablecache.testkit.CacheStoreContract} checks, so
  *       this project runs it over one adapter (ARCUS).</li>
- *   <li>{@link io.sustainablecache.testkit.ClusterContract} runs a cache over three memcached
- *       processes ({@link io.sustainablecache.testkit.MemcachedCluster}) under steady load, kills
- *       one and brings it back, and checks that only its keys reload, once per key.</li>
+ *   <li>{@link io.sustainablecache.testkit.ClusterContract} is a cluster smoke test: a cache over
+ *       three memcached processes ({@link io.sustainablecache.testkit.MemcachedCluster}), one
+ *       killed and brought back, with exact counts of where the client sends the dead node's keys
+ *       and what reloads. (The same experiment under load runs once, in the stampede lab.)</li>
  * </ul>
  *
  * <p>An adapter module depends on this artifact in {@code test} scope and extends the contracts

@@ -29,7 +29,7 @@ import org.springframework.context.annotation.Configuration;
  */
 final class MemcachedStarterSteadyLoadIT {
 
-  private static final Duration TTL = Duration.ofSeconds(2);
+  private static final Duration TTL = Duration.ofSeconds(1);
   private static final int PERIODS = 5;
 
   static class PriceService {

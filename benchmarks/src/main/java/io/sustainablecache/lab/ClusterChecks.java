@@ -23,7 +23,7 @@ import java.util.function.IntPredicate;
  *       never overlap (one load per key at a time in this JVM);</li>
  *   <li>the surviving nodes' keys never miss after the warm-up, are loaded at most {@value
  *       #MAX_LOADS_PER_KEY_PER_PERIOD} times in any TTL-long window (their refresh) and keep
- *       refreshing while the node is dead: at least one load per 1.5 TTL each, including
+ *       refreshing while the node is dead: at least one load per two TTL periods each, including
  *       the keys whose lease key is on the dead node (the lease fails open);</li>
  *   <li>where the membership moves the dead node's keys (ZooKeeper): from {@value #SETTLE_MILLIS}
  *       ms after the move at most {@value #MAX_LOADS_PER_KEY_PER_PERIOD} loads per key in any
@@ -133,7 +133,7 @@ final class ClusterChecks {
     boolean restarted = at.restart() >= 0;
     long deadEnd = restarted ? at.restart() : at.end();
     long deadFor = deadEnd - at.kill();
-    int expected = (int) Math.max(1, deadFor * 2 / (3 * ttl));
+    int expected = (int) Math.max(1, deadFor / (2 * ttl));
     long fewest = survivors.stream().mapToLong(k -> count(Set.of(k), at.kill(), deadEnd))
         .min().orElse(0);
     checks.add(new Check("the surviving nodes' keys keep refreshing while the node is dead",

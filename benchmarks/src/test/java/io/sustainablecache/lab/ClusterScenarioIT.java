@@ -19,9 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
  * ({@code ClusterContract}); the scenario's full-length runs and their figures are in {@code
  * docs/failures.md}.
  *
- * <p>Timeline (TTL 2 s, 60 keys, 300 requests per second, a 10 ms database): warm-up to 5 s; the
- * node holding the most keys killed at 5 s, its znode removed 1.5 s later; restarted, empty, at
- * 12 s; the load ends at 18 s. Needs the memcached binary (aborted without it, failed on CI).
+ * <p>Timeline (TTL 1.5 s, 60 keys, 300 requests per second, a 10 ms database): warm-up to 4 s;
+ * the node holding the most keys killed at 4 s, its znode removed 1 s later; restarted, empty,
+ * at 9 s; the load ends at 14 s. Needs the memcached binary (aborted without it, failed on CI).
  */
 final class ClusterScenarioIT {
 
@@ -30,9 +30,9 @@ final class ClusterScenarioIT {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     PrintStream print = new PrintStream(bytes, true, StandardCharsets.UTF_8);
 
-    int status = ClusterScenario.run(new String[] {"--cluster", "3", "--ttl", "2s",
-        "--kill-node-at", "5s", "--znode-removed-after", "1.5s", "--return-node-at", "12s",
-        "--duration", "18s", "--no-charts", "--out", out.toString()}, print);
+    int status = ClusterScenario.run(new String[] {"--cluster", "3", "--ttl", "1500ms",
+        "--kill-node-at", "4s", "--znode-removed-after", "1s", "--return-node-at", "9s",
+        "--duration", "14s", "--no-charts", "--out", out.toString()}, print);
 
     String report = bytes.toString(StandardCharsets.UTF_8);
     System.out.print(report);

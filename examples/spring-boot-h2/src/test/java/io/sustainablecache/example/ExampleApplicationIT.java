@@ -26,11 +26,11 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "example.query-delay=50ms",
-    "sustainable-cache.settings.ttl=2s"})
+    "sustainable-cache.settings.ttl=1s"})
 final class ExampleApplicationIT {
 
-  private static final Duration TTL = Duration.ofSeconds(2);
-  private static final int PERIODS = 4;
+  private static final Duration TTL = Duration.ofSeconds(1);
+  private static final int PERIODS = 5;
 
   @DynamicPropertySource
   static void memcached(DynamicPropertyRegistry registry) {

@@ -27,50 +27,11 @@ public final class SustainableCacheBuilder<V> {
 
   private static final Duration ONE_MILLI = Duration.ofMillis(1);
 
-  /**
-   * The smallest grace period chosen by default: the server's one-second expiry tick plus a
-   * margin for a refresh started at the logical expiry.
-   */
-  static final Duration MIN_DEFAULT_GRACE = Duration.ofSeconds(2);
-
-  /** Default number of background refresh threads when the cache owns its executor. */
-  static final int DEFAULT_REFRESH_THREADS = 4;
-
-  /** Default capacity of the refresh queue when the cache owns its executor. */
-  static final int DEFAULT_REFRESH_QUEUE_CAPACITY = 1024;
-
   /** The longest namespace, in characters. */
   static final int MAX_NAMESPACE_LENGTH = 64;
 
-  /**
-   * Default largest stored value (envelope included), in bytes: memcached's default 1 MiB item
-   * size less 1 KiB for the key and the server's item header.
-   */
-  static final int DEFAULT_MAX_VALUE_SIZE = 1024 * 1024 - 1024;
-
-  /** Default base of the back-off between load attempts of a key whose load failed. */
-  static final Duration DEFAULT_FAILURE_BACKOFF = Duration.ofSeconds(1);
-
-  /** The default cap of the failure back-off. */
-  static final Duration DEFAULT_MAX_FAILURE_BACKOFF = Duration.ofSeconds(30);
-
-  /** Default bound on a load: after it, waiting callers fail and the key is free again. */
-  static final Duration DEFAULT_LOAD_TIMEOUT = Duration.ofSeconds(30);
-
-  /** Default wait for running refreshes when the cache closes its own executor. */
-  static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
-
-  /** Default largest number of keys refreshed in one bulk loader call. */
-  static final int DEFAULT_REFRESH_BATCH_SIZE = 256;
-
-  /** Default time a bulk refresh waits for more keys of the same loader. */
-  static final Duration DEFAULT_REFRESH_BATCH_DELAY = Duration.ofMillis(10);
-
   /** The longest load timeout, close timeout and batching delay accepted. */
   static final Duration MAX_TIMEOUT = Duration.ofDays(1);
-
-  /** Default bound on how far in the future an envelope's load time may lie. */
-  static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofSeconds(30);
 
   final CacheStore store;
   String namespace;
@@ -175,10 +136,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> ttl(Duration ttl) {
     requireNonNull(ttl, "ttl");
     checkUnset(this.ttl, "ttl");
-    if (ttl.compareTo(ONE_MILLI) < 0 || ttl.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException(
-          "ttl must be at least 1 ms and at most " + MAX_TTL + ": " + ttl);
-    }
+    inRange("ttl", ttl, ONE_MILLI, MAX_TTL);
     this.ttl = ttl;
     return this;
   }
@@ -198,10 +156,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> grace(Duration grace) {
     requireNonNull(grace, "grace");
     checkUnset(this.grace, "grace");
-    if (grace.isNegative() || grace.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException(
-          "grace must be between 0 and " + MAX_TTL + ": " + grace);
-    }
+    inRange("grace", grace, Duration.ZERO, MAX_TTL);
     this.grace = grace;
     return this;
   }
@@ -453,10 +408,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> maxClockSkew(Duration skew) {
     requireNonNull(skew, "skew");
     checkUnset(this.maxClockSkew, "maxClockSkew");
-    if (skew.isNegative() || skew.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException(
-          "maxClockSkew must be between 0 and " + MAX_TTL + ": " + skew);
-    }
+    inRange("maxClockSkew", skew, Duration.ZERO, MAX_TTL);
     this.maxClockSkew = skew;
     return this;
   }
@@ -477,10 +429,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> loadTimeout(Duration timeout) {
     requireNonNull(timeout, "timeout");
     checkUnset(this.loadTimeout, "loadTimeout");
-    if (timeout.compareTo(ONE_MILLI) < 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
-      throw new IllegalArgumentException(
-          "loadTimeout must be at least 1 ms and at most " + MAX_TIMEOUT + ": " + timeout);
-    }
+    inRange("loadTimeout", timeout, ONE_MILLI, MAX_TIMEOUT);
     this.loadTimeout = timeout;
     return this;
   }
@@ -500,10 +449,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> absentTtl(Duration absentTtl) {
     requireNonNull(absentTtl, "absentTtl");
     checkUnset(this.absentTtl, "absentTtl");
-    if (absentTtl.isNegative() || absentTtl.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException(
-          "absentTtl must be between 0 and " + MAX_TTL + ": " + absentTtl);
-    }
+    inRange("absentTtl", absentTtl, Duration.ZERO, MAX_TTL);
     this.absentTtl = absentTtl;
     return this;
   }
@@ -568,10 +514,7 @@ public final class SustainableCacheBuilder<V> {
     if (maxKeys < 1 || maxKeys > 100_000) {
       throw new IllegalArgumentException("refreshBatch maxKeys must be in [1, 100000]: " + maxKeys);
     }
-    if (maxDelay.isNegative() || maxDelay.compareTo(MAX_TIMEOUT) > 0) {
-      throw new IllegalArgumentException(
-          "refreshBatch maxDelay must be between 0 and " + MAX_TIMEOUT + ": " + maxDelay);
-    }
+    inRange("refreshBatch maxDelay", maxDelay, Duration.ZERO, MAX_TIMEOUT);
     this.refreshBatchSize = maxKeys;
     this.refreshBatchDelay = maxDelay;
     return this;
@@ -590,10 +533,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> closeTimeout(Duration timeout) {
     requireNonNull(timeout, "timeout");
     checkUnset(this.closeTimeout, "closeTimeout");
-    if (timeout.isNegative() || timeout.compareTo(MAX_TIMEOUT) > 0) {
-      throw new IllegalArgumentException(
-          "closeTimeout must be between 0 and " + MAX_TIMEOUT + ": " + timeout);
-    }
+    inRange("closeTimeout", timeout, Duration.ZERO, MAX_TIMEOUT);
     this.closeTimeout = timeout;
     return this;
   }
@@ -634,59 +574,22 @@ public final class SustainableCacheBuilder<V> {
     return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }
 
-  /** The immutable configuration of a cache, with every default resolved. */
+  /** The cache's configuration: this builder's settings, every default resolved. */
   <T> CacheConfig<T> config(ValueCodec<T> valueCodec) {
-    RefreshPolicy resolvedPolicy = policy == null ? RefreshPolicy.sustainable() : policy;
-    Duration resolvedGrace = grace;
-    if (resolvedGrace == null) {
-      Duration tenth = ttl.dividedBy(10);
-      resolvedGrace = tenth.compareTo(MIN_DEFAULT_GRACE) > 0 ? tenth : MIN_DEFAULT_GRACE;
-    }
-    return new CacheConfig<>(
-        store,
-        namespace == null ? "" : namespace,
-        ttl,
-        resolvedGrace,
-        resolvedPolicy,
-        valueCodec,
-        executor,
-        refreshThreads == -1 ? DEFAULT_REFRESH_THREADS : refreshThreads,
-        refreshQueueCapacity == -1 ? DEFAULT_REFRESH_QUEUE_CAPACITY : refreshQueueCapacity,
-        clock == null ? InstantSource.system() : clock,
-        random == null ? ThreadLocalRandomSource.INSTANCE : random,
-        keyPolicy == null ? KeyPolicy.REJECT : keyPolicy,
-        maxValueSize == -1 ? DEFAULT_MAX_VALUE_SIZE : maxValueSize,
-        failureBackoff == null ? DEFAULT_FAILURE_BACKOFF : failureBackoff,
-        resolvedMaxFailureBackoff(),
-        serveStaleOnError == null || serveStaleOnError,
-        maxClockSkew == null ? DEFAULT_MAX_CLOCK_SKEW : maxClockSkew,
-        loadTimeout == null ? DEFAULT_LOAD_TIMEOUT : loadTimeout,
-        absentTtl == null ? ttl : absentTtl,
-        ttlJitter == -1 ? 0.0 : ttlJitter,
-        fleetLease == null ? Policies.modeOf(resolvedPolicy) == Policies.Mode.BACKGROUND : fleetLease,
-        refreshBatchSize == -1 ? DEFAULT_REFRESH_BATCH_SIZE : refreshBatchSize,
-        refreshBatchDelay == null ? DEFAULT_REFRESH_BATCH_DELAY : refreshBatchDelay,
-        closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : closeTimeout,
-        scheduler == null ? Scheduler.systemScheduler() : scheduler);
+    return CacheConfig.resolve(this, valueCodec);
   }
 
   private static Duration checkBackoffBase(Duration base) {
-    if (base.isNegative() || base.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException(
-          "failureBackoff must be between 0 and " + MAX_TTL + ": " + base);
-    }
-    return base;
+    return inRange("failureBackoff", base, Duration.ZERO, MAX_TTL);
   }
 
-  /** The back-off cap: as set, or else the TTL, at most 30 s, and at least the base. */
-  private Duration resolvedMaxFailureBackoff() {
-    if (maxFailureBackoff != null) {
-      return maxFailureBackoff;
+  /** {@code value} if it is in [min, max], where min is zero or 1 ms; else an exception. */
+  private static Duration inRange(String name, Duration value, Duration min, Duration max) {
+    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(name + (min.isZero() ? " must be between 0 and "
+          : " must be at least 1 ms and at most ") + max + ": " + value);
     }
-    Duration base = failureBackoff == null ? DEFAULT_FAILURE_BACKOFF : failureBackoff;
-    Duration cap = ttl.compareTo(DEFAULT_MAX_FAILURE_BACKOFF) < 0 ? ttl
-        : DEFAULT_MAX_FAILURE_BACKOFF;
-    return cap.compareTo(base) < 0 ? base : cap;
+    return value;
   }
 
   private ValueCodec<?> resolvedCodec() {

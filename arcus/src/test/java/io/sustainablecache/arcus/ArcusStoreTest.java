@@ -15,6 +15,7 @@ import io.sustainablecache.spi.StoreItem;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -189,6 +190,41 @@ class ArcusStoreTest {
 
       assertThat(value(store.add("k", VALUE, 60))).isTrue();
       assertThat(pool.requests).containsExactly("add k 2048 60 2\r\nv1\r\n");
+    }
+
+    @Test
+    void incrOfAnExistingCounterIsOneRequest() {
+      pool.answer(Answer.reply("8\r\n"));
+
+      assertThat(value(store.incr("k", 3, 100, 60))).isEqualTo(8L);
+      assertThat(pool.requests).containsExactly("incr k 3\r\n");
+    }
+
+    @Test
+    void incrOfAMissingCounterAddsTheInitialValue() {
+      Iterator<String> replies = List.of("NOT_FOUND\r\n", "STORED\r\n").iterator();
+      pool.answerWith(request -> Answer.reply(replies.next()));
+
+      assertThat(value(store.incr("k", 3, 100, 60))).isEqualTo(100L);
+      assertThat(pool.requests)
+          .containsExactly("incr k 3\r\n", "add k 2048 60 3\r\n100\r\n");
+    }
+
+    @Test
+    void incrWhoseAddLosesToAnotherClient_incrementsAgain_andFailsIfTheCounterVanished() {
+      Iterator<String> replies =
+          List.of("NOT_FOUND\r\n", "NOT_STORED\r\n", "101\r\n").iterator();
+      pool.answerWith(request -> Answer.reply(replies.next()));
+
+      assertThat(value(store.incr("k", 1, 100, 60))).isEqualTo(101L);
+      assertThat(pool.requests).containsExactly("incr k 1\r\n", "add k 2048 60 3\r\n100\r\n",
+          "incr k 1\r\n");
+
+      Iterator<String> vanished =
+          List.of("NOT_FOUND\r\n", "NOT_STORED\r\n", "NOT_FOUND\r\n").iterator();
+      pool.answerWith(request -> Answer.reply(vanished.next()));
+      assertThat(failure(store.incr("k", 1, 100, 60))).isInstanceOf(StoreException.class)
+          .hasMessageContaining("vanished");
     }
 
     @Test

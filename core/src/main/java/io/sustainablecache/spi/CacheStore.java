@@ -126,6 +126,38 @@ public interface CacheStore {
   CompletableFuture<Boolean> delete(String key);
 
   /**
+   * Adds {@code delta} to the counter under {@code key} and returns its new value (memcached
+   * {@code incr}). When the key is absent the counter is first created with the value {@code
+   * initial} and the expiry {@code exptime} (with {@code add}), and {@code initial} is returned;
+   * if another client created it meanwhile, the {@code incr} is sent again. Increments are atomic
+   * on the server: concurrent calls, from any client, get distinct values. The counter is the
+   * item's value in decimal ASCII digits, 64 bits without sign, wrapping as memcached does; the
+   * result carries the same 64 bits. An {@code incr} does not change the item's expiry.
+   *
+   * <p>The default implementation completes exceptionally with an {@link
+   * UnsupportedOperationException}: a store without counters cannot carry what needs one.
+   *
+   * @param key a namespaced key; never {@code null}
+   * @param delta what to add, at least 0
+   * @param initial the value of a counter this call creates, at least 0
+   * @param exptime memcached exptime of a counter this call creates, see the class documentation
+   * @return a future of the counter's value after this call; exceptionally when the item holds
+   *     no number, or when a counter created by another client vanished before this call could
+   *     increment it
+   * @throws NullPointerException if {@code key} is {@code null}
+   * @throws IllegalArgumentException if {@code delta} or {@code initial} is negative
+   */
+  default CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    Objects.requireNonNull(key, "key");
+    if (delta < 0 || initial < 0) {
+      throw new IllegalArgumentException(
+          "delta and initial must not be negative: " + delta + ", " + initial);
+    }
+    return CompletableFuture.failedFuture(new UnsupportedOperationException(
+        getClass().getSimpleName() + " has no counters (memcached incr)"));
+  }
+
+  /**
    * Removes every item whose key starts with {@code prefix + ":"} (ARCUS {@code flush_prefix}).
    * Plain memcached has no such command; the default implementation completes exceptionally with
    * an {@link UnsupportedOperationException} that says so.

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -63,6 +64,7 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
   private final OperationName setName;
   private final OperationName casName;
   private final OperationName deleteName;
+  private final OperationName incrName;
 
   /**
    * Creates the operations of one store.
@@ -80,6 +82,7 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     this.setName = OperationName.of(clientName, "set");
     this.casName = OperationName.of(clientName, "cas");
     this.deleteName = OperationName.of(clientName, "delete");
+    this.incrName = OperationName.of(clientName, "incr");
   }
 
   /**
@@ -136,6 +139,9 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
 
     /** A {@code delete}, reporting to {@code callback}. */
     Operation delete(String key, OperationCallback callback);
+
+    /** A text-protocol {@code incr} without a default value, reporting to {@code callback}. */
+    Operation incr(String key, int delta, OperationCallback callback);
 
     /** Called before a {@code delete} of a key is queued (ARCUS drops its front-cache copy). */
     default void beforeDelete(C connection, String key) {}
@@ -272,6 +278,35 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     if (connection != null) {
       client.beforeDelete(connection, key);
       pending.send(client.delete(key, pending), key, connection);
+    }
+    return pending;
+  }
+
+  /**
+   * {@code incr}, then on {@code NOT_FOUND} an {@code add} of {@code initial}, then on {@code
+   * NOT_STORED} (another client created it) {@code incr} again: memcached's text protocol has no
+   * {@code incr} with a default value. See {@link io.sustainablecache.spi.CacheStore#incr}.
+   */
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    requireNonNull(key, "key");
+    if (delta < 0 || initial < 0) {
+      throw new IllegalArgumentException(
+          "delta and initial must not be negative: " + delta + ", " + initial);
+    }
+    return mutate(key, delta, false).thenCompose(value -> value != null
+        ? CompletableFuture.completedFuture(value)
+        : add(key, Long.toString(initial).getBytes(StandardCharsets.US_ASCII), exptime)
+            .thenCompose(created -> created
+                ? CompletableFuture.completedFuture(initial)
+                : mutate(key, delta, true)));
+  }
+
+  /** One {@code incr}: the new value, or {@code null} on {@code NOT_FOUND} unless required. */
+  private CompletableFuture<Long> mutate(String key, int delta, boolean mustExist) {
+    Incr pending = new Incr(mustExist);
+    C connection = prepare(pending, key);
+    if (connection != null) {
+      pending.send(client.incr(key, delta, pending), key, connection);
     }
     return pending;
   }
@@ -525,6 +560,34 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
         succeed(Boolean.FALSE);
       } else {
         fail(answer.getMessage(), null);
+      }
+    }
+  }
+
+  private final class Incr extends Single<Long> {
+    private final boolean mustExist;
+
+    Incr(boolean mustExist) {
+      super(incrName);
+      this.mustExist = mustExist;
+    }
+
+    @Override
+    void answered(OperationStatus answer) {
+      String message = answer.getMessage();
+      if (answer.isSuccess()) {
+        try {
+          succeed(Long.parseUnsignedLong(message.trim()));
+        } catch (RuntimeException e) {
+          fail("the server's answer is no number: " + message, null);
+        }
+      } else if ("NOT_FOUND".equals(message) && !mustExist) {
+        succeed(null);
+      } else if ("NOT_FOUND".equals(message)) {
+        fail("NOT_FOUND: the counter another client created vanished before it was incremented",
+            null);
+      } else {
+        fail(message, null);
       }
     }
   }

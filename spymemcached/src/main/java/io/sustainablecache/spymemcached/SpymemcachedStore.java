@@ -26,6 +26,7 @@ import net.spy.memcached.MemcachedNode;
 import net.spy.memcached.NodeLocator;
 import net.spy.memcached.ops.DeleteOperation;
 import net.spy.memcached.ops.GetsOperation;
+import net.spy.memcached.ops.Mutator;
 import net.spy.memcached.ops.Operation;
 import net.spy.memcached.ops.OperationCallback;
 import net.spy.memcached.ops.OperationStatus;
@@ -316,6 +317,19 @@ public final class SpymemcachedStore implements CacheStore {
   public CompletableFuture<Boolean> delete(String key) {
     return operations.delete(key);
   }
+  /**
+   * {@inheritDoc}
+   *
+   * <p>memcached's text protocol has no {@code incr} with a default: a missing counter costs an
+   * {@code add} (and, if another client created it meanwhile, a second {@code incr}).
+   *
+   * @return {@inheritDoc}
+   */
+  @Override
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    return operations.incr(key, delta, initial, exptime);
+  }
+
 
   /**
    * The configured key limit.
@@ -429,6 +443,11 @@ public final class SpymemcachedStore implements CacheStore {
     @Override
     public Operation delete(String key, OperationCallback callback) {
       return OPERATIONS.delete(key, new Answer(callback));
+    }
+
+    @Override
+    public Operation incr(String key, int delta, OperationCallback callback) {
+      return OPERATIONS.mutate(Mutator.incr, key, delta, -1L, 0, callback);
     }
 
     @Override

@@ -96,6 +96,11 @@ public abstract class ForwardingStore implements CacheStore {
   }
 
   @Override
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    return delegate.incr(key, delta, initial, exptime);
+  }
+
+  @Override
   public int maxKeyLength() {
     return delegate.maxKeyLength();
   }

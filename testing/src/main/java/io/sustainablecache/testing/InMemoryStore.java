@@ -6,6 +6,7 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
+import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.Collection;
@@ -166,6 +167,50 @@ public final class InMemoryStore implements CacheStore {
     requireNonNull(key, "key");
     Item removed = items.remove(key);
     return CompletableFuture.completedFuture(removed != null && !expired(removed));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>As memcached: a counter is its value's decimal digits, 64 bits without sign, wrapping;
+   * an item that holds anything else fails the future as the server answers ({@code
+   * CLIENT_ERROR}); the increment keeps the item's expiry. Creating a counter counts as a write
+   * ({@link #writeCount}), an increment does not.
+   */
+  @Override
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    requireNonNull(key, "key");
+    if (delta < 0 || initial < 0) {
+      throw new IllegalArgumentException(
+          "delta and initial must not be negative: " + delta + ", " + initial);
+    }
+    Item created;
+    try {
+      created = newItem(key, Long.toString(initial).getBytes(StandardCharsets.US_ASCII), exptime);
+    } catch (StoreException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    long[] result = {initial};
+    boolean[] numeric = {true};
+    items.compute(key, (k, old) -> {
+      if (old == null || expired(old)) {
+        return created;
+      }
+      long current;
+      try {
+        current = Long.parseUnsignedLong(new String(old.value(), StandardCharsets.US_ASCII));
+      } catch (NumberFormatException e) {
+        numeric[0] = false;
+        return old;
+      }
+      result[0] = current + delta;
+      return new Item(Long.toUnsignedString(result[0]).getBytes(StandardCharsets.US_ASCII),
+          casCounter.incrementAndGet(), old.expiresAtSecond());
+    });
+    dropIfDead(key, created);
+    return numeric[0] ? CompletableFuture.completedFuture(result[0])
+        : CompletableFuture.failedFuture(new StoreException(
+            "CLIENT_ERROR cannot increment or decrement non-numeric value"));
   }
 
   @Override

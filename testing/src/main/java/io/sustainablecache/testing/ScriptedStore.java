@@ -34,7 +34,7 @@ import java.util.function.Supplier;
 public final class ScriptedStore implements CacheStore {
 
   /** The kinds of operation. */
-  public enum Op { GETS, GETS_ALL, ADD, SET, CAS, DELETE, FLUSH_PREFIX }
+  public enum Op { GETS, GETS_ALL, ADD, SET, CAS, DELETE, FLUSH_PREFIX, INCR }
 
   private final CacheStore delegate;
   private final Map<Op, Integer> failures = new EnumMap<>(Op.class);
@@ -150,6 +150,11 @@ public final class ScriptedStore implements CacheStore {
   @Override
   public CompletableFuture<Void> flushPrefix(String prefix) {
     return run(Op.FLUSH_PREFIX, () -> delegate.flushPrefix(prefix));
+  }
+
+  @Override
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    return run(Op.INCR, () -> delegate.incr(key, delta, initial, exptime));
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.sustainablecache.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CacheStore;
@@ -17,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -315,6 +317,99 @@ public abstract class CacheStoreContract {
     } finally {
       executor.shutdownNow();
     }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Counters
+
+  @Test
+  void incrOfAnAbsentKeyCreatesTheCounter_thenAddsToIt() {
+    CacheStore store = store();
+    String key = key("counter");
+    long base = 1L << 45;
+
+    assertThat(completed(store.incr(key, 1, base, 0))).as("the call that creates it")
+        .isEqualTo(base);
+    assertThat(valueOf(key)).as("the counter's bytes")
+        .isEqualTo(Long.toString(base).getBytes(StandardCharsets.US_ASCII));
+    assertThat(completed(store.incr(key, 5, 0, 0))).isEqualTo(base + 5);
+    assertThat(completed(store.incr(key, 0, 7, 0))).isEqualTo(base + 5);
+
+    completed(store.delete(key));
+    assertThat(completed(store.incr(key, 1, 3, 0))).as("created again after a delete")
+        .isEqualTo(3);
+  }
+
+  @Test
+  void concurrentIncrsOnAnAbsentKey_getDistinctValues_noneLost() throws Exception {
+    CacheStore store = store();
+    String key = key("contended-counter");
+    int threads = 8;
+    int each = 50;
+    CyclicBarrier start = new CyclicBarrier(threads);
+    ExecutorService executor = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<List<Long>>> callers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        callers.add(executor.submit(() -> {
+          start.await(10, TimeUnit.SECONDS);
+          List<CompletableFuture<Long>> incrs = new ArrayList<>();
+          for (int i = 0; i < each; i++) {
+            incrs.add(store.incr(key, 1, 0, 0));
+          }
+          List<Long> values = new ArrayList<>();
+          incrs.forEach(incr -> values.add(completed(incr, "incr")));
+          return values;
+        }));
+      }
+      TreeSet<Long> seen = new TreeSet<>();
+      for (Future<List<Long>> caller : callers) {
+        seen.addAll(caller.get(30, TimeUnit.SECONDS));
+      }
+      // One call created the counter (0); every other one added 1 and saw its own value.
+      assertThat(seen).as("distinct values of %d incrs", threads * each)
+          .hasSize(threads * each)
+          .first().isEqualTo(0L);
+      assertThat(seen.last()).isEqualTo(threads * each - 1L);
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  /**
+   * {@code incr} of an item that holds no number fails with a {@link StoreException} and leaves
+   * the item alone; the store works again afterwards (the server answers {@code CLIENT_ERROR},
+   * after which spymemcached re-opens its connection, as for an oversized value).
+   */
+  @Test
+  void incrOfAValueThatIsNoNumber_failsAndLeavesItAlone_theStoreRecovers() {
+    CacheStore store = store();
+    String key = key("not-a-number");
+    set(key, bytes("twelve"));
+
+    assertThat(failure(store.incr(key, 1, 0, 0), "incr of text"))
+        .isInstanceOf(StoreException.class);
+    awaitRecovered();
+    assertThat(valueOf(key)).isEqualTo(bytes("twelve"));
+  }
+
+  @Test
+  void aCounterWrapsAtTwoToTheSixtyFour() {
+    CacheStore store = store();
+    String key = key("wrapping-counter");
+    set(key, bytes(Long.toUnsignedString(-1L)));
+
+    assertThat(completed(store.incr(key, 1, 0, 0))).isEqualTo(0L);
+  }
+
+  @Test
+  void incrRejectsNegativeArguments() {
+    CacheStore store = store();
+    assertThatThrownBy(() -> store.incr(key("n"), -1, 0, 0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> store.incr(key("n"), 1, -1, 0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(completed(store.gets(key("n")))).as("nothing was written").isEmpty();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -750,6 +845,7 @@ public abstract class CacheStoreContract {
     assertThatNullPointerException().isThrownBy(() -> store.cas(key("k"), 1L, null, 0));
     assertThatNullPointerException().isThrownBy(() -> store.delete(null));
     assertThatNullPointerException().isThrownBy(() -> store.flushPrefix(null));
+    assertThatNullPointerException().isThrownBy(() -> store.incr(null, 1, 0, 0));
     assertThat(completed(store.gets(key("k")))).as("nothing was written").isEmpty();
   }
 

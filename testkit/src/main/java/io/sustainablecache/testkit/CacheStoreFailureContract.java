@@ -301,6 +301,7 @@ public abstract class CacheStoreFailureContract {
     calls.put("set", () -> store.set(bad, VALUE, 0));
     calls.put("cas", () -> store.cas(bad, casToken, VALUE, 0));
     calls.put("delete", () -> store.delete(bad));
+    calls.put("incr", () -> store.incr(bad, 1, 0, 0));
     calls.forEach((operation, call) -> {
       Throwable failure = StoreFutures.failure(call.get(), bound(), operation);
       assertThat(failure).as("%s of an invalid key", operation)
@@ -322,6 +323,7 @@ public abstract class CacheStoreFailureContract {
     operations.put("set", () -> store.set(key, VALUE, 0));
     operations.put("cas", () -> store.cas(key, casToken, VALUE, 0));
     operations.put("delete", () -> store.delete(key));
+    operations.put("incr", () -> store.incr(key, 1, 0, 0));
     return operations;
   }
 

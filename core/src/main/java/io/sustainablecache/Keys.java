@@ -73,6 +73,14 @@ final class Keys {
   }
 
   /**
+   * A key of the cache's own, in its namespace: the namespace's prefix, {@code 0x7F} and {@code
+   * name} (for example the near cache's log, {@code "near:seq"}).
+   */
+  String internalKey(String name) {
+    return prefix + INTERNAL_MARK + name;
+  }
+
+  /**
    * The key of the fleet lease of {@code storeKey}: the store key followed by {@code 0x7F} and
    * {@code "lease"}, or, when that would exceed the store's limit, the namespace followed by the
    * mark and a digest of the store key.

@@ -1,0 +1,243 @@
+package io.sustainablecache;
+
+import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreItem;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.random.RandomGenerator;
+
+/**
+ * The invalidation log of one namespace in the shared store, which the near tiers of every
+ * instance poll (design and argument: {@code docs/near-cache.md}). A change is <em>recorded</em>:
+ * the log's sequence, a memcached counter, is {@code incr}emented to {@code n} and slot {@code n
+ * mod S} is set to {@code (n, store key)}. A <em>poll</em> reads the sequence and the slots after
+ * the last number it applied in one multi-get (two when more than {@link #BATCH} changes
+ * happened) and returns what its near tier must drop: the keys of a gapless run of records, or
+ * everything when it cannot confirm it saw every change since its last poll (a slot evicted or
+ * overwritten, the sequence lost and re-created, too many changes, a sequence that is no
+ * number). A poll that finds no sequence creates it (an {@code incr} of 0) and resets.
+ *
+ * <p>Not used by the read path yet: the near tier that applies the polls is being built (issue
+ * 14).
+ *
+ * <p>The sequence is created by the first {@code incr} at a random value in [2<sup>40</sup>,
+ * 2<sup>50</sup>), so that a sequence lost to eviction or a restart comes back far from any
+ * value a reader applied, and readers notice (a lower value, or a jump of more than {@link
+ * #SLOTS}).
+ *
+ * <p>Thread-safe. Polls do not overlap: a poll asked for while one runs returns the running one.
+ * Records may be concurrent with each other and with polls.
+ */
+final class NearLog {
+
+  /** The number of slots: at most this many changes between two polls are applied one by one. */
+  static final int SLOTS = 1024;
+
+  /** The slots a poll reads together with the sequence, in its first round trip. */
+  static final int BATCH = 32;
+
+  /** The expiry of a slot, seconds: long enough for any poller that is not paused for an hour. */
+  static final int SLOT_EXPTIME = 3600;
+
+  private static final long MIN_BASE = 1L << 40;
+  private static final long MAX_BASE = 1L << 50;
+  /** The record of {@code invalidateAll}: the mark no store key contains. */
+  private static final String ALL = Keys.INTERNAL_MARK + "all";
+
+  /** What a poll found. */
+  sealed interface Poll {
+
+    /**
+     * A gapless run of records since the last poll (possibly empty).
+     *
+     * @param sequence the sequence number read, now applied
+     * @param keys the store keys changed, in order, duplicates possible
+     * @param all whether one of the records was {@code invalidateAll}
+     */
+    record Changes(long sequence, List<String> keys, boolean all) implements Poll {}
+
+    /**
+     * The poll cannot confirm that it saw every change: the near tier drops everything.
+     *
+     * @param sequence the sequence number read, from which the next poll continues
+     * @param reason why, for the log
+     */
+    record Reset(long sequence, String reason) implements Poll {}
+  }
+
+  private final CacheStore store;
+  private final String sequenceKey;
+  private final String slotPrefix;
+  private final RandomGenerator random;
+
+  /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
+  private Long lastSeen;
+
+  private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
+
+  NearLog(CacheStore store, Keys keys, RandomGenerator random) {
+    this.store = requireNonNull(store, "store");
+    this.sequenceKey = keys.internalKey("near:seq");
+    this.slotPrefix = keys.internalKey("near:");
+    this.random = requireNonNull(random, "random");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Writers
+
+  /**
+   * Records a change of one key: completes once the record is in the store, or fails with the
+   * store's failure (then the caller must not promise the bound).
+   */
+  CompletableFuture<Void> record(String storeKey) {
+    requireNonNull(storeKey, "storeKey");
+    return append(storeKey);
+  }
+
+  /** Records {@code invalidateAll}: every near tier drops everything. */
+  CompletableFuture<Void> recordAll() {
+    return append(ALL);
+  }
+
+  private CompletableFuture<Void> append(String what) {
+    return store.incr(sequenceKey, 1, base(), 0).thenCompose(n -> store.set(slotKey(n),
+        (Long.toUnsignedString(n) + " " + what).getBytes(StandardCharsets.US_ASCII),
+        SLOT_EXPTIME));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Readers
+
+  /**
+   * Polls the log. The future fails with the store's failure; then nothing was applied, and the
+   * next poll continues from the same point.
+   */
+  CompletableFuture<Poll> poll() {
+    CompletableFuture<Poll> mine = new CompletableFuture<>();
+    CompletableFuture<Poll> other = running.compareAndExchange(null, mine);
+    if (other != null) {
+      return other;
+    }
+    CompletableFuture<Poll> result;
+    try {
+      result = readFrom(lastSeen);
+    } catch (RuntimeException e) {
+      result = CompletableFuture.failedFuture(e);
+    }
+    result.whenComplete((poll, failure) -> {
+      if (poll != null) {
+        lastSeen = poll instanceof Poll.Reset reset && reset.reason().equals(GARBAGE)
+            ? null : sequenceOf(poll);
+      }
+      running.set(null);
+      if (failure != null) {
+        mine.completeExceptionally(failure);
+      } else {
+        mine.complete(poll);
+      }
+    });
+    return mine;
+  }
+
+  /** The reason of the reset when the store held no sequence (the poll created it). */
+  static final String NO_LOG = "no sequence in the store (never written, evicted or lost)";
+
+  /** The reason of the reset when the sequence's item holds no number. */
+  static final String GARBAGE = "the sequence's item holds no number";
+
+  private CompletableFuture<Poll> readFrom(Long last) {
+    List<String> keys = new ArrayList<>(BATCH + 1);
+    keys.add(sequenceKey);
+    if (last != null) {
+      for (int i = 1; i <= BATCH; i++) {
+        keys.add(slotKey(last + i));
+      }
+    }
+    return store.getsAll(keys).thenCompose(items -> {
+      StoreItem sequenceItem = items.get(sequenceKey);
+      if (sequenceItem == null) {
+        // Create it (an incr of 0), so that a namespace without writers has a log to confirm.
+        return store.incr(sequenceKey, 0, base(), 0)
+            .thenApply(created -> (Poll) new Poll.Reset(created, NO_LOG));
+      }
+      long sequence;
+      try {
+        sequence = Long.parseUnsignedLong(
+            new String(sequenceItem.value(), StandardCharsets.US_ASCII).trim());
+      } catch (NumberFormatException e) {
+        return done(new Poll.Reset(0, GARBAGE));
+      }
+      if (last == null) {
+        return done(new Poll.Reset(sequence, "first poll"));
+      }
+      if (Long.compareUnsigned(sequence, last) < 0) {
+        return done(new Poll.Reset(sequence, "the sequence went back: lost and re-created"));
+      }
+      long count = sequence - last;
+      if (Long.compareUnsigned(count, SLOTS) > 0) {
+        return done(new Poll.Reset(sequence, count + " changes since the last poll, more than "
+            + SLOTS + " slots (or the sequence was lost and re-created)"));
+      }
+      if (count <= BATCH) {
+        return done(apply(last, sequence, items));
+      }
+      List<String> rest = new ArrayList<>();
+      for (long m = last + BATCH + 1; m <= sequence; m++) {
+        rest.add(slotKey(m));
+      }
+      return store.getsAll(rest).thenApply(more -> {
+        Map<String, StoreItem> all = new HashMap<>(items);
+        all.putAll(more);
+        return apply(last, sequence, all);
+      });
+    });
+  }
+
+  /** The records {@code (last, sequence]}, if each slot holds its own number. */
+  private Poll apply(long last, long sequence, Map<String, StoreItem> items) {
+    List<String> changed = new ArrayList<>((int) (sequence - last));
+    boolean all = false;
+    for (long m = last + 1; m <= sequence; m++) {
+      StoreItem slot = items.get(slotKey(m));
+      String record = slot == null ? null
+          : new String(slot.value(), StandardCharsets.US_ASCII);
+      String prefix = Long.toUnsignedString(m) + " ";
+      if (record == null || !record.startsWith(prefix) || record.length() == prefix.length()) {
+        return new Poll.Reset(sequence, "record " + Long.toUnsignedString(m) + (record == null
+            ? " is missing (evicted, or its writer failed after counting it)"
+            : " was overwritten or is not a record"));
+      }
+      String key = record.substring(prefix.length());
+      if (key.equals(ALL)) {
+        all = true;
+      } else {
+        changed.add(key);
+      }
+    }
+    return new Poll.Changes(sequence, List.copyOf(changed), all);
+  }
+
+  private long base() {
+    return random.nextLong(MIN_BASE, MAX_BASE);
+  }
+
+  private String slotKey(long n) {
+    return slotPrefix + Long.remainderUnsigned(n, SLOTS);
+  }
+
+  private static long sequenceOf(Poll poll) {
+    return poll instanceof Poll.Changes changes ? changes.sequence()
+        : ((Poll.Reset) poll).sequence();
+  }
+
+  private static CompletableFuture<Poll> done(Poll poll) {
+    return CompletableFuture.completedFuture(poll);
+  }
+}

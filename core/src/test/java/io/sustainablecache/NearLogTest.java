@@ -1,0 +1,229 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.NearLog.Poll;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The near cache's invalidation log (docs/near-cache.md) over an in-memory store: what a poll
+ * returns for every way the log can be complete, lost or broken. The near tier's guarantee rests
+ * on one property tested here from every side: a poll either returns every change recorded since
+ * the previous one, in order, or a reset.
+ */
+final class NearLogTest {
+
+  private final InMemoryStore memory = InMemoryStore.create();
+  private final ScriptedStore store = ScriptedStore.over(memory);
+  private final Keys keys = new Keys("ns", 250, KeyPolicy.REJECT);
+  private final NearLog writer = new NearLog(store, keys, new SplittableRandom(1));
+  private final NearLog reader = new NearLog(store, keys, new SplittableRandom(2));
+
+  private static Poll poll(NearLog log) {
+    return log.poll().join();
+  }
+
+  private long sequenceInStore() {
+    byte[] value = memory.gets(keys.internalKey("near:seq")).join().orElseThrow().value();
+    return Long.parseLong(new String(value, StandardCharsets.US_ASCII));
+  }
+
+  private String slotOf(long n) {
+    return keys.internalKey("near:" + Long.remainderUnsigned(n, NearLog.SLOTS));
+  }
+
+  private static Poll.Changes changes(Poll poll) {
+    assertThat(poll).isInstanceOf(Poll.Changes.class);
+    return (Poll.Changes) poll;
+  }
+
+  private static Poll.Reset reset(Poll poll) {
+    assertThat(poll).isInstanceOf(Poll.Reset.class);
+    return (Poll.Reset) poll;
+  }
+
+  @Test
+  void theFirstPollOfANamespaceWithoutALog_createsTheSequenceAtARandomBase_andResets() {
+    Poll.Reset first = reset(poll(reader));
+
+    assertThat(first.reason()).isEqualTo(NearLog.NO_LOG);
+    assertThat(first.sequence()).isBetween(1L << 40, 1L << 50).isEqualTo(sequenceInStore());
+    assertThat(changes(poll(reader))).isEqualTo(
+        new Poll.Changes(first.sequence(), List.of(), false));
+  }
+
+  @Test
+  void recordsAreSeenByTheNextPollOfEveryReader_inOrder_once() {
+    long start = reset(poll(reader)).sequence();
+    writer.record("ns:a").join();
+    writer.record("ns:b").join();
+    writer.record("ns:a").join();
+
+    assertThat(changes(poll(reader))).isEqualTo(
+        new Poll.Changes(start + 3, List.of("ns:a", "ns:b", "ns:a"), false));
+    assertThat(changes(poll(reader)).keys()).isEmpty();
+
+    NearLog late = new NearLog(store, keys, new SplittableRandom(3));
+    assertThat(reset(poll(late))).isEqualTo(new Poll.Reset(start + 3, "first poll"));
+  }
+
+  @Test
+  void invalidateAll_isARecordOfItsOwn() {
+    reset(poll(reader));
+    writer.record("ns:a").join();
+    writer.recordAll().join();
+
+    Poll.Changes changes = changes(poll(reader));
+    assertThat(changes.all()).isTrue();
+    assertThat(changes.keys()).containsExactly("ns:a");
+  }
+
+  @Test
+  void moreChangesThanOneBatch_takeASecondRead_andAreAllApplied() {
+    long start = reset(poll(reader)).sequence();
+    List<String> written = new ArrayList<>();
+    for (int i = 0; i < NearLog.BATCH + 8; i++) {
+      written.add("ns:k" + i);
+      writer.record("ns:k" + i).join();
+    }
+    long readsBefore = store.count(Op.GETS_ALL);
+
+    assertThat(changes(poll(reader))).isEqualTo(
+        new Poll.Changes(start + written.size(), written, false));
+    assertThat(store.count(Op.GETS_ALL) - readsBefore).isEqualTo(2);
+  }
+
+  @Test
+  void aBatchOrLessOfChanges_isOneRead() {
+    reset(poll(reader));
+    for (int i = 0; i < NearLog.BATCH; i++) {
+      writer.record("ns:k" + i).join();
+    }
+    long readsBefore = store.count(Op.GETS_ALL);
+
+    assertThat(changes(poll(reader)).keys()).hasSize(NearLog.BATCH);
+    assertThat(store.count(Op.GETS_ALL) - readsBefore).isEqualTo(1);
+  }
+
+  @Test
+  void moreChangesThanSlots_reset_andTheNextPollContinuesFromThere() {
+    long start = reset(poll(reader)).sequence();
+    for (int i = 0; i <= NearLog.SLOTS; i++) {
+      writer.record("ns:k" + i).join();
+    }
+
+    assertThat(reset(poll(reader)).reason()).contains("more than " + NearLog.SLOTS);
+    writer.record("ns:after").join();
+    assertThat(changes(poll(reader))).isEqualTo(
+        new Poll.Changes(start + NearLog.SLOTS + 2, List.of("ns:after"), false));
+  }
+
+  @Test
+  void anEvictedRecord_resets() {
+    long start = reset(poll(reader)).sequence();
+    writer.record("ns:a").join();
+    writer.record("ns:b").join();
+    memory.delete(slotOf(start + 1)).join();
+
+    assertThat(reset(poll(reader))).isEqualTo(new Poll.Reset(start + 2,
+        "record " + (start + 1) + " is missing (evicted, or its writer failed after counting it)"));
+    writer.record("ns:c").join();
+    assertThat(changes(poll(reader)).keys()).containsExactly("ns:c");
+  }
+
+  @Test
+  void aWriterThatCountedButNeverWroteItsRecord_resetsTheReaders() {
+    long start = reset(poll(reader)).sequence();
+    memory.incr(keys.internalKey("near:seq"), 1, 0, 0).join();
+
+    assertThat(reset(poll(reader)).reason()).startsWith("record " + (start + 1) + " is missing");
+  }
+
+  @Test
+  void aRecordOverwrittenByOneASlotCycleLater_resets() {
+    long start = reset(poll(reader)).sequence();
+    writer.record("ns:a").join();
+    memory.set(slotOf(start + 1), (Long.toString(start + 1 + NearLog.SLOTS) + " ns:z")
+        .getBytes(StandardCharsets.US_ASCII), 0).join();
+
+    assertThat(reset(poll(reader)).reason()).contains("overwritten");
+  }
+
+  @Test
+  void aSequenceLostAndCreatedAgain_resets_whetherItComesBackLowerOrFarHigher() {
+    long start = reset(poll(reader)).sequence();
+    String sequence = keys.internalKey("near:seq");
+
+    memory.set(sequence, Long.toString(start - 5).getBytes(StandardCharsets.US_ASCII), 0).join();
+    assertThat(reset(poll(reader)).reason()).contains("went back");
+
+    memory.set(sequence, Long.toString(start + 5_000).getBytes(StandardCharsets.US_ASCII), 0)
+        .join();
+    assertThat(reset(poll(reader)).reason()).contains("changes since the last poll");
+
+    memory.delete(sequence).join();
+    writer.record("ns:a").join(); // created again at a fresh random base
+    assertThat(reset(poll(reader)).sequence()).isEqualTo(sequenceInStore());
+  }
+
+  @Test
+  void aSequenceWithoutANumber_resetsEveryPoll_andRecordsFail() {
+    reset(poll(reader));
+    memory.set(keys.internalKey("near:seq"), "garbage".getBytes(StandardCharsets.US_ASCII), 0)
+        .join();
+
+    assertThat(reset(poll(reader)).reason()).isEqualTo(NearLog.GARBAGE);
+    assertThat(reset(poll(reader)).reason()).isEqualTo(NearLog.GARBAGE);
+    assertThatThrownBy(() -> writer.record("ns:a").join())
+        .isInstanceOf(CompletionException.class);
+  }
+
+  @Test
+  void aFailedPoll_appliesNothing_andTheNextPollSeesEveryChange() {
+    long start = reset(poll(reader)).sequence();
+    writer.record("ns:a").join();
+    store.fail(Op.GETS_ALL, 1);
+
+    assertThatThrownBy(() -> poll(reader)).isInstanceOf(CompletionException.class);
+    writer.record("ns:b").join();
+    assertThat(changes(poll(reader))).isEqualTo(
+        new Poll.Changes(start + 2, List.of("ns:a", "ns:b"), false));
+  }
+
+  @Test
+  void aRecordWhoseCountOrWriteFails_failsItsFuture_andAFailedWriteResetsTheReaders() {
+    reset(poll(reader));
+    store.fail(Op.INCR, 1);
+    assertThatThrownBy(() -> writer.record("ns:a").join()).isInstanceOf(CompletionException.class);
+    assertThat(changes(poll(reader)).keys()).as("nothing was counted").isEmpty();
+
+    store.fail(Op.SET, 1);
+    assertThatThrownBy(() -> writer.record("ns:b").join()).isInstanceOf(CompletionException.class);
+    assertThat(reset(poll(reader)).reason()).contains("is missing");
+  }
+
+  @Test
+  void aPollAskedForWhileOneRuns_isThatPoll() {
+    reset(poll(reader));
+    writer.record("ns:a").join();
+    ScriptedStore.Hold hold = store.holdResponses(Op.GETS_ALL);
+
+    CompletableFuture<Poll> first = reader.poll();
+    CompletableFuture<Poll> second = reader.poll();
+    assertThat(second).isSameAs(first);
+    assertThat(hold.waiting()).isEqualTo(1);
+    hold.release();
+    assertThat(changes(first.join()).keys()).containsExactly("ns:a");
+    assertThat(reader.poll()).isNotSameAs(first);
+  }
+}

@@ -1,0 +1,308 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.NearTier.Ticket;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The near tier's three rules (confirmation, insertion fence, local changes) in virtual time, and
+ * the bound itself, checked on random schedules of a writer and a reader sharing a store: a value
+ * served from the tier is never one that a change which returned more than {@code Δ} earlier had
+ * replaced.
+ */
+final class NearTierTest {
+
+  private static final Duration DELTA = Duration.ofSeconds(1);
+  private static final long DELTA_NANOS = DELTA.toNanos();
+  private static final Duration FENCE = Duration.ofSeconds(30);
+
+  private final AtomicLong now = new AtomicLong(1_000_000_000L);
+  private final InMemoryStore memory = InMemoryStore.create();
+  private final ScriptedStore store = ScriptedStore.over(memory);
+  private final Keys keys = new Keys("ns", 250, KeyPolicy.REJECT);
+  private final NearLog writer = new NearLog(store, keys, new SplittableRandom(1));
+  private final Entries entries = new Entries();
+  private final NearTier<String> tier = new NearTier<>(
+      new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get);
+
+  /** A map that can run something between an insertion's put and its check. */
+  private static final class Entries implements NearTier.EntryMap<String> {
+    final Map<String, String> map = new ConcurrentHashMap<>();
+    Consumer<String> afterPut = key -> {};
+
+    @Override
+    public String get(String key) {
+      return map.get(key);
+    }
+
+    @Override
+    public void put(String key, String entry) {
+      map.put(key, entry);
+      afterPut.accept(key);
+    }
+
+    @Override
+    public void remove(String key, String entry) {
+      map.remove(key, entry);
+    }
+
+    @Override
+    public void remove(String key) {
+      map.remove(key);
+    }
+
+    @Override
+    public void clear() {
+      map.clear();
+    }
+  }
+
+  private void advance(long nanos) {
+    now.addAndGet(nanos);
+  }
+
+  @Test
+  void beforeItsFirstPoll_theTierServesNothing_afterAPollItServesForDelta_thenWaitsForTheNext() {
+    tier.offer("ns:a", "v1", tier.ticket());
+    assertThat(tier.get("ns:a")).as("never confirmed").isNull();
+    tier.poll().join();
+    assertThat(entries.map).as("the first poll resets: nothing before it is confirmed").isEmpty();
+
+    tier.offer("ns:a", "v1", tier.ticket());
+    assertThat(tier.get("ns:a")).isEqualTo("v1");
+    advance(DELTA_NANOS);
+    assertThat(tier.get("ns:a")).as("exactly Δ after the poll started").isEqualTo("v1");
+    advance(1);
+    assertThat(tier.get("ns:a")).as("later").isNull();
+
+    tier.poll().join();
+    assertThat(tier.get("ns:a")).as("confirmed again, kept meanwhile").isEqualTo("v1");
+  }
+
+  @Test
+  void confirmationCountsFromThePollsStart_notItsEnd() {
+    ScriptedStore.Hold slow = store.holdResponses(Op.GETS_ALL);
+    var poll = tier.poll();
+    advance(DELTA_NANOS / 2);
+    slow.release();
+    poll.join();
+    tier.offer("ns:a", "v1", tier.ticket());
+
+    advance(DELTA_NANOS / 2);
+    assertThat(tier.get("ns:a")).isEqualTo("v1");
+    advance(1);
+    assertThat(tier.get("ns:a")).isNull();
+  }
+
+  @Test
+  void aChangeRecordedByAnotherInstance_isDroppedByTheNextPoll() {
+    tier.poll().join();
+    tier.offer("ns:a", "v1", tier.ticket());
+    tier.offer("ns:b", "v1", tier.ticket());
+
+    writer.record("ns:a").join();
+    tier.poll().join();
+
+    assertThat(tier.get("ns:a")).isNull();
+    assertThat(tier.get("ns:b")).isEqualTo("v1");
+  }
+
+  @Test
+  void aResetOrInvalidateAll_dropsEverything() {
+    tier.poll().join();
+    tier.offer("ns:a", "v1", tier.ticket());
+    writer.recordAll().join();
+    tier.poll().join();
+    assertThat(entries.map).isEmpty();
+
+    tier.offer("ns:a", "v1", tier.ticket());
+    memory.delete(keys.internalKey("near:seq")).join(); // the sequence evicted
+    tier.poll().join();
+    assertThat(entries.map).isEmpty();
+  }
+
+  @Test
+  void aFailedPoll_confirmsNothing_andTheNextOneAppliesWhatItMissed() {
+    tier.poll().join();
+    tier.offer("ns:a", "v1", tier.ticket());
+    tier.offer("ns:b", "v1", tier.ticket());
+    writer.record("ns:a").join();
+    store.fail(Op.GETS_ALL, 1);
+
+    advance(DELTA_NANOS / 2);
+    assertThatThrownBy(() -> tier.poll().join()).isInstanceOf(CompletionException.class);
+    advance(DELTA_NANOS / 2 + 1);
+    assertThat(tier.get("ns:b")).as("the last confirmation is older than Δ").isNull();
+
+    tier.poll().join();
+    assertThat(tier.get("ns:a")).isNull();
+    assertThat(tier.get("ns:b")).isEqualTo("v1");
+  }
+
+  @Test
+  void aReadThatBeganBeforeAnAppliedDrop_cannotPutTheOldValueBack() {
+    tier.poll().join();
+    Ticket before = tier.ticket();
+    writer.record("ns:a").join();
+    tier.poll().join();
+
+    assertThat(tier.offer("ns:a", "old", before)).isFalse();
+    assertThat(tier.offer("ns:b", "other key", before)).as("only the dropped key").isTrue();
+    assertThat(tier.offer("ns:a", "new", tier.ticket())).isTrue();
+    assertThat(tier.get("ns:a")).isEqualTo("new");
+  }
+
+  @Test
+  void aReadThatBeganBeforeThisJvmsOwnChange_orBeforeADropOfEverything_isRefusedToo() {
+    tier.poll().join();
+    Ticket before = tier.ticket();
+    tier.drop("ns:a");
+    assertThat(tier.offer("ns:a", "old", before)).isFalse();
+
+    Ticket beforeAll = tier.ticket();
+    tier.dropAll();
+    assertThat(tier.offer("ns:b", "old", beforeAll)).isFalse();
+  }
+
+  @Test
+  void aDropBetweenAnInsertionsPutAndItsCheck_wins() {
+    tier.poll().join();
+    entries.afterPut = key -> tier.drop(key);
+
+    assertThat(tier.offer("ns:a", "old", tier.ticket())).isFalse();
+    assertThat(entries.map).doesNotContainKey("ns:a");
+  }
+
+  @Test
+  void aTicketOlderThanTheFenceWindow_isRefused_andOldDropsAreForgotten() {
+    tier.poll().join();
+    Ticket old = tier.ticket();
+    tier.drop("ns:a");
+    assertThat(tier.rememberedDrops()).isEqualTo(1);
+
+    advance(FENCE.toNanos() + 1);
+    tier.poll().join();
+    assertThat(tier.rememberedDrops()).isZero();
+    assertThat(tier.offer("ns:b", "slow read", old)).isFalse();
+  }
+
+  /**
+   * The bound on random schedules: one writer changes keys (store write, then its record; a
+   * change "returns" when both are done), one reader reads through its tier (a near hit, or a
+   * store read whose result is offered at once or, one in four, some steps later, as a slow read
+   * would), polls (one in five fails), and time
+   * passes in steps up to Δ. Every near hit must return a value that no change which returned
+   * more than Δ earlier had replaced.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
+  void randomSchedules_neverServeAValueReplacedMoreThanDeltaAgo(long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    List<String> names = List.of("ns:a", "ns:b", "ns:c");
+    Map<String, Integer> version = new HashMap<>();
+    Map<String, List<long[]>> replacedAt = new HashMap<>(); // key -> {version replaced, when}
+    names.forEach(k -> {
+      version.put(k, 0);
+      replacedAt.put(k, new ArrayList<>());
+      memory.set(k, bytes(k + "#0"), 0).join();
+    });
+    Deque<Object[]> slowReads = new ArrayDeque<>();
+    int nearHits = 0;
+    int replacedButWithinDelta = 0;
+
+    for (int step = 0; step < 20_000; step++) {
+      String key = names.get(random.nextInt(names.size()));
+      int op = random.nextInt(14);
+      switch (op < 1 ? 0 : op < 6 ? 1 : op < 9 ? 2 : op < 11 ? 3 : 4) {
+        case 0 -> { // the writer changes a key; the change returns once recorded
+          int next = version.get(key) + 1;
+          memory.set(key, bytes(key + "#" + next), 0).join();
+          writer.record(key).join();
+          replacedAt.get(key).add(new long[] {version.get(key), now.get()});
+          version.put(key, next);
+        }
+        case 1 -> { // the reader
+          String near = tier.get(key);
+          if (near != null) {
+            nearHits++;
+            int served = Integer.parseInt(near.substring(near.indexOf('#') + 1));
+            if (served < version.get(key)) {
+              replacedButWithinDelta++;
+            }
+            for (long[] change : replacedAt.get(key)) {
+              if (change[0] >= served) {
+                assertThat(now.get() - change[1])
+                    .as("seed %d step %d: %s served v%d, replaced %d ns ago", seed, step, key,
+                        served, now.get() - change[1])
+                    .isLessThanOrEqualTo(DELTA_NANOS);
+              }
+            }
+          } else {
+            Ticket ticket = tier.ticket();
+            String read = text(memory.gets(key).join().orElseThrow().value());
+            if (random.nextInt(4) == 0) {
+              slowReads.add(new Object[] {key, read, ticket}); // ends some steps later
+            } else {
+              tier.offer(key, read, ticket);
+            }
+          }
+        }
+        case 2 -> { // a slow read ends and offers what it read
+          Object[] read = slowReads.poll();
+          if (read != null) {
+            tier.offer((String) read[0], (String) read[1], (Ticket) read[2]);
+          }
+        }
+        case 3 -> { // a poll; one in five fails
+          if (random.nextInt(5) == 0) {
+            store.fail(Op.GETS_ALL, 1);
+          }
+          try {
+            tier.poll().join();
+          } catch (CompletionException failed) {
+            // the tier stays unconfirmed until the next poll
+          }
+        }
+        default -> advance(random.nextLong(DELTA_NANOS / 4));
+      }
+    }
+    assertThat(nearHits).as("near hits in the schedule").isGreaterThan(1_000);
+    assertThat(replacedButWithinDelta)
+        .as("near hits of a value already replaced (within Δ): the schedules reach the bound")
+        .isPositive();
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static String text(byte[] bytes) {
+    return new String(bytes, StandardCharsets.US_ASCII);
+  }
+
+  @Test
+  void thePollIntervalIsHalfTheBound() {
+    assertThat(tier.pollIntervalNanos()).isEqualTo(TimeUnit.MILLISECONDS.toNanos(500));
+  }
+}

@@ -7,6 +7,8 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
@@ -71,6 +73,13 @@ final class NearTier<E> {
   private volatile long allDroppedVersion;
   private volatile long confirmedAt = NEVER;
   private final AtomicReference<CompletableFuture<NearLog.Poll>> polling = new AtomicReference<>();
+  private final AtomicLong failedPolls = new AtomicLong();
+
+  /** Guards the polling schedule. */
+  private final Object schedule = new Object();
+  private Scheduler scheduler;
+  private Future<?> nextPoll;
+  private boolean closed;
 
   /**
    * Creates a tier.
@@ -203,6 +212,61 @@ final class NearTier<E> {
   /** How many drops the fence remembers (for tests and statistics). */
   int rememberedDrops() {
     return drops.size();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The polling schedule
+
+  /**
+   * Starts polling on {@code scheduler}: at once, then {@link #pollIntervalNanos} after each
+   * poll ends, whether it succeeded or failed, until {@link #close}.
+   */
+  void start(Scheduler scheduler) {
+    synchronized (schedule) {
+      if (this.scheduler != null) {
+        throw new IllegalStateException("already started");
+      }
+      this.scheduler = requireNonNull(scheduler, "scheduler");
+    }
+    scheduleNextPoll(0);
+  }
+
+  private void scheduleNextPoll(long delayNanos) {
+    synchronized (schedule) {
+      if (!closed) {
+        nextPoll = scheduler.schedule(this::pollAndContinue, delayNanos, TimeUnit.NANOSECONDS);
+      }
+    }
+  }
+
+  private void pollAndContinue() {
+    CompletableFuture<NearLog.Poll> poll;
+    try {
+      poll = poll();
+    } catch (RuntimeException e) {
+      poll = CompletableFuture.failedFuture(e);
+    }
+    poll.whenComplete((found, failure) -> {
+      if (failure != null) {
+        failedPolls.incrementAndGet();
+      }
+      scheduleNextPoll(pollIntervalNanos());
+    });
+  }
+
+  /** Stops polling; the tier stops serving once its last confirmation is older than the bound. */
+  void close() {
+    synchronized (schedule) {
+      closed = true;
+      if (nextPoll != null) {
+        nextPoll.cancel(false);
+      }
+    }
+  }
+
+  /** Polls that failed so far. */
+  long failedPolls() {
+    return failedPolls.get();
   }
 
   /** The time between two polls: half the bound, so that one late poll still keeps it. */

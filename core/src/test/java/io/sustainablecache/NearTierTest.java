@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.NearTier.Ticket;
+import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualScheduler;
 import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.testing.ScriptedStore.Op;
 import java.nio.charset.StandardCharsets;
@@ -299,6 +301,37 @@ final class NearTierTest {
 
   private static String text(byte[] bytes) {
     return new String(bytes, StandardCharsets.US_ASCII);
+  }
+
+  @Test
+  void started_itPollsAtOnceThenEveryHalfBound_throughFailures_untilClosed() {
+    FakeClock clock = FakeClock.atRoundSecond();
+    ManualScheduler scheduler = ManualScheduler.on(clock);
+    NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
+        new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L);
+    polled.start(scheduler);
+
+    assertThat(scheduler.runDue()).as("the first poll, at once").isEqualTo(1);
+    assertThat(polled.confirmed()).isTrue();
+    assertThat(scheduler.pending()).isEqualTo(1);
+
+    clock.advance(Duration.ofMillis(499));
+    assertThat(scheduler.runDue()).isZero();
+    clock.advance(Duration.ofMillis(1));
+    store.fail(Op.GETS_ALL, 1);
+    assertThat(scheduler.runDue()).isEqualTo(1);
+    assertThat(polled.failedPolls()).isEqualTo(1);
+    assertThat(scheduler.pending()).as("polling goes on after a failure").isEqualTo(1);
+
+    clock.advance(Duration.ofMillis(501));
+    assertThat(polled.confirmed()).as("the last confirmation is 1.001 s old").isFalse();
+    assertThat(scheduler.runDue()).isEqualTo(1);
+    assertThat(polled.confirmed()).isTrue();
+
+    polled.close();
+    clock.advance(Duration.ofSeconds(5));
+    assertThat(scheduler.runDue()).as("no poll after close").isZero();
+    assertThat(polled.confirmed()).isFalse();
   }
 
   @Test

@@ -4,6 +4,7 @@ import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.concurrent.Executor;
+import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -12,6 +13,10 @@ import java.util.random.RandomGenerator;
  * #resolve}); the builder holds what was set and the rules for setting it. Immutable.
  *
  * @param executor the caller's refresh executor, or {@code null} for one the cache owns
+ * @param nearMaximumSize the near cache's entries at most; 0 without a near cache
+ * @param nearStaleness the near cache's bound; {@code null} without a near cache
+ * @param ticker monotonic nanoseconds: {@code System::nanoTime}, or the injected clock's
+ *     milliseconds (virtual time)
  */
 record CacheConfig<V>(
     CacheStore store,
@@ -38,7 +43,10 @@ record CacheConfig<V>(
     int refreshBatchSize,
     Duration refreshBatchDelay,
     Duration closeTimeout,
-    Scheduler scheduler) {
+    Scheduler scheduler,
+    long nearMaximumSize,
+    Duration nearStaleness,
+    LongSupplier ticker) {
 
   /**
    * The smallest grace period chosen by default: the server's one-second expiry tick plus a
@@ -113,7 +121,15 @@ record CacheConfig<V>(
         b.refreshBatchSize == -1 ? DEFAULT_REFRESH_BATCH_SIZE : b.refreshBatchSize,
         b.refreshBatchDelay == null ? DEFAULT_REFRESH_BATCH_DELAY : b.refreshBatchDelay,
         b.closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : b.closeTimeout,
-        b.scheduler == null ? Scheduler.systemScheduler() : b.scheduler);
+        b.scheduler == null ? Scheduler.systemScheduler() : b.scheduler,
+        b.nearMaximumSize == -1 ? 0 : b.nearMaximumSize,
+        b.nearStaleness,
+        b.clock == null ? System::nanoTime : ticker(b.clock));
+  }
+
+  /** An injected clock's time as a ticker, so that virtual time drives the near cache too. */
+  private static LongSupplier ticker(InstantSource clock) {
+    return () -> clock.millis() * 1_000_000L;
   }
 
   /** The back-off cap: as set, or else the TTL, at most 30 s, and at least the base. */
@@ -136,6 +152,7 @@ record CacheConfig<V>(
   public String toString() {
     return "namespace=" + namespace + ", ttl=" + ttl + ", grace=" + grace + ", policy=" + policy
         + ", codec=" + codec + ", absentTtl=" + absentTtl + ", loadTimeout=" + loadTimeout
-        + ", fleetLease=" + fleetLease;
+        + ", fleetLease=" + fleetLease
+        + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize + ":" + nearStaleness);
   }
 }

@@ -50,6 +50,7 @@ import java.util.function.Function;
  *   <tr><td>{@code failure-backoff}</td><td>a duration (the base), or {@code
  *       <base>:<max>}</td></tr>
  *   <tr><td>{@code refresh-batch}</td><td>{@code <maxKeys>:<maxDelay>}</td></tr>
+ *   <tr><td>{@code near-cache}</td><td>{@code <maximumSize>:<staleness>}</td></tr>
  * </table>
  * {@link #toString()} writes the same format, so {@code parse(s.toString()).equals(s)}.
  *
@@ -102,6 +103,9 @@ public final class CacheSettings {
         (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
     duration("close-timeout", s -> s.closeTimeout, (b, v) -> b.closeTimeout = v,
         SustainableCacheBuilder::closeTimeout);
+    add("near-cache", s -> s.nearCache, (b, v) -> b.nearCache = v,
+        SettingText.NearCache::parse, SettingText.NearCache::toString,
+        (b, v) -> b.nearCache(v.maximumSize(), v.staleness()));
   }
 
   private static final CacheSettings EMPTY = new CacheSettings();
@@ -121,6 +125,7 @@ public final class CacheSettings {
   private Integer maxValueSize;
   private SettingText.RefreshBatch refreshBatch;
   private Duration closeTimeout;
+  private SettingText.NearCache nearCache;
 
   private CacheSettings() {}
 
@@ -347,6 +352,16 @@ public final class CacheSettings {
     return Optional.ofNullable(closeTimeout);
   }
 
+  /** Returns the near cache's size ({@link SustainableCacheBuilder#nearCache}), if set. */
+  public Optional<Long> nearCacheMaximumSize() {
+    return Optional.ofNullable(nearCache).map(SettingText.NearCache::maximumSize);
+  }
+
+  /** Returns the near cache's bound ({@link SustainableCacheBuilder#nearCache}), if set. */
+  public Optional<Duration> nearCacheStaleness() {
+    return Optional.ofNullable(nearCache).map(SettingText.NearCache::staleness);
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof CacheSettings other && toString().equals(other.toString());
@@ -517,6 +532,16 @@ public final class CacheSettings {
      */
     public Builder closeTimeout(Duration timeout) {
       return set("close-timeout", timeout);
+    }
+
+    /**
+     * @param maximumSize see {@link SustainableCacheBuilder#nearCache}
+     * @param staleness the near cache's bound
+     * @return this builder
+     */
+    public Builder nearCache(long maximumSize, Duration staleness) {
+      return set("near-cache",
+          new SettingText.NearCache(maximumSize, requireNonNull(staleness, "staleness")));
     }
 
     /**

@@ -330,6 +330,37 @@ public final class CacheStats {
   }
 
   /**
+   * Reads answered from the near cache, without a store round trip (also counted as hits);
+   * zero without a near cache.
+   *
+   * @return a non-negative count
+   */
+  public long nearHitCount() {
+    return get(Counter.NEAR_HIT);
+  }
+
+  /**
+   * Reads of a cache with a near cache that went to the store: the key was not in the near
+   * cache, its entry there had expired, or the near cache was not confirmed by a recent poll of
+   * its invalidation log.
+   *
+   * @return a non-negative count
+   */
+  public long nearMissCount() {
+    return get(Counter.NEAR_MISS);
+  }
+
+  /**
+   * Changes written by loads (refreshes, misses) that the near cache's invalidation log could
+   * not record: other instances keep serving their near copy of the key until it expires.
+   *
+   * @return a non-negative count
+   */
+  public long nearRecordFailureCount() {
+    return get(Counter.NEAR_RECORD_FAILURE);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

@@ -30,10 +30,13 @@ final class CallerWrites<V> {
   private final FleetLease<V> lease;
   private final StatsCounter stats;
   private final long waitNanos;
+  /** The near cache; {@code null} without one. */
+  private final NearCache<V> near;
 
   CallerWrites(CacheConfig<V> config, Keys keys, ReadPath<V> reads, EntryReader<V> reader,
       EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
-      long waitNanos) {
+      long waitNanos, NearCache<V> near) {
+    this.near = near;
     this.store = config.store();
     this.namespace = config.namespace();
     this.keys = keys;
@@ -64,7 +67,24 @@ final class CallerWrites<V> {
   private void set(String storeKey, byte[] entry, String operation) {
     registry.detach(storeKey);
     awaitWrite(store.set(storeKey, entry, writer.putExptime(entry)), operation);
+    recordInNearLog(storeKey, operation);
     stats.increment(Counter.PUT);
+  }
+
+  /**
+   * After a write of the key landed: records it in the near cache's log and drops the key here;
+   * throws if the record failed (then the near cache's bound does not cover this write).
+   */
+  private void recordInNearLog(String storeKey, String operation) {
+    if (near != null) {
+      try {
+        awaitWrite(near.changedByCaller(storeKey), operation);
+      } catch (StoreException e) {
+        throw new StoreException(operation + " reached the store, but recording it in the near"
+            + " cache's log failed: other instances may serve the previous value from their"
+            + " near cache until it expires", e);
+      }
+    }
   }
 
   Optional<V> putIfAbsent(String key, V value) {
@@ -90,6 +110,7 @@ final class CallerWrites<V> {
               == CasOutcome.STORED;
       if (stored) {
         registry.detach(storeKey);
+        recordInNearLog(storeKey, "putIfAbsent");
         stats.increment(Counter.PUT);
         return Optional.empty();
       }
@@ -105,9 +126,17 @@ final class CallerWrites<V> {
     CompletableFuture<Void> tombstone = store.set(storeKey, EntryWriter.tombstone(now),
         writer.tombstoneExptime(now));
     CompletableFuture<?> released = lease.onInvalidate(storeKey);
-    awaitWrite(tombstone, "invalidate");
+    try {
+      awaitWrite(tombstone, "invalidate");
+    } catch (RuntimeException failed) {
+      if (near != null) {
+        near.forget(storeKey); // it may have landed
+      }
+      throw failed;
+    }
     // Loads this JVM started while the tombstone was on its way read the key before it landed.
     registry.detach(storeKey);
+    recordInNearLog(storeKey, "invalidate");
     stats.increment(Counter.INVALIDATION);
     awaitQuietly(released);
   }
@@ -127,6 +156,15 @@ final class CallerWrites<V> {
       throw e;
     }
     registry.detachAll();
+    if (near != null) {
+      try {
+        awaitWrite(near.allChangedByCaller(), "invalidateAll");
+      } catch (StoreException e) {
+        throw new StoreException("invalidateAll reached the store, but recording it in the near"
+            + " cache's log failed: other instances may serve entries from their near cache"
+            + " until they expire", e);
+      }
+    }
     stats.increment(Counter.INVALIDATION);
   }
 

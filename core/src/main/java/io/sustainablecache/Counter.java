@@ -35,7 +35,10 @@ enum Counter {
   LEASE_TAKEOVER,
   LEASE_INVALID,
   LOADER_CALL,
-  LOAD_WRITTEN;
+  LOAD_WRITTEN,
+  NEAR_HIT,
+  NEAR_MISS,
+  NEAR_RECORD_FAILURE;
 
   static final Counter[] ALL = values();
 }

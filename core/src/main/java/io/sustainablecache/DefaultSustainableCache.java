@@ -24,6 +24,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final ReadPath<V> reads;
   private final BulkLoads<V> bulk;
   private final CallerWrites<V> writes;
+  /** The near cache; {@code null} without one. */
+  private final NearCache<V> near;
 
   DefaultSustainableCache(CacheConfig<V> config) {
     this.config = config;
@@ -32,7 +34,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     long waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER);
     EntryReader<V> reader = new EntryReader<>(config, stats);
-    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog);
+    this.near = NearCache.of(config, keys, stats);
+    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near);
     this.registry = new KeyRegistry(config, stats);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
@@ -41,11 +44,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     LoadCoordinator<V> loads = new LoadCoordinator<>(registry, writer, refresher, lease,
         config.clock(), stats, loadTimes, waitNanos);
     this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
-        waitNanos);
+        waitNanos, near);
     this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, lease, stats,
         waitNanos);
     this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
-        waitNanos);
+        waitNanos, near);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -143,6 +146,9 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public void close() {
+    if (near != null) {
+      near.close();
+    }
     refresher.close();
   }
 

@@ -44,8 +44,12 @@ final class EntryWriter<V> {
   private final long fenceMillis;
   private final RateLimitedLog skippedWriteLog = new RateLimitedLog(log);
   private final RateLimitedLog storeErrorLog;
+  /** The near cache, told of every write that landed; {@code null} without one. */
+  private final NearCache<V> near;
 
-  EntryWriter(CacheConfig<V> config, StatsCounter stats, RateLimitedLog storeErrorLog) {
+  EntryWriter(CacheConfig<V> config, StatsCounter stats, RateLimitedLog storeErrorLog,
+      NearCache<V> near) {
+    this.near = near;
     this.store = config.store();
     this.codec = config.codec();
     this.random = config.random();
@@ -118,7 +122,7 @@ final class EntryWriter<V> {
     }
     int exptime = Exptime.of(lifetime, loaded.fetchedAt());
     if (casToken == NO_CAS) {
-      return conditional(store.add(storeKey, bytes, exptime));
+      return conditional(storeKey, store.add(storeKey, bytes, exptime));
     }
     return store.cas(storeKey, casToken, bytes, exptime).handle((outcome, error) -> {
       if (error != null) {
@@ -128,7 +132,7 @@ final class EntryWriter<V> {
         return store.add(storeKey, bytes, exptime);
       }
       return CompletableFuture.completedFuture(outcome == CasOutcome.STORED);
-    }).thenCompose(stage -> conditional(stage));
+    }).thenCompose(stage -> conditional(storeKey, stage));
   }
 
   /**
@@ -182,8 +186,16 @@ final class EntryWriter<V> {
   }
 
   /** Counts the outcome of a conditional write; never completes exceptionally. */
-  private CompletableFuture<Boolean> conditional(CompletableFuture<Boolean> write) {
+  /**
+   * Counts a load's conditional write; tells the near cache of a write that landed, or that may
+   * have (a failure in flight, a timeout).
+   */
+  private CompletableFuture<Boolean> conditional(String storeKey,
+      CompletableFuture<Boolean> write) {
     return write.handle((stored, error) -> {
+      if (near != null && (error != null || stored)) {
+        near.written(storeKey);
+      }
       if (error != null) {
         stats.increment(Counter.STORE_ERROR);
         storeErrorLog.warn("a write failed; the value was not cached", unwrap(error));

@@ -51,9 +51,13 @@ final class ReadPath<V> {
   private final boolean serveStaleOnError;
   private final long loadTimeoutMillis;
   private final long waitNanos;
+  /** The near cache; {@code null} without one. */
+  private final NearCache<V> near;
 
   ReadPath(CacheConfig<V> config, Keys keys, EntryReader<V> reader, LoadCoordinator<V> loads,
-      Refresher refresher, StatsCounter stats, RateLimitedLog storeErrorLog, long waitNanos) {
+      Refresher refresher, StatsCounter stats, RateLimitedLog storeErrorLog, long waitNanos,
+      NearCache<V> near) {
+    this.near = near;
     this.store = config.store();
     this.keys = keys;
     this.reader = reader;
@@ -81,6 +85,11 @@ final class ReadPath<V> {
    */
   Decision.Action step(Entry<V> entry, long now) {
     Decision.Action action = Decision.decide(entry, now, mode, policy, random);
+    count(action, entry);
+    return action;
+  }
+
+  private void count(Decision.Action action, Entry<V> entry) {
     switch (action) {
       case MISS -> stats.increment(Counter.MISS);
       case REFRESH_INLINE -> { }
@@ -91,7 +100,28 @@ final class ReadPath<V> {
         }
       }
     }
-    return action;
+  }
+
+  /**
+   * The near cache's answer, or {@code null} to read the store: it holds no entry it may serve
+   * now, or its entry is past what a hit may answer (then the store's entry decides). A near hit
+   * takes the same read step as a store hit: a refresh it calls for starts in the background.
+   */
+  private Object fromNear(String key, String storeKey, AsyncLoader<? extends V> loader) {
+    Entry<V> entry = near.get(storeKey);
+    if (entry != null) {
+      long now = clock.millis();
+      Decision.Action action = Decision.decide(entry, now, mode, policy, random);
+      if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
+          || action == Decision.Action.STALE) {
+        stats.increment(Counter.NEAR_HIT);
+        count(action, entry);
+        proceed(action, key, storeKey, entry, false, loader, null, true); // nothing to wait for
+        return answer(entry);
+      }
+    }
+    stats.increment(Counter.NEAR_MISS);
+    return null;
   }
 
   /** The entry of an item read at {@code now}, or {@code null} if there was none. */
@@ -111,6 +141,14 @@ final class ReadPath<V> {
    */
   Object read(String key, AsyncLoader<? extends V> loader) {
     String storeKey = keys.storeKey(key);
+    NearTier.Ticket ticket = null;
+    if (near != null) {
+      Object answer = fromNear(key, storeKey, loader);
+      if (answer != null) {
+        return answer;
+      }
+      ticket = near.ticket();
+    }
     StoreItem item = null;
     boolean readFailed = false;
     try {
@@ -121,6 +159,9 @@ final class ReadPath<V> {
     }
     long now = clock.millis();
     Entry<V> entry = entry(item, now);
+    if (ticket != null) {
+      near.offer(storeKey, entry, ticket);
+    }
     Decision.Action action = step(entry, now);
     CallerRuns here = loader != null && waits(action) ? new CallerRuns(refresher.asExecutor())
         : null;
@@ -148,6 +189,22 @@ final class ReadPath<V> {
   private void readAsync(CompletableFuture<Object> out, String key, String storeKey,
       AsyncLoader<? extends V> loader, Executor continuation, boolean mayRetry) {
     Thread caller = Thread.currentThread();
+    NearTier.Ticket ticket = null;
+    if (near != null) {
+      Object answer;
+      try {
+        answer = fromNear(key, storeKey, loader);
+      } catch (Throwable t) {
+        out.completeExceptionally(t);
+        return;
+      }
+      if (answer != null) {
+        out.complete(answer);
+        return;
+      }
+      ticket = near.ticket();
+    }
+    NearTier.Ticket readStarted = ticket;
     store.gets(storeKey).whenComplete((item, error) -> {
       try {
         if (error != null) {
@@ -155,6 +212,9 @@ final class ReadPath<V> {
         }
         long now = clock.millis();
         Entry<V> entry = error == null ? entry(item.orElse(null), now) : null;
+        if (readStarted != null) {
+          near.offer(storeKey, entry, readStarted);
+        }
         Decision.Action action = step(entry, now);
         Executor on = continuation != null || loader == null || !waits(action) ? continuation
             : loaderExecutor(caller);

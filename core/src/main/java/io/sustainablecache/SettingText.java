@@ -46,6 +46,23 @@ final class SettingText {
     }
   }
 
+  /** The near cache: at most this many entries, served at most this long unconfirmed. */
+  record NearCache(long maximumSize, Duration staleness) {
+    static NearCache parse(String text) {
+      int colon = text.indexOf(':');
+      if (colon < 0) {
+        throw new IllegalArgumentException("expected <maximumSize>:<staleness>, e.g. 10000:1s");
+      }
+      return new NearCache(number(text.substring(0, colon), Long::valueOf),
+          duration(text.substring(colon + 1)));
+    }
+
+    @Override
+    public String toString() {
+      return maximumSize + ":" + staleness;
+    }
+  }
+
   /**
    * A duration: a number with a unit ({@code ms}, {@code s}, {@code m}, {@code h}, {@code d}) or
    * ISO-8601.

@@ -58,6 +58,8 @@ public final class SustainableCacheBuilder<V> {
   Duration refreshBatchDelay;
   Duration closeTimeout;
   Scheduler scheduler;
+  long nearMaximumSize = -1;
+  Duration nearStaleness;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
@@ -556,11 +558,50 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * Keeps decoded entries of the most used keys in this JVM, in front of the store: a near cache.
+   * A near hit makes no round trip; the refresh decision still runs on it (a refresh is loaded
+   * and written as usual, under the fleet lease). <b>The bound:</b> once {@link
+   * SustainableCache#invalidate} or {@link SustainableCache#put} has returned on any instance of
+   * the namespace, no instance serves the previous value from its near cache later than {@code
+   * staleness} after that return, even when invalidation records are lost: each instance polls
+   * the namespace's invalidation log in the store every {@code staleness / 2} and stops serving
+   * near entries while it cannot confirm them ({@code docs/near-cache.md}). Every instance that
+   * writes the namespace must have the near cache on (it writes the log). Needs {@code
+   * com.github.ben-manes.caffeine:caffeine} on the classpath (an optional dependency) and a
+   * store with {@link io.sustainablecache.spi.CacheStore#incr counters}. Default: off.
+   *
+   * <p>Not yet used by {@code getAll} (which reads the store, as without a near cache).
+   *
+   * @param maximumSize the most entries held, 1 to 100,000,000 (Caffeine's W-TinyLFU decides
+   *     which)
+   * @param staleness the bound, 10 ms to 1 h; about 1 s is a good start
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> nearCache(long maximumSize, Duration staleness) {
+    requireNonNull(staleness, "staleness");
+    checkUnset(this.nearStaleness, "nearCache");
+    if (maximumSize < 1 || maximumSize > 100_000_000) {
+      throw new IllegalArgumentException(
+          "nearCache maximumSize must be in [1, 100000000]: " + maximumSize);
+    }
+    if (staleness.compareTo(Duration.ofMillis(10)) < 0
+        || staleness.compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException(
+          "nearCache staleness must be between 10 ms and 1 h: " + staleness);
+    }
+    this.nearMaximumSize = maximumSize;
+    this.nearStaleness = staleness;
+    return this;
+  }
+
+  /**
    * Builds the cache.
    *
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
-   * @throws IllegalStateException if {@link #ttl} was not set, or an executor was given together
-   *     with thread or queue settings
+   * @throws IllegalStateException if {@link #ttl} was not set, an executor was given together
+   *     with thread or queue settings, or a near cache without Caffeine on the classpath
    */
   @SuppressWarnings("unchecked")
   public SustainableCache<V> build() {
@@ -570,6 +611,10 @@ public final class SustainableCacheBuilder<V> {
     if (executor != null && (refreshThreads != -1 || refreshQueueCapacity != -1)) {
       throw new IllegalStateException(
           "refreshExecutor cannot be combined with refreshThreads or refreshQueueCapacity");
+    }
+    if (nearStaleness != null && !NearCache.caffeinePresent()) {
+      throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"
+          + " com.github.ben-manes.caffeine:caffeine (the core's optional dependency)");
     }
     return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }

@@ -19,7 +19,8 @@ class CacheSettingsTest {
       + " refresh-policy=sustainable:1.5:0.2, fleet-lease=false, absent-ttl=PT30S,"
       + " load-timeout=PT5S, refresh-threads=8, refresh-queue-capacity=500,"
       + " failure-backoff=PT0.5S:PT20S, serve-stale-on-error=false, max-clock-skew=PT2S,"
-      + " ttl-jitter=0.1, max-value-size=65536, refresh-batch=50:PT0.005S, close-timeout=PT3S";
+      + " ttl-jitter=0.1, max-value-size=65536, refresh-batch=50:PT0.005S, close-timeout=PT3S,"
+      + " near-cache=10000:PT1S";
 
   @Test
   void everySettingParsesAndPrintsBackTheSame() {
@@ -35,6 +36,8 @@ class CacheSettingsTest {
     assertThat(settings.refreshBatchSize()).hasValue(50);
     assertThat(settings.refreshBatchDelay()).hasValue(Duration.ofMillis(5));
     assertThat(settings.ttlJitter()).hasValue(0.1);
+    assertThat(settings.nearCacheMaximumSize()).hasValue(10_000L);
+    assertThat(settings.nearCacheStaleness()).hasValue(Duration.ofSeconds(1));
   }
 
   @Test
@@ -93,6 +96,8 @@ class CacheSettingsTest {
       "refresh-policy=lru    | expected sustainable",
       "refresh-policy=xfetch | expected xfetch:<beta>",
       "refresh-batch=50      | expected <maxKeys>:<maxDelay>",
+      "near-cache=10000      | expected <maximumSize>:<staleness>",
+      "near-cache=0:1s       | nearCache maximumSize must be in [1, 100000000]",
       "ttl-jitter=0.9        | ttlJitter must be in [0, 0.5]"})
   void malformedSpecsNameThePairAtFault(String spec, String message) {
     assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse(spec))

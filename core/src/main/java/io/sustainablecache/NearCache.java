@@ -1,0 +1,107 @@
+package io.sustainablecache;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The near cache of one cache ({@code docs/near-cache.md}): its {@link NearTier} of decoded
+ * entries, the namespace's {@link NearLog}, and what the rest of the cache asks of them. The read
+ * path takes near hits and offers what it read from the store; a load's write and the caller's
+ * writes drop the key here and record the change for the other instances. Thread-safe.
+ */
+final class NearCache<V> {
+
+  private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
+
+  private final NearTier<Entry<V>> tier;
+  private final NearLog log;
+  private final StatsCounter stats;
+  private final RateLimitedLog recordFailures = new RateLimitedLog(Log.LOGGER);
+
+  private NearCache(NearTier<Entry<V>> tier, NearLog log, StatsCounter stats) {
+    this.tier = tier;
+    this.log = log;
+    this.stats = stats;
+  }
+
+  /** Whether Caffeine, the core's optional dependency, is on the classpath. */
+  static boolean caffeinePresent() {
+    try {
+      Class.forName(CAFFEINE, false, NearCache.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /** The near cache the configuration asks for, polling already; {@code null} for none. */
+  static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, StatsCounter stats) {
+    if (config.nearMaximumSize() == 0) {
+      return null;
+    }
+    NearLog log = new NearLog(config.store(), keys, config.random());
+    // A read or load that began longer ago than the synchronous API waits for one is refused.
+    Duration fenceWindow = config.loadTimeout().plusSeconds(1);
+    NearTier<Entry<V>> tier = new NearTier<>(log,
+        CaffeineEntries.bounded(config.nearMaximumSize()), config.nearStaleness(), fenceWindow,
+        config.ticker());
+    tier.start(config.scheduler());
+    return new NearCache<>(tier, log, stats);
+  }
+
+  /** A servable entry of the key, or {@code null}: read the store. */
+  Entry<V> get(String storeKey) {
+    return tier.get(storeKey);
+  }
+
+  /** Taken before a store read whose entry may be {@link #offer}ed. */
+  NearTier.Ticket ticket() {
+    return tier.ticket();
+  }
+
+  /** Offers what a store read since {@code ticket} found: values and cached absences only. */
+  void offer(String storeKey, Entry<V> entry, NearTier.Ticket ticket) {
+    if (entry != null && entry.answers()) {
+      tier.offer(storeKey, entry, ticket);
+    }
+  }
+
+  /**
+   * A load's write of the key landed (or may have: it failed in flight): drops the key here and
+   * records the change for the other instances. A record that fails is counted and logged;
+   * the other instances then keep their copy until its own expiry.
+   */
+  void written(String storeKey) {
+    tier.drop(storeKey);
+    log.record(storeKey).whenComplete((done, failure) -> {
+      if (failure != null) {
+        stats.increment(Counter.NEAR_RECORD_FAILURE);
+        recordFailures.warn("the near cache's log could not record a refreshed key; other"
+            + " instances keep serving their copy until it expires", failure);
+      }
+    });
+  }
+
+  /**
+   * A caller's write or invalidation of the key landed: records it, then drops the key here.
+   * The future fails if the record did (the caller must learn that the bound does not hold).
+   */
+  CompletableFuture<Void> changedByCaller(String storeKey) {
+    return log.record(storeKey).whenComplete((done, failure) -> tier.drop(storeKey));
+  }
+
+  /** {@code invalidateAll} landed: records it, then drops everything here. */
+  CompletableFuture<Void> allChangedByCaller() {
+    return log.recordAll().whenComplete((done, failure) -> tier.dropAll());
+  }
+
+  /** Drops the key here only (a caller's write that failed, and so may have landed or not). */
+  void forget(String storeKey) {
+    tier.drop(storeKey);
+  }
+
+  /** Stops polling; nothing is served once the last confirmation is older than the bound. */
+  void close() {
+    tier.close();
+  }
+}

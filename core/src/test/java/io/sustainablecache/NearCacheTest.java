@@ -1,0 +1,188 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The near cache through the public API, in virtual time: two instances (two caches over one
+ * store, one namespace), each with a near cache of bound {@value #DELTA_MILLIS} ms whose polls run
+ * on a manual scheduler. A near hit makes no store read; a change on one instance stops the
+ * other's near hits within the bound, whether its polls succeed or fail; a change here is seen
+ * here at once.
+ */
+final class NearCacheTest {
+
+  private static final long DELTA_MILLIS = 1_000;
+  private static final Duration DELTA = Duration.ofMillis(DELTA_MILLIS);
+  private static final Duration TTL = Duration.ofMinutes(10);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  /** Both instances' refreshes, run when the test says. */
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final InMemoryStore memory = InMemoryStore.create(clock);
+  private final ScriptedStore storeOfA = ScriptedStore.over(memory);
+  private final SustainableCache<String> a = cache(storeOfA);
+  private final SustainableCache<String> b = cache(memory);
+  private final AtomicInteger loads = new AtomicInteger();
+
+  private SustainableCache<String> cache(io.sustainablecache.spi.CacheStore store) {
+    return SustainableCache.builder(store).namespace("near").ttl(TTL)
+        .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(refreshes)
+        .random(FixedRandom.neverEarly()).nearCache(1_000, DELTA).build();
+  }
+
+  @AfterEach
+  void close() {
+    a.close();
+    b.close();
+  }
+
+  /** Lets virtual time pass in steps of 100 ms, running the polls that fall due. */
+  private void pass(long millis) {
+    for (long t = 0; t < millis; t += 100) {
+      clock.advanceMillis(Math.min(100, millis - t));
+      scheduler.runDue();
+    }
+  }
+
+  private String load(String key) {
+    loads.incrementAndGet();
+    return key + "@" + clock.millis();
+  }
+
+  @Test
+  void aKeyReadOnceFromTheStore_isThenANearHit_withoutAStoreRead() {
+    scheduler.runDue(); // the first polls
+    String loaded = a.get("k", this::load); // a miss: loaded and written
+    assertThat(a.get("k", this::load)).as("read from the store, now near").isEqualTo(loaded);
+    long reads = storeOfA.count(Op.GETS);
+
+    for (int i = 0; i < 100; i++) {
+      assertThat(a.get("k", this::load)).isEqualTo(loaded);
+    }
+
+    assertThat(storeOfA.count(Op.GETS)).as("store reads of 100 near hits").isEqualTo(reads);
+    assertThat(a.stats().nearHitCount()).isEqualTo(100);
+    assertThat(a.stats().hitCount()).as("near hits are hits").isGreaterThanOrEqualTo(101);
+    assertThat(loads).hasValue(1);
+  }
+
+  @Test
+  void anInvalidateOnAnotherInstance_endsTheNearHitsOfTheOldValueWithinTheBound() {
+    scheduler.runDue();
+    String old = a.get("k", this::load);
+    a.get("k", this::load); // now in A's near cache
+    pass(300);
+
+    b.invalidate("k");
+    long invalidatedAt = clock.millis();
+    String seen = old;
+    while (seen.equals(old)) {
+      seen = a.get("k", this::load);
+      if (seen.equals(old)) {
+        assertThat(clock.millis() - invalidatedAt).as("A served the old value").isLessThanOrEqualTo(
+            DELTA_MILLIS);
+      }
+      pass(100);
+    }
+    assertThat(seen).isNotEqualTo(old);
+    assertThat(clock.millis() - invalidatedAt).isLessThanOrEqualTo(DELTA_MILLIS + 100);
+  }
+
+  @Test
+  void whenThisInstancesPollsFail_itStopsServingNearEntriesOnceTheBoundPassed() {
+    scheduler.runDue();
+    String old = a.get("k", this::load);
+    a.get("k", this::load);
+    storeOfA.fail(Op.GETS_ALL, Integer.MAX_VALUE); // A cannot read the log any more
+
+    b.invalidate("k");
+    long invalidatedAt = clock.millis();
+    pass(DELTA_MILLIS + 100);
+
+    assertThat(a.get("k", this::load)).as("%d ms after the invalidation, polls failing",
+        clock.millis() - invalidatedAt).isNotEqualTo(old);
+    assertThat(a.stats().nearMissCount()).isPositive();
+  }
+
+  @Test
+  void aChangeOnThisInstance_isSeenHereAtOnce() {
+    scheduler.runDue();
+    a.get("k", this::load);
+    a.get("k", this::load);
+
+    a.put("k", "mine");
+    assertThat(a.get("k", this::load)).isEqualTo("mine");
+
+    a.invalidate("k");
+    assertThat(a.getIfPresent("k")).isEmpty();
+  }
+
+  @Test
+  void aPutOnAnotherInstance_reachesThisOneWithinTheBound() {
+    scheduler.runDue();
+    a.get("k", this::load);
+    a.get("k", this::load);
+
+    b.put("k", "from b");
+    pass(DELTA_MILLIS / 2 + 100);
+
+    assertThat(a.get("k", this::load)).isEqualTo("from b");
+  }
+
+  @Test
+  void aRefreshWrittenByAnotherInstance_reachesThisOneWithinTheBound() {
+    scheduler.runDue();
+    a.get("k", this::load);
+    a.get("k", this::load);
+
+    clock.advance(TTL.plusSeconds(1)); // past the logical expiry, within the grace period
+    scheduler.runDue();
+    String stale = b.get("k", this::load); // B serves the stale value and refreshes it
+    assertThat(refreshes.runAll()).as("B's refresh").isEqualTo(1);
+    String refreshed = b.getIfPresent("k").orElseThrow();
+    assertThat(refreshed).isNotEqualTo(stale);
+    pass(DELTA_MILLIS / 2 + 100);
+
+    assertThat(a.getIfPresent("k")).contains(refreshed);
+  }
+
+  @Test
+  void aCallerWriteWhoseRecordFails_throws_andTheKeyIsStillDroppedHere() {
+    scheduler.runDue();
+    a.get("k", this::load);
+    a.get("k", this::load);
+    storeOfA.fail(Op.INCR, 1);
+
+    assertThatThrownBy(() -> a.put("k", "new")).isInstanceOf(StoreException.class)
+        .hasMessageContaining("near");
+    assertThat(a.get("k", this::load)).as("the write landed; the near copy is gone")
+        .isEqualTo("new");
+  }
+
+  @Test
+  void theBuilderChecksItsArguments() {
+    assertThatThrownBy(() -> SustainableCache.builder(memory).nearCache(0, DELTA))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SustainableCache.builder(memory).nearCache(10,
+        Duration.ofMillis(5))).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SustainableCache.builder(memory).nearCache(10, DELTA)
+        .nearCache(10, DELTA)).isInstanceOf(IllegalStateException.class);
+    assertThat(Optional.of(a.toString())).get().asString().contains("nearCache=1000:PT1S");
+  }
+}

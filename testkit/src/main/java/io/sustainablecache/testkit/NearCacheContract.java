@@ -1,0 +1,162 @@
+package io.sustainablecache.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.ForwardingStore;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The near cache ({@code SustainableCacheBuilder.nearCache}) over an adapter and a real
+ * memcached, in real time, with two "hosts" (two caches, each with a client of its own, one
+ * namespace): near hits make no store read, and a change on one host ends the other host's near
+ * hits of the previous value within the bound ({@value #DELTA_MILLIS} ms here), measured from
+ * when the change returned to before the read that served it. The invalidation log needs the
+ * store's counters ({@code CacheStore.incr}); the bound's argument and its faults are tested
+ * deterministically in the core.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class NearCacheContract {
+
+  static final long DELTA_MILLIS = 300;
+  private static final Duration DELTA = Duration.ofMillis(DELTA_MILLIS);
+
+  private final String namespace = "near-" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<CacheStore> opened = new ArrayList<>();
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+
+  /** Creates the contract; subclasses are instantiated by JUnit. */
+  protected NearCacheContract() {}
+
+  /**
+   * Creates a store over a new client connected to {@code address}, configured as the adapter
+   * recommends; returns once the client is connected.
+   *
+   * @param address a real memcached
+   * @param operationTimeout the client's and the store's operation timeout
+   * @return a new store whose client only this test uses; never {@code null}
+   */
+  protected abstract CacheStore storeConnectedTo(InetSocketAddress address,
+      Duration operationTimeout);
+
+  /**
+   * Shuts down the client behind a store returned by {@link #storeConnectedTo}.
+   *
+   * @param store the store to close; never {@code null}
+   */
+  protected abstract void closeStore(CacheStore store);
+
+  private CacheStore newStore() {
+    CacheStore store = storeConnectedTo(MemcachedServer.shared().address(), Duration.ofSeconds(2));
+    opened.add(store);
+    return store;
+  }
+
+  private SustainableCache<String> host(CacheStore store) {
+    SustainableCache<String> cache = SustainableCache.builder(store).namespace(namespace)
+        .ttl(Duration.ofMinutes(5)).codec(ValueCodec.utf8()).nearCache(1_000, DELTA).build();
+    closeables.add(cache);
+    return cache;
+  }
+
+  @AfterEach
+  final void closeEverything() throws Exception {
+    for (AutoCloseable closeable : closeables) {
+      closeable.close();
+    }
+    for (CacheStore store : opened) {
+      closeStore(store);
+    }
+  }
+
+  /** Waits until the cache's near cache has confirmed itself once (its first poll). */
+  private static void awaitNearHit(SustainableCache<String> cache, String key) {
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    long before = cache.stats().nearHitCount();
+    while (cache.stats().nearHitCount() == before) {
+      assertThat(System.nanoTime()).as("a near hit within 10 s").isLessThan(giveUp);
+      cache.get(key, k -> "v1");
+      sleep(5);
+    }
+  }
+
+  @Test
+  void nearHits_makeNoStoreRead() {
+    AtomicLong reads = new AtomicLong();
+    CacheStore counting = new ForwardingStore(newStore()) {
+      @Override
+      public CompletableFuture<Optional<StoreItem>> gets(String key) {
+        reads.incrementAndGet();
+        return super.gets(key);
+      }
+    };
+    SustainableCache<String> a = host(counting);
+    awaitNearHit(a, "k");
+    long readsBefore = reads.get();
+    long hitsBefore = a.stats().nearHitCount();
+
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(a.get("k", k -> "loaded again")).isEqualTo("v1");
+    }
+
+    assertThat(a.stats().nearHitCount() - hitsBefore).as("near hits").isGreaterThan(900);
+    assertThat(reads.get() - readsBefore).as("store reads of those reads")
+        .isEqualTo(1_000 - (a.stats().nearHitCount() - hitsBefore));
+  }
+
+  @Test
+  void aChangeOnAnotherHost_endsThisHostsNearHitsOfThePreviousValue_withinTheBound() {
+    SustainableCache<String> a = host(newStore());
+    SustainableCache<String> b = host(newStore());
+    for (String change : List.of("invalidate", "put")) {
+      String key = "k-" + change;
+      awaitNearHit(a, key);
+
+      if (change.equals("invalidate")) {
+        b.invalidate(key);
+      } else {
+        b.put(key, "v2");
+      }
+      long returned = System.nanoTime();
+      long lastOld = returned;
+      while (true) {
+        long before = System.nanoTime();
+        String seen = a.get(key, k -> "v2");
+        if (!seen.equals("v1")) {
+          break;
+        }
+        lastOld = before;
+        assertThat(TimeUnit.NANOSECONDS.toMillis(before - returned))
+            .as("%s: ms from the change's return to a read that served the old value", change)
+            .isLessThanOrEqualTo(DELTA_MILLIS);
+        sleep(2);
+      }
+      assertThat(TimeUnit.NANOSECONDS.toMillis(lastOld - returned)).isLessThanOrEqualTo(
+          DELTA_MILLIS);
+      assertThat(a.get(key, k -> "v2")).isEqualTo("v2");
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    }
+  }
+}

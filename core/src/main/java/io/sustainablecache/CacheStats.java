@@ -361,6 +361,17 @@ public final class CacheStats {
   }
 
   /**
+   * Polls of the near cache's invalidation log that failed (the store down or slow, or without
+   * counters): while they fail, the near cache serves nothing once its last confirmation is older
+   * than its bound.
+   *
+   * @return a non-negative count
+   */
+  public long nearPollFailureCount() {
+    return get(Counter.NEAR_POLL_FAILURE);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

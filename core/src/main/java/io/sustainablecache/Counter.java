@@ -38,7 +38,8 @@ enum Counter {
   LOAD_WRITTEN,
   NEAR_HIT,
   NEAR_MISS,
-  NEAR_RECORD_FAILURE;
+  NEAR_RECORD_FAILURE,
+  NEAR_POLL_FAILURE;
 
   static final Counter[] ALL = values();
 }

@@ -1,7 +1,9 @@
 package io.sustainablecache;
 
+import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The near cache of one cache ({@code docs/near-cache.md}): its {@link NearTier} of decoded
@@ -17,6 +19,7 @@ final class NearCache<V> {
   private final NearLog log;
   private final StatsCounter stats;
   private final RateLimitedLog recordFailures = new RateLimitedLog(Log.LOGGER);
+  private final RateLimitedLog pollFailures = new RateLimitedLog(Log.LOGGER);
 
   private NearCache(NearTier<Entry<V>> tier, NearLog log, StatsCounter stats) {
     this.tier = tier;
@@ -34,6 +37,16 @@ final class NearCache<V> {
     }
   }
 
+  /** Whether the store implements {@link CacheStore#incr} (the SPI's default refuses). */
+  static boolean hasCounters(CacheStore store) {
+    try {
+      return store.getClass().getMethod("incr", String.class, int.class, long.class, int.class)
+          .getDeclaringClass() != CacheStore.class;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
+  }
+
   /** The near cache the configuration asks for, polling already; {@code null} for none. */
   static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, StatsCounter stats) {
     if (config.nearMaximumSize() == 0) {
@@ -42,11 +55,19 @@ final class NearCache<V> {
     NearLog log = new NearLog(config.store(), keys, config.random());
     // A read or load that began longer ago than the synchronous API waits for one is refused.
     Duration fenceWindow = config.loadTimeout().plusSeconds(1);
+    AtomicReference<NearCache<V>> near = new AtomicReference<>();
     NearTier<Entry<V>> tier = new NearTier<>(log,
         CaffeineEntries.bounded(config.nearMaximumSize()), config.nearStaleness(), fenceWindow,
-        config.ticker());
+        config.ticker(), failure -> near.get().pollFailed(failure));
+    near.set(new NearCache<>(tier, log, stats));
     tier.start(config.scheduler());
-    return new NearCache<>(tier, log, stats);
+    return near.get();
+  }
+
+  private void pollFailed(Throwable failure) {
+    stats.increment(Counter.NEAR_POLL_FAILURE);
+    pollFailures.warn("the near cache could not poll its invalidation log; it serves nothing"
+        + " once its last confirmation is older than its bound", EntryWriter.unwrap(failure));
   }
 
   /** A servable entry of the key, or {@code null}: read the store. */

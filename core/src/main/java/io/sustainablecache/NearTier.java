@@ -11,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -67,6 +68,7 @@ final class NearTier<E> {
   private final long stalenessNanos;
   private final long fenceWindowNanos;
   private final LongSupplier ticker;
+  private final Consumer<Throwable> pollFailed;
 
   private final AtomicLong version = new AtomicLong();
   private final Map<String, Drop> drops = new ConcurrentHashMap<>();
@@ -90,9 +92,11 @@ final class NearTier<E> {
    * @param fenceWindow at least the longest a store read and load may take (the load timeout):
    *     an entry whose read began longer ago is not inserted
    * @param ticker monotonic time in nanoseconds ({@code System::nanoTime})
+   * @param pollFailed told of each scheduled poll that failed
    */
   NearTier(NearLog log, EntryMap<E> entries, Duration staleness, Duration fenceWindow,
-      LongSupplier ticker) {
+      LongSupplier ticker, Consumer<Throwable> pollFailed) {
+    this.pollFailed = requireNonNull(pollFailed, "pollFailed");
     this.log = requireNonNull(log, "log");
     this.entries = requireNonNull(entries, "entries");
     this.stalenessNanos = staleness.toNanos();
@@ -249,6 +253,7 @@ final class NearTier<E> {
     poll.whenComplete((found, failure) -> {
       if (failure != null) {
         failedPolls.incrementAndGet();
+        pollFailed.accept(EntryWriter.unwrap(failure));
       }
       scheduleNextPoll(pollIntervalNanos());
     });

@@ -616,6 +616,10 @@ public final class SustainableCacheBuilder<V> {
       throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"
           + " com.github.ben-manes.caffeine:caffeine (the core's optional dependency)");
     }
+    if (nearStaleness != null && !NearCache.hasCounters(store)) {
+      throw new IllegalStateException("nearCache needs a store with counters (CacheStore.incr);"
+          + " " + store.getClass().getName() + " does not implement it");
+    }
     return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }
 

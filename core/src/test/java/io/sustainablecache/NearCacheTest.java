@@ -3,7 +3,10 @@ package io.sustainablecache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testing.InMemoryStore;
@@ -13,6 +16,7 @@ import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.testing.ScriptedStore.Op;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -40,7 +44,7 @@ final class NearCacheTest {
   private final SustainableCache<String> b = cache(memory);
   private final AtomicInteger loads = new AtomicInteger();
 
-  private SustainableCache<String> cache(io.sustainablecache.spi.CacheStore store) {
+  private SustainableCache<String> cache(CacheStore store) {
     return SustainableCache.builder(store).namespace("near").ttl(TTL)
         .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(refreshes)
         .random(FixedRandom.neverEarly()).nearCache(1_000, DELTA).build();
@@ -184,5 +188,48 @@ final class NearCacheTest {
     assertThatThrownBy(() -> SustainableCache.builder(memory).nearCache(10, DELTA)
         .nearCache(10, DELTA)).isInstanceOf(IllegalStateException.class);
     assertThat(Optional.of(a.toString())).get().asString().contains("nearCache=1000:PT1S");
+  }
+
+  @Test
+  void aStoreWithoutCounters_cannotHaveANearCache() {
+    CacheStore withoutIncr = new CacheStore() {
+      @Override
+      public CompletableFuture<Optional<StoreItem>> gets(String key) {
+        return memory.gets(key);
+      }
+
+      @Override
+      public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+        return memory.add(key, value, exptime);
+      }
+
+      @Override
+      public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+        return memory.set(key, value, exptime);
+      }
+
+      @Override
+      public CompletableFuture<CasOutcome> cas(String key, long token, byte[] value, int exp) {
+        return memory.cas(key, token, value, exp);
+      }
+
+      @Override
+      public CompletableFuture<Boolean> delete(String key) {
+        return memory.delete(key);
+      }
+    };
+
+    assertThatThrownBy(() -> SustainableCache.builder(withoutIncr).ttl(TTL)
+        .nearCache(10, DELTA).build()).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("counters");
+  }
+
+  @Test
+  void failingPolls_areCounted() {
+    scheduler.runDue();
+    storeOfA.fail(Op.GETS_ALL, 2);
+    pass(DELTA_MILLIS);
+
+    assertThat(a.stats().nearPollFailureCount()).isEqualTo(2);
   }
 }

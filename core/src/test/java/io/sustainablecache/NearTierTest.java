@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.NearTier.Ticket;
+import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualScheduler;
@@ -46,7 +47,8 @@ final class NearTierTest {
   private final NearLog writer = new NearLog(store, keys, new SplittableRandom(1));
   private final Entries entries = new Entries();
   private final NearTier<String> tier = new NearTier<>(
-      new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get);
+      new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get,
+      failure -> { });
 
   /** A map that can run something between an insertion's put and its check. */
   private static final class Entries implements NearTier.EntryMap<String> {
@@ -307,8 +309,9 @@ final class NearTierTest {
   void started_itPollsAtOnceThenEveryHalfBound_throughFailures_untilClosed() {
     FakeClock clock = FakeClock.atRoundSecond();
     ManualScheduler scheduler = ManualScheduler.on(clock);
+    List<Throwable> pollFailures = new ArrayList<>();
     NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
-        new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L);
+        new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L, pollFailures::add);
     polled.start(scheduler);
 
     assertThat(scheduler.runDue()).as("the first poll, at once").isEqualTo(1);
@@ -321,6 +324,7 @@ final class NearTierTest {
     store.fail(Op.GETS_ALL, 1);
     assertThat(scheduler.runDue()).isEqualTo(1);
     assertThat(polled.failedPolls()).isEqualTo(1);
+    assertThat(pollFailures).singleElement().isInstanceOf(StoreException.class);
     assertThat(scheduler.pending()).as("polling goes on after a failure").isEqualTo(1);
 
     clock.advance(Duration.ofMillis(501));

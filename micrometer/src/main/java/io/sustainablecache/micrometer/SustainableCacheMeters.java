@@ -107,5 +107,19 @@ public final class SustainableCacheMeters {
   /** Lease keys found holding no valid lease (planted, corrupt, another version): taken over. */
   public static final String LEASES_INVALID = "cache.lease.invalid";
 
+  /**
+   * Reads of a cache with a near cache, tagged {@code result=hit} (answered from the JVM, no
+   * store round trip; also counted in {@code cache.gets}) and {@code result=miss} (went to the
+   * store).
+   */
+  public static final String NEAR_GETS = "cache.near.gets";
+
+  /**
+   * The near cache's invalidation log: {@code result=poll.failed} (a poll of the log failed: past
+   * the bound, near entries are not served) and {@code result=record.failed} (a load's write
+   * could not be recorded: other instances keep their copy until it expires).
+   */
+  public static final String NEAR_LOG_FAILURES = "cache.near.log.failures";
+
   private SustainableCacheMeters() {}
 }

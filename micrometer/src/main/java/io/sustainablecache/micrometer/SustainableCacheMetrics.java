@@ -154,6 +154,14 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::leaseTakeoverCount, "Leases won after another holder's lease ran out");
     counter(registry, cache, SustainableCacheMeters.LEASES_INVALID, null,
         CacheStats::leaseInvalidCount, "Lease keys holding no valid lease, taken over");
+    counter(registry, cache, SustainableCacheMeters.NEAR_GETS, "hit",
+        CacheStats::nearHitCount, "Reads answered from the near cache, without a round trip");
+    counter(registry, cache, SustainableCacheMeters.NEAR_GETS, "miss",
+        CacheStats::nearMissCount, "Reads of a cache with a near cache that went to the store");
+    counter(registry, cache, SustainableCacheMeters.NEAR_LOG_FAILURES, "poll.failed",
+        CacheStats::nearPollFailureCount, "Polls of the near cache's invalidation log that failed");
+    counter(registry, cache, SustainableCacheMeters.NEAR_LOG_FAILURES, "record.failed",
+        CacheStats::nearRecordFailureCount, "Load writes the near cache's log could not record");
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

@@ -73,6 +73,41 @@ final class Keys {
   }
 
   /**
+   * The key the near cache holds a caller's key under, without allocating for the usual case: the
+   * key itself when its store key is the namespace's prefix followed by it (a plain key), else its
+   * store key (a hashed key, which contains {@code '#'}). Checks the key as {@link #storeKey}
+   * does. {@link #nearKeyOf} maps a store key to the same key.
+   */
+  String nearKey(String key) {
+    requireNonNull(key, "key");
+    return isPlain(key) ? key : storeKey(key);
+  }
+
+  /** The near cache's key of a store key of this cache: see {@link #nearKey}. */
+  String nearKeyOf(String storeKey) {
+    if (!storeKey.startsWith(prefix)) {
+      return storeKey;
+    }
+    String rest = storeKey.substring(prefix.length());
+    return policy == KeyPolicy.HASH && rest.indexOf('#') >= 0 ? storeKey : rest;
+  }
+
+  /** Whether {@link #storeKey} of the key is the prefix followed by the key, unchanged. */
+  private boolean isPlain(String key) {
+    if (key.isEmpty() || prefix.length() + key.length() > maxLength) {
+      return false;
+    }
+    boolean hash = policy == KeyPolicy.HASH;
+    for (int i = 0; i < key.length(); i++) {
+      char c = key.charAt(i);
+      if (c <= ' ' || c >= 0x7F || (c == '#' && hash)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
    * A key of the cache's own, in its namespace: the namespace's prefix, {@code 0x7F} and {@code
    * name} (for example the near cache's log, {@code "near:seq"}).
    */

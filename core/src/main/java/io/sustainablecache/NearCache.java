@@ -17,11 +17,13 @@ final class NearCache<V> {
 
   private final NearTier<Entry<V>> tier;
   private final NearLog log;
+  private final Keys keys;
   private final StatsCounter stats;
   private final RateLimitedLog recordFailures = new RateLimitedLog(Log.LOGGER);
   private final RateLimitedLog pollFailures = new RateLimitedLog(Log.LOGGER);
 
-  private NearCache(NearTier<Entry<V>> tier, NearLog log, StatsCounter stats) {
+  private NearCache(NearTier<Entry<V>> tier, NearLog log, Keys keys, StatsCounter stats) {
+    this.keys = keys;
     this.tier = tier;
     this.log = log;
     this.stats = stats;
@@ -58,8 +60,8 @@ final class NearCache<V> {
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
     NearTier<Entry<V>> tier = new NearTier<>(log,
         CaffeineEntries.bounded(config.nearMaximumSize()), config.nearStaleness(), fenceWindow,
-        config.ticker(), failure -> near.get().pollFailed(failure));
-    near.set(new NearCache<>(tier, log, stats));
+        config.ticker(), keys::nearKeyOf, failure -> near.get().pollFailed(failure));
+    near.set(new NearCache<>(tier, log, keys, stats));
     tier.start(config.scheduler());
     return near.get();
   }
@@ -70,9 +72,12 @@ final class NearCache<V> {
         + " once its last confirmation is older than its bound", EntryWriter.unwrap(failure));
   }
 
-  /** A servable entry of the key, or {@code null}: read the store. */
-  Entry<V> get(String storeKey) {
-    return tier.get(storeKey);
+  /**
+   * A servable entry of a caller's key, or {@code null}: read the store. Allocates nothing for a
+   * plain key ({@link Keys#nearKey}).
+   */
+  Entry<V> get(String key) {
+    return tier.get(keys.nearKey(key));
   }
 
   /** Taken before a store read whose entry may be {@link #offer}ed. */
@@ -83,7 +88,7 @@ final class NearCache<V> {
   /** Offers what a store read since {@code ticket} found: values and cached absences only. */
   void offer(String storeKey, Entry<V> entry, NearTier.Ticket ticket) {
     if (entry != null && entry.answers()) {
-      tier.offer(storeKey, entry, ticket);
+      tier.offer(keys.nearKeyOf(storeKey), entry, ticket);
     }
   }
 
@@ -93,7 +98,7 @@ final class NearCache<V> {
    * the other instances then keep their copy until its own expiry.
    */
   void written(String storeKey) {
-    tier.drop(storeKey);
+    tier.drop(keys.nearKeyOf(storeKey));
     log.record(storeKey).whenComplete((done, failure) -> {
       if (failure != null) {
         stats.increment(Counter.NEAR_RECORD_FAILURE);
@@ -108,7 +113,8 @@ final class NearCache<V> {
    * The future fails if the record did (the caller must learn that the bound does not hold).
    */
   CompletableFuture<Void> changedByCaller(String storeKey) {
-    return log.record(storeKey).whenComplete((done, failure) -> tier.drop(storeKey));
+    return log.record(storeKey)
+        .whenComplete((done, failure) -> tier.drop(keys.nearKeyOf(storeKey)));
   }
 
   /** {@code invalidateAll} landed: records it, then drops everything here. */
@@ -118,7 +124,7 @@ final class NearCache<V> {
 
   /** Drops the key here only (a caller's write that failed, and so may have landed or not). */
   void forget(String storeKey) {
-    tier.drop(storeKey);
+    tier.drop(keys.nearKeyOf(storeKey));
   }
 
   /** Stops polling; nothing is served once the last confirmation is older than the bound. */

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * The near tier of one cache: entries of hot keys held in this JVM and served without a store
@@ -69,6 +70,7 @@ final class NearTier<E> {
   private final long fenceWindowNanos;
   private final LongSupplier ticker;
   private final Consumer<Throwable> pollFailed;
+  private final UnaryOperator<String> tierKeyOf;
 
   private final AtomicLong version = new AtomicLong();
   private final Map<String, Drop> drops = new ConcurrentHashMap<>();
@@ -92,10 +94,13 @@ final class NearTier<E> {
    * @param fenceWindow at least the longest a store read and load may take (the load timeout):
    *     an entry whose read began longer ago is not inserted
    * @param ticker monotonic time in nanoseconds ({@code System::nanoTime})
+   * @param tierKeyOf the key this tier holds a store key's entry under (the log records store
+   *     keys)
    * @param pollFailed told of each scheduled poll that failed
    */
   NearTier(NearLog log, EntryMap<E> entries, Duration staleness, Duration fenceWindow,
-      LongSupplier ticker, Consumer<Throwable> pollFailed) {
+      LongSupplier ticker, UnaryOperator<String> tierKeyOf, Consumer<Throwable> pollFailed) {
+    this.tierKeyOf = requireNonNull(tierKeyOf, "tierKeyOf");
     this.pollFailed = requireNonNull(pollFailed, "pollFailed");
     this.log = requireNonNull(log, "log");
     this.entries = requireNonNull(entries, "entries");
@@ -197,7 +202,7 @@ final class NearTier<E> {
       if (changes.all()) {
         dropAll();
       }
-      changes.keys().forEach(this::drop);
+      changes.keys().forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));
     } else {
       dropAll();
     }

@@ -107,8 +107,8 @@ final class ReadPath<V> {
    * now, or its entry is past what a hit may answer (then the store's entry decides). A near hit
    * takes the same read step as a store hit: a refresh it calls for starts in the background.
    */
-  private Object fromNear(String key, String storeKey, AsyncLoader<? extends V> loader) {
-    Entry<V> entry = near.get(storeKey);
+  private Object fromNear(String key, AsyncLoader<? extends V> loader) {
+    Entry<V> entry = near.get(key);
     if (entry != null) {
       long now = clock.millis();
       Decision.Action action = Decision.decide(entry, now, mode, policy, random);
@@ -116,7 +116,9 @@ final class ReadPath<V> {
           || action == Decision.Action.STALE) {
         stats.increment(Counter.NEAR_HIT);
         count(action, entry);
-        proceed(action, key, storeKey, entry, false, loader, null, true); // nothing to wait for
+        if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
+          proceed(action, key, keys.storeKey(key), entry, false, loader, null, true);
+        }
         return answer(entry);
       }
     }
@@ -140,15 +142,15 @@ final class ReadPath<V> {
    * @return the value or {@link #ABSENT}
    */
   Object read(String key, AsyncLoader<? extends V> loader) {
-    String storeKey = keys.storeKey(key);
     NearTier.Ticket ticket = null;
     if (near != null) {
-      Object answer = fromNear(key, storeKey, loader);
+      Object answer = fromNear(key, loader);
       if (answer != null) {
         return answer;
       }
       ticket = near.ticket();
     }
+    String storeKey = keys.storeKey(key);
     StoreItem item = null;
     boolean readFailed = false;
     try {
@@ -193,7 +195,7 @@ final class ReadPath<V> {
     if (near != null) {
       Object answer;
       try {
-        answer = fromNear(key, storeKey, loader);
+        answer = fromNear(key, loader);
       } catch (Throwable t) {
         out.completeExceptionally(t);
         return;

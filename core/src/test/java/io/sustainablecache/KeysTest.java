@@ -26,6 +26,38 @@ final class KeysTest {
     assertThat(keys.storeKey("name:with:colons and space")).startsWith("ns:name_with_colons_and");
   }
 
+  /**
+   * The near cache looks keys up by {@code nearKey} (no store key built for a plain key) and drops
+   * what the log names by {@code nearKeyOf(storeKey)}: both must name the same entry, for every
+   * kind of key, under both policies, with and without a namespace; and different keys never
+   * share one.
+   */
+  @Test
+  void nearKeysOfCallerKeysAndOfTheirStoreKeysAgree_andStayDistinct() {
+    for (KeyPolicy policy : KeyPolicy.values()) {
+      for (String namespace : new String[] {"ns", ""}) {
+        Keys keys = new Keys(namespace, 250, policy);
+        java.util.Map<String, String> seen = new java.util.HashMap<>();
+        for (String key : new String[] {"plain", "with:colons", "a#b", "ns:plain", "x".repeat(247),
+            "x".repeat(260), "with space", "caf\u00e9", "#"}) {
+          String near;
+          try {
+            near = keys.nearKey(key);
+          } catch (IllegalArgumentException rejected) {
+            assertThatThrownBy(() -> keys.storeKey(key)).as("%s %s", policy, key)
+                .isInstanceOf(IllegalArgumentException.class);
+            continue;
+          }
+          assertThat(keys.nearKeyOf(keys.storeKey(key))).as("%s '%s' %s", policy, namespace, key)
+              .isEqualTo(near);
+          assertThat(seen.put(near, key)).as("two keys share the near key %s", near).isNull();
+        }
+      }
+    }
+    Keys keys = new Keys("ns", 250, KeyPolicy.HASH);
+    assertThat(keys.nearKey("plain")).isSameAs("plain");
+  }
+
   @Test
   void emptyAndNullKeysAreRejectedWhateverThePolicy() {
     Keys keys = new Keys("", 250, KeyPolicy.HASH);

@@ -125,6 +125,32 @@ final class NearCacheTest {
   }
 
   @Test
+  void aHashedKeyInvalidatedOnAnotherInstance_isDroppedHereToo() {
+    SustainableCache<String> hashingA = SustainableCache.builder(storeOfA).namespace("hashing")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).keyPolicy(KeyPolicy.HASH)
+        .nearCache(1_000, DELTA).build();
+    SustainableCache<String> hashingB = SustainableCache.builder(memory).namespace("hashing")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).keyPolicy(KeyPolicy.HASH)
+        .nearCache(1_000, DELTA).build();
+    try (hashingA; hashingB) {
+      scheduler.runDue();
+      String key = "a key with spaces #1";
+      String old = hashingA.get(key, this::load);
+      hashingA.get(key, this::load);
+      long hits = hashingA.stats().nearHitCount();
+      assertThat(hashingA.get(key, this::load)).isEqualTo(old);
+      assertThat(hashingA.stats().nearHitCount()).as("a near hit").isEqualTo(hits + 1);
+
+      hashingB.invalidate(key);
+      pass(DELTA_MILLIS / 2 + 100);
+
+      assertThat(hashingA.get(key, this::load)).isNotEqualTo(old);
+    }
+  }
+
+  @Test
   void aChangeOnThisInstance_isSeenHereAtOnce() {
     scheduler.runDue();
     a.get("k", this::load);

@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -48,7 +49,7 @@ final class NearTierTest {
   private final Entries entries = new Entries();
   private final NearTier<String> tier = new NearTier<>(
       new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get,
-      failure -> { });
+      UnaryOperator.identity(), failure -> { });
 
   /** A map that can run something between an insertion's put and its check. */
   private static final class Entries implements NearTier.EntryMap<String> {
@@ -311,7 +312,8 @@ final class NearTierTest {
     ManualScheduler scheduler = ManualScheduler.on(clock);
     List<Throwable> pollFailures = new ArrayList<>();
     NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
-        new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L, pollFailures::add);
+        new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L, UnaryOperator.identity(),
+        pollFailures::add);
     polled.start(scheduler);
 
     assertThat(scheduler.runDue()).as("the first poll, at once").isEqualTo(1);

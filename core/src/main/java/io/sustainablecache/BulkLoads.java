@@ -101,17 +101,40 @@ final class BulkLoads<V> {
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
       AsyncBulkLoader<? extends V> loader, Object loaderIdentity, Executor continuation,
       Executor loadOn) {
+    // The keys the near cache answers, with the read step; the others are read from the store.
+    NearCache<V> near = reads.near();
+    Set<String> order = new LinkedHashSet<>();
+    Map<String, Object> answers = new HashMap<>();
+    List<LoadRequest<V>> toRefresh = new ArrayList<>();
     Map<String, String> storeKeys = new LinkedHashMap<>();
+    long now = clock.millis();
     for (String key : callerKeys) {
-      storeKeys.putIfAbsent(key, keys.storeKey(requireNonNull(key, "key")));
+      if (!order.add(requireNonNull(key, "key"))) {
+        continue;
+      }
+      if (near != null) {
+        Entry<V> entry = near.get(key);
+        Decision.Action action = reads.nearStep(entry, now);
+        if (action != null) {
+          answers.put(key, ReadPath.answer(entry));
+          if (action != Decision.Action.FRESH) {
+            toRefresh.add(LoadRequest.of(key, keys.storeKey(key), entry, false));
+          }
+          continue;
+        }
+      }
+      storeKeys.put(key, keys.storeKey(key));
     }
     if (storeKeys.isEmpty()) {
-      return CompletableFuture.completedFuture(new LinkedHashMap<>());
+      refreshes.refresh(toRefresh, loader, loaderIdentity);
+      return CompletableFuture.completedFuture(result(order, answers));
     }
+    NearTier.Ticket ticket = near == null ? null : near.ticket();
     CompletableFuture<Map<String, V>> out = new CompletableFuture<>();
     store.getsAll(new ArrayList<>(storeKeys.values())).whenCompleteAsync((items, error) -> {
       try {
-        afterRead(out, storeKeys, items, error, loader, loaderIdentity, loadOn);
+        afterRead(out, order, storeKeys, answers, toRefresh, items, error, ticket, loader,
+            loaderIdentity, loadOn);
       } catch (Throwable t) {
         out.completeExceptionally(t);
       }
@@ -119,21 +142,36 @@ final class BulkLoads<V> {
     return out;
   }
 
-  private void afterRead(CompletableFuture<Map<String, V>> out, Map<String, String> storeKeys,
-      Map<String, StoreItem> items, Throwable readError, AsyncBulkLoader<? extends V> loader,
-      Object loaderIdentity, Executor loadOn) {
+  /** The answers that are values, in the caller's order of the keys. */
+  private Map<String, V> result(Set<String> order, Map<String, Object> answers) {
+    Map<String, V> result = new LinkedHashMap<>();
+    for (String key : order) {
+      Object answer = answers.get(key);
+      if (answer != null && answer != ReadPath.ABSENT) {
+        result.put(key, cast(answer));
+      }
+    }
+    return result;
+  }
+
+  private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
+      Map<String, String> storeKeys, Map<String, Object> answers,
+      List<LoadRequest<V>> toRefresh, Map<String, StoreItem> items, Throwable readError,
+      NearTier.Ticket ticket, AsyncBulkLoader<? extends V> loader, Object loaderIdentity,
+      Executor loadOn) {
     boolean readFailed = readError != null;
     if (readFailed) {
       reads.storeError("a bulk read failed; treating every key as a miss",
           EntryWriter.unwrap(readError));
     }
     long now = clock.millis();
-    Map<String, Object> answers = new HashMap<>();
     List<LoadRequest<V>> toLoad = new ArrayList<>();
-    List<LoadRequest<V>> toRefresh = new ArrayList<>();
     for (Map.Entry<String, String> key : storeKeys.entrySet()) {
       StoreItem item = items == null ? null : items.get(key.getValue());
       Entry<V> entry = reads.entry(item, now);
+      if (ticket != null) {
+        reads.near().offer(key.getValue(), entry, ticket);
+      }
       Decision.Action action = reads.step(entry, now);
       LoadRequest<V> request = LoadRequest.of(key.getKey(), key.getValue(), entry, readFailed);
       switch (action) {
@@ -200,14 +238,7 @@ final class BulkLoads<V> {
               out.completeExceptionally(failure[0]);
               return;
             }
-            Map<String, V> result = new LinkedHashMap<>();
-            for (String key : storeKeys.keySet()) {
-              Object answer = answers.get(key);
-              if (answer != null && answer != ReadPath.ABSENT) {
-                result.put(key, cast(answer));
-              }
-            }
-            out.complete(result);
+            out.complete(result(order, answers));
           } catch (Throwable t) {
             out.completeExceptionally(t);
           }

@@ -109,21 +109,38 @@ final class ReadPath<V> {
    */
   private Object fromNear(String key, AsyncLoader<? extends V> loader) {
     Entry<V> entry = near.get(key);
+    Decision.Action action = nearStep(entry, clock.millis());
+    if (action == null) {
+      return null;
+    }
+    if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
+      proceed(action, key, keys.storeKey(key), entry, false, loader, null, true);
+    }
+    return answer(entry);
+  }
+
+  /**
+   * The read step of what the near cache holds for a key ({@code null}: nothing servable): the
+   * action, counted as a near hit, if the entry may answer without the store (fresh, or due for
+   * a refresh in the background); otherwise {@code null}, counted as a near miss.
+   */
+  Decision.Action nearStep(Entry<V> entry, long now) {
     if (entry != null) {
-      long now = clock.millis();
       Decision.Action action = Decision.decide(entry, now, mode, policy, random);
       if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
           || action == Decision.Action.STALE) {
         stats.increment(Counter.NEAR_HIT);
         count(action, entry);
-        if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
-          proceed(action, key, keys.storeKey(key), entry, false, loader, null, true);
-        }
-        return answer(entry);
+        return action;
       }
     }
     stats.increment(Counter.NEAR_MISS);
     return null;
+  }
+
+  /** The near cache; {@code null} without one. */
+  NearCache<V> near() {
+    return near;
   }
 
   /** The entry of an item read at {@code now}, or {@code null} if there was none. */

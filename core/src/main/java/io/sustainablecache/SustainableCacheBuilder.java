@@ -570,7 +570,9 @@ public final class SustainableCacheBuilder<V> {
    * com.github.ben-manes.caffeine:caffeine} on the classpath (an optional dependency) and a
    * store with {@link io.sustainablecache.spi.CacheStore#incr counters}. Default: off.
    *
-   * <p>Not yet used by {@code getAll} (which reads the store, as without a near cache).
+   * <p>{@code getAll} answers the keys the near cache holds without the store and reads the
+   * others in one multi-get. Near hits return the same value instance to every caller: treat
+   * values as immutable (as with any in-JVM cache).
    *
    * @param maximumSize the most entries held, 1 to 100,000,000 (Caffeine's W-TinyLFU decides
    *     which)

@@ -15,7 +15,11 @@ import io.sustainablecache.testing.ManualScheduler;
 import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.testing.ScriptedStore.Op;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -148,6 +152,50 @@ final class NearCacheTest {
 
       assertThat(hashingA.get(key, this::load)).isNotEqualTo(old);
     }
+  }
+
+  @Test
+  void getAll_answersTheNearKeysHere_andReadsOnlyTheOthers_inTheCallersOrder() {
+    scheduler.runDue();
+    for (String key : List.of("a", "b")) {
+      a.get(key, this::load);
+      a.get(key, this::load); // now near
+    }
+    long bulkReads = storeOfA.count(Op.GETS_ALL);
+    long nearHits = a.stats().nearHitCount();
+
+    Map<String, String> all = a.getAll(List.of("b", "a", "b"), this::loadAll);
+    assertThat(all).containsOnlyKeys("b", "a");
+    assertThat(List.copyOf(all.keySet())).containsExactly("b", "a");
+    assertThat(storeOfA.count(Op.GETS_ALL)).as("no bulk read: all near").isEqualTo(bulkReads);
+    assertThat(a.stats().nearHitCount() - nearHits).isEqualTo(2);
+
+    Map<String, String> mixed = a.getAll(List.of("c", "a"), this::loadAll);
+    assertThat(List.copyOf(mixed.keySet())).containsExactly("c", "a");
+    assertThat(storeOfA.count(Op.GETS_ALL)).as("one bulk read, for c").isEqualTo(bulkReads + 1);
+    a.getAll(List.of("c"), this::loadAll); // c read from the store: now near
+    long before = storeOfA.count(Op.GETS_ALL);
+    assertThat(a.getAll(List.of("a", "b", "c"), this::loadAll)).hasSize(3);
+    assertThat(storeOfA.count(Op.GETS_ALL)).isEqualTo(before);
+  }
+
+  @Test
+  void getAll_afterAnInvalidateOnAnotherInstance_returnsTheNewValueWithinTheBound() {
+    scheduler.runDue();
+    String old = a.get("k", this::load);
+    a.get("k", this::load);
+    assertThat(a.getAll(List.of("k"), this::loadAll)).containsEntry("k", old);
+
+    b.invalidate("k");
+    pass(DELTA_MILLIS / 2 + 100);
+
+    assertThat(a.getAll(List.of("k"), this::loadAll).get("k")).isNotEqualTo(old);
+  }
+
+  private Map<String, String> loadAll(Set<String> keys) {
+    Map<String, String> values = new HashMap<>();
+    keys.forEach(key -> values.put(key, load(key)));
+    return values;
   }
 
   @Test

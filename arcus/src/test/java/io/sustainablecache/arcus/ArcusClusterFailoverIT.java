@@ -5,6 +5,7 @@ import io.sustainablecache.testkit.ClusterContract;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.ConcurrentModificationException;
 import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicInteger;
 import net.spy.memcached.ArcusClient;
@@ -105,16 +106,17 @@ class ArcusClusterFailoverIT extends ClusterContract {
    * The node the client's locator maps a key to. {@code getNodeLocator()} copies the locator, and
    * in ARCUS client 1.13.2 the copy races with a cache-list change: it copies the hash ring
    * outside the lock that the update holds, so a copy taken while a node leaves can hold hash
-   * points with no node, and {@code getPrimary} throws {@link NoSuchElementException} (fixed in
-   * 1.14.0, naver/arcus-java-client ddf7a33f). The client's own routing uses the live locator
-   * under its lock and is not affected. Retried here.
+   * points with no node, and {@code getPrimary} throws {@link NoSuchElementException}, or the
+   * copy itself fails with {@link ConcurrentModificationException} (the ring's {@code TreeMap}
+   * changed under it: seen once in CI); fixed in 1.14.0, naver/arcus-java-client ddf7a33f. The
+   * client's own routing uses the live locator under its lock and is not affected. Retried here.
    */
   static InetSocketAddress primary(ArcusClient client, String storeKey) {
     for (int attempt = 1; ; attempt++) {
       try {
         return (InetSocketAddress) client.getNodeLocator().getPrimary(storeKey)
             .getSocketAddress();
-      } catch (NoSuchElementException raceWithAnUpdate) {
+      } catch (NoSuchElementException | ConcurrentModificationException raceWithAnUpdate) {
         if (attempt == 100) {
           throw raceWithAnUpdate;
         }

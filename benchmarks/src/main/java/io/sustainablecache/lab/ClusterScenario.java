@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.ConcurrentModificationException;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -795,15 +796,15 @@ final class ClusterScenario {
      * The node the locator maps a key to. ARCUS client 1.13.2's {@code getNodeLocator()} copies
      * the hash ring outside the lock its updates hold, so a copy taken while a node leaves can
      * have hash points without a node and {@code getPrimary} throws {@link
-     * NoSuchElementException} (fixed in 1.14.0); retried. The client's own routing is not
-     * affected.
+     * NoSuchElementException}, or the copy fails with {@link ConcurrentModificationException}
+     * (fixed in 1.14.0); retried. The client's own routing is not affected.
      */
     InetSocketAddress nodeOf(String storeKey) {
       for (int attempt = 1; ; attempt++) {
         try {
           return (InetSocketAddress) client.getNodeLocator().getPrimary(storeKey)
               .getSocketAddress();
-        } catch (NoSuchElementException raceWithAnUpdate) {
+        } catch (NoSuchElementException | ConcurrentModificationException raceWithAnUpdate) {
           if (attempt == 100) {
             throw raceWithAnUpdate;
           }

@@ -116,6 +116,7 @@ final class BulkLoads<V> {
         Entry<V> entry = near.get(key);
         Decision.Action action = reads.nearStep(entry, now);
         if (action != null) {
+          near.sample(key, entry, now);
           answers.put(key, ReadPath.answer(entry));
           if (action != Decision.Action.FRESH) {
             toRefresh.add(LoadRequest.of(key, keys.storeKey(key), entry, false));

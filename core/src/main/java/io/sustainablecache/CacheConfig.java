@@ -15,6 +15,7 @@ import java.util.random.RandomGenerator;
  * @param executor the caller's refresh executor, or {@code null} for one the cache owns
  * @param nearMaximumSize the near cache's entries at most; 0 without a near cache
  * @param nearStaleness the near cache's bound; {@code null} without a near cache
+ * @param nearSampling the share of near hits checked against the store
  * @param ticker monotonic nanoseconds: {@code System::nanoTime}, or the injected clock's
  *     milliseconds (virtual time)
  */
@@ -46,6 +47,7 @@ record CacheConfig<V>(
     Scheduler scheduler,
     long nearMaximumSize,
     Duration nearStaleness,
+    double nearSampling,
     LongSupplier ticker) {
 
   /**
@@ -83,6 +85,9 @@ record CacheConfig<V>(
 
   /** Default time a bulk refresh waits for more keys of the same loader. */
   static final Duration DEFAULT_REFRESH_BATCH_DELAY = Duration.ofMillis(10);
+
+  /** Default share of near hits checked against the store. */
+  static final double DEFAULT_NEAR_SAMPLING = 0.001;
 
   /** Default bound on how far in the future an envelope's load time may lie. */
   static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofSeconds(30);
@@ -124,6 +129,7 @@ record CacheConfig<V>(
         b.scheduler == null ? Scheduler.systemScheduler() : b.scheduler,
         b.nearMaximumSize == -1 ? 0 : b.nearMaximumSize,
         b.nearStaleness,
+        b.nearSampling == -1 ? DEFAULT_NEAR_SAMPLING : b.nearSampling,
         b.clock == null ? System::nanoTime : ticker(b.clock));
   }
 

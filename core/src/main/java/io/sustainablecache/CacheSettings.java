@@ -50,7 +50,7 @@ import java.util.function.Function;
  *   <tr><td>{@code failure-backoff}</td><td>a duration (the base), or {@code
  *       <base>:<max>}</td></tr>
  *   <tr><td>{@code refresh-batch}</td><td>{@code <maxKeys>:<maxDelay>}</td></tr>
- *   <tr><td>{@code near-cache}</td><td>{@code <maximumSize>:<staleness>}</td></tr>
+ *   <tr><td>{@code near-cache}</td><td>{@code <maximumSize>:<staleness>[:<sampling>]}</td></tr>
  * </table>
  * {@link #toString()} writes the same format, so {@code parse(s.toString()).equals(s)}.
  *
@@ -105,7 +105,13 @@ public final class CacheSettings {
         SustainableCacheBuilder::closeTimeout);
     add("near-cache", s -> s.nearCache, (b, v) -> b.nearCache = v,
         SettingText.NearCache::parse, SettingText.NearCache::toString,
-        (b, v) -> b.nearCache(v.maximumSize(), v.staleness()));
+        (b, v) -> {
+          if (v.sampling() == null) {
+            b.nearCache(v.maximumSize(), v.staleness());
+          } else {
+            b.nearCache(v.maximumSize(), v.staleness(), v.sampling());
+          }
+        });
   }
 
   private static final CacheSettings EMPTY = new CacheSettings();
@@ -362,6 +368,11 @@ public final class CacheSettings {
     return Optional.ofNullable(nearCache).map(SettingText.NearCache::staleness);
   }
 
+  /** Returns the near cache's sampling ({@link SustainableCacheBuilder#nearCache}), if set. */
+  public Optional<Double> nearCacheSampling() {
+    return Optional.ofNullable(nearCache).map(SettingText.NearCache::sampling);
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof CacheSettings other && toString().equals(other.toString());
@@ -541,7 +552,18 @@ public final class CacheSettings {
      */
     public Builder nearCache(long maximumSize, Duration staleness) {
       return set("near-cache",
-          new SettingText.NearCache(maximumSize, requireNonNull(staleness, "staleness")));
+          new SettingText.NearCache(maximumSize, requireNonNull(staleness, "staleness"), null));
+    }
+
+    /**
+     * @param maximumSize see {@link SustainableCacheBuilder#nearCache(long, Duration, double)}
+     * @param staleness the near cache's bound
+     * @param sampling the share of near hits checked against the store
+     * @return this builder
+     */
+    public Builder nearCache(long maximumSize, Duration staleness, double sampling) {
+      return set("near-cache", new SettingText.NearCache(maximumSize,
+          requireNonNull(staleness, "staleness"), sampling));
     }
 
     /**

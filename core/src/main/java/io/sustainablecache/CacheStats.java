@@ -372,6 +372,28 @@ public final class CacheStats {
   }
 
   /**
+   * Near hits read again from the store in the background to check them (one in a thousand by
+   * default; {@link SustainableCacheBuilder#nearCache(long, java.time.Duration, double)}).
+   *
+   * @return a non-negative count
+   */
+  public long nearSampleCount() {
+    return get(Counter.NEAR_SAMPLE);
+  }
+
+  /**
+   * Checked near hits whose value the store had replaced more than the near cache's bound earlier
+   * (by the replacing entry's write time, the writer's clock): reads served beyond the bound. The
+   * bound says zero; a positive count means an invalidation that did not go through the log (a
+   * writer without the near cache, a raw write) or hosts' clocks apart by more than the bound.
+   *
+   * @return a non-negative count
+   */
+  public long nearStaleSampleCount() {
+    return get(Counter.NEAR_STALE_SAMPLE);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

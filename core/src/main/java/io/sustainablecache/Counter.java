@@ -39,7 +39,9 @@ enum Counter {
   NEAR_HIT,
   NEAR_MISS,
   NEAR_RECORD_FAILURE,
-  NEAR_POLL_FAILURE;
+  NEAR_POLL_FAILURE,
+  NEAR_SAMPLE,
+  NEAR_STALE_SAMPLE;
 
   static final Counter[] ALL = values();
 }

@@ -34,7 +34,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     long waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER);
     EntryReader<V> reader = new EntryReader<>(config, stats);
-    this.near = NearCache.of(config, keys, stats);
+    this.near = NearCache.of(config, keys, reader, stats);
     EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near);
     this.registry = new KeyRegistry(config, stats);
     this.refresher = new Refresher(config);

@@ -4,6 +4,7 @@ import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.random.RandomGenerator;
 
 /**
  * The near cache of one cache ({@code docs/near-cache.md}): its {@link NearTier} of decoded
@@ -18,12 +19,24 @@ final class NearCache<V> {
   private final NearTier<Entry<V>> tier;
   private final NearLog log;
   private final Keys keys;
+  private final CacheStore store;
+  private final EntryReader<V> reader;
+  private final RandomGenerator random;
+  private final double sampling;
+  private final long stalenessMillis;
+  private final RateLimitedLog staleSamples = new RateLimitedLog(Log.LOGGER);
   private final StatsCounter stats;
   private final RateLimitedLog recordFailures = new RateLimitedLog(Log.LOGGER);
   private final RateLimitedLog pollFailures = new RateLimitedLog(Log.LOGGER);
 
-  private NearCache(NearTier<Entry<V>> tier, NearLog log, Keys keys, StatsCounter stats) {
+  private NearCache(NearTier<Entry<V>> tier, NearLog log, Keys keys, CacheConfig<V> config,
+      EntryReader<V> reader, StatsCounter stats) {
     this.keys = keys;
+    this.store = config.store();
+    this.reader = reader;
+    this.random = config.random();
+    this.sampling = config.nearSampling();
+    this.stalenessMillis = config.nearStaleness().toMillis();
     this.tier = tier;
     this.log = log;
     this.stats = stats;
@@ -50,7 +63,8 @@ final class NearCache<V> {
   }
 
   /** The near cache the configuration asks for, polling already; {@code null} for none. */
-  static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, StatsCounter stats) {
+  static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, EntryReader<V> reader,
+      StatsCounter stats) {
     if (config.nearMaximumSize() == 0) {
       return null;
     }
@@ -61,7 +75,7 @@ final class NearCache<V> {
     NearTier<Entry<V>> tier = new NearTier<>(log,
         CaffeineEntries.bounded(config.nearMaximumSize()), config.nearStaleness(), fenceWindow,
         config.ticker(), keys::nearKeyOf, failure -> near.get().pollFailed(failure));
-    near.set(new NearCache<>(tier, log, keys, stats));
+    near.set(new NearCache<>(tier, log, keys, config, reader, stats));
     tier.start(config.scheduler());
     return near.get();
   }
@@ -78,6 +92,32 @@ final class NearCache<V> {
    */
   Entry<V> get(String key) {
     return tier.get(keys.nearKey(key));
+  }
+
+  /**
+   * Checks a near hit against the store, for a share of them: read in the background, counted as
+   * stale if the store had replaced the served entry more than the bound before {@code now} (by
+   * the replacing entry's write time). Costs nothing on the near hit but one random draw.
+   */
+  void sample(String key, Entry<V> served, long now) {
+    if (sampling == 0 || random.nextDouble() >= sampling) {
+      return;
+    }
+    stats.increment(Counter.NEAR_SAMPLE);
+    store.gets(keys.storeKey(key)).whenComplete((item, failure) -> {
+      if (failure != null || item.isEmpty()) {
+        return; // nothing to compare with (a store error, or the item evicted or expired)
+      }
+      Entry<V> current = reader.read(item.get(), now);
+      if (current.casToken() != served.casToken()
+          && now - current.fetchedAt() > stalenessMillis) {
+        stats.increment(Counter.NEAR_STALE_SAMPLE);
+        staleSamples.warn("the near cache served a value the store had replaced "
+            + (now - current.fetchedAt()) + " ms earlier, more than its bound of "
+            + stalenessMillis + " ms: a change that did not go through its log, or hosts' clocks"
+            + " apart by more than the bound");
+      }
+    });
   }
 
   /** Taken before a store read whose entry may be {@link #offer}ed. */

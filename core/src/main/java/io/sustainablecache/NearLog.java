@@ -9,7 +9,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 
@@ -80,6 +82,12 @@ final class NearLog {
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
 
+  /**
+   * The numbers of this instance's own records not yet polled: a poll skips them (this instance
+   * applied its own change when it made it), so its readers do not drop an entry read after it.
+   */
+  private final NavigableSet<Long> ownRecords = new ConcurrentSkipListSet<>();
+
   private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
 
   NearLog(CacheStore store, Keys keys, RandomGenerator random) {
@@ -107,9 +115,12 @@ final class NearLog {
   }
 
   private CompletableFuture<Void> append(String what) {
-    return store.incr(sequenceKey, 1, base(), 0).thenCompose(n -> store.set(slotKey(n),
-        (Long.toUnsignedString(n) + " " + what).getBytes(StandardCharsets.US_ASCII),
-        SLOT_EXPTIME));
+    return store.incr(sequenceKey, 1, base(), 0).thenCompose(n -> {
+      ownRecords.add(n);
+      return store.set(slotKey(n),
+          (Long.toUnsignedString(n) + " " + what).getBytes(StandardCharsets.US_ASCII),
+          SLOT_EXPTIME);
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -135,6 +146,9 @@ final class NearLog {
       if (poll != null) {
         lastSeen = poll instanceof Poll.Reset reset && reset.reason().equals(GARBAGE)
             ? null : sequenceOf(poll);
+        if (lastSeen != null) {
+          ownRecords.headSet(lastSeen, true).clear();
+        }
       }
       running.set(null);
       if (failure != null) {
@@ -205,6 +219,9 @@ final class NearLog {
     List<String> changed = new ArrayList<>((int) (sequence - last));
     boolean all = false;
     for (long m = last + 1; m <= sequence; m++) {
+      if (ownRecords.contains(m)) {
+        continue; // this instance's own change, applied when it was made
+      }
       StoreItem slot = items.get(slotKey(m));
       String record = slot == null ? null
           : new String(slot.value(), StandardCharsets.US_ASCII);

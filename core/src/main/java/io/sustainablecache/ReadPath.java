@@ -109,10 +109,12 @@ final class ReadPath<V> {
    */
   private Object fromNear(String key, AsyncLoader<? extends V> loader) {
     Entry<V> entry = near.get(key);
-    Decision.Action action = nearStep(entry, clock.millis());
+    long now = clock.millis();
+    Decision.Action action = nearStep(entry, now);
     if (action == null) {
       return null;
     }
+    near.sample(key, entry, now);
     if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
       proceed(action, key, keys.storeKey(key), entry, false, loader, null, true);
     }

@@ -46,20 +46,24 @@ final class SettingText {
     }
   }
 
-  /** The near cache: at most this many entries, served at most this long unconfirmed. */
-  record NearCache(long maximumSize, Duration staleness) {
+  /**
+   * The near cache: at most this many entries, served at most this long unconfirmed, and the
+   * share of near hits checked against the store ({@code null}: the builder's default).
+   */
+  record NearCache(long maximumSize, Duration staleness, Double sampling) {
     static NearCache parse(String text) {
-      int colon = text.indexOf(':');
-      if (colon < 0) {
-        throw new IllegalArgumentException("expected <maximumSize>:<staleness>, e.g. 10000:1s");
+      String[] parts = text.split(":", -1);
+      if (parts.length < 2 || parts.length > 3) {
+        throw new IllegalArgumentException(
+            "expected <maximumSize>:<staleness>[:<sampling>], e.g. 10000:1s or 10000:1s:0.001");
       }
-      return new NearCache(number(text.substring(0, colon), Long::valueOf),
-          duration(text.substring(colon + 1)));
+      return new NearCache(number(parts[0], Long::valueOf), duration(parts[1]),
+          parts.length == 3 ? number(parts[2], Double::valueOf) : null);
     }
 
     @Override
     public String toString() {
-      return maximumSize + ":" + staleness;
+      return maximumSize + ":" + staleness + (sampling == null ? "" : ":" + sampling);
     }
   }
 

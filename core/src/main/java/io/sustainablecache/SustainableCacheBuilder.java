@@ -60,6 +60,7 @@ public final class SustainableCacheBuilder<V> {
   Scheduler scheduler;
   long nearMaximumSize = -1;
   Duration nearStaleness;
+  double nearSampling = -1;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
@@ -574,6 +575,11 @@ public final class SustainableCacheBuilder<V> {
    * others in one multi-get. Near hits return the same value instance to every caller: treat
    * values as immutable (as with any in-JVM cache).
    *
+   * <p>One near hit in a thousand is also read from the store in the background and compared:
+   * a near value the store had replaced more than {@code staleness} earlier (by the replacing
+   * entry's write time, the writer's clock) is counted ({@link CacheStats#nearStaleSampleCount()})
+   * and logged. {@link #nearCache(long, Duration, double)} sets that share.
+   *
    * @param maximumSize the most entries held, 1 to 100,000,000 (Caffeine's W-TinyLFU decides
    *     which)
    * @param staleness the bound, 10 ms to 1 h; about 1 s is a good start
@@ -595,6 +601,27 @@ public final class SustainableCacheBuilder<V> {
     }
     this.nearMaximumSize = maximumSize;
     this.nearStaleness = staleness;
+    return this;
+  }
+
+  /**
+   * {@link #nearCache(long, Duration)} with the share of near hits checked against the store
+   * (default 0.001; 0 checks none, 1 every one: a store read per near hit).
+   *
+   * @param maximumSize the most entries held, 1 to 100,000,000
+   * @param staleness the bound, 10 ms to 1 h
+   * @param sampling 0 to 1
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> nearCache(long maximumSize, Duration staleness,
+      double sampling) {
+    if (!(sampling >= 0 && sampling <= 1)) {
+      throw new IllegalArgumentException("nearCache sampling must be in [0, 1]: " + sampling);
+    }
+    nearCache(maximumSize, staleness);
+    this.nearSampling = sampling;
     return this;
   }
 

@@ -38,6 +38,10 @@ class CacheSettingsTest {
     assertThat(settings.ttlJitter()).hasValue(0.1);
     assertThat(settings.nearCacheMaximumSize()).hasValue(10_000L);
     assertThat(settings.nearCacheStaleness()).hasValue(Duration.ofSeconds(1));
+    assertThat(settings.nearCacheSampling()).isEmpty();
+    CacheSettings sampled = CacheSettings.parse("near-cache=10:1s:0.5");
+    assertThat(sampled.nearCacheSampling()).hasValue(0.5);
+    assertThat(CacheSettings.parse(sampled.toString())).isEqualTo(sampled);
   }
 
   @Test
@@ -96,7 +100,8 @@ class CacheSettingsTest {
       "refresh-policy=lru    | expected sustainable",
       "refresh-policy=xfetch | expected xfetch:<beta>",
       "refresh-batch=50      | expected <maxKeys>:<maxDelay>",
-      "near-cache=10000      | expected <maximumSize>:<staleness>",
+      "near-cache=10000      | expected <maximumSize>:<staleness>[:<sampling>]",
+      "near-cache=10:1s:2    | nearCache sampling must be in [0, 1]",
       "near-cache=0:1s       | nearCache maximumSize must be in [1, 100000000]",
       "ttl-jitter=0.9        | ttlJitter must be in [0, 0.5]"})
   void malformedSpecsNameThePairAtFault(String spec, String message) {

@@ -51,7 +51,7 @@ final class NearCacheTest {
   private SustainableCache<String> cache(CacheStore store) {
     return SustainableCache.builder(store).namespace("near").ttl(TTL)
         .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(refreshes)
-        .random(FixedRandom.neverEarly()).nearCache(1_000, DELTA).build();
+        .random(FixedRandom.neverEarly()).nearCache(1_000, DELTA, 0).build();
   }
 
   @AfterEach
@@ -196,6 +196,40 @@ final class NearCacheTest {
     Map<String, String> values = new HashMap<>();
     keys.forEach(key -> values.put(key, load(key)));
     return values;
+  }
+
+  /**
+   * A lost invalidation, planted: B's {@code put} reaches the store but its record does not (B's
+   * {@code incr} fails, so B's caller gets an exception). A, which checks every near hit here,
+   * keeps serving the old value from its near cache, and counts the hits past the bound as stale;
+   * the hits within the bound are checked and not counted.
+   */
+  @Test
+  void aLostInvalidation_isFoundBySampling_onceTheBoundHasPassed() {
+    ScriptedStore storeOfB = ScriptedStore.over(memory);
+    try (SustainableCache<String> sampling = SustainableCache.builder(storeOfA)
+            .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+            .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+            .nearCache(1_000, DELTA, 1.0).build();
+        SustainableCache<String> writer = SustainableCache.builder(storeOfB)
+            .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+            .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+            .nearCache(1_000, DELTA, 0).build()) {
+      scheduler.runDue();
+      String old = sampling.get("k", this::load);
+      sampling.get("k", this::load); // near now
+      storeOfB.fail(Op.INCR, 1);
+      assertThatThrownBy(() -> writer.put("k", "new")).isInstanceOf(StoreException.class);
+
+      pass(DELTA_MILLIS / 2);
+      assertThat(sampling.get("k", this::load)).as("the record was lost").isEqualTo(old);
+      assertThat(sampling.stats().nearStaleSampleCount()).as("within the bound").isZero();
+
+      pass(DELTA_MILLIS);
+      assertThat(sampling.get("k", this::load)).isEqualTo(old);
+      assertThat(sampling.stats().nearSampleCount()).isGreaterThanOrEqualTo(2);
+      assertThat(sampling.stats().nearStaleSampleCount()).as("past the bound").isEqualTo(1);
+    }
   }
 
   @Test

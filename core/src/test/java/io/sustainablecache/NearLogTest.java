@@ -78,6 +78,19 @@ final class NearLogTest {
   }
 
   @Test
+  void anInstancesOwnRecords_areSkippedByItsOwnPolls_andSeenByTheOthers() {
+    long start = reset(poll(reader)).sequence();
+    reset(poll(writer));
+    writer.record("ns:mine").join();
+    reader.record("ns:theirs").join();
+
+    assertThat(changes(poll(writer))).isEqualTo(
+        new Poll.Changes(start + 2, List.of("ns:theirs"), false));
+    assertThat(changes(poll(reader))).isEqualTo(
+        new Poll.Changes(start + 2, List.of("ns:mine"), false));
+  }
+
+  @Test
   void invalidateAll_isARecordOfItsOwn() {
     reset(poll(reader));
     writer.record("ns:a").join();

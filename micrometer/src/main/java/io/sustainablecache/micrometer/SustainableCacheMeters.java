@@ -121,5 +121,12 @@ public final class SustainableCacheMeters {
    */
   public static final String NEAR_LOG_FAILURES = "cache.near.log.failures";
 
+  /**
+   * Near hits checked against the store in the background (a share of them), tagged {@code
+   * result=checked} (every check) and {@code result=stale} (the store had replaced the value more
+   * than the near cache's bound earlier: served beyond the bound).
+   */
+  public static final String NEAR_SAMPLES = "cache.near.samples";
+
   private SustainableCacheMeters() {}
 }

@@ -162,6 +162,10 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::nearPollFailureCount, "Polls of the near cache's invalidation log that failed");
     counter(registry, cache, SustainableCacheMeters.NEAR_LOG_FAILURES, "record.failed",
         CacheStats::nearRecordFailureCount, "Load writes the near cache's log could not record");
+    counter(registry, cache, SustainableCacheMeters.NEAR_SAMPLES, "checked",
+        CacheStats::nearSampleCount, "Near hits checked against the store");
+    counter(registry, cache, SustainableCacheMeters.NEAR_SAMPLES, "stale",
+        CacheStats::nearStaleSampleCount, "Checked near hits served beyond the near cache's bound");
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

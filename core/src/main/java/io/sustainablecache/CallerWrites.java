@@ -149,8 +149,12 @@ final class CallerWrites<V> {
     registry.detachAll();
     try {
       awaitWrite(store.flushPrefix(namespace), "invalidateAll");
-    } catch (StoreException e) {
-      if (e.getCause() instanceof UnsupportedOperationException unsupported) {
+    } catch (RuntimeException e) {
+      if (near != null) {
+        near.forgetAll(); // the flush may have reached some servers
+      }
+      if (e instanceof StoreException
+          && e.getCause() instanceof UnsupportedOperationException unsupported) {
         throw unsupported;
       }
       throw e;

@@ -167,6 +167,11 @@ final class NearCache<V> {
     tier.drop(keys.nearKeyOf(storeKey));
   }
 
+  /** Drops everything here only (an {@code invalidateAll} that failed, and so may have landed). */
+  void forgetAll() {
+    tier.dropAll();
+  }
+
   /** Stops polling; nothing is served once the last confirmation is older than the bound. */
   void close() {
     tier.close();

@@ -232,6 +232,30 @@ final class NearCacheTest {
     }
   }
 
+  /**
+   * {@code invalidateAll} (a prefix flush, which also removes the namespace's log: the next record
+   * re-creates it, and the other instances' polls reset): here at once, there within the bound.
+   */
+  @Test
+  void invalidateAll_reachesThisInstanceAtOnce_andTheOthersWithinTheBound() {
+    scheduler.runDue();
+    String oldX = a.get("x", this::load);
+    a.get("x", this::load);
+    String oldY = b.get("y", this::load);
+    b.get("y", this::load);
+    pass(DELTA_MILLIS); // both near, both polled
+    a.get("x", this::load);
+    b.get("y", this::load);
+
+    b.invalidateAll();
+    assertThat(b.getIfPresent("y")).as("here, at once").isEmpty();
+    pass(DELTA_MILLIS / 2 + 100);
+
+    assertThat(a.getIfPresent("x")).as("there, within the bound").isEmpty();
+    assertThat(a.get("x", this::load)).isNotEqualTo(oldX);
+    assertThat(b.get("y", this::load)).isNotEqualTo(oldY);
+  }
+
   @Test
   void aChangeOnThisInstance_isSeenHereAtOnce() {
     scheduler.runDue();

@@ -133,11 +133,11 @@ final class NearCacheTest {
     SustainableCache<String> hashingA = SustainableCache.builder(storeOfA).namespace("hashing")
         .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
         .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).keyPolicy(KeyPolicy.HASH)
-        .nearCache(1_000, DELTA).build();
+        .nearCache(1_000, DELTA, 0).build();
     SustainableCache<String> hashingB = SustainableCache.builder(memory).namespace("hashing")
         .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
         .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).keyPolicy(KeyPolicy.HASH)
-        .nearCache(1_000, DELTA).build();
+        .nearCache(1_000, DELTA, 0).build();
     try (hashingA; hashingB) {
       scheduler.runDue();
       String key = "a key with spaces #1";

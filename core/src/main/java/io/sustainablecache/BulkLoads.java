@@ -113,12 +113,13 @@ final class BulkLoads<V> {
         continue;
       }
       if (near != null) {
-        Entry<V> entry = near.get(key);
+        NearEntry<V> hit = near.get(key);
+        Entry<V> entry = hit == null ? null : hit.entry();
         Decision.Action action = reads.nearStep(entry, now);
         if (action != null) {
           near.sample(key, entry, now);
           answers.put(key, ReadPath.answer(entry));
-          if (action != Decision.Action.FRESH) {
+          if (action != Decision.Action.FRESH && near.mayRefresh(hit, now)) {
             toRefresh.add(LoadRequest.of(key, keys.storeKey(key), entry, false));
           }
           continue;

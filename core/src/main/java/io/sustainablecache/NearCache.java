@@ -16,7 +16,7 @@ final class NearCache<V> {
 
   private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
 
-  private final NearTier<Entry<V>> tier;
+  private final NearTier<NearEntry<V>> tier;
   private final NearLog log;
   private final Keys keys;
   private final CacheStore store;
@@ -24,12 +24,13 @@ final class NearCache<V> {
   private final RandomGenerator random;
   private final double sampling;
   private final long stalenessMillis;
+  private final long refreshPauseMillis;
   private final RateLimitedLog staleSamples = new RateLimitedLog(Log.LOGGER);
   private final StatsCounter stats;
   private final RateLimitedLog recordFailures = new RateLimitedLog(Log.LOGGER);
   private final RateLimitedLog pollFailures = new RateLimitedLog(Log.LOGGER);
 
-  private NearCache(NearTier<Entry<V>> tier, NearLog log, Keys keys, CacheConfig<V> config,
+  private NearCache(NearTier<NearEntry<V>> tier, NearLog log, Keys keys, CacheConfig<V> config,
       EntryReader<V> reader, StatsCounter stats) {
     this.keys = keys;
     this.store = config.store();
@@ -37,6 +38,7 @@ final class NearCache<V> {
     this.random = config.random();
     this.sampling = config.nearSampling();
     this.stalenessMillis = config.nearStaleness().toMillis();
+    this.refreshPauseMillis = Math.max(1, stalenessMillis / 2);
     this.tier = tier;
     this.log = log;
     this.stats = stats;
@@ -72,7 +74,7 @@ final class NearCache<V> {
     // A read or load that began longer ago than the synchronous API waits for one is refused.
     Duration fenceWindow = config.loadTimeout().plusSeconds(1);
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
-    NearTier<Entry<V>> tier = new NearTier<>(log,
+    NearTier<NearEntry<V>> tier = new NearTier<>(log,
         CaffeineEntries.bounded(config.nearMaximumSize()), config.nearStaleness(), fenceWindow,
         config.ticker(), keys::nearKeyOf, failure -> near.get().pollFailed(failure));
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
@@ -90,8 +92,16 @@ final class NearCache<V> {
    * A servable entry of a caller's key, or {@code null}: read the store. Allocates nothing for a
    * plain key ({@link Keys#nearKey}).
    */
-  Entry<V> get(String key) {
+  NearEntry<V> get(String key) {
     return tier.get(keys.nearKey(key));
+  }
+
+  /**
+   * Whether a near hit at {@code now} that calls for a refresh may start one: at most one per
+   * entry per half bound ({@link NearEntry}).
+   */
+  boolean mayRefresh(NearEntry<V> hit, long now) {
+    return hit.claimRefresh(now, refreshPauseMillis);
   }
 
   /**
@@ -128,7 +138,7 @@ final class NearCache<V> {
   /** Offers what a store read since {@code ticket} found: values and cached absences only. */
   void offer(String storeKey, Entry<V> entry, NearTier.Ticket ticket) {
     if (entry != null && entry.answers()) {
-      tier.offer(keys.nearKeyOf(storeKey), entry, ticket);
+      tier.offer(keys.nearKeyOf(storeKey), new NearEntry<>(entry), ticket);
     }
   }
 

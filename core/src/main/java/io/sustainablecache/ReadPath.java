@@ -108,14 +108,16 @@ final class ReadPath<V> {
    * takes the same read step as a store hit: a refresh it calls for starts in the background.
    */
   private Object fromNear(String key, AsyncLoader<? extends V> loader) {
-    Entry<V> entry = near.get(key);
+    NearEntry<V> hit = near.get(key);
+    Entry<V> entry = hit == null ? null : hit.entry();
     long now = clock.millis();
     Decision.Action action = nearStep(entry, now);
     if (action == null) {
       return null;
     }
     near.sample(key, entry, now);
-    if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
+    if (action != Decision.Action.FRESH && near.mayRefresh(hit, now)) {
+      // a refresh in the background, nothing to wait for
       proceed(action, key, keys.storeKey(key), entry, false, loader, null, true);
     }
     return answer(entry);

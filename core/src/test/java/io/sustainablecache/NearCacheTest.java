@@ -256,6 +256,37 @@ final class NearCacheTest {
     assertThat(b.get("y", this::load)).isNotEqualTo(oldY);
   }
 
+  /**
+   * Near hits of an entry due for a refresh while another instance holds the key's lease: the
+   * refresh each starts loses the lease; near hits start at most one per half bound, not one per
+   * hit (each costs the store a lease {@code add} and a {@code gets}).
+   */
+  @Test
+  void nearHitsWhileAnotherInstanceHoldsTheLease_startOneRefreshPerHalfBound() {
+    scheduler.runDue();
+    a.get("k", this::load);
+    a.get("k", this::load); // near
+    clock.advance(TTL.plusMillis(1)); // past the TTL, within the grace period: stale
+    scheduler.runDue();
+    a.get("k", this::load); // read again from the store (the poll was late), near again
+    memory.set("near:k\u007Flease", ("L:" + (clock.millis() + 5_000) + ":someone-else")
+        .getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0).join();
+    long leaseAdds = storeOfA.count(Op.ADD);
+
+    for (int i = 0; i < 100; i++) {
+      a.get("k", this::load); // a stale near hit
+      refreshes.runAll(); // the refresh it started (if any) loses the lease
+    }
+    assertThat(storeOfA.count(Op.ADD) - leaseAdds).as("lease attempts of 100 near hits")
+        .isEqualTo(1);
+    assertThat(loads).as("nothing loaded: the other instance holds the lease").hasValue(1);
+
+    pass(DELTA_MILLIS / 2 + 100);
+    a.get("k", this::load);
+    refreshes.runAll();
+    assertThat(storeOfA.count(Op.ADD) - leaseAdds).as("after the pause").isEqualTo(2);
+  }
+
   @Test
   void aChangeOnThisInstance_isSeenHereAtOnce() {
     scheduler.runDue();

@@ -1,0 +1,43 @@
+package io.sustainablecache;
+
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+
+/**
+ * An entry held by the near cache: the decoded entry, and when a near hit may next start a
+ * refresh of it. A refresh that a near hit starts can lose the fleet lease to another instance;
+ * without a pause the next near hit would try again at once, costing the store a lease attempt
+ * per round trip until this instance polls the other's write. So near hits start at most one
+ * refresh of an entry per pause (half the near cache's bound, its poll interval). Thread-safe.
+ */
+final class NearEntry<V> {
+
+  private static final AtomicLongFieldUpdater<NearEntry<?>> NEXT_REFRESH =
+      newUpdater();
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static AtomicLongFieldUpdater<NearEntry<?>> newUpdater() {
+    return (AtomicLongFieldUpdater) AtomicLongFieldUpdater.newUpdater(NearEntry.class,
+        "refreshNotBefore");
+  }
+
+  private final Entry<V> entry;
+  /** Epoch milliseconds before which a near hit starts no refresh of this entry. */
+  private volatile long refreshNotBefore;
+
+  NearEntry(Entry<V> entry) {
+    this.entry = entry;
+  }
+
+  Entry<V> entry() {
+    return entry;
+  }
+
+  /**
+   * Whether a near hit at {@code now} may start a refresh of this entry; if so, the next may not
+   * before {@code now + pauseMillis}. One caller wins each pause.
+   */
+  boolean claimRefresh(long now, long pauseMillis) {
+    long notBefore = refreshNotBefore;
+    return now >= notBefore && NEXT_REFRESH.compareAndSet(this, notBefore, now + pauseMillis);
+  }
+}

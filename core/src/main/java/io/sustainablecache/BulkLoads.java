@@ -114,13 +114,11 @@ final class BulkLoads<V> {
       }
       if (near != null) {
         NearEntry<V> hit = near.get(key);
-        Entry<V> entry = hit == null ? null : hit.entry();
-        Decision.Action action = reads.nearStep(entry, now);
+        Decision.Action action = reads.nearStep(key, hit, now);
         if (action != null) {
-          near.sample(key, entry, now);
-          answers.put(key, ReadPath.answer(entry));
-          if (action != Decision.Action.FRESH && near.mayRefresh(hit, now)) {
-            toRefresh.add(LoadRequest.of(key, keys.storeKey(key), entry, false));
+          answers.put(key, ReadPath.answer(hit.entry()));
+          if (action != Decision.Action.FRESH) {
+            toRefresh.add(LoadRequest.of(key, keys.storeKey(key), hit.entry(), false));
           }
           continue;
         }

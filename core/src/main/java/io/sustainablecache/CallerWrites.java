@@ -77,13 +77,17 @@ final class CallerWrites<V> {
    */
   private void recordInNearLog(String storeKey, String operation) {
     if (near != null) {
-      try {
-        awaitWrite(near.changedByCaller(storeKey), operation);
-      } catch (StoreException e) {
-        throw new StoreException(operation + " reached the store, but recording it in the near"
-            + " cache's log failed: other instances may serve the previous value from their"
-            + " near cache until it expires", e);
-      }
+      awaitNearRecord(near.changedByCaller(storeKey), operation);
+    }
+  }
+
+  private void awaitNearRecord(CompletableFuture<Void> record, String operation) {
+    try {
+      awaitWrite(record, operation);
+    } catch (StoreException e) {
+      throw new StoreException(operation + " reached the store, but recording it in the near"
+          + " cache's log failed: other instances may serve what it replaced from their near"
+          + " cache until that expires", e);
     }
   }
 
@@ -161,13 +165,7 @@ final class CallerWrites<V> {
     }
     registry.detachAll();
     if (near != null) {
-      try {
-        awaitWrite(near.allChangedByCaller(), "invalidateAll");
-      } catch (StoreException e) {
-        throw new StoreException("invalidateAll reached the store, but recording it in the near"
-            + " cache's log failed: other instances may serve entries from their near cache"
-            + " until they expire", e);
-      }
+      awaitNearRecord(near.allChangedByCaller(), "invalidateAll");
     }
     stats.increment(Counter.INVALIDATION);
   }

@@ -42,6 +42,9 @@ final class Keys {
 
   String storeKey(String key) {
     requireNonNull(key, "key");
+    if (isPlain(key)) {
+      return prefix.isEmpty() ? key : prefix.concat(key);
+    }
     if (key.isEmpty()) {
       throw new IllegalArgumentException("key must not be empty");
     }

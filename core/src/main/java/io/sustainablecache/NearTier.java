@@ -77,7 +77,6 @@ final class NearTier<E> {
   private volatile long allDroppedVersion;
   private volatile long confirmedAt = NEVER;
   private final AtomicReference<CompletableFuture<NearLog.Poll>> polling = new AtomicReference<>();
-  private final AtomicLong failedPolls = new AtomicLong();
 
   /** Guards the polling schedule. */
   private final Object schedule = new Object();
@@ -257,7 +256,6 @@ final class NearTier<E> {
     }
     poll.whenComplete((found, failure) -> {
       if (failure != null) {
-        failedPolls.incrementAndGet();
         pollFailed.accept(EntryWriter.unwrap(failure));
       }
       scheduleNextPoll(pollIntervalNanos());
@@ -272,11 +270,6 @@ final class NearTier<E> {
         nextPoll.cancel(false);
       }
     }
-  }
-
-  /** Polls that failed so far. */
-  long failedPolls() {
-    return failedPolls.get();
   }
 
   /** The time between two polls: half the bound, so that one late poll still keeps it. */

@@ -109,33 +109,35 @@ final class ReadPath<V> {
    */
   private Object fromNear(String key, AsyncLoader<? extends V> loader) {
     NearEntry<V> hit = near.get(key);
-    Entry<V> entry = hit == null ? null : hit.entry();
-    long now = clock.millis();
-    Decision.Action action = nearStep(entry, now);
+    Decision.Action action = nearStep(key, hit, clock.millis());
     if (action == null) {
       return null;
     }
-    near.sample(key, entry, now);
-    if (action != Decision.Action.FRESH && near.mayRefresh(hit, now)) {
-      // a refresh in the background, nothing to wait for
-      proceed(action, key, keys.storeKey(key), entry, false, loader, null, true);
+    if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
+      proceed(action, key, keys.storeKey(key), hit.entry(), false, loader, null, true);
     }
-    return answer(entry);
+    return answer(hit.entry());
   }
 
   /**
-   * The read step of what the near cache holds for a key ({@code null}: nothing servable): the
-   * action, counted as a near hit, if the entry may answer without the store (fresh, or due for
-   * a refresh in the background); otherwise {@code null}, counted as a near miss.
+   * The read step of what the near cache holds for a key ({@code hit}, {@code null}: nothing
+   * servable), for {@code get} and {@code getAll} alike. If the entry may answer without the
+   * store (fresh, or due for a refresh in the background): counted as a near hit, sampled (see
+   * {@link NearCache#sample}), and the action returned, as {@code FRESH} when a near hit started
+   * the entry's refresh less than the pause ago ({@link NearEntry}). Otherwise {@code null},
+   * counted as a near miss: read the store.
    */
-  Decision.Action nearStep(Entry<V> entry, long now) {
-    if (entry != null) {
+  Decision.Action nearStep(String key, NearEntry<V> hit, long now) {
+    if (hit != null) {
+      Entry<V> entry = hit.entry();
       Decision.Action action = Decision.decide(entry, now, mode, policy, random);
       if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
           || action == Decision.Action.STALE) {
         stats.increment(Counter.NEAR_HIT);
         count(action, entry);
-        return action;
+        near.sample(key, entry, now);
+        return action == Decision.Action.FRESH || near.mayRefresh(hit, now) ? action
+            : Decision.Action.FRESH;
       }
     }
     stats.increment(Counter.NEAR_MISS);
@@ -163,14 +165,13 @@ final class ReadPath<V> {
    * @return the value or {@link #ABSENT}
    */
   Object read(String key, AsyncLoader<? extends V> loader) {
-    NearTier.Ticket ticket = null;
     if (near != null) {
       Object answer = fromNear(key, loader);
       if (answer != null) {
         return answer;
       }
-      ticket = near.ticket();
     }
+    NearTier.Ticket ticket = near == null ? null : near.ticket();
     String storeKey = keys.storeKey(key);
     StoreItem item = null;
     boolean readFailed = false;
@@ -212,7 +213,6 @@ final class ReadPath<V> {
   private void readAsync(CompletableFuture<Object> out, String key, String storeKey,
       AsyncLoader<? extends V> loader, Executor continuation, boolean mayRetry) {
     Thread caller = Thread.currentThread();
-    NearTier.Ticket ticket = null;
     if (near != null) {
       Object answer;
       try {
@@ -225,9 +225,8 @@ final class ReadPath<V> {
         out.complete(answer);
         return;
       }
-      ticket = near.ticket();
     }
-    NearTier.Ticket readStarted = ticket;
+    NearTier.Ticket ticket = near == null ? null : near.ticket();
     store.gets(storeKey).whenComplete((item, error) -> {
       try {
         if (error != null) {
@@ -235,8 +234,8 @@ final class ReadPath<V> {
         }
         long now = clock.millis();
         Entry<V> entry = error == null ? entry(item.orElse(null), now) : null;
-        if (readStarted != null) {
-          near.offer(storeKey, entry, readStarted);
+        if (ticket != null) {
+          near.offer(storeKey, entry, ticket);
         }
         Decision.Action action = step(entry, now);
         Executor on = continuation != null || loader == null || !waits(action) ? continuation

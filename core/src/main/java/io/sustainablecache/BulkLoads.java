@@ -294,6 +294,7 @@ final class BulkLoads<V> {
     Set<String> wanted = Collections.unmodifiableSet(keys);
     Thread starter = Thread.currentThread();
     long start = clock.millis();
+    long generation = loads.generation();
     stats.increment(Counter.BULK_LOAD);
     stats.increment(Counter.LOADER_CALL);
     CompletionStage<? extends Map<String, ? extends V>> stage;
@@ -333,7 +334,8 @@ final class BulkLoads<V> {
         if (failure != null) {
           loads.failed(flight, failure, statsMillis);
         } else {
-          Runnable write = loads.complete(flight, new Loaded<>(loaded.get(i), end, elapsed),
+          Runnable write = loads.complete(flight,
+              new Loaded<>(loaded.get(i), end, elapsed, generation),
               writeBack, statsMillis);
           if (write != null) {
             writes.add(write);

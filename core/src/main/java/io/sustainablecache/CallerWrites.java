@@ -127,7 +127,7 @@ final class CallerWrites<V> {
     String storeKey = keys.storeKey(key);
     registry.detach(storeKey);
     long now = clock.millis();
-    CompletableFuture<Void> tombstone = store.set(storeKey, EntryWriter.tombstone(now),
+    CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(now),
         writer.tombstoneExptime(now));
     CompletableFuture<?> released = lease.onInvalidate(storeKey);
     try {
@@ -145,28 +145,27 @@ final class CallerWrites<V> {
     awaitQuietly(released);
   }
 
+  /**
+   * With a near cache: a new generation of the namespace (any store with counters). Without: the
+   * prefix flush (ARCUS only; the SPI's default refuses with UnsupportedOperationException).
+   */
   void invalidateAll() {
-    if (namespace.isEmpty()) {
+    if (near == null && namespace.isEmpty()) {
       throw new IllegalStateException("invalidateAll needs a namespace: without one, flushing"
           + " would remove every other cache's entries too");
     }
     registry.detachAll();
-    try {
+    if (near != null) {
+      try {
+        awaitWrite(near.invalidateAll(), "invalidateAll");
+      } catch (StoreException e) {
+        throw new StoreException("invalidateAll: the new generation could not be recorded and"
+            + " read back; it may or may not have happened", e);
+      }
+    } else {
       awaitWrite(store.flushPrefix(namespace), "invalidateAll");
-    } catch (RuntimeException e) {
-      if (near != null) {
-        near.forgetAll(); // the flush may have reached some servers
-      }
-      if (e instanceof StoreException
-          && e.getCause() instanceof UnsupportedOperationException unsupported) {
-        throw unsupported;
-      }
-      throw e;
     }
     registry.detachAll();
-    if (near != null) {
-      awaitNearRecord(near.allChangedByCaller(), "invalidateAll");
-    }
     stats.increment(Counter.INVALIDATION);
   }
 

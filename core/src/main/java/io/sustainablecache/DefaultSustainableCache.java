@@ -33,9 +33,10 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     // The synchronous API waits for a load at most its timeout (plus a margin for the timer).
     long waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER);
-    EntryReader<V> reader = new EntryReader<>(config, stats);
-    this.near = NearCache.of(config, keys, reader, stats);
-    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near);
+    Generation generation = config.nearMaximumSize() == 0 ? null : new Generation();
+    EntryReader<V> reader = new EntryReader<>(config, stats, generation);
+    this.near = NearCache.of(config, keys, reader, stats, generation);
+    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
     this.registry = new KeyRegistry(config, stats);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();

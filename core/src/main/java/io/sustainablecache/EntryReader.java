@@ -15,7 +15,9 @@ import org.slf4j.Logger;
  * thrown by the codec propagates to the one caller whose read hit it; no state is left behind.
  * Envelope times are not trusted beyond this cache's own configuration: a value never counts as
  * fresh for longer than the TTL (an absence for longer than the absent TTL) after its load time,
- * and an entry loaded further in the future than the allowed clock skew counts as expired.
+ * and an entry loaded further in the future than the allowed clock skew counts as expired. In a
+ * cache with a near cache, an entry of another {@linkplain Generation generation} than the
+ * namespace's reads as a tombstone.
  */
 final class EntryReader<V> {
 
@@ -29,7 +31,11 @@ final class EntryReader<V> {
   private final RateLimitedLog corruptLog = new RateLimitedLog(log);
   private final RateLimitedLog clockSkewLog = new RateLimitedLog(log);
 
-  EntryReader(CacheConfig<V> config, StatsCounter stats) {
+  /** The generation an entry must carry to count; {@code null} without a near cache. */
+  private final Generation generation;
+
+  EntryReader(CacheConfig<V> config, StatsCounter stats, Generation generation) {
+    this.generation = generation;
     this.codec = config.codec();
     this.ttlMillis = config.ttl().toMillis();
     this.absentTtlMillis = config.absentTtl().toMillis();
@@ -52,7 +58,10 @@ final class EntryReader<V> {
     }
     byte kind = Envelope.kind(bytes);
     long fetchedAt = Envelope.fetchedAt(bytes);
-    if (kind == Envelope.KIND_TOMBSTONE) {
+    if (kind == Envelope.KIND_TOMBSTONE
+        || (generation != null && Envelope.generation(bytes) != generation.current())) {
+      // An entry of another generation (an invalidateAll since it was written; or before the
+      // first poll, any entry) is a miss that fences out older loads as a tombstone does.
       return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());
     }
     long expiresAt = trustedExpiry(bytes, fetchedAt, now,
@@ -64,7 +73,7 @@ final class EntryReader<V> {
     }
     V value;
     try {
-      value = codec.decode(bytes, Envelope.HEADER_SIZE, Envelope.payloadLength(bytes));
+      value = codec.decode(bytes, Envelope.payloadOffset(bytes), Envelope.payloadLength(bytes));
     } catch (RuntimeException e) {
       stats.increment(Counter.CORRUPT_ENTRY);
       corruptLog.warn("the codec could not decode a stored value; treating it as a miss", e);

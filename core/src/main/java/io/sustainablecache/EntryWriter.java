@@ -3,6 +3,7 @@ package io.sustainablecache;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.random.RandomGenerator;
@@ -46,10 +47,13 @@ final class EntryWriter<V> {
   private final RateLimitedLog storeErrorLog;
   /** The near cache, told of every write that landed; {@code null} without one. */
   private final NearCache<V> near;
+  /** The generation every entry is written in; {@code null} without a near cache. */
+  private final Generation generation;
 
   EntryWriter(CacheConfig<V> config, StatsCounter stats, RateLimitedLog storeErrorLog,
-      NearCache<V> near) {
+      NearCache<V> near, Generation generation) {
     this.near = near;
+    this.generation = generation;
     this.store = config.store();
     this.codec = config.codec();
     this.random = config.random();
@@ -89,6 +93,15 @@ final class EntryWriter<V> {
    * future tells whether the entry was stored; discards, skips and store errors are counted.
    */
   CompletableFuture<Boolean> writeLoad(String storeKey, Loaded<V> loaded, long casToken) {
+    long generation = generation();
+    if (generation == Generation.UNKNOWN) {
+      return CompletableFuture.completedFuture(false); // no poll yet: written in no generation
+    }
+    if (loaded.generation() != generation) {
+      // An invalidateAll since the load started: its value may predate the change.
+      stats.increment(Counter.STALE_SET_DISCARD);
+      return CompletableFuture.completedFuture(false);
+    }
     byte[] bytes;
     long lifetime;
     try {
@@ -98,12 +111,12 @@ final class EntryWriter<V> {
         }
         long ttl = jittered(absentTtlMillis);
         bytes = Envelope.encodeAbsent(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
-            loaded.loadMillis());
+            loaded.loadMillis(), generation);
         lifetime = ttl + graceMillis;
       } else {
         long ttl = jittered(ttlMillis);
         bytes = Envelope.encode(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
-            loaded.loadMillis(), codec.encode(loaded.value()));
+            loaded.loadMillis(), generation, codec.encode(loaded.value()));
         lifetime = ttl + graceMillis;
       }
     } catch (RuntimeException | StackOverflowError | LinkageError | AssertionError e) {
@@ -141,7 +154,8 @@ final class EntryWriter<V> {
    * @throws IllegalArgumentException if the encoded entry exceeds {@code maxValueSize}
    */
   byte[] encodePut(V value, long now) {
-    byte[] bytes = Envelope.encode(now, now + jittered(ttlMillis), 0, codec.encode(value));
+    byte[] bytes = Envelope.encode(now, now + jittered(ttlMillis), 0, callerGeneration(),
+        codec.encode(value));
     if (bytes.length > maxValueSize) {
       throw new IllegalArgumentException("value of " + bytes.length
           + " bytes (envelope included) exceeds maxValueSize " + maxValueSize);
@@ -156,7 +170,7 @@ final class EntryWriter<V> {
 
   /** Encodes "no value" given by the caller ({@code putAbsent}), for {@code absentTtl}. */
   byte[] encodeAbsentPut(long now) {
-    return Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0);
+    return Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0, callerGeneration());
   }
 
   /** The exptime of an entry encoded by {@link #encodePut} or {@link #encodeAbsentPut}. */
@@ -166,8 +180,26 @@ final class EntryWriter<V> {
   }
 
   /** A tombstone for an invalidation at {@code now}. */
-  static byte[] tombstone(long now) {
-    return Envelope.encodeTombstone(now);
+  byte[] tombstone(long now) {
+    return Envelope.encodeTombstone(now, callerGeneration());
+  }
+
+  /**
+   * The generation entries are written in now: 0 (none) without a near cache, {@link
+   * Generation#UNKNOWN} before its first poll.
+   */
+  long generation() {
+    return generation == null ? 0 : generation.current();
+  }
+
+  /** The generation of a caller's write; a store failure before the near cache's first poll. */
+  private long callerGeneration() {
+    long current = generation();
+    if (current == Generation.UNKNOWN) {
+      throw new StoreException("the near cache has not read the namespace's generation yet: its"
+          + " invalidation log could not be polled since the cache started");
+    }
+    return current;
   }
 
   /**
@@ -185,7 +217,6 @@ final class EntryWriter<V> {
     return ttl - (long) (ttl * ttlJitter * random.nextDouble());
   }
 
-  /** Counts the outcome of a conditional write; never completes exceptionally. */
   /**
    * Counts a load's conditional write; tells the near cache of a write that landed, or that may
    * have (a failure in flight, a timeout).

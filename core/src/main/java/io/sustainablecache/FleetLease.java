@@ -387,7 +387,8 @@ final class FleetLease<V> {
     if (!entry.answers() || now >= entry.expiresAt()) {
       return null;
     }
-    return new Loaded<>(entry.value(), entry.fetchedAt(), entry.loadMillis());
+    // delivered to the flight's callers, never written again: no generation
+    return new Loaded<>(entry.value(), entry.fetchedAt(), entry.loadMillis(), Generation.UNKNOWN);
   }
 
   private long leaseMillis(Flight<V> flight) {

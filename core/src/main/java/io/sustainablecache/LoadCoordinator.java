@@ -235,6 +235,11 @@ final class LoadCoordinator<V> {
     lease.afterLoad(flight, null);
   }
 
+  /** The generation a load starting now belongs to: see {@link EntryWriter#generation()}. */
+  long generation() {
+    return writer.generation();
+  }
+
   /**
    * Starts the flight's loader on this thread, measures it and completes the flight. Every
    * {@link Throwable} of the loader, {@link Error}s included, fails this flight only.
@@ -251,6 +256,7 @@ final class LoadCoordinator<V> {
       CompletableFuture<Loaded<V>> own) {
     Thread starter = Thread.currentThread();
     long start = clock.millis();
+    long generation = writer.generation();
     CompletionStage<? extends V> stage;
     flight.enterLoader(starter);
     stats.increment(Counter.LOADER_CALL);
@@ -272,7 +278,7 @@ final class LoadCoordinator<V> {
           }
           failed(flight, cause, elapsed);
         } else {
-          Loaded<V> loaded = new Loaded<>(value, end, elapsed);
+          Loaded<V> loaded = new Loaded<>(value, end, elapsed, generation);
           if (own != null) {
             own.complete(loaded);
           }

@@ -3,6 +3,9 @@ package io.sustainablecache;
 import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 
@@ -66,8 +69,8 @@ final class NearCache<V> {
 
   /** The near cache the configuration asks for, polling already; {@code null} for none. */
   static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, EntryReader<V> reader,
-      StatsCounter stats) {
-    if (config.nearMaximumSize() == 0) {
+      StatsCounter stats, Generation generation) {
+    if (generation == null) {
       return null;
     }
     NearLog log = new NearLog(config.store(), keys, config.random());
@@ -76,10 +79,27 @@ final class NearCache<V> {
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
     NearTier<NearEntry<V>> tier = new NearTier<>(log,
         CaffeineEntries.bounded(config.nearMaximumSize()), config.nearStaleness(), fenceWindow,
-        config.ticker(), keys::nearKeyOf, failure -> near.get().pollFailed(failure));
+        config.ticker(), keys::nearKeyOf, generation, failure -> near.get().pollFailed(failure));
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
+    near.get().firstPoll(config.nearStaleness());
     tier.start(config.scheduler());
     return near.get();
+  }
+
+  /**
+   * Polls once on the building thread, waiting at most the bound: until a poll succeeds, the
+   * generation is unknown, every read misses and loads write nothing (see {@link Generation}).
+   */
+  private void firstPoll(Duration patience) {
+    try {
+      tier.poll().get(patience.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      pollFailed(e.getCause());
+    } catch (TimeoutException e) {
+      pollFailed(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void pollFailed(Throwable failure) {
@@ -167,19 +187,24 @@ final class NearCache<V> {
         .whenComplete((done, failure) -> tier.drop(keys.nearKeyOf(storeKey)));
   }
 
-  /** {@code invalidateAll} landed: records it, then drops everything here. */
-  CompletableFuture<Void> allChangedByCaller() {
-    return log.recordAll().whenComplete((done, failure) -> tier.dropAll());
+  /**
+   * {@code invalidateAll}: records a new generation, then polls (a poll that starts after the
+   * record), which sets it here and drops everything. Fails if the record or the poll did; then
+   * everything is dropped here, and this instance may read entries of the old generation until a
+   * poll succeeds.
+   */
+  CompletableFuture<Void> invalidateAll() {
+    return log.recordAll().thenCompose(recorded -> tier.pollFromNow())
+        .whenComplete((done, failure) -> {
+          if (failure != null) {
+            tier.dropAll();
+          }
+        }).thenApply(done -> null);
   }
 
   /** Drops the key here only (a caller's write that failed, and so may have landed or not). */
   void forget(String storeKey) {
     tier.drop(keys.nearKeyOf(storeKey));
-  }
-
-  /** Drops everything here only (an {@code invalidateAll} that failed, and so may have landed). */
-  void forgetAll() {
-    tier.dropAll();
   }
 
   /** Stops polling; nothing is served once the last confirmation is older than the bound. */

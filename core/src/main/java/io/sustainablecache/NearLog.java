@@ -3,6 +3,7 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,15 +20,19 @@ import java.util.random.RandomGenerator;
  * The invalidation log of one namespace in the shared store, which the near tiers of every
  * instance poll (design and argument: {@code docs/near-cache.md}). A change is <em>recorded</em>:
  * the log's sequence, a memcached counter, is {@code incr}emented to {@code n} and slot {@code n
- * mod S} is set to {@code (n, store key)}. A <em>poll</em> reads the sequence and the slots after
- * the last number it applied in one multi-get (two when more than {@link #BATCH} changes
- * happened) and returns what its near tier must drop: the keys of a gapless run of records, or
- * everything when it cannot confirm it saw every change since its last poll (a slot evicted or
- * overwritten, the sequence lost and re-created, too many changes, a sequence that is no
- * number). A poll that finds no sequence creates it (an {@code incr} of 0) and resets.
+ * mod S} is set to {@code (n, store key)}. A <em>poll</em> reads the sequence, the namespace's
+ * {@linkplain Generation generation} and the slots after the last number it applied in one
+ * multi-get (two when more than {@link #BATCH} changes happened) and returns what its near tier
+ * must drop: the keys of a gapless run of records, or everything when it cannot confirm it saw
+ * every change since its last poll (a slot evicted or overwritten, the sequence lost and
+ * re-created, too many changes, a sequence that is no number). A poll that finds no sequence
+ * creates it (an {@code incr} of 0) and resets.
  *
- * <p>Not used by the read path yet: the near tier that applies the polls is being built (issue
- * 14).
+ * <p>{@code invalidateAll} is recorded as a new generation: the number {@code n} its {@code incr}
+ * returned is written to the generation's item, then to its slot as the mark {@code ALL}. A poll
+ * returns the number of the last {@code ALL} of its run, or else the generation's item. A poll
+ * that finds no generation (never written, or lost) creates one at a random value: entries of
+ * the lost one become misses, never valid again.
  *
  * <p>The sequence is created by the first {@code incr} at a random value in [2<sup>40</sup>,
  * 2<sup>50</sup>), so that a sequence lost to eviction or a restart comes back far from any
@@ -56,26 +61,32 @@ final class NearLog {
   /** What a poll found. */
   sealed interface Poll {
 
+    /** The namespace's generation: positive. */
+    long generation();
+
     /**
      * A gapless run of records since the last poll (possibly empty).
      *
      * @param sequence the sequence number read, now applied
      * @param keys the store keys changed, in order, duplicates possible
-     * @param all whether one of the records was {@code invalidateAll}
+     * @param generation the generation (the last {@code invalidateAll} of the run, or the
+     *     generation's item)
      */
-    record Changes(long sequence, List<String> keys, boolean all) implements Poll {}
+    record Changes(long sequence, List<String> keys, long generation) implements Poll {}
 
     /**
      * The poll cannot confirm that it saw every change: the near tier drops everything.
      *
      * @param sequence the sequence number read, from which the next poll continues
      * @param reason why, for the log
+     * @param generation the generation's item
      */
-    record Reset(long sequence, String reason) implements Poll {}
+    record Reset(long sequence, String reason, long generation) implements Poll {}
   }
 
   private final CacheStore store;
   private final String sequenceKey;
+  private final String generationKey;
   private final String slotPrefix;
   private final RandomGenerator random;
 
@@ -93,6 +104,7 @@ final class NearLog {
   NearLog(CacheStore store, Keys keys, RandomGenerator random) {
     this.store = requireNonNull(store, "store");
     this.sequenceKey = keys.internalKey("near:seq");
+    this.generationKey = keys.internalKey("near:gen");
     this.slotPrefix = keys.internalKey("near:");
     this.random = requireNonNull(random, "random");
   }
@@ -109,18 +121,29 @@ final class NearLog {
     return append(storeKey);
   }
 
-  /** Records {@code invalidateAll}: every near tier drops everything. */
+  /**
+   * Records {@code invalidateAll}: a new generation, which every near tier (this one included:
+   * the record is not skipped as its own) adopts at its next poll, dropping everything.
+   */
   CompletableFuture<Void> recordAll() {
-    return append(ALL);
+    return store.incr(sequenceKey, 1, base(), 0).thenCompose(n ->
+        store.set(generationKey, ascii(Long.toUnsignedString(n)), 0)
+            .thenCompose(done -> writeSlot(n, ALL)));
   }
 
-  private CompletableFuture<Void> append(String what) {
+  private CompletableFuture<Void> append(String storeKey) {
     return store.incr(sequenceKey, 1, base(), 0).thenCompose(n -> {
       ownRecords.add(n);
-      return store.set(slotKey(n),
-          (Long.toUnsignedString(n) + " " + what).getBytes(StandardCharsets.US_ASCII),
-          SLOT_EXPTIME);
+      return writeSlot(n, storeKey);
     });
+  }
+
+  private CompletableFuture<Void> writeSlot(long n, String what) {
+    return store.set(slotKey(n), ascii(Long.toUnsignedString(n) + " " + what), SLOT_EXPTIME);
+  }
+
+  private static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -167,57 +190,94 @@ final class NearLog {
   static final String GARBAGE = "the sequence's item holds no number";
 
   private CompletableFuture<Poll> readFrom(Long last) {
-    List<String> keys = new ArrayList<>(BATCH + 1);
+    List<String> keys = new ArrayList<>(BATCH + 2);
     keys.add(sequenceKey);
+    keys.add(generationKey);
     if (last != null) {
       for (int i = 1; i <= BATCH; i++) {
         keys.add(slotKey(last + i));
       }
     }
-    return store.getsAll(keys).thenCompose(items -> {
-      StoreItem sequenceItem = items.get(sequenceKey);
-      if (sequenceItem == null) {
-        // Create it (an incr of 0), so that a namespace without writers has a log to confirm.
-        return store.incr(sequenceKey, 0, base(), 0)
-            .thenApply(created -> (Poll) new Poll.Reset(created, NO_LOG));
-      }
-      long sequence;
-      try {
-        sequence = Long.parseUnsignedLong(
-            new String(sequenceItem.value(), StandardCharsets.US_ASCII).trim());
-      } catch (NumberFormatException e) {
-        return done(new Poll.Reset(0, GARBAGE));
-      }
-      if (last == null) {
-        return done(new Poll.Reset(sequence, "first poll"));
-      }
-      if (Long.compareUnsigned(sequence, last) < 0) {
-        return done(new Poll.Reset(sequence, "the sequence went back: lost and re-created"));
-      }
-      long count = sequence - last;
-      if (Long.compareUnsigned(count, SLOTS) > 0) {
-        return done(new Poll.Reset(sequence, count + " changes since the last poll, more than "
-            + SLOTS + " slots (or the sequence was lost and re-created)"));
-      }
-      if (count <= BATCH) {
-        return done(apply(last, sequence, items));
-      }
-      List<String> rest = new ArrayList<>();
-      for (long m = last + BATCH + 1; m <= sequence; m++) {
-        rest.add(slotKey(m));
-      }
-      return store.getsAll(rest).thenApply(more -> {
-        Map<String, StoreItem> all = new HashMap<>(items);
-        all.putAll(more);
-        return apply(last, sequence, all);
-      });
+    return store.getsAll(keys).thenCompose(items -> generation(items.get(generationKey))
+        .thenCompose(generation -> readFrom(last, items, generation)));
+  }
+
+  /** The generation the item holds; created at a random value if it is missing or garbage. */
+  private CompletableFuture<Long> generation(StoreItem item) {
+    long held = item == null ? 0 : number(item);
+    if (held > 0) {
+      return CompletableFuture.completedFuture(held);
+    }
+    long created = base();
+    byte[] bytes = ascii(Long.toString(created));
+    CompletableFuture<Boolean> written = item == null ? store.add(generationKey, bytes, 0)
+        : store.set(generationKey, bytes, 0).thenApply(done -> true);
+    return written.thenCompose(stored -> stored ? CompletableFuture.completedFuture(created)
+        : store.gets(generationKey).thenApply(again -> {
+          long other = again.map(NearLog::number).orElse(0L);
+          if (other <= 0) {
+            throw new StoreException("the near log's generation was created by another"
+                + " instance and is gone or unreadable again");
+          }
+          return other;
+        }));
+  }
+
+  /** The positive number an item holds, or 0 if it holds none. */
+  private static long number(StoreItem item) {
+    try {
+      long n = Long.parseUnsignedLong(new String(item.value(), StandardCharsets.US_ASCII).trim());
+      return n > 0 ? n : 0;
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  private CompletableFuture<Poll> readFrom(Long last, Map<String, StoreItem> items,
+      long generation) {
+    StoreItem sequenceItem = items.get(sequenceKey);
+    if (sequenceItem == null) {
+      // Create it (an incr of 0), so that a namespace without writers has a log to confirm.
+      return store.incr(sequenceKey, 0, base(), 0)
+          .thenApply(created -> (Poll) new Poll.Reset(created, NO_LOG, generation));
+    }
+    long sequence;
+    try {
+      sequence = Long.parseUnsignedLong(
+          new String(sequenceItem.value(), StandardCharsets.US_ASCII).trim());
+    } catch (NumberFormatException e) {
+      return done(new Poll.Reset(0, GARBAGE, generation));
+    }
+    if (last == null) {
+      return done(new Poll.Reset(sequence, "first poll", generation));
+    }
+    if (Long.compareUnsigned(sequence, last) < 0) {
+      return done(new Poll.Reset(sequence, "the sequence went back: lost and re-created",
+          generation));
+    }
+    long count = sequence - last;
+    if (Long.compareUnsigned(count, SLOTS) > 0) {
+      return done(new Poll.Reset(sequence, count + " changes since the last poll, more than "
+          + SLOTS + " slots (or the sequence was lost and re-created)", generation));
+    }
+    if (count <= BATCH) {
+      return done(apply(last, sequence, items, generation));
+    }
+    List<String> rest = new ArrayList<>();
+    for (long m = last + BATCH + 1; m <= sequence; m++) {
+      rest.add(slotKey(m));
+    }
+    return store.getsAll(rest).thenApply(more -> {
+      Map<String, StoreItem> all = new HashMap<>(items);
+      all.putAll(more);
+      return apply(last, sequence, all, generation);
     });
   }
 
   /** The records {@code (last, sequence]}, if each slot holds its own number. */
-  private Poll apply(long last, long sequence, Map<String, StoreItem> items) {
+  private Poll apply(long last, long sequence, Map<String, StoreItem> items, long generation) {
     List<String> changed = new ArrayList<>((int) (sequence - last));
-    boolean all = false;
+    long lastAll = 0;
     for (long m = last + 1; m <= sequence; m++) {
       if (ownRecords.contains(m)) {
         continue; // this instance's own change, applied when it was made
@@ -229,16 +289,16 @@ final class NearLog {
       if (record == null || !record.startsWith(prefix) || record.length() == prefix.length()) {
         return new Poll.Reset(sequence, "record " + Long.toUnsignedString(m) + (record == null
             ? " is missing (evicted, or its writer failed after counting it)"
-            : " was overwritten or is not a record"));
+            : " was overwritten or is not a record"), generation);
       }
       String key = record.substring(prefix.length());
       if (key.equals(ALL)) {
-        all = true;
+        lastAll = m; // its writer may not have written the generation's item yet
       } else {
         changed.add(key);
       }
     }
-    return new Poll.Changes(sequence, List.copyOf(changed), all);
+    return new Poll.Changes(sequence, List.copyOf(changed), lastAll != 0 ? lastAll : generation);
   }
 
   private long base() {

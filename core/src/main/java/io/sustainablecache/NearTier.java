@@ -34,9 +34,11 @@ import java.util.function.UnaryOperator;
  *       read of this JVM that began before its own {@code invalidate} cannot put the old value
  *       back either.</li>
  * </ul>
- * Time is a monotonic ticker in nanoseconds (no cross-host clock is involved). Thread-safe.
+ * It also keeps the namespace's {@link Generation}: a poll that found another generation sets it
+ * and then drops everything (in that order, so that a read that began after the drop judges
+ * entries by the new generation, and one that began before is refused by the fence).
  *
- * <p>Not used by the read path yet (issue 14).
+ * <p>Time is a monotonic ticker in nanoseconds (no cross-host clock is involved). Thread-safe.
  *
  * @param <E> the entries (decoded values with their envelope's times)
  */
@@ -71,6 +73,7 @@ final class NearTier<E> {
   private final LongSupplier ticker;
   private final Consumer<Throwable> pollFailed;
   private final UnaryOperator<String> tierKeyOf;
+  private final Generation generation;
 
   private final AtomicLong version = new AtomicLong();
   private final Map<String, Drop> drops = new ConcurrentHashMap<>();
@@ -95,10 +98,13 @@ final class NearTier<E> {
    * @param ticker monotonic time in nanoseconds ({@code System::nanoTime})
    * @param tierKeyOf the key this tier holds a store key's entry under (the log records store
    *     keys)
+   * @param generation the namespace's generation, which this tier's polls set
    * @param pollFailed told of each scheduled poll that failed
    */
   NearTier(NearLog log, EntryMap<E> entries, Duration staleness, Duration fenceWindow,
-      LongSupplier ticker, UnaryOperator<String> tierKeyOf, Consumer<Throwable> pollFailed) {
+      LongSupplier ticker, UnaryOperator<String> tierKeyOf, Generation generation,
+      Consumer<Throwable> pollFailed) {
+    this.generation = requireNonNull(generation, "generation");
     this.tierKeyOf = requireNonNull(tierKeyOf, "tierKeyOf");
     this.pollFailed = requireNonNull(pollFailed, "pollFailed");
     this.log = requireNonNull(log, "log");
@@ -197,14 +203,25 @@ final class NearTier<E> {
   }
 
   private void apply(NearLog.Poll poll) {
+    if (poll.generation() != generation.current()) {
+      generation.set(poll.generation());
+      dropAll();
+    }
     if (poll instanceof NearLog.Poll.Changes changes) {
-      if (changes.all()) {
-        dropAll();
-      }
       changes.keys().forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));
     } else {
       dropAll();
     }
+  }
+
+  /**
+   * A poll that starts after this call: waits for the poll running now, if any, then polls.
+   * Fails as {@link #poll} does.
+   */
+  CompletableFuture<NearLog.Poll> pollFromNow() {
+    CompletableFuture<NearLog.Poll> running = polling.get();
+    return running == null ? poll()
+        : running.handle((poll, failure) -> null).thenCompose(ignored -> poll());
   }
 
   /** Drops older than the fence window refuse nothing any more: every older ticket is refused. */

@@ -281,15 +281,23 @@ public interface SustainableCache<V> extends AutoCloseable {
   void invalidate(String key);
 
   /**
-   * Removes every entry of this cache's namespace, where the store can (ARCUS {@code
-   * flush_prefix}). Loads in flight in this JVM are released and not written. Loads in flight on
-   * other hosts are not fenced: one that completes after the flush may write its value.
+   * Removes every entry of this cache's namespace. Loads in flight in this JVM are released and
+   * not written.
    *
-   * @throws IllegalStateException if the cache has no namespace (flushing would remove other
-   *     caches' entries)
-   * @throws UnsupportedOperationException if the store cannot remove keys by prefix (plain
-   *     memcached)
-   * @throws io.sustainablecache.spi.StoreException if the store failed
+   * <p>Without a near cache, this is ARCUS's {@code flush_prefix} of the namespace, which plain
+   * memcached does not have; loads in flight on other hosts are not fenced (one that completes
+   * after the flush may write its value). With a near cache ({@link
+   * SustainableCacheBuilder#nearCache}), on any store, it starts a new generation of the
+   * namespace: entries of the old one are misses, on this instance once this returned, on the
+   * others within the near cache's bound; a load that started in the old generation anywhere is
+   * not written in the new one.
+   *
+   * @throws IllegalStateException if the cache has neither a namespace nor a near cache
+   *     (flushing would remove other caches' entries)
+   * @throws UnsupportedOperationException if the cache has no near cache and the store cannot
+   *     remove keys by prefix (plain memcached)
+   * @throws io.sustainablecache.spi.StoreException if the store failed: it may or may not have
+   *     happened
    */
   void invalidateAll();
 

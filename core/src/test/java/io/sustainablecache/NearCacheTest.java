@@ -9,6 +9,7 @@ import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
 import io.sustainablecache.testing.ManualScheduler;
@@ -43,9 +44,11 @@ final class NearCacheTest {
   /** Both instances' refreshes, run when the test says. */
   private final ManualExecutor refreshes = new ManualExecutor();
   private final InMemoryStore memory = InMemoryStore.create(clock);
-  private final ScriptedStore storeOfA = ScriptedStore.over(memory);
+  /** Both instances' stores refuse a prefix flush, as plain memcached does. */
+  private final ScriptedStore storeOfA =
+      ScriptedStore.over(ForwardingStore.withoutFlushPrefix(memory));
   private final SustainableCache<String> a = cache(storeOfA);
-  private final SustainableCache<String> b = cache(memory);
+  private final SustainableCache<String> b = cache(ForwardingStore.withoutFlushPrefix(memory));
   private final AtomicInteger loads = new AtomicInteger();
 
   private SustainableCache<String> cache(CacheStore store) {
@@ -233,8 +236,8 @@ final class NearCacheTest {
   }
 
   /**
-   * {@code invalidateAll} (a prefix flush, which also removes the namespace's log: the next record
-   * re-creates it, and the other instances' polls reset): here at once, there within the bound.
+   * {@code invalidateAll} on a store without a prefix flush: a new generation of the namespace,
+   * here at once (its store entries included), there within the bound.
    */
   @Test
   void invalidateAll_reachesThisInstanceAtOnce_andTheOthersWithinTheBound() {
@@ -249,11 +252,94 @@ final class NearCacheTest {
 
     b.invalidateAll();
     assertThat(b.getIfPresent("y")).as("here, at once").isEmpty();
+    assertThat(b.getIfPresent("x")).as("here, at once, in the store too").isEmpty();
     pass(DELTA_MILLIS / 2 + 100);
 
     assertThat(a.getIfPresent("x")).as("there, within the bound").isEmpty();
+    assertThat(a.getIfPresent("y")).isEmpty();
     assertThat(a.get("x", this::load)).isNotEqualTo(oldX);
     assertThat(b.get("y", this::load)).isNotEqualTo(oldY);
+    assertThat(a.stats().corruptEntryCount()).as("old entries are misses, not corrupt").isZero();
+  }
+
+  /**
+   * An instance that has not polled since another's {@code invalidateAll} writes in the old
+   * generation: what it writes is a miss for every instance that knows the new one, itself once
+   * it has polled.
+   */
+  @Test
+  void whatAnInstanceWritesBeforeItLearnsOfAnInvalidateAll_isAMissForThoseThatKnow() {
+    scheduler.runDue();
+    b.invalidateAll();
+    String written = a.get("z", this::load); // A does not know yet: written in the old generation
+
+    assertThat(b.getIfPresent("z")).as("B knows the new generation").isEmpty();
+    pass(DELTA_MILLIS / 2 + 100);
+    assertThat(a.getIfPresent("z")).as("A, once it polled").isEmpty();
+    assertThat(a.get("z", this::load)).isNotEqualTo(written);
+    assertThat(b.getIfPresent("z")).as("now written in the new generation").isPresent();
+  }
+
+  /**
+   * A load that started on another instance before {@code invalidateAll} returned, and ends
+   * after that instance learned the new generation, is not written: its value may predate the
+   * change. (A prefix flush does not fence it: its {@code add} would land.)
+   */
+  @Test
+  void aLoadThatStartedBeforeAnInvalidateAll_isNotWrittenInTheNewGeneration() {
+    scheduler.runDue();
+    CompletableFuture<String> slowLoad = new CompletableFuture<>();
+    CompletableFuture<String> read = a.getAsync("k", key -> slowLoad);
+    b.invalidateAll();
+    pass(DELTA_MILLIS); // A learns the new generation
+    slowLoad.complete("read from the database before the change");
+
+    assertThat(read.join()).as("its caller still gets it").startsWith("read from");
+    assertThat(b.getIfPresent("k")).as("not written").isEmpty();
+    assertThat(a.getIfPresent("k")).isEmpty();
+    assertThat(a.get("k", this::load)).startsWith("k@");
+    assertThat(b.getIfPresent("k")).as("a load that started after").isPresent();
+  }
+
+  /**
+   * Before a first poll succeeds the generation is unknown: every read misses, loads are answered
+   * but not written, a caller's write fails; the first poll that succeeds ends it.
+   */
+  @Test
+  void anInstanceThatCouldNotPollYet_missesEveryRead_writesNothing_andRefusesCallerWrites() {
+    scheduler.runDue();
+    b.get("k", this::load);
+    ScriptedStore failing = ScriptedStore.over(ForwardingStore.withoutFlushPrefix(memory));
+    failing.fail(Op.GETS_ALL, Integer.MAX_VALUE);
+    try (SustainableCache<String> c = cache(failing)) {
+      assertThat(c.getIfPresent("k")).as("an entry it cannot judge").isEmpty();
+      assertThat(c.get("j", this::load)).startsWith("j@");
+      assertThat(memory.gets("near:j").join()).as("the load was not written").isEmpty();
+      assertThatThrownBy(() -> c.put("k", "v")).isInstanceOf(StoreException.class)
+          .hasMessageContaining("generation");
+      assertThatThrownBy(() -> c.invalidate("k")).isInstanceOf(StoreException.class);
+
+      failing.heal();
+      pass(DELTA_MILLIS);
+      assertThat(c.getIfPresent("k")).as("known now").isPresent();
+    }
+  }
+
+  /** An entry of another generation planted under a key is a miss whose token fences loads. */
+  @Test
+  void anEntryOfAnotherGeneration_isAMiss_thatALoadReplaces() {
+    scheduler.runDue();
+    long now = clock.millis();
+    memory.set("near:k", io.sustainablecache.internal.Envelope.encode(now, now + 60_000, 1,
+        12_345, "planted".getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0).join();
+    memory.set("near:v1", io.sustainablecache.internal.Envelope.encode(now, now + 60_000, 1,
+        "version one".getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0).join();
+
+    assertThat(a.getIfPresent("k")).isEmpty();
+    assertThat(a.getIfPresent("v1")).as("written without a generation").isEmpty();
+    assertThat(a.get("k", this::load)).startsWith("k@");
+    assertThat(b.getIfPresent("k")).as("the load replaced it").isPresent();
+    assertThat(a.stats().corruptEntryCount()).isZero();
   }
 
   /**

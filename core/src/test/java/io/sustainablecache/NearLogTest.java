@@ -38,6 +38,15 @@ final class NearLogTest {
     return Long.parseLong(new String(value, StandardCharsets.US_ASCII));
   }
 
+  private long generationInStore() {
+    byte[] value = memory.gets(keys.internalKey("near:gen")).join().orElseThrow().value();
+    return Long.parseLong(new String(value, StandardCharsets.US_ASCII));
+  }
+
+  private void setGeneration(String text) {
+    memory.set(keys.internalKey("near:gen"), text.getBytes(StandardCharsets.US_ASCII), 0).join();
+  }
+
   private String slotOf(long n) {
     return keys.internalKey("near:" + Long.remainderUnsigned(n, NearLog.SLOTS));
   }
@@ -59,7 +68,7 @@ final class NearLogTest {
     assertThat(first.reason()).isEqualTo(NearLog.NO_LOG);
     assertThat(first.sequence()).isBetween(1L << 40, 1L << 50).isEqualTo(sequenceInStore());
     assertThat(changes(poll(reader))).isEqualTo(
-        new Poll.Changes(first.sequence(), List.of(), false));
+        new Poll.Changes(first.sequence(), List.of(), generationInStore()));
   }
 
   @Test
@@ -70,11 +79,12 @@ final class NearLogTest {
     writer.record("ns:a").join();
 
     assertThat(changes(poll(reader))).isEqualTo(
-        new Poll.Changes(start + 3, List.of("ns:a", "ns:b", "ns:a"), false));
+        new Poll.Changes(start + 3, List.of("ns:a", "ns:b", "ns:a"), generationInStore()));
     assertThat(changes(poll(reader)).keys()).isEmpty();
 
     NearLog late = new NearLog(store, keys, new SplittableRandom(3));
-    assertThat(reset(poll(late))).isEqualTo(new Poll.Reset(start + 3, "first poll"));
+    assertThat(reset(poll(late)))
+        .isEqualTo(new Poll.Reset(start + 3, "first poll", generationInStore()));
   }
 
   @Test
@@ -85,20 +95,80 @@ final class NearLogTest {
     reader.record("ns:theirs").join();
 
     assertThat(changes(poll(writer))).isEqualTo(
-        new Poll.Changes(start + 2, List.of("ns:theirs"), false));
+        new Poll.Changes(start + 2, List.of("ns:theirs"), generationInStore()));
     assertThat(changes(poll(reader))).isEqualTo(
-        new Poll.Changes(start + 2, List.of("ns:mine"), false));
+        new Poll.Changes(start + 2, List.of("ns:mine"), generationInStore()));
   }
 
   @Test
-  void invalidateAll_isARecordOfItsOwn() {
-    reset(poll(reader));
+  void theFirstPollOfANamespace_createsItsGeneration_whichEveryReaderThenReturns() {
+    Poll.Reset first = reset(poll(reader));
+
+    assertThat(first.generation()).isBetween(1L << 40, 1L << 50).isEqualTo(generationInStore());
+    assertThat(reset(poll(writer)).generation()).isEqualTo(first.generation());
+    assertThat(changes(poll(reader)).generation()).isEqualTo(first.generation());
+  }
+
+  @Test
+  void invalidateAll_isANewGeneration_theNumberOfItsRecord_seenByEveryReaderItsWriterIncluded() {
+    long old = reset(poll(reader)).generation();
+    reset(poll(writer));
     writer.record("ns:a").join();
     writer.recordAll().join();
+    long sequence = sequenceInStore();
 
-    Poll.Changes changes = changes(poll(reader));
-    assertThat(changes.all()).isTrue();
-    assertThat(changes.keys()).containsExactly("ns:a");
+    assertThat(generationInStore()).isEqualTo(sequence).isNotEqualTo(old);
+    assertThat(changes(poll(reader)))
+        .isEqualTo(new Poll.Changes(sequence, List.of("ns:a"), sequence));
+    assertThat(changes(poll(writer)))
+        .as("its own invalidateAll is not skipped: it learns the generation from its poll too")
+        .isEqualTo(new Poll.Changes(sequence, List.of(), sequence));
+  }
+
+  @Test
+  void anInvalidateAllSeenInItsSlotBeforeItsGenerationItem_givesTheRecordsGeneration() {
+    long old = reset(poll(reader)).generation();
+    writer.recordAll().join();
+    long sequence = sequenceInStore();
+    setGeneration(Long.toString(old)); // as a read that reached the item before the writer's set
+
+    assertThat(changes(poll(reader)).generation()).isEqualTo(sequence);
+    assertThat(changes(poll(reader)).generation())
+        .as("with no invalidateAll in its run, a poll returns the item").isEqualTo(old);
+  }
+
+  @Test
+  void aGenerationLostOrUnreadable_isCreatedAgain_atAnotherValue() {
+    long first = reset(poll(reader)).generation();
+    memory.delete(keys.internalKey("near:gen")).join();
+
+    long second = changes(poll(reader)).generation();
+    assertThat(second).isNotEqualTo(first).isEqualTo(generationInStore());
+
+    setGeneration("garbage");
+    long third = changes(poll(reader)).generation();
+    assertThat(third).isNotEqualTo(second).isPositive().isEqualTo(generationInStore());
+    setGeneration("0");
+    assertThat(changes(poll(reader)).generation()).as("0 is no generation")
+        .isNotEqualTo(third).isPositive().isEqualTo(generationInStore());
+  }
+
+  @Test
+  void twoInstancesCreatingTheGeneration_agreeOnTheOneThatWasStoredFirst() {
+    String generationKey = keys.internalKey("near:gen");
+    io.sustainablecache.testing.ForwardingStore racing =
+        new io.sustainablecache.testing.ForwardingStore(memory) {
+          @Override
+          public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+            if (key.equals(generationKey)) { // another instance creates it first
+              memory.add(key, "777".getBytes(StandardCharsets.US_ASCII), 0).join();
+            }
+            return super.add(key, value, exptime);
+          }
+        };
+
+    assertThat(reset(poll(new NearLog(racing, keys, new SplittableRandom(5)))).generation())
+        .isEqualTo(777);
   }
 
   @Test
@@ -112,7 +182,7 @@ final class NearLogTest {
     long readsBefore = store.count(Op.GETS_ALL);
 
     assertThat(changes(poll(reader))).isEqualTo(
-        new Poll.Changes(start + written.size(), written, false));
+        new Poll.Changes(start + written.size(), written, generationInStore()));
     assertThat(store.count(Op.GETS_ALL) - readsBefore).isEqualTo(2);
   }
 
@@ -138,7 +208,7 @@ final class NearLogTest {
     assertThat(reset(poll(reader)).reason()).contains("more than " + NearLog.SLOTS);
     writer.record("ns:after").join();
     assertThat(changes(poll(reader))).isEqualTo(
-        new Poll.Changes(start + NearLog.SLOTS + 2, List.of("ns:after"), false));
+        new Poll.Changes(start + NearLog.SLOTS + 2, List.of("ns:after"), generationInStore()));
   }
 
   @Test
@@ -149,7 +219,8 @@ final class NearLogTest {
     memory.delete(slotOf(start + 1)).join();
 
     assertThat(reset(poll(reader))).isEqualTo(new Poll.Reset(start + 2,
-        "record " + (start + 1) + " is missing (evicted, or its writer failed after counting it)"));
+        "record " + (start + 1) + " is missing (evicted, or its writer failed after counting it)",
+        generationInStore()));
     writer.record("ns:c").join();
     assertThat(changes(poll(reader)).keys()).containsExactly("ns:c");
   }
@@ -210,7 +281,7 @@ final class NearLogTest {
     assertThatThrownBy(() -> poll(reader)).isInstanceOf(CompletionException.class);
     writer.record("ns:b").join();
     assertThat(changes(poll(reader))).isEqualTo(
-        new Poll.Changes(start + 2, List.of("ns:a", "ns:b"), false));
+        new Poll.Changes(start + 2, List.of("ns:a", "ns:b"), generationInStore()));
   }
 
   @Test

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -47,9 +48,10 @@ final class NearTierTest {
   private final Keys keys = new Keys("ns", 250, KeyPolicy.REJECT);
   private final NearLog writer = new NearLog(store, keys, new SplittableRandom(1));
   private final Entries entries = new Entries();
+  private final Generation generation = new Generation();
   private final NearTier<String> tier = new NearTier<>(
       new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get,
-      UnaryOperator.identity(), failure -> { });
+      UnaryOperator.identity(), generation, failure -> { });
 
   /** A map that can run something between an insertion's put and its check. */
   private static final class Entries implements NearTier.EntryMap<String> {
@@ -135,16 +137,44 @@ final class NearTierTest {
 
   @Test
   void aResetOrInvalidateAll_dropsEverything() {
+    assertThat(generation.known()).isFalse();
     tier.poll().join();
+    long first = generation.current();
+    assertThat(first).as("known from the first poll").isPositive();
     tier.offer("ns:a", "v1", tier.ticket());
+    NearTier.Ticket before = tier.ticket();
     writer.recordAll().join();
     tier.poll().join();
     assertThat(entries.map).isEmpty();
+    assertThat(generation.current()).as("invalidateAll: a new generation")
+        .isNotEqualTo(first).isPositive();
+    assertThat(tier.offer("ns:a", "v1", before))
+        .as("a read that began before the poll that changed the generation").isFalse();
 
     tier.offer("ns:a", "v1", tier.ticket());
     memory.delete(keys.internalKey("near:seq")).join(); // the sequence evicted
     tier.poll().join();
     assertThat(entries.map).isEmpty();
+  }
+
+  @Test
+  void pollFromNow_waitsForTheRunningPoll_thenPollsAgain() {
+    tier.poll().join();
+    ScriptedStore.Hold hold = store.holdResponses(Op.GETS_ALL);
+    CompletableFuture<NearLog.Poll> running = tier.poll();
+    writer.recordAll().join(); // after the running poll read the log
+
+    CompletableFuture<NearLog.Poll> fresh = tier.pollFromNow();
+    assertThat(fresh).isNotSameAs(running);
+    hold.release();
+    running.join();
+    assertThat(fresh.join().generation()).isEqualTo(generation.current())
+        .as("the fresh poll read the new generation").isEqualTo(sequenceOfLog());
+  }
+
+  private long sequenceOfLog() {
+    return Long.parseLong(text(memory.gets(keys.internalKey("near:seq")).join().orElseThrow()
+        .value()));
   }
 
   @Test
@@ -313,7 +343,7 @@ final class NearTierTest {
     List<Throwable> pollFailures = new ArrayList<>();
     NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
         new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L, UnaryOperator.identity(),
-        pollFailures::add);
+        new Generation(), pollFailures::add);
     polled.start(scheduler);
 
     assertThat(scheduler.runDue()).as("the first poll, at once").isEqualTo(1);

@@ -106,7 +106,7 @@ final class CountingStore implements CacheStore {
     if (kind != Envelope.KIND_VALUE) {
       return null;
     }
-    return Optional.of(new String(Arrays.copyOfRange(bytes, Envelope.HEADER_SIZE, bytes.length),
+    return Optional.of(new String(Arrays.copyOfRange(bytes, Envelope.payloadOffset(bytes), bytes.length),
         StandardCharsets.UTF_8));
   }
 

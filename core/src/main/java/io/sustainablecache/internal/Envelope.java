@@ -1,39 +1,50 @@
 package io.sustainablecache.internal;
 
 /**
- * The stored format of a cache entry: a 16-byte header followed by the codec's payload.
+ * The stored format of a cache entry: a 16-byte header followed by the codec's payload, or, for
+ * a cache with a near cache, a 24-byte header that also carries the namespace's generation.
  * Public so that benchmarks and other-language readers can use it; not part of the supported API.
  *
  * <pre>
  * offset  size  field
  *      0     1  magic 0xC5
- *      1     1  kind (high nibble) and format version (low nibble, 1):
- *                 0x01 a value, 0x11 "no value" (a cached absence), 0x21 a tombstone
+ *      1     1  kind (high nibble) and format version (low nibble, 1 or 2):
+ *                 0x01 a value, 0x11 "no value" (a cached absence), 0x21 a tombstone (version 1;
+ *                 0x02, 0x12, 0x22 in version 2)
  *      2     6  fetchedAt: epoch milliseconds when the value was loaded, unsigned big-endian
  *      8     6  expiresAt: logical expiry, epoch milliseconds, unsigned big-endian
  *     14     2  loadMillis: measured load time in milliseconds, unsigned, saturating at 65535
- *     16     n  payload (values only; absences and tombstones have none)
+ *     16     8  generation (version 2 only): the namespace's generation the entry belongs to,
+ *                 positive, big-endian; an entry of another generation is a miss (see the near
+ *                 cache's {@code invalidateAll} in docs/near-cache.md)
+ * 16 or 24   n  payload (values only; absences and tombstones have none)
  * </pre>
  *
  * <p>48-bit millisecond timestamps reach the year 10889. No valid UTF-8 text and no Java
- * serialization stream starts with {@code 0xC5 0x01}, so foreign values are recognised cheaply;
- * {@link #isValid} also checks the length, the kind and that {@code fetchedAt <= expiresAt}. A
- * value envelope is byte-for-byte the first format version's, so hosts running an older version
- * read values written by this one, and see absences and tombstones as entries of another version
- * (a miss).
+ * serialization stream starts with {@code 0xC5 0x01} or {@code 0xC5 0x02}, so foreign values are
+ * recognised cheaply; {@link #isValid} also checks the length, the kind and that {@code fetchedAt
+ * <= expiresAt}. A value envelope without a generation is byte-for-byte the first format
+ * version's, so hosts running an older release read values written by this one, and see
+ * absences, tombstones and entries with a generation as entries of another version (a miss).
  *
  * <p>Stateless and thread-safe; the static methods never allocate except {@link #encode}.
  */
 public final class Envelope {
 
-  /** The header's size in bytes: the envelope's overhead over the payload. */
+  /** The header's size in bytes in format version 1: the envelope's overhead over the payload. */
   public static final int HEADER_SIZE = 16;
+
+  /** The header's size in bytes in format version 2, which carries a generation. */
+  public static final int GENERATION_HEADER_SIZE = 24;
 
   /** The first byte of every envelope. */
   public static final byte MAGIC = (byte) 0xC5;
 
-  /** The format version this code writes and reads (the low nibble of byte 1). */
+  /** The format version without a generation (the low nibble of byte 1). */
   public static final byte VERSION = 1;
+
+  /** The format version with a generation. */
+  public static final byte GENERATION_VERSION = 2;
 
   /** Byte 1 of a value envelope. */
   public static final byte KIND_VALUE = 0x01;
@@ -71,7 +82,19 @@ public final class Envelope {
    */
   public static byte[] encode(long fetchedAtMillis, long expiresAtMillis, long loadMillis,
       byte[] payload) {
-    return encode(KIND_VALUE, fetchedAtMillis, expiresAtMillis, loadMillis, payload);
+    return encode(KIND_VALUE, fetchedAtMillis, expiresAtMillis, loadMillis, 0, payload);
+  }
+
+  /**
+   * Builds an envelope of a generation (format version 2), or of none (version 1) if {@code
+   * generation} is 0; otherwise as {@link #encode(long, long, long, byte[])}.
+   *
+   * @param generation the namespace's generation, positive, or 0 for none
+   * @throws IllegalArgumentException if a timestamp is out of range or the generation negative
+   */
+  public static byte[] encode(long fetchedAtMillis, long expiresAtMillis, long loadMillis,
+      long generation, byte[] payload) {
+    return encode(KIND_VALUE, fetchedAtMillis, expiresAtMillis, loadMillis, generation, payload);
   }
 
   /**
@@ -85,7 +108,17 @@ public final class Envelope {
    */
   public static byte[] encodeAbsent(long fetchedAtMillis, long expiresAtMillis,
       long loadMillis) {
-    return encode(KIND_ABSENT, fetchedAtMillis, expiresAtMillis, loadMillis, new byte[0]);
+    return encodeAbsent(fetchedAtMillis, expiresAtMillis, loadMillis, 0);
+  }
+
+  /**
+   * Builds a cached absence of a generation (0: none); see {@link #encode(long, long, long,
+   * long, byte[])}.
+   */
+  public static byte[] encodeAbsent(long fetchedAtMillis, long expiresAtMillis,
+      long loadMillis, long generation) {
+    return encode(KIND_ABSENT, fetchedAtMillis, expiresAtMillis, loadMillis, generation,
+        new byte[0]);
   }
 
   /**
@@ -96,11 +129,19 @@ public final class Envelope {
    * @throws IllegalArgumentException if the timestamp is out of range
    */
   public static byte[] encodeTombstone(long atMillis) {
-    return encode(KIND_TOMBSTONE, atMillis, atMillis, 0, new byte[0]);
+    return encodeTombstone(atMillis, 0);
+  }
+
+  /** Builds a tombstone of a generation (0: none); see {@link #encodeTombstone(long)}. */
+  public static byte[] encodeTombstone(long atMillis, long generation) {
+    return encode(KIND_TOMBSTONE, atMillis, atMillis, 0, generation, new byte[0]);
   }
 
   private static byte[] encode(byte kind, long fetchedAtMillis, long expiresAtMillis,
-      long loadMillis, byte[] payload) {
+      long loadMillis, long generation, byte[] payload) {
+    if (generation < 0) {
+      throw new IllegalArgumentException("generation must not be negative: " + generation);
+    }
     if (fetchedAtMillis < 0 || fetchedAtMillis > MAX_TIMESTAMP) {
       throw new IllegalArgumentException("fetchedAt out of range: " + fetchedAtMillis);
     }
@@ -109,14 +150,21 @@ public final class Envelope {
           "expiresAt out of range: " + expiresAtMillis + " (fetchedAt " + fetchedAtMillis + ")");
     }
     int load = (int) Math.max(0, Math.min(MAX_LOAD_MILLIS, loadMillis));
-    byte[] out = new byte[HEADER_SIZE + payload.length];
+    int header = generation == 0 ? HEADER_SIZE : GENERATION_HEADER_SIZE;
+    byte[] out = new byte[header + payload.length];
     out[0] = MAGIC;
-    out[1] = kind;
+    out[1] = generation == 0 ? kind : (byte) (kind + 1);
     put48(out, 2, fetchedAtMillis);
     put48(out, 8, expiresAtMillis);
     out[14] = (byte) (load >>> 8);
     out[15] = (byte) load;
-    System.arraycopy(payload, 0, out, HEADER_SIZE, payload.length);
+    if (generation != 0) {
+      for (int i = 7; i >= 0; i--) {
+        out[HEADER_SIZE + i] = (byte) generation;
+        generation >>>= 8;
+      }
+    }
+    System.arraycopy(payload, 0, out, header, payload.length);
     return out;
   }
 
@@ -124,28 +172,67 @@ public final class Envelope {
    * Whether {@code bytes} is an envelope this version can read.
    *
    * @param bytes any bytes, possibly foreign or truncated; {@code null} is not valid
-   * @return {@code true} if the header is complete, carries the magic, this version and a known
-   *     kind, absences and tombstones have no payload, and the timestamps are consistent
+   * @return {@code true} if the header is complete, carries the magic, a version this code reads
+   *     (1, or 2 with a positive generation) and a known kind, absences and tombstones have no
+   *     payload, and the timestamps are consistent
    */
   public static boolean isValid(byte[] bytes) {
     if (bytes == null || bytes.length < HEADER_SIZE || bytes[0] != MAGIC) {
       return false;
     }
-    byte kind = bytes[1];
+    int version = bytes[1] & 0x0F;
+    int header;
+    if (version == VERSION) {
+      header = HEADER_SIZE;
+    } else if (version == GENERATION_VERSION && bytes.length >= GENERATION_HEADER_SIZE
+        && generation(bytes) > 0) {
+      header = GENERATION_HEADER_SIZE;
+    } else {
+      return false;
+    }
+    byte kind = kind(bytes);
     boolean known = kind == KIND_VALUE
-        || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && bytes.length == HEADER_SIZE);
+        || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && bytes.length == header);
     return known && get48(bytes, 2) <= get48(bytes, 8);
   }
 
   /**
-   * The kind of an envelope that {@link #isValid}: {@link #KIND_VALUE}, {@link #KIND_ABSENT} or
-   * {@link #KIND_TOMBSTONE}.
+   * The kind of an envelope that {@link #isValid}, whatever its version: {@link #KIND_VALUE},
+   * {@link #KIND_ABSENT} or {@link #KIND_TOMBSTONE}.
    *
    * @param bytes a valid envelope
    * @return the kind byte
    */
   public static byte kind(byte[] bytes) {
-    return bytes[1];
+    return (byte) ((bytes[1] & 0xF0) | VERSION);
+  }
+
+  /**
+   * The generation of an envelope that {@link #isValid}.
+   *
+   * @param bytes a valid envelope
+   * @return the generation, positive, or 0 for an envelope of format version 1 (none)
+   */
+  public static long generation(byte[] bytes) {
+    if ((bytes[1] & 0x0F) != GENERATION_VERSION) {
+      return 0;
+    }
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (bytes[HEADER_SIZE + i] & 0xFF);
+    }
+    return v;
+  }
+
+  /**
+   * Where the payload of an envelope that {@link #isValid} starts: {@link #HEADER_SIZE} or {@link
+   * #GENERATION_HEADER_SIZE}.
+   *
+   * @param bytes a valid envelope
+   * @return an offset into {@code bytes}
+   */
+  public static int payloadOffset(byte[] bytes) {
+    return (bytes[1] & 0x0F) == GENERATION_VERSION ? GENERATION_HEADER_SIZE : HEADER_SIZE;
   }
 
   /**
@@ -179,13 +266,14 @@ public final class Envelope {
   }
 
   /**
-   * The payload's length in an envelope that {@link #isValid}; it starts at {@link #HEADER_SIZE}.
+   * The payload's length in an envelope that {@link #isValid}; it starts at {@link
+   * #payloadOffset}.
    *
    * @param bytes a valid envelope
    * @return a non-negative length
    */
   public static int payloadLength(byte[] bytes) {
-    return bytes.length - HEADER_SIZE;
+    return bytes.length - payloadOffset(bytes);
   }
 
   private static void put48(byte[] b, int at, long v) {

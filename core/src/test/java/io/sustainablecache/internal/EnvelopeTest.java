@@ -29,6 +29,56 @@ final class EnvelopeTest {
   }
 
   @Test
+  void anEnvelopeOfAGeneration_carriesIt_inATwentyFourByteHeader_everyKind() {
+    byte[] payload = "hello".getBytes(StandardCharsets.UTF_8);
+    long generation = (1L << 45) + 7;
+    byte[] value = Envelope.encode(FETCHED, FETCHED + 30_000, 12, generation, payload);
+    byte[] absent = Envelope.encodeAbsent(FETCHED, FETCHED + 1, 3, generation);
+    byte[] tombstone = Envelope.encodeTombstone(FETCHED, generation);
+
+    assertThat(value).hasSize(Envelope.GENERATION_HEADER_SIZE + payload.length);
+    assertThat(Envelope.isValid(value)).isTrue();
+    assertThat(Envelope.kind(value)).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(Envelope.generation(value)).isEqualTo(generation);
+    assertThat(Envelope.fetchedAt(value)).isEqualTo(FETCHED);
+    assertThat(Envelope.loadMillis(value)).isEqualTo(12);
+    assertThat(Envelope.payloadOffset(value)).isEqualTo(24);
+    assertThat(Arrays.copyOfRange(value, Envelope.payloadOffset(value), value.length))
+        .isEqualTo(payload);
+    assertThat(Envelope.payloadLength(value)).isEqualTo(5);
+    assertThat(Envelope.isValid(absent)).isTrue();
+    assertThat(Envelope.kind(absent)).isEqualTo(Envelope.KIND_ABSENT);
+    assertThat(Envelope.generation(absent)).isEqualTo(generation);
+    assertThat(Envelope.kind(tombstone)).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(Envelope.generation(tombstone)).isEqualTo(generation);
+
+    byte[] none = Envelope.encode(FETCHED, FETCHED, 0, 0, payload);
+    assertThat(none).as("generation 0: version 1, byte for byte")
+        .isEqualTo(Envelope.encode(FETCHED, FETCHED, 0, payload));
+    assertThat(Envelope.generation(none)).isZero();
+    assertThat(Envelope.payloadOffset(none)).isEqualTo(Envelope.HEADER_SIZE);
+    assertThatThrownBy(() -> Envelope.encode(FETCHED, FETCHED, 0, -1, payload))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("generation");
+  }
+
+  @Test
+  void aVersionTwoHeaderThatIsShort_orHasNoGeneration_orAnAbsenceWithAPayload_isInvalid() {
+    byte[] value = Envelope.encode(FETCHED, FETCHED, 0, 99, new byte[0]);
+    assertThat(Envelope.isValid(Arrays.copyOf(value, 20))).as("truncated header").isFalse();
+    byte[] zero = value.clone();
+    Arrays.fill(zero, 16, 24, (byte) 0);
+    assertThat(Envelope.isValid(zero)).as("a generation of 0").isFalse();
+    byte[] negative = value.clone();
+    negative[16] = (byte) 0x80;
+    assertThat(Envelope.isValid(negative)).as("a negative generation").isFalse();
+    byte[] absent = Envelope.encodeAbsent(FETCHED, FETCHED, 0, 99);
+    assertThat(Envelope.isValid(Arrays.copyOf(absent, 25))).isFalse();
+    byte[] version3 = value.clone();
+    version3[1] = 0x03;
+    assertThat(Envelope.isValid(version3)).isFalse();
+  }
+
+  @Test
   void headerIsSixteenBytes() {
     assertThat(Envelope.HEADER_SIZE).isEqualTo(16);
     assertThat(Envelope.encode(0, 0, 0, new byte[0])).hasSize(16);

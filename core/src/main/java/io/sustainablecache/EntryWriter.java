@@ -104,21 +104,21 @@ final class EntryWriter<V> {
     }
     byte[] bytes;
     long lifetime;
+    long ttl;
     try {
       if (loaded.value() == null) {
         if (absentTtlMillis == 0) {
           return CompletableFuture.completedFuture(false); // absences are not cached
         }
-        long ttl = jittered(absentTtlMillis);
+        ttl = jittered(absentTtlMillis);
         bytes = Envelope.encodeAbsent(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
             loaded.loadMillis(), generation);
-        lifetime = ttl + graceMillis;
       } else {
-        long ttl = jittered(ttlMillis);
+        ttl = jittered(ttlMillis);
         bytes = Envelope.encode(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
             loaded.loadMillis(), generation, codec.encode(loaded.value()));
-        lifetime = ttl + graceMillis;
       }
+      lifetime = ttl + graceMillis;
     } catch (RuntimeException | StackOverflowError | LinkageError | AssertionError e) {
       // The callers have their value already; a codec that fails (even with an Error, say on a
       // cyclic object) costs the cache entry, nothing else.
@@ -134,8 +134,13 @@ final class EntryWriter<V> {
       return CompletableFuture.completedFuture(false);
     }
     int exptime = Exptime.of(lifetime, loaded.fetchedAt());
+    // What the near cache holds once the write landed: the entry as a read of it would find it
+    // (its token unknown: memcached does not return it).
+    Entry<V> written = near == null ? null : new Entry<>(
+        loaded.value() == null ? Entry.Kind.ABSENT : Entry.Kind.VALUE, loaded.value(),
+        loaded.fetchedAt(), loaded.fetchedAt() + ttl, loaded.loadMillis(), NO_CAS);
     if (casToken == NO_CAS) {
-      return conditional(storeKey, store.add(storeKey, bytes, exptime));
+      return conditional(storeKey, store.add(storeKey, bytes, exptime), written, generation);
     }
     return store.cas(storeKey, casToken, bytes, exptime).handle((outcome, error) -> {
       if (error != null) {
@@ -145,7 +150,7 @@ final class EntryWriter<V> {
         return store.add(storeKey, bytes, exptime);
       }
       return CompletableFuture.completedFuture(outcome == CasOutcome.STORED);
-    }).thenCompose(stage -> conditional(storeKey, stage));
+    }).thenCompose(stage -> conditional(storeKey, stage, written, generation));
   }
 
   /**
@@ -218,14 +223,14 @@ final class EntryWriter<V> {
   }
 
   /**
-   * Counts a load's conditional write; tells the near cache of a write that landed, or that may
-   * have (a failure in flight, a timeout).
+   * Counts a load's conditional write; tells the near cache of a write that landed (with the
+   * entry written, in {@code generation}), or that may have (a failure in flight, a timeout).
    */
   private CompletableFuture<Boolean> conditional(String storeKey,
-      CompletableFuture<Boolean> write) {
+      CompletableFuture<Boolean> write, Entry<V> written, long generation) {
     return write.handle((stored, error) -> {
       if (near != null && (error != null || stored)) {
-        near.written(storeKey);
+        near.written(storeKey, error == null ? written : null, generation);
       }
       if (error != null) {
         stats.increment(Counter.STORE_ERROR);

@@ -139,8 +139,10 @@ final class NearCache<V> {
         return; // nothing to compare with (a store error, or the item evicted or expired)
       }
       Entry<V> current = reader.read(item.get(), now);
-      if (current.casToken() != served.casToken()
-          && now - current.fetchedAt() > stalenessMillis) {
+      boolean replaced = served.casToken() == EntryWriter.NO_CAS // written here: token unknown
+          ? current.fetchedAt() != served.fetchedAt() || current.kind() != served.kind()
+          : current.casToken() != served.casToken();
+      if (replaced && now - current.fetchedAt() > stalenessMillis) {
         stats.increment(Counter.NEAR_STALE_SAMPLE);
         staleSamples.warn("the near cache served a value the store had replaced "
             + (now - current.fetchedAt()) + " ms earlier, more than its bound of "
@@ -163,12 +165,27 @@ final class NearCache<V> {
   }
 
   /**
-   * A load's write of the key landed (or may have: it failed in flight): drops the key here and
-   * records the change for the other instances. A record that fails is counted and logged;
-   * the other instances then keep their copy until its own expiry.
+   * A load's write of the key landed (or may have: it failed in flight, {@code entry == null}):
+   * drops the key here, then holds the entry written, unless a drop of the key or of everything
+   * (or another generation) came since; records the change for the other instances. A record
+   * that fails is counted and logged; the other instances then keep their copy until its own
+   * expiry.
+   *
+   * <p>Holding the entry at once is safe: a conditional write lands only if no change of the key
+   * landed since the read the load started from, and a change that lands after it reaches this
+   * tier through the log like any other.
+   *
+   * @param generation the generation the entry was written in
    */
-  void written(String storeKey) {
-    tier.drop(keys.nearKeyOf(storeKey));
+  void written(String storeKey, Entry<V> entry, long generation) {
+    String key = keys.nearKeyOf(storeKey);
+    tier.drop(key);
+    if (entry != null) {
+      NearTier.Ticket ticket = tier.ticket();
+      if (tier.generation() == generation) { // set before the drop that comes with a change
+        tier.offer(key, new NearEntry<>(entry), ticket);
+      }
+    }
     log.record(storeKey).whenComplete((done, failure) -> {
       if (failure != null) {
         stats.increment(Counter.NEAR_RECORD_FAILURE);

@@ -128,6 +128,11 @@ final class NearTier<E> {
     return at != NEVER && ticker.getAsLong() - at <= stalenessNanos;
   }
 
+  /** The namespace's generation as this tier last set it ({@link Generation#UNKNOWN} before). */
+  long generation() {
+    return generation.current();
+  }
+
   /** Taken when a store read (or load) whose result may enter the tier begins. */
   Ticket ticket() {
     return new Ticket(version.get(), ticker.getAsLong());

@@ -125,7 +125,8 @@ final class ReadPath<V> {
    * store (fresh, or due for a refresh in the background): counted as a near hit, sampled (see
    * {@link NearCache#sample}), and the action returned, as {@code FRESH} when a near hit started
    * the entry's refresh less than the pause ago ({@link NearEntry}). Otherwise {@code null},
-   * counted as a near miss: read the store.
+   * counted as a near miss: read the store. An entry due for a refresh that this instance wrote
+   * itself (so without a CAS token) also reads the store, once per refresh pause.
    */
   Decision.Action nearStep(String key, NearEntry<V> hit, long now) {
     if (hit != null) {
@@ -133,11 +134,15 @@ final class ReadPath<V> {
       Decision.Action action = Decision.decide(entry, now, mode, policy, random);
       if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
           || action == Decision.Action.STALE) {
-        stats.increment(Counter.NEAR_HIT);
-        count(action, entry);
-        near.sample(key, entry, now);
-        return action == Decision.Action.FRESH || near.mayRefresh(hit, now) ? action
-            : Decision.Action.FRESH;
+        boolean refresh = action != Decision.Action.FRESH && near.mayRefresh(hit, now);
+        // An entry this instance wrote has no token (a write returns none); the refresh's write
+        // must be conditional on one, so that read goes to the store.
+        if (!refresh || entry.casToken() != EntryWriter.NO_CAS) {
+          stats.increment(Counter.NEAR_HIT);
+          count(action, entry);
+          near.sample(key, entry, now);
+          return refresh ? action : Decision.Action.FRESH;
+        }
       }
     }
     stats.increment(Counter.NEAR_MISS);

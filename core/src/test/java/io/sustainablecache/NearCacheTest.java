@@ -381,6 +381,31 @@ final class NearCacheTest {
     assertThat(storeOfA.count(Op.ADD) - leaseAdds).as("after the pause").isEqualTo(2);
   }
 
+  /**
+   * An entry this instance's load wrote is near at once but has no CAS token; once it is due for
+   * a refresh, one read goes to the store for the token, and the refresh's conditional write
+   * lands (with the near entry's missing token it would be an {@code add}, refused).
+   */
+  @Test
+  void anEntryWrittenHere_dueForARefresh_readsTheStoreOnce_andTheRefreshLands() {
+    scheduler.runDue();
+    a.get("k", this::load); // loaded, written, near at once
+    clock.advance(TTL.plusMillis(1)); // stale: due for a refresh
+    scheduler.runDue();
+    long reads = storeOfA.count(Op.GETS);
+
+    a.get("k", this::load);
+    refreshes.runAll();
+    a.get("k", this::load);
+    refreshes.runAll();
+
+    assertThat(loads).as("the refresh loaded once").hasValue(2);
+    assertThat(a.stats().refreshSuccessCount()).isEqualTo(1);
+    assertThat(a.stats().staleSetDiscardCount()).as("its write was not refused").isZero();
+    assertThat(storeOfA.count(Op.GETS) - reads).as("store reads: one for the token")
+        .isBetween(1L, 2L);
+  }
+
   @Test
   void aChangeOnThisInstance_isSeenHereAtOnce() {
     scheduler.runDue();

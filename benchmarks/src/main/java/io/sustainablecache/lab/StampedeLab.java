@@ -91,6 +91,9 @@ public final class StampedeLab {
                              saturated; writes faults.csv
 
       Cluster
+        --near               instead of the comparison: the near cache against memcached
+                             processes the lab starts (store reads under Zipf; staleness of four
+                             reader JVMs under churn and faults); writes near.csv. --near --help
         --cluster N          instead of the comparison: SUS over N memcached processes the lab
                              starts (ARCUS adapter, ZooKeeper cache list), one killed under load;
                              writes cluster.csv. Its options: --cluster 3 --help
@@ -263,6 +266,9 @@ public final class StampedeLab {
   static int run(String[] args, PrintStream out) {
     if (ClusterScenario.requested(args)) {
       return ClusterScenario.run(args, out);
+    }
+    if (NearScenario.requested(args)) {
+      return NearScenario.run(args, out);
     }
     System.setProperty("java.awt.headless", "true");
     Options options = parse(args);

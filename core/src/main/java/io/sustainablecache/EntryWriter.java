@@ -139,8 +139,10 @@ final class EntryWriter<V> {
     Entry<V> written = near == null ? null : new Entry<>(
         loaded.value() == null ? Entry.Kind.ABSENT : Entry.Kind.VALUE, loaded.value(),
         loaded.fetchedAt(), loaded.fetchedAt() + ttl, loaded.loadMillis(), NO_CAS);
+    NearTier.Ticket ticket = near == null ? null : near.writing(storeKey);
     if (casToken == NO_CAS) {
-      return conditional(storeKey, store.add(storeKey, bytes, exptime), written, generation);
+      return conditional(storeKey, store.add(storeKey, bytes, exptime), written, generation,
+          ticket);
     }
     return store.cas(storeKey, casToken, bytes, exptime).handle((outcome, error) -> {
       if (error != null) {
@@ -150,7 +152,7 @@ final class EntryWriter<V> {
         return store.add(storeKey, bytes, exptime);
       }
       return CompletableFuture.completedFuture(outcome == CasOutcome.STORED);
-    }).thenCompose(stage -> conditional(storeKey, stage, written, generation));
+    }).thenCompose(stage -> conditional(storeKey, stage, written, generation, ticket));
   }
 
   /**
@@ -224,13 +226,15 @@ final class EntryWriter<V> {
 
   /**
    * Counts a load's conditional write; tells the near cache of a write that landed (with the
-   * entry written, in {@code generation}), or that may have (a failure in flight, a timeout).
+   * entry written, in {@code generation}, and the ticket taken before it was issued), or that
+   * may have (a failure in flight, a timeout).
    */
   private CompletableFuture<Boolean> conditional(String storeKey,
-      CompletableFuture<Boolean> write, Entry<V> written, long generation) {
+      CompletableFuture<Boolean> write, Entry<V> written, long generation,
+      NearTier.Ticket ticket) {
     return write.handle((stored, error) -> {
       if (near != null && (error != null || stored)) {
-        near.written(storeKey, error == null ? written : null, generation);
+        near.written(storeKey, error == null ? written : null, generation, ticket);
       }
       if (error != null) {
         stats.increment(Counter.STORE_ERROR);

@@ -165,26 +165,33 @@ final class NearCache<V> {
   }
 
   /**
+   * A load is about to write the key: drops it here and returns the ticket the entry written
+   * enters with ({@link #written}).
+   */
+  NearTier.Ticket writing(String storeKey) {
+    tier.drop(keys.nearKeyOf(storeKey));
+    return tier.ticket();
+  }
+
+  /**
    * A load's write of the key landed (or may have: it failed in flight, {@code entry == null}):
-   * drops the key here, then holds the entry written, unless a drop of the key or of everything
-   * (or another generation) came since; records the change for the other instances. A record
-   * that fails is counted and logged; the other instances then keep their copy until its own
-   * expiry.
+   * holds the entry written, unless a drop of the key or of everything (or another generation)
+   * came since the ticket {@link #writing} took before the write was issued; records the change
+   * for the other instances. A record that fails is counted and logged; the other instances then
+   * keep their copy until its own expiry.
    *
    * <p>Holding the entry at once is safe: a conditional write lands only if no change of the key
    * landed since the read the load started from, and a change that lands after it reaches this
-   * tier through the log like any other.
+   * tier through the log, whose drop refuses or removes the entry, however late this runs.
    *
    * @param generation the generation the entry was written in
    */
-  void written(String storeKey, Entry<V> entry, long generation) {
+  void written(String storeKey, Entry<V> entry, long generation, NearTier.Ticket ticket) {
     String key = keys.nearKeyOf(storeKey);
-    tier.drop(key);
-    if (entry != null) {
-      NearTier.Ticket ticket = tier.ticket();
-      if (tier.generation() == generation) { // set before the drop that comes with a change
-        tier.offer(key, new NearEntry<>(entry), ticket);
-      }
+    if (entry == null) {
+      tier.drop(key);
+    } else if (tier.generation() == generation) { // set before the drop that comes with a change
+      tier.offer(key, new NearEntry<>(entry), ticket);
     }
     log.record(storeKey).whenComplete((done, failure) -> {
       if (failure != null) {

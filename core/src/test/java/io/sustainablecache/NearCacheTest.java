@@ -406,6 +406,28 @@ final class NearCacheTest {
         .isBetween(1L, 2L);
   }
 
+  /**
+   * A load's write that landed before another instance's invalidation, but whose answer reaches
+   * this instance only after its poll applied that invalidation: the entry written does not enter
+   * the near tier then (its ticket predates the poll's drop), however late it comes.
+   */
+  @Test
+  void aLoadsWriteAnsweredAfterThePollThatDroppedTheKey_doesNotEnterTheNearTier() {
+    scheduler.runDue();
+    b.invalidate("k"); // a tombstone: A's load will write with cas
+    ScriptedStore.Hold cas = storeOfA.holdResponses(Op.CAS);
+    CompletableFuture<String> read = a.getAsync("k", key -> CompletableFuture.completedFuture(
+        "old"));
+    assertThat(read.join()).isEqualTo("old");
+    assertThat(cas.waiting()).as("the write landed; its answer is held").isEqualTo(1);
+
+    b.invalidate("k");
+    pass(DELTA_MILLIS); // A polls: the key is dropped
+    cas.release();
+
+    assertThat(a.getIfPresent("k")).as("not the old value from A's near tier").isEmpty();
+  }
+
   @Test
   void aChangeOnThisInstance_isSeenHereAtOnce() {
     scheduler.runDue();

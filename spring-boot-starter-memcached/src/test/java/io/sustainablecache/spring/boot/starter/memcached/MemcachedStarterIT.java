@@ -80,6 +80,36 @@ final class MemcachedStarterIT {
   }
 
   /**
+   * A near cache through Boot's settings: hits after the first load make no store read, and
+   * {@code clear()} ({@code @CacheEvict(allEntries = true)}) works on plain memcached, which
+   * cannot flush a prefix: a new generation of the namespace.
+   */
+  @Test
+  void aNearCache_servesHitsInTheJvm_andClearWorksOnPlainMemcached() {
+    runner().withPropertyValues("sustainable-cache.caches.prices.settings.ttl=10m",
+            "sustainable-cache.caches.prices.settings.near-cache=1000:2s")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          PriceService service = context.getBean(PriceService.class);
+          org.springframework.cache.Cache prices = context.getBean(SustainableCacheManager.class)
+              .getCache("prices");
+          SustainableCache<?> cache = (SustainableCache<?>) prices.getNativeCache();
+          assertThat(service.price(1)).isEqualTo("price of 1");
+          for (int i = 0; i < 10; i++) {
+            assertThat(service.price(1)).isEqualTo("price of 1");
+          }
+          assertThat(cache.stats().nearHitCount()).as("near hits").isGreaterThanOrEqualTo(10);
+
+          prices.clear();
+          assertThat(prices.get(1L)).as("cleared").isNull();
+          int loads = service.loads();
+          assertThat(service.price(1)).isEqualTo("price of 1");
+          assertThat(service.loads()).as("loaded again").isGreaterThan(loads);
+          assertThat(cache.stats().storeErrorCount()).isZero();
+        });
+  }
+
+  /**
    * Issue 15: the store the starter opens is connected when the context has started, so the
    * first put right after start-up is stored (it failed 10 to 12 times in 20).
    */

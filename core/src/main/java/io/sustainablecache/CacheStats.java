@@ -394,6 +394,37 @@ public final class CacheStats {
   }
 
   /**
+   * Entries the near cache evicted to stay within its maximum size.
+   *
+   * @return a non-negative count
+   */
+  public long nearEvictionCount() {
+    return get(Counter.NEAR_EVICTION);
+  }
+
+  /**
+   * Keys the near cache dropped because its invalidation log named them: changes made on other
+   * instances, applied here.
+   *
+   * @return a non-negative count
+   */
+  public long nearInvalidationCount() {
+    return get(Counter.NEAR_INVALIDATION);
+  }
+
+  /**
+   * Times the near cache dropped every entry because a poll of its log could not confirm that it
+   * saw every change (a record evicted or overwritten, the log lost, more changes than its slots)
+   * or found a new generation ({@code invalidateAll}, or the generation lost); each instance's
+   * first poll counts too.
+   *
+   * @return a non-negative count
+   */
+  public long nearResetCount() {
+    return get(Counter.NEAR_RESET);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

@@ -16,9 +16,11 @@ final class CaffeineEntries<E> implements NearTier.EntryMap<E> {
     this.cache = cache;
   }
 
-  static <E> CaffeineEntries<E> bounded(long maximumSize) {
+  /** A map of at most {@code maximumSize} entries; {@code evicted} runs for each eviction. */
+  static <E> CaffeineEntries<E> bounded(long maximumSize, Runnable evicted) {
     return new CaffeineEntries<>(Caffeine.newBuilder().maximumSize(maximumSize)
-        .executor(Runnable::run).build());
+        .executor(Runnable::run)
+        .<String, E>evictionListener((key, entry, cause) -> evicted.run()).build());
   }
 
   @Override

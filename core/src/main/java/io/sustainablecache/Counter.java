@@ -41,7 +41,10 @@ enum Counter {
   NEAR_RECORD_FAILURE,
   NEAR_POLL_FAILURE,
   NEAR_SAMPLE,
-  NEAR_STALE_SAMPLE;
+  NEAR_STALE_SAMPLE,
+  NEAR_EVICTION,
+  NEAR_INVALIDATION,
+  NEAR_RESET;
 
   static final Counter[] ALL = values();
 }

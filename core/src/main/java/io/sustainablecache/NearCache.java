@@ -77,9 +77,26 @@ final class NearCache<V> {
     // A read or load that began longer ago than the synchronous API waits for one is refused.
     Duration fenceWindow = config.loadTimeout().plusSeconds(1);
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
+    NearTier.Events events = new NearTier.Events() {
+      @Override
+      public void pollFailed(Throwable failure) {
+        near.get().pollFailed(failure);
+      }
+
+      @Override
+      public void invalidated(int count) {
+        stats.add(Counter.NEAR_INVALIDATION, count);
+      }
+
+      @Override
+      public void reset() {
+        stats.increment(Counter.NEAR_RESET);
+      }
+    };
     NearTier<NearEntry<V>> tier = new NearTier<>(log,
-        CaffeineEntries.bounded(config.nearMaximumSize()), config.nearStaleness(), fenceWindow,
-        config.ticker(), keys::nearKeyOf, generation, failure -> near.get().pollFailed(failure));
+        CaffeineEntries.bounded(config.nearMaximumSize(),
+            () -> stats.increment(Counter.NEAR_EVICTION)),
+        config.nearStaleness(), fenceWindow, config.ticker(), keys::nearKeyOf, generation, events);
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
     near.get().firstPoll(config.nearStaleness());
     tier.start(config.scheduler());

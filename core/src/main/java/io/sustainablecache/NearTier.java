@@ -11,7 +11,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
@@ -58,6 +57,18 @@ final class NearTier<E> {
     void clear();
   }
 
+  /** What the tier tells its cache of, for its counters. Called on the polling threads. */
+  interface Events {
+    /** A scheduled poll failed. */
+    void pollFailed(Throwable failure);
+
+    /** A poll dropped keys the log named. */
+    default void invalidated(int keys) {}
+
+    /** A poll dropped everything (it could not confirm every change, or a new generation). */
+    default void reset() {}
+  }
+
   /** The version and start time of a store read, taken when it begins. */
   record Ticket(long version, long startedNanos) {}
 
@@ -71,7 +82,7 @@ final class NearTier<E> {
   private final long stalenessNanos;
   private final long fenceWindowNanos;
   private final LongSupplier ticker;
-  private final Consumer<Throwable> pollFailed;
+  private final Events events;
   private final UnaryOperator<String> tierKeyOf;
   private final Generation generation;
 
@@ -99,14 +110,14 @@ final class NearTier<E> {
    * @param tierKeyOf the key this tier holds a store key's entry under (the log records store
    *     keys)
    * @param generation the namespace's generation, which this tier's polls set
-   * @param pollFailed told of each scheduled poll that failed
+   * @param events told of failed polls and of what polls dropped
    */
   NearTier(NearLog log, EntryMap<E> entries, Duration staleness, Duration fenceWindow,
       LongSupplier ticker, UnaryOperator<String> tierKeyOf, Generation generation,
-      Consumer<Throwable> pollFailed) {
+      Events events) {
     this.generation = requireNonNull(generation, "generation");
     this.tierKeyOf = requireNonNull(tierKeyOf, "tierKeyOf");
-    this.pollFailed = requireNonNull(pollFailed, "pollFailed");
+    this.events = requireNonNull(events, "events");
     this.log = requireNonNull(log, "log");
     this.entries = requireNonNull(entries, "entries");
     this.stalenessNanos = staleness.toNanos();
@@ -208,14 +219,22 @@ final class NearTier<E> {
   }
 
   private void apply(NearLog.Poll poll) {
+    boolean reset = poll instanceof NearLog.Poll.Reset;
     if (poll.generation() != generation.current()) {
       generation.set(poll.generation());
       dropAll();
+      reset = true;
     }
     if (poll instanceof NearLog.Poll.Changes changes) {
       changes.keys().forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));
+      if (!changes.keys().isEmpty()) {
+        events.invalidated(changes.keys().size());
+      }
     } else {
       dropAll();
+    }
+    if (reset) {
+      events.reset();
     }
   }
 
@@ -278,7 +297,7 @@ final class NearTier<E> {
     }
     poll.whenComplete((found, failure) -> {
       if (failure != null) {
-        pollFailed.accept(EntryWriter.unwrap(failure));
+        events.pollFailed(EntryWriter.unwrap(failure));
       }
       scheduleNextPoll(pollIntervalNanos());
     });

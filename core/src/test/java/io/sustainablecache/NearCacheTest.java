@@ -529,6 +529,32 @@ final class NearCacheTest {
   }
 
   @Test
+  void evictions_invalidationsAppliedAndResets_areCounted() {
+    scheduler.runDue();
+    assertThat(a.stats().nearResetCount()).as("the first poll").isEqualTo(1);
+    a.get("k", this::load);
+    b.invalidate("k");
+    b.invalidate("j");
+    pass(DELTA_MILLIS);
+    assertThat(a.stats().nearInvalidationCount()).as("keys the log named").isEqualTo(2);
+
+    b.invalidateAll();
+    pass(DELTA_MILLIS);
+    assertThat(a.stats().nearResetCount()).as("a new generation").isEqualTo(2);
+
+    try (SustainableCache<String> small = SustainableCache.builder(memory).namespace("small")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).nearCache(2, DELTA, 0)
+        .build()) {
+      for (int i = 0; i < 50; i++) {
+        small.get("k" + i, this::load);
+      }
+      assertThat(small.stats().nearEvictionCount()).as("50 entries through a tier of 2")
+          .isGreaterThan(0);
+    }
+  }
+
+  @Test
   void failingPolls_areCounted() {
     scheduler.runDue();
     storeOfA.fail(Op.GETS_ALL, 2);

@@ -128,5 +128,13 @@ public final class SustainableCacheMeters {
    */
   public static final String NEAR_SAMPLES = "cache.near.samples";
 
+  /**
+   * What the near cache dropped, tagged {@code result=evicted} (entries evicted to stay within its
+   * size), {@code result=invalidated} (keys its invalidation log named: changes made on other
+   * instances) and {@code result=reset} (every entry at once: a poll that could not confirm every
+   * change, or a new generation).
+   */
+  public static final String NEAR_DROPS = "cache.near.drops";
+
   private SustainableCacheMeters() {}
 }

@@ -166,6 +166,12 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::nearSampleCount, "Near hits checked against the store");
     counter(registry, cache, SustainableCacheMeters.NEAR_SAMPLES, "stale",
         CacheStats::nearStaleSampleCount, "Checked near hits served beyond the near cache's bound");
+    counter(registry, cache, SustainableCacheMeters.NEAR_DROPS, "evicted",
+        CacheStats::nearEvictionCount, "Near entries evicted to stay within the size");
+    counter(registry, cache, SustainableCacheMeters.NEAR_DROPS, "invalidated",
+        CacheStats::nearInvalidationCount, "Near entries dropped for changes made elsewhere");
+    counter(registry, cache, SustainableCacheMeters.NEAR_DROPS, "reset",
+        CacheStats::nearResetCount, "Times the near cache dropped every entry");
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

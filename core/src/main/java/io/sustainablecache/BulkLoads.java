@@ -170,7 +170,7 @@ final class BulkLoads<V> {
       StoreItem item = items == null ? null : items.get(key.getValue());
       Entry<V> entry = reads.entry(item, now);
       if (ticket != null) {
-        reads.near().offer(key.getValue(), entry, ticket);
+        reads.near().offer(key.getValue(), item, entry, ticket);
       }
       Decision.Action action = reads.step(entry, now);
       LoadRequest<V> request = LoadRequest.of(key.getKey(), key.getValue(), entry, readFailed);

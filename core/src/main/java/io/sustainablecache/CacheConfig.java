@@ -13,7 +13,9 @@ import java.util.random.RandomGenerator;
  * #resolve}); the builder holds what was set and the rules for setting it. Immutable.
  *
  * @param executor the caller's refresh executor, or {@code null} for one the cache owns
- * @param nearMaximumSize the near cache's entries at most; 0 without a near cache
+ * @param nearMaximumSize the near cache's entries at most (bytes, if {@code
+ *     nearBoundedByBytes}); 0 without a near cache
+ * @param nearBoundedByBytes whether the near cache is bounded by its entries' stored sizes
  * @param nearStaleness the near cache's bound; {@code null} without a near cache
  * @param nearSampling the share of near hits checked against the store
  * @param ticker monotonic nanoseconds: {@code System::nanoTime}, or the injected clock's
@@ -46,6 +48,7 @@ record CacheConfig<V>(
     Duration closeTimeout,
     Scheduler scheduler,
     long nearMaximumSize,
+    boolean nearBoundedByBytes,
     Duration nearStaleness,
     double nearSampling,
     LongSupplier ticker) {
@@ -128,6 +131,7 @@ record CacheConfig<V>(
         b.closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : b.closeTimeout,
         b.scheduler == null ? Scheduler.systemScheduler() : b.scheduler,
         b.nearMaximumSize == -1 ? 0 : b.nearMaximumSize,
+        b.nearBoundedByBytes,
         b.nearStaleness,
         b.nearSampling == -1 ? DEFAULT_NEAR_SAMPLING : b.nearSampling,
         b.clock == null ? System::nanoTime : ticker(b.clock));
@@ -159,6 +163,7 @@ record CacheConfig<V>(
     return "namespace=" + namespace + ", ttl=" + ttl + ", grace=" + grace + ", policy=" + policy
         + ", codec=" + codec + ", absentTtl=" + absentTtl + ", loadTimeout=" + loadTimeout
         + ", fleetLease=" + fleetLease
-        + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize + ":" + nearStaleness);
+        + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize
+            + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness);
   }
 }

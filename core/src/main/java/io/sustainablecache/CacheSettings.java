@@ -50,7 +50,8 @@ import java.util.function.Function;
  *   <tr><td>{@code failure-backoff}</td><td>a duration (the base), or {@code
  *       <base>:<max>}</td></tr>
  *   <tr><td>{@code refresh-batch}</td><td>{@code <maxKeys>:<maxDelay>}</td></tr>
- *   <tr><td>{@code near-cache}</td><td>{@code <maximumSize>:<staleness>[:<sampling>]}</td></tr>
+ *   <tr><td>{@code near-cache}</td><td>{@code <maximumSize>:<staleness>[:<sampling>]}; the size in
+ *       entries, or in stored bytes with a unit ({@code 64MiB:1s})</td></tr>
  * </table>
  * {@link #toString()} writes the same format, so {@code parse(s.toString()).equals(s)}.
  *
@@ -106,7 +107,13 @@ public final class CacheSettings {
     add("near-cache", s -> s.nearCache, (b, v) -> b.nearCache = v,
         SettingText.NearCache::parse, SettingText.NearCache::toString,
         (b, v) -> {
-          if (v.sampling() == null) {
+          if (v.bytes()) {
+            if (v.sampling() == null) {
+              b.nearCacheBytes(v.maximumSize(), v.staleness());
+            } else {
+              b.nearCacheBytes(v.maximumSize(), v.staleness(), v.sampling());
+            }
+          } else if (v.sampling() == null) {
             b.nearCache(v.maximumSize(), v.staleness());
           } else {
             b.nearCache(v.maximumSize(), v.staleness(), v.sampling());
@@ -358,9 +365,22 @@ public final class CacheSettings {
     return Optional.ofNullable(closeTimeout);
   }
 
-  /** Returns the near cache's size ({@link SustainableCacheBuilder#nearCache}), if set. */
+  /**
+   * Returns the near cache's size in entries ({@link SustainableCacheBuilder#nearCache}), if set
+   * and bounded by entries.
+   */
   public Optional<Long> nearCacheMaximumSize() {
-    return Optional.ofNullable(nearCache).map(SettingText.NearCache::maximumSize);
+    return Optional.ofNullable(nearCache).filter(n -> !n.bytes())
+        .map(SettingText.NearCache::maximumSize);
+  }
+
+  /**
+   * Returns the near cache's size in stored bytes ({@link
+   * SustainableCacheBuilder#nearCacheBytes}), if set and bounded by bytes.
+   */
+  public Optional<Long> nearCacheMaximumBytes() {
+    return Optional.ofNullable(nearCache).filter(SettingText.NearCache::bytes)
+        .map(SettingText.NearCache::maximumSize);
   }
 
   /** Returns the near cache's bound ({@link SustainableCacheBuilder#nearCache}), if set. */
@@ -551,8 +571,18 @@ public final class CacheSettings {
      * @return this builder
      */
     public Builder nearCache(long maximumSize, Duration staleness) {
-      return set("near-cache",
-          new SettingText.NearCache(maximumSize, requireNonNull(staleness, "staleness"), null));
+      return set("near-cache", new SettingText.NearCache(maximumSize, false,
+          requireNonNull(staleness, "staleness"), null));
+    }
+
+    /**
+     * @param maximumBytes see {@link SustainableCacheBuilder#nearCacheBytes}
+     * @param staleness the near cache's bound
+     * @return this builder
+     */
+    public Builder nearCacheBytes(long maximumBytes, Duration staleness) {
+      return set("near-cache", new SettingText.NearCache(maximumBytes, true,
+          requireNonNull(staleness, "staleness"), null));
     }
 
     /**
@@ -562,7 +592,7 @@ public final class CacheSettings {
      * @return this builder
      */
     public Builder nearCache(long maximumSize, Duration staleness, double sampling) {
-      return set("near-cache", new SettingText.NearCache(maximumSize,
+      return set("near-cache", new SettingText.NearCache(maximumSize, false,
           requireNonNull(staleness, "staleness"), sampling));
     }
 

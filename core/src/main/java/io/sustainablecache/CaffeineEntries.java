@@ -2,9 +2,11 @@ package io.sustainablecache;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import java.util.function.ToIntFunction;
 
 /**
- * The near tier's map: a Caffeine cache bounded by entries (W-TinyLFU decides what stays). The
+ * The near tier's map: a Caffeine cache bounded by entries or by weight (W-TinyLFU decides what
+ * stays). The
  * only class that touches Caffeine, the core's optional dependency: it is loaded only for a
  * cache with a near cache. Maintenance runs on the calling thread (no pool threads). Thread-safe.
  */
@@ -16,10 +18,19 @@ final class CaffeineEntries<E> implements NearTier.EntryMap<E> {
     this.cache = cache;
   }
 
-  /** A map of at most {@code maximumSize} entries; {@code evicted} runs for each eviction. */
-  static <E> CaffeineEntries<E> bounded(long maximumSize, Runnable evicted) {
-    return new CaffeineEntries<>(Caffeine.newBuilder().maximumSize(maximumSize)
-        .executor(Runnable::run)
+  /**
+   * A map of at most {@code maximum} entries, or, with a {@code weigher}, of entries whose
+   * weights add up to at most {@code maximum}; {@code evicted} runs for each eviction.
+   */
+  static <E> CaffeineEntries<E> bounded(long maximum, ToIntFunction<E> weigher,
+      Runnable evicted) {
+    Caffeine<Object, Object> builder = Caffeine.newBuilder().executor(Runnable::run);
+    if (weigher == null) {
+      builder.maximumSize(maximum);
+    } else {
+      builder.maximumWeight(maximum).weigher((String key, E entry) -> weigher.applyAsInt(entry));
+    }
+    return new CaffeineEntries<>(builder
         .<String, E>evictionListener((key, entry, cause) -> evicted.run()).build());
   }
 

@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreItem;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -95,6 +96,7 @@ final class NearCache<V> {
     };
     NearTier<NearEntry<V>> tier = new NearTier<>(log,
         CaffeineEntries.bounded(config.nearMaximumSize(),
+            config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
             () -> stats.increment(Counter.NEAR_EVICTION)),
         config.nearStaleness(), fenceWindow, config.ticker(), keys::nearKeyOf, generation, events);
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
@@ -174,10 +176,13 @@ final class NearCache<V> {
     return tier.ticket();
   }
 
-  /** Offers what a store read since {@code ticket} found: values and cached absences only. */
-  void offer(String storeKey, Entry<V> entry, NearTier.Ticket ticket) {
+  /**
+   * Offers what a store read since {@code ticket} found ({@code item} decoded as {@code entry}):
+   * values and cached absences only.
+   */
+  void offer(String storeKey, StoreItem item, Entry<V> entry, NearTier.Ticket ticket) {
     if (entry != null && entry.answers()) {
-      tier.offer(keys.nearKeyOf(storeKey), new NearEntry<>(entry), ticket);
+      tier.offer(keys.nearKeyOf(storeKey), new NearEntry<>(entry, item.value().length), ticket);
     }
   }
 
@@ -202,13 +207,15 @@ final class NearCache<V> {
    * tier through the log, whose drop refuses or removes the entry, however late this runs.
    *
    * @param generation the generation the entry was written in
+   * @param storedBytes the size of what was written
    */
-  void written(String storeKey, Entry<V> entry, long generation, NearTier.Ticket ticket) {
+  void written(String storeKey, Entry<V> entry, int storedBytes, long generation,
+      NearTier.Ticket ticket) {
     String key = keys.nearKeyOf(storeKey);
     if (entry == null) {
       tier.drop(key);
     } else if (tier.generation() == generation) { // set before the drop that comes with a change
-      tier.offer(key, new NearEntry<>(entry), ticket);
+      tier.offer(key, new NearEntry<>(entry, storedBytes), ticket);
     }
     log.record(storeKey).whenComplete((done, failure) -> {
       if (failure != null) {

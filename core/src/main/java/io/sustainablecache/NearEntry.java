@@ -21,15 +21,26 @@ final class NearEntry<V> {
   }
 
   private final Entry<V> entry;
+  private final int storedBytes;
   /** Epoch milliseconds before which a near hit starts no refresh of this entry. */
   private volatile long refreshNotBefore;
 
-  NearEntry(Entry<V> entry) {
+  /**
+   * @param storedBytes the size of the entry's item in the store: its weight in a near cache
+   *     bounded by bytes
+   */
+  NearEntry(Entry<V> entry, int storedBytes) {
     this.entry = entry;
+    this.storedBytes = storedBytes;
   }
 
   Entry<V> entry() {
     return entry;
+  }
+
+  /** The size of the entry's item in the store, in bytes. */
+  int storedBytes() {
+    return storedBytes;
   }
 
   /**

@@ -189,7 +189,7 @@ final class ReadPath<V> {
     long now = clock.millis();
     Entry<V> entry = entry(item, now);
     if (ticket != null) {
-      near.offer(storeKey, entry, ticket);
+      near.offer(storeKey, item, entry, ticket);
     }
     Decision.Action action = step(entry, now);
     CallerRuns here = loader != null && waits(action) ? new CallerRuns(refresher.asExecutor())
@@ -238,9 +238,10 @@ final class ReadPath<V> {
           storeError("a read failed; treating it as a miss", EntryWriter.unwrap(error));
         }
         long now = clock.millis();
-        Entry<V> entry = error == null ? entry(item.orElse(null), now) : null;
+        StoreItem read = error == null ? item.orElse(null) : null;
+        Entry<V> entry = entry(read, now);
         if (ticket != null) {
-          near.offer(storeKey, entry, ticket);
+          near.offer(storeKey, read, entry, ticket);
         }
         Decision.Action action = step(entry, now);
         Executor on = continuation != null || loader == null || !waits(action) ? continuation

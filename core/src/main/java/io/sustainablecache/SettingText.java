@@ -47,23 +47,54 @@ final class SettingText {
   }
 
   /**
-   * The near cache: at most this many entries, served at most this long unconfirmed, and the
-   * share of near hits checked against the store ({@code null}: the builder's default).
+   * The near cache: at most this many entries (or stored bytes, if {@code bytes}), served at most
+   * this long unconfirmed, and the share of near hits checked against the store ({@code null}:
+   * the builder's default). The size is a number of entries, or of bytes with a unit: {@code B},
+   * {@code KiB}/{@code KB}, {@code MiB}/{@code MB}, {@code GiB}/{@code GB} (powers of 1,024).
    */
-  record NearCache(long maximumSize, Duration staleness, Double sampling) {
+  record NearCache(long maximumSize, boolean bytes, Duration staleness, Double sampling) {
+    private static final String[] UNITS = {"gib", "gb", "mib", "mb", "kib", "kb", "b"};
+    private static final int[] SHIFTS = {30, 30, 20, 20, 10, 10, 0};
+
     static NearCache parse(String text) {
       String[] parts = text.split(":", -1);
       if (parts.length < 2 || parts.length > 3) {
-        throw new IllegalArgumentException(
-            "expected <maximumSize>:<staleness>[:<sampling>], e.g. 10000:1s or 10000:1s:0.001");
+        throw new IllegalArgumentException("expected <maximumSize>:<staleness>[:<sampling>],"
+            + " e.g. 10000:1s, 10000:1s:0.001 or 64MiB:1s (bytes)");
       }
-      return new NearCache(number(parts[0], Long::valueOf), duration(parts[1]),
-          parts.length == 3 ? number(parts[2], Double::valueOf) : null);
+      String size = parts[0].strip().toLowerCase(Locale.ROOT);
+      for (int i = 0; i < UNITS.length; i++) {
+        if (size.endsWith(UNITS[i])) {
+          long amount = number(size.substring(0, size.length() - UNITS[i].length()).strip(),
+              Long::valueOf);
+          if (amount < 0 || amount > Long.MAX_VALUE >> SHIFTS[i]) {
+            throw new IllegalArgumentException("size out of range: " + parts[0]);
+          }
+          return new NearCache(amount << SHIFTS[i], true, duration(parts[1]), sampling(parts));
+        }
+      }
+      return new NearCache(number(size, Long::valueOf), false, duration(parts[1]),
+          sampling(parts));
+    }
+
+    private static Double sampling(String[] parts) {
+      return parts.length == 3 ? number(parts[2], Double::valueOf) : null;
     }
 
     @Override
     public String toString() {
-      return maximumSize + ":" + staleness + (sampling == null ? "" : ":" + sampling);
+      return (bytes ? bytesText(maximumSize) : Long.toString(maximumSize)) + ":" + staleness
+          + (sampling == null ? "" : ":" + sampling);
+    }
+
+    private static String bytesText(long bytes) {
+      for (int i = 0; i < UNITS.length; i += 2) {
+        long unit = 1L << SHIFTS[i];
+        if (bytes % unit == 0) {
+          return (bytes / unit) + (i == 0 ? "GiB" : i == 2 ? "MiB" : i == 4 ? "KiB" : "B");
+        }
+      }
+      return bytes + "B";
     }
   }
 

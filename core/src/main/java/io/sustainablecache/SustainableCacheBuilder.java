@@ -59,6 +59,7 @@ public final class SustainableCacheBuilder<V> {
   Duration closeTimeout;
   Scheduler scheduler;
   long nearMaximumSize = -1;
+  boolean nearBoundedByBytes;
   Duration nearStaleness;
   double nearSampling = -1;
 
@@ -596,20 +597,71 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> nearCache(long maximumSize, Duration staleness) {
-    requireNonNull(staleness, "staleness");
-    checkUnset(this.nearStaleness, "nearCache");
     if (maximumSize < 1 || maximumSize > 100_000_000) {
       throw new IllegalArgumentException(
           "nearCache maximumSize must be in [1, 100000000]: " + maximumSize);
     }
+    return near(maximumSize, false, staleness);
+  }
+
+  private SustainableCacheBuilder<V> near(long maximum, boolean bytes, Duration staleness) {
+    requireNonNull(staleness, "staleness");
+    checkUnset(this.nearStaleness, "nearCache");
     if (staleness.compareTo(Duration.ofMillis(10)) < 0
         || staleness.compareTo(Duration.ofHours(1)) > 0) {
       throw new IllegalArgumentException(
           "nearCache staleness must be between 10 ms and 1 h: " + staleness);
     }
-    this.nearMaximumSize = maximumSize;
+    this.nearMaximumSize = maximum;
+    this.nearBoundedByBytes = bytes;
     this.nearStaleness = staleness;
     return this;
+  }
+
+  /**
+   * A near cache ({@link #nearCache(long, Duration)}) bounded by bytes instead of entries: the
+   * stored sizes of its entries (the bytes the store holds for each, envelope included) add up
+   * to at most {@code maximumBytes}. The heap they take is larger: decoded values and the objects
+   * around each entry (365 bytes per entry for a 100-character value stored in 124 bytes,
+   * measured in docs/near-cache.md), so size it at about a third of the heap you give it.
+   *
+   * @param maximumBytes the most stored bytes held, 1 KiB to 1 TiB
+   * @param staleness the bound, 10 ms to 1 h
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if a near cache was already set
+   */
+  public SustainableCacheBuilder<V> nearCacheBytes(long maximumBytes, Duration staleness) {
+    if (maximumBytes < 1024 || maximumBytes > 1L << 40) {
+      throw new IllegalArgumentException(
+          "nearCacheBytes maximumBytes must be in [1 KiB, 1 TiB]: " + maximumBytes);
+    }
+    return near(maximumBytes, true, staleness);
+  }
+
+  /**
+   * {@link #nearCacheBytes(long, Duration)} with the share of near hits checked against the
+   * store, as in {@link #nearCache(long, Duration, double)}.
+   *
+   * @param maximumBytes the most stored bytes held, 1 KiB to 1 TiB
+   * @param staleness the bound, 10 ms to 1 h
+   * @param sampling 0 to 1
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if a near cache was already set
+   */
+  public SustainableCacheBuilder<V> nearCacheBytes(long maximumBytes, Duration staleness,
+      double sampling) {
+    checkSampling(sampling);
+    nearCacheBytes(maximumBytes, staleness);
+    this.nearSampling = sampling;
+    return this;
+  }
+
+  private static void checkSampling(double sampling) {
+    if (!(sampling >= 0 && sampling <= 1)) {
+      throw new IllegalArgumentException("nearCache sampling must be in [0, 1]: " + sampling);
+    }
   }
 
   /**
@@ -625,9 +677,7 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCacheBuilder<V> nearCache(long maximumSize, Duration staleness,
       double sampling) {
-    if (!(sampling >= 0 && sampling <= 1)) {
-      throw new IllegalArgumentException("nearCache sampling must be in [0, 1]: " + sampling);
-    }
+    checkSampling(sampling);
     nearCache(maximumSize, staleness);
     this.nearSampling = sampling;
     return this;

@@ -45,6 +45,24 @@ class CacheSettingsTest {
   }
 
   @Test
+  void aNearCacheSizeWithAUnit_isInStoredBytes_andWrittenBackWithTheLargestExactUnit() {
+    CacheSettings bytes = CacheSettings.parse("near-cache=64MiB:1s");
+    assertThat(bytes.nearCacheMaximumBytes()).hasValue(64L << 20);
+    assertThat(bytes.nearCacheMaximumSize()).as("not entries").isEmpty();
+    assertThat(bytes.toString()).contains("near-cache=64MiB:PT1S");
+    assertThat(CacheSettings.parse(bytes.toString())).isEqualTo(bytes);
+    assertThat(CacheSettings.parse("near-cache=2 GB:1s:0.5").nearCacheMaximumBytes())
+        .hasValue(2L << 30);
+    assertThat(CacheSettings.parse("near-cache=1536kib:1s").toString())
+        .contains("near-cache=1536KiB");
+    assertThat(CacheSettings.parse("near-cache=5000B:1s").nearCacheMaximumBytes())
+        .hasValue(5_000L);
+    assertThat(CacheSettings.parse("near-cache=5000B:1s").toString()).contains("5000B");
+    assertThat(CacheSettings.builder().nearCacheBytes(1L << 20, Duration.ofSeconds(1)).build())
+        .isEqualTo(CacheSettings.parse("near-cache=1MiB:1s"));
+  }
+
+  @Test
   void theBuilderAndTheSpecMakeEqualValues() {
     CacheSettings built = CacheSettings.builder()
         .ttl(Duration.ofMinutes(10))
@@ -103,6 +121,8 @@ class CacheSettingsTest {
       "near-cache=10000      | expected <maximumSize>:<staleness>[:<sampling>]",
       "near-cache=10:1s:2    | nearCache sampling must be in [0, 1]",
       "near-cache=0:1s       | nearCache maximumSize must be in [1, 100000000]",
+      "near-cache=100B:1s    | nearCacheBytes maximumBytes must be in [1 KiB, 1 TiB]",
+      "near-cache=1.5MiB:1s  | not a number: 1.5",
       "ttl-jitter=0.9        | ttlJitter must be in [0, 0.5]"})
   void malformedSpecsNameThePairAtFault(String spec, String message) {
     assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse(spec))

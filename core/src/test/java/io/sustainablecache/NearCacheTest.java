@@ -554,6 +554,49 @@ final class NearCacheTest {
     }
   }
 
+  /**
+   * A process paused (SIGSTOP, a long GC) longer than the bound: on resume, before any poll has
+   * run, it serves nothing from its near cache (its last confirmation is too old), so another
+   * instance's invalidation made during the pause is seen at once.
+   */
+  @Test
+  void aProcessPausedLongerThanTheBound_servesNothingNearOnResume_beforeItsNextPoll() {
+    scheduler.runDue();
+    String old = a.get("k", this::load);
+    assertThat(a.get("k", this::load)).isEqualTo(old);
+    long nearHits = a.stats().nearHitCount();
+    b.invalidate("k");
+
+    clock.advance(Duration.ofSeconds(10)); // paused: no poll ran
+    assertThat(a.get("k", this::load)).isNotEqualTo(old);
+    assertThat(a.stats().nearHitCount()).isEqualTo(nearHits);
+  }
+
+  /** Bounded by bytes: the stored sizes of the entries held add up to at most the bound. */
+  @Test
+  void aNearCacheBoundedByBytes_holdsWhatFitsAndEvictsTheRest() {
+    String large = "x".repeat(1_000); // 1,024 bytes stored with the envelope
+    try (SustainableCache<String> bytes = SustainableCache.builder(memory).namespace("bytes")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .nearCacheBytes(4 * 1024, DELTA, 0).build()) {
+      scheduler.runDue();
+      for (int i = 0; i < 20; i++) {
+        bytes.get("k" + i, key -> large);
+      }
+      assertThat(bytes.stats().nearEvictionCount()).as("20 KiB through a 4 KiB tier")
+          .isGreaterThanOrEqualTo(16);
+      long hits = bytes.stats().nearHitCount();
+      for (int i = 0; i < 20; i++) {
+        bytes.get("hot", key -> large); // W-TinyLFU admits a key once it is used more
+      }
+      assertThat(bytes.stats().nearHitCount() - hits).as("a key read often is held")
+          .isGreaterThanOrEqualTo(10);
+    }
+    assertThatThrownBy(() -> SustainableCache.builder(memory).ttl(TTL).nearCacheBytes(100, DELTA))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 KiB");
+  }
+
   @Test
   void failingPolls_areCounted() {
     scheduler.runDue();

@@ -205,7 +205,7 @@ final class NearScenario {
       zipf.add(zipf(true));
     }
     List<ChurnResult> churn = new ArrayList<>();
-    Map<String, long[]> stalenessOfRun = new HashMap<>();
+    Map<String, long[]> stalenessOfRun = new java.util.LinkedHashMap<>();
     for (String run : options.runs()) {
       if (!run.equals("zipf")) {
         churn.add(churn(run, stalenessOfRun));
@@ -710,7 +710,7 @@ final class NearScenario {
         + "near_hits,violations,stale_reads,max_stale_ms,p999_stale_ms,near_hit_ratio,"
         + "store_reads_per_s,changes,failed_changes,recovery_ms\n");
     for (ZipfResult r : zipf) {
-      b.append(String.join(",", "zipf", r.cache(), Long.toString(r.requests()),
+      b.append(String.join(",", "zipf", r.cache().replace(",", ""), Long.toString(r.requests()),
           Long.toString(r.storeReads()), Long.toString(r.dbLoads()), Long.toString(r.misses()),
           Long.toString(r.nearHits()), "", "", "", "", "", "", "", "", "")).append('\n');
     }
@@ -760,7 +760,13 @@ final class NearScenario {
           x[i] = values[index] / 1e6;
           y[i] = (index + 1.0) / values.length;
         }
-        cdf.addSeries(run.getKey(), x, y).setMarker(SeriesMarkers.NONE);
+        var series = cdf.addSeries(run.getKey().equals("ttl") ? "ttl (the recipe)"
+            : run.getKey(), x, y);
+        series.setMarker(SeriesMarkers.NONE);
+        if (run.getKey().equals("ttl")) {
+          series.setLineColor(java.awt.Color.BLACK);
+          series.setLineWidth(3);
+        }
       }
       Charts.save(cdf, dir.resolve("near-staleness.png"));
     }

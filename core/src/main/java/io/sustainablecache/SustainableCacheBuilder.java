@@ -622,7 +622,7 @@ public final class SustainableCacheBuilder<V> {
    * A near cache ({@link #nearCache(long, Duration)}) bounded by bytes instead of entries: the
    * stored sizes of its entries (the bytes the store holds for each, envelope included) add up
    * to at most {@code maximumBytes}. The heap they take is larger: decoded values and the objects
-   * around each entry (365 bytes per entry for a 100-character value stored in 124 bytes,
+   * around each entry (370 bytes per entry for a 100-character value stored in 124 bytes,
    * measured in docs/near-cache.md), so size it at about a third of the heap you give it.
    *
    * @param maximumBytes the most stored bytes held, 1 KiB to 1 TiB

@@ -58,8 +58,9 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *       immediate; {@code evictIfPresent} returns {@code false} (presence is not
  *       determined)</td></tr>
  *   <tr><td>{@code clear}, {@code invalidate}</td><td>{@link SustainableCache#invalidateAll} on
- *       stores that can remove a namespace (ARCUS {@code flush_prefix}, the in-memory store);
- *       on plain memcached an {@link UnsupportedOperationException} says why</td></tr>
+ *       stores that can remove a namespace (ARCUS {@code flush_prefix}, the in-memory store), or
+ *       on any store for a cache with a near cache (a new generation of the namespace); else,
+ *       on plain memcached, an {@link UnsupportedOperationException} says why</td></tr>
  * </table>
  *
  * <p><b>Keys</b> are encoded by the manager's {@link KeyEncoder} and stored with {@link

@@ -456,7 +456,7 @@ public abstract class SustainableCacheContract {
   /** Decodes the value envelope under a key, or {@code null} if it holds no value. */
   private String valueOnTheServer(CacheStore store, String key) {
     return raw(store, key).filter(bytes -> Envelope.kind(bytes) == Envelope.KIND_VALUE)
-        .map(bytes -> ValueCodec.utf8().decode(bytes, Envelope.HEADER_SIZE,
+        .map(bytes -> ValueCodec.utf8().decode(bytes, Envelope.payloadOffset(bytes),
             Envelope.payloadLength(bytes)))
         .orElse(null);
   }

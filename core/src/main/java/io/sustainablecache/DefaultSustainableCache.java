@@ -35,9 +35,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER);
     Generation generation = config.nearMaximumSize() == 0 ? null : new Generation();
     EntryReader<V> reader = new EntryReader<>(config, stats, generation);
-    this.near = NearCache.of(config, keys, reader, stats, generation);
-    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
     this.registry = new KeyRegistry(config, stats);
+    // A new generation (another instance's invalidateAll) voids this JVM's loads in flight, as
+    // this instance's own invalidateAll does: reads that begin after it do not join them.
+    this.near = NearCache.of(config, keys, reader, stats, generation, registry::detachAll);
+    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
     FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,

@@ -68,9 +68,12 @@ final class NearCache<V> {
     }
   }
 
-  /** The near cache the configuration asks for, polling already; {@code null} for none. */
+  /**
+   * The near cache the configuration asks for, polling already; {@code null} for none ({@code
+   * generation == null}). {@code newGeneration} runs when a poll found another generation.
+   */
   static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, EntryReader<V> reader,
-      StatsCounter stats, Generation generation) {
+      StatsCounter stats, Generation generation, Runnable newGeneration) {
     if (generation == null) {
       return null;
     }
@@ -92,6 +95,11 @@ final class NearCache<V> {
       @Override
       public void reset() {
         stats.increment(Counter.NEAR_RESET);
+      }
+
+      @Override
+      public void newGeneration() {
+        newGeneration.run();
       }
     };
     NearTier<NearEntry<V>> tier = new NearTier<>(log,

@@ -67,6 +67,9 @@ final class NearTier<E> {
 
     /** A poll dropped everything (it could not confirm every change, or a new generation). */
     default void reset() {}
+
+    /** A poll found another generation; called after it was set and the tier dropped. */
+    default void newGeneration() {}
   }
 
   /** The version and start time of a store read, taken when it begins. */
@@ -221,9 +224,13 @@ final class NearTier<E> {
   private void apply(NearLog.Poll poll) {
     boolean reset = poll instanceof NearLog.Poll.Reset;
     if (poll.generation() != generation.current()) {
+      boolean first = !generation.known();
       generation.set(poll.generation());
       dropAll();
       reset = true;
+      if (!first) {
+        events.newGeneration();
+      }
     }
     if (poll instanceof NearLog.Poll.Changes changes) {
       changes.keys().forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));

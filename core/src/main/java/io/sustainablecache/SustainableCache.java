@@ -289,8 +289,9 @@ public interface SustainableCache<V> extends AutoCloseable {
    * after the flush may write its value). With a near cache ({@link
    * SustainableCacheBuilder#nearCache}), on any store, it starts a new generation of the
    * namespace: entries of the old one are misses, on this instance once this returned, on the
-   * others within the near cache's bound; a load that started in the old generation anywhere is
-   * not written in the new one.
+   * others within the near cache's bound while their polls of its log succeed (their near caches
+   * stop serving after the bound either way); a load that started in the old generation anywhere
+   * is not written in the new one.
    *
    * @throws IllegalStateException if the cache has neither a namespace nor a near cache
    *     (flushing would remove other caches' entries)

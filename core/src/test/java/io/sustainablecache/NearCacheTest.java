@@ -310,6 +310,33 @@ final class NearCacheTest {
   }
 
   /**
+   * Another instance's {@code invalidateAll} voids this JVM's loads in flight once a poll brings
+   * the new generation, as this instance's own would: a read that begins after does not join a
+   * load that may have read the database before the change.
+   */
+  @Test
+  void aNewGeneration_voidsThisJvmsLoadsInFlight_laterReadsDoNotJoinThem() {
+    try (SustainableCache<String> c = SustainableCache.builder(memory).namespace("near")
+            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+            .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).fleetLease(false)
+            .nearCache(1_000, DELTA, 0).build()) {
+      scheduler.runDue();
+      CompletableFuture<String> slowLoad = new CompletableFuture<>();
+      CompletableFuture<String> before = c.getAsync("k", key -> slowLoad);
+      b.invalidateAll();
+      pass(DELTA_MILLIS); // C learns the new generation
+
+      CompletableFuture<String> after = c.getAsync("k",
+          key -> CompletableFuture.completedFuture("loaded after the change"));
+      slowLoad.complete("read before the change");
+
+      assertThat(before.join()).as("its own caller still gets it")
+          .isEqualTo("read before the change");
+      assertThat(after.join()).isEqualTo("loaded after the change");
+    }
+  }
+
+  /**
    * Before a first poll succeeds the generation is unknown: every read misses, loads are answered
    * but not written, a caller's write fails; the first poll that succeeds ends it.
    */

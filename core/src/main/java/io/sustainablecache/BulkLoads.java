@@ -129,7 +129,7 @@ final class BulkLoads<V> {
       refreshes.refresh(toRefresh, loader, loaderIdentity);
       return CompletableFuture.completedFuture(result(order, answers));
     }
-    NearTier.Ticket ticket = near == null ? null : near.ticket();
+    NearTier.Ticket ticket = reads.nearTicket();
     CompletableFuture<Map<String, V>> out = new CompletableFuture<>();
     store.getsAll(new ArrayList<>(storeKeys.values())).whenCompleteAsync((items, error) -> {
       try {
@@ -168,10 +168,7 @@ final class BulkLoads<V> {
     List<LoadRequest<V>> toLoad = new ArrayList<>();
     for (Map.Entry<String, String> key : storeKeys.entrySet()) {
       StoreItem item = items == null ? null : items.get(key.getValue());
-      Entry<V> entry = reads.entry(item, now);
-      if (ticket != null) {
-        reads.near().offer(key.getValue(), item, entry, ticket);
-      }
+      Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
       Decision.Action action = reads.step(entry, now);
       LoadRequest<V> request = LoadRequest.of(key.getKey(), key.getValue(), entry, readFailed);
       switch (action) {

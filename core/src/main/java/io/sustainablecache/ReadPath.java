@@ -154,9 +154,21 @@ final class ReadPath<V> {
     return near;
   }
 
-  /** The entry of an item read at {@code now}, or {@code null} if there was none. */
-  Entry<V> entry(StoreItem item, long now) {
-    return item == null ? null : reader.read(item, now);
+  /** Taken before a store read whose entry the near cache may hold; {@code null} without one. */
+  NearTier.Ticket nearTicket() {
+    return near == null ? null : near.ticket();
+  }
+
+  /**
+   * The entry of an item read at {@code now}, or {@code null} if there was none; offered to the
+   * near cache if the read took a {@link #nearTicket} ({@code null}: none).
+   */
+  Entry<V> entry(String storeKey, StoreItem item, long now, NearTier.Ticket ticket) {
+    Entry<V> entry = item == null ? null : reader.read(item, now);
+    if (ticket != null) {
+      near.offer(storeKey, item, entry, ticket);
+    }
+    return entry;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -176,7 +188,7 @@ final class ReadPath<V> {
         return answer;
       }
     }
-    NearTier.Ticket ticket = near == null ? null : near.ticket();
+    NearTier.Ticket ticket = nearTicket();
     String storeKey = keys.storeKey(key);
     StoreItem item = null;
     boolean readFailed = false;
@@ -187,10 +199,7 @@ final class ReadPath<V> {
       readFailed = true;
     }
     long now = clock.millis();
-    Entry<V> entry = entry(item, now);
-    if (ticket != null) {
-      near.offer(storeKey, item, entry, ticket);
-    }
+    Entry<V> entry = entry(storeKey, item, now, ticket);
     Decision.Action action = step(entry, now);
     CallerRuns here = loader != null && waits(action) ? new CallerRuns(refresher.asExecutor())
         : null;
@@ -210,39 +219,37 @@ final class ReadPath<V> {
    * @return a future of the value or {@link #ABSENT}
    */
   CompletableFuture<Object> readAsync(String key, AsyncLoader<? extends V> loader) {
+    if (near != null) {
+      Object answer;
+      try {
+        answer = fromNear(key, loader);
+      } catch (IllegalArgumentException | NullPointerException invalidKey) {
+        throw invalidKey; // as without a near cache
+      } catch (Throwable t) {
+        return CompletableFuture.failedFuture(t);
+      }
+      if (answer != null) {
+        return CompletableFuture.completedFuture(answer); // no store key built for a near hit
+      }
+    }
     CompletableFuture<Object> out = new CompletableFuture<>();
     readAsync(out, key, keys.storeKey(key), loader, null, true);
     return out;
   }
 
+  /** The store read of {@link #readAsync(String, AsyncLoader)} and of its one retry. */
   private void readAsync(CompletableFuture<Object> out, String key, String storeKey,
       AsyncLoader<? extends V> loader, Executor continuation, boolean mayRetry) {
     Thread caller = Thread.currentThread();
-    if (near != null) {
-      Object answer;
-      try {
-        answer = fromNear(key, loader);
-      } catch (Throwable t) {
-        out.completeExceptionally(t);
-        return;
-      }
-      if (answer != null) {
-        out.complete(answer);
-        return;
-      }
-    }
-    NearTier.Ticket ticket = near == null ? null : near.ticket();
+    NearTier.Ticket ticket = nearTicket();
     store.gets(storeKey).whenComplete((item, error) -> {
       try {
         if (error != null) {
           storeError("a read failed; treating it as a miss", EntryWriter.unwrap(error));
         }
         long now = clock.millis();
-        StoreItem read = error == null ? item.orElse(null) : null;
-        Entry<V> entry = entry(read, now);
-        if (ticket != null) {
-          near.offer(storeKey, read, entry, ticket);
-        }
+        Entry<V> entry =
+            entry(storeKey, error == null ? item.orElse(null) : null, now, ticket);
         Decision.Action action = step(entry, now);
         Executor on = continuation != null || loader == null || !waits(action) ? continuation
             : loaderExecutor(caller);

@@ -87,11 +87,13 @@ final class SettingText {
           + (sampling == null ? "" : ":" + sampling);
     }
 
+    /** The size in the largest unit that divides it exactly. */
     private static String bytesText(long bytes) {
-      for (int i = 0; i < UNITS.length; i += 2) {
-        long unit = 1L << SHIFTS[i];
-        if (bytes % unit == 0) {
-          return (bytes / unit) + (i == 0 ? "GiB" : i == 2 ? "MiB" : i == 4 ? "KiB" : "B");
+      String[] names = {"GiB", "MiB", "KiB"};
+      for (int i = 0; i < names.length; i++) {
+        int shift = 30 - 10 * i;
+        if (bytes % (1L << shift) == 0) {
+          return (bytes >> shift) + names[i];
         }
       }
       return bytes + "B";

@@ -624,6 +624,21 @@ final class NearCacheTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 KiB");
   }
 
+  /** An invalid key is refused at the call, as without a near cache; a near hit answers async. */
+  @Test
+  void getAsync_refusesAnInvalidKeyAtTheCall_andAnswersANearHitAtOnce() {
+    scheduler.runDue();
+    assertThatThrownBy(() -> a.getAsync("a key with spaces",
+        key -> CompletableFuture.completedFuture("v")))
+        .isInstanceOf(IllegalArgumentException.class);
+    String loaded = a.get("k", this::load);
+    long reads = storeOfA.count(Op.GETS);
+    CompletableFuture<String> near = a.getAsync("k", key -> CompletableFuture.completedFuture(
+        "loaded again"));
+    assertThat(near).isCompletedWithValue(loaded);
+    assertThat(storeOfA.count(Op.GETS)).isEqualTo(reads);
+  }
+
   @Test
   void failingPolls_areCounted() {
     scheduler.runDue();

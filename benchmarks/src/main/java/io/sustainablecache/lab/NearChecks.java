@@ -53,6 +53,28 @@ final class NearChecks {
    */
   static Staleness check(List<Change> changes, int[] keys, long[] versions, long[] starts,
       int count, long boundNanos) {
+    long[] staleness = stalenessOfEach(changes, keys, versions, starts, count);
+    long stale = 0;
+    long violations = 0;
+    long max = 0;
+    for (long by : staleness) {
+      if (by > 0) {
+        stale++;
+      }
+      if (by > boundNanos) {
+        violations++;
+      }
+      max = Math.max(max, by);
+    }
+    long[] onlyStale = staleOnly(staleness);
+    Arrays.sort(staleness);
+    return new Staleness(count, stale, violations, max, percentile(staleness, 0.999),
+        percentile(onlyStale, 0.999));
+  }
+
+  /** The staleness of each read, nanoseconds (0: not stale); arguments as {@link #check}. */
+  static long[] stalenessOfEach(List<Change> changes, int[] keys, long[] versions, long[] starts,
+      int count) {
     Map<Integer, List<Change>> byKey = new HashMap<>();
     for (Change change : changes) {
       byKey.computeIfAbsent(change.key(), k -> new ArrayList<>()).add(change);
@@ -69,32 +91,22 @@ final class NearChecks {
       index.put(key, new long[][] {v, t});
     });
     long[] staleness = new long[count];
-    long stale = 0;
-    long violations = 0;
-    long max = 0;
     for (int i = 0; i < count; i++) {
       long[][] ofKey = index.get(keys[i]);
-      long by = 0;
       if (ofKey != null) {
         int at = Arrays.binarySearch(ofKey[0], versions[i] + 1);
         int next = at >= 0 ? at : -at - 1; // the first change to a version after the one read
         if (next < ofKey[0].length) {
-          by = Math.max(0, starts[i] - ofKey[1][next]);
+          staleness[i] = Math.max(0, starts[i] - ofKey[1][next]);
         }
       }
-      staleness[i] = by;
-      if (by > 0) {
-        stale++;
-      }
-      if (by > boundNanos) {
-        violations++;
-      }
-      max = Math.max(max, by);
     }
-    long[] onlyStale = Arrays.stream(staleness).filter(x -> x > 0).sorted().toArray();
-    Arrays.sort(staleness);
-    return new Staleness(count, stale, violations, max, percentile(staleness, 0.999),
-        percentile(onlyStale, 0.999));
+    return staleness;
+  }
+
+  /** The positive values, sorted. */
+  static long[] staleOnly(long[] staleness) {
+    return Arrays.stream(staleness).filter(x -> x > 0).sorted().toArray();
   }
 
   /** The {@code q}-quantile of sorted values (nearest rank); 0 for none. */

@@ -17,7 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -205,7 +205,7 @@ final class NearScenario {
       zipf.add(zipf(true));
     }
     List<ChurnResult> churn = new ArrayList<>();
-    Map<String, long[]> stalenessOfRun = new java.util.LinkedHashMap<>();
+    Map<String, long[]> stalenessOfRun = new LinkedHashMap<>();
     for (String run : options.runs()) {
       if (!run.equals("zipf")) {
         churn.add(churn(run, stalenessOfRun));
@@ -403,7 +403,8 @@ final class NearScenario {
     long boundNanos = TimeUnit.MILLISECONDS.toNanos(options.stalenessMillis());
     NearChecks.Staleness staleness = NearChecks.check(writer.changes, keys, versions, starts, at,
         boundNanos);
-    stalenessOfRun.put(run, staleOnly(writer.changes, keys, versions, starts, at));
+    stalenessOfRun.put(run, NearChecks.staleOnly(
+        NearChecks.stalenessOfEach(writer.changes, keys, versions, starts, at)));
     double nearHits = 0;
     double reads = 0;
     double storeReads = 0;
@@ -431,26 +432,6 @@ final class NearScenario {
         100 * result.nearHitRatio(), fault == null ? ""
             : ", near hit ratio back " + result.recoveryMillis() + " ms after the fault");
     return result;
-  }
-
-  /** The staleness of each stale read, for the chart. */
-  private static long[] staleOnly(List<NearChecks.Change> changes, int[] keys, long[] versions,
-      long[] starts, int count) {
-    Map<Integer, List<NearChecks.Change>> byKey = changes.stream()
-        .collect(Collectors.groupingBy(NearChecks.Change::key));
-    byKey.values().forEach(l -> l.sort((x, y) -> Long.compare(x.version(), y.version())));
-    List<Long> stale = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      for (NearChecks.Change c : byKey.getOrDefault(keys[i], List.of())) {
-        if (c.version() > versions[i]) {
-          if (starts[i] > c.returnedNanos()) {
-            stale.add(starts[i] - c.returnedNanos());
-          }
-          break;
-        }
-      }
-    }
-    return stale.stream().mapToLong(Long::longValue).sorted().toArray();
   }
 
   private static List<long[]> samples(Path file) throws IOException {

@@ -37,7 +37,9 @@ import java.util.random.RandomGenerator;
  * <p>The sequence is created by the first {@code incr} at a random value in [2<sup>40</sup>,
  * 2<sup>50</sup>), so that a sequence lost to eviction or a restart comes back far from any
  * value a reader applied, and readers notice (a lower value, or a jump of more than {@link
- * #SLOTS}).
+ * #SLOTS}). A sequence's item that holds no number a counter can use (planted, or
+ * overwritten by another program) is replaced by a poll with a fresh random value, which readers
+ * notice the same way.
  *
  * <p>Thread-safe. Polls do not overlap: a poll asked for while one runs returns the running one.
  * Records may be concurrent with each other and with polls.
@@ -186,7 +188,10 @@ final class NearLog {
   /** The reason of the reset when the store held no sequence (the poll created it). */
   static final String NO_LOG = "no sequence in the store (never written, evicted or lost)";
 
-  /** The reason of the reset when the sequence's item holds no number. */
+  /**
+   * The reason of the reset when the sequence's item holds no number (or one this log never
+   * writes); the poll replaces it with a fresh sequence, so the log works again.
+   */
   static final String GARBAGE = "the sequence's item holds no number";
 
   private CompletableFuture<Poll> readFrom(Long last) {
@@ -223,7 +228,11 @@ final class NearLog {
         }));
   }
 
-  /** The positive number an item holds, or 0 if it holds none. */
+  /**
+   * The positive number an item holds, or 0 if it holds none. Numbers of 2<sup>63</sup> and more
+   * count as none: memcached 1.6.18 may refuse to {@code incr} them (its parser looks for a minus
+   * sign past the value's end, in whatever memory follows), and this log never writes them.
+   */
   private static long number(StoreItem item) {
     try {
       long n = Long.parseUnsignedLong(new String(item.value(), StandardCharsets.US_ASCII).trim());
@@ -241,12 +250,11 @@ final class NearLog {
       return store.incr(sequenceKey, 0, base(), 0)
           .thenApply(created -> (Poll) new Poll.Reset(created, NO_LOG, generation));
     }
-    long sequence;
-    try {
-      sequence = Long.parseUnsignedLong(
-          new String(sequenceItem.value(), StandardCharsets.US_ASCII).trim());
-    } catch (NumberFormatException e) {
-      return done(new Poll.Reset(0, GARBAGE, generation));
+    long sequence = number(sequenceItem);
+    if (sequence == 0) {
+      // Nothing can count on it (incr fails), so replace it; readers reset as for a lost log.
+      return store.cas(sequenceKey, sequenceItem.casToken(), ascii(Long.toString(base())), 0)
+          .thenApply(outcome -> (Poll) new Poll.Reset(0, GARBAGE, generation));
     }
     if (last == null) {
       return done(new Poll.Reset(sequence, "first poll", generation));

@@ -14,6 +14,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The near cache's invalidation log (docs/near-cache.md) over an in-memory store: what a poll
@@ -260,16 +262,23 @@ final class NearLogTest {
     assertThat(reset(poll(reader)).sequence()).isEqualTo(sequenceInStore());
   }
 
-  @Test
-  void aSequenceWithoutANumber_resetsEveryPoll_andRecordsFail() {
+  @ParameterizedTest
+  @ValueSource(strings = {"garbage", "0", "-5", "9223372036854775808", "18446744073709551615"})
+  void aSequenceWithoutAUsableNumber_isReplacedByAPoll_andTheLogWorksAgain(String planted) {
     reset(poll(reader));
-    memory.set(keys.internalKey("near:seq"), "garbage".getBytes(StandardCharsets.US_ASCII), 0)
+    memory.set(keys.internalKey("near:seq"), planted.getBytes(StandardCharsets.US_ASCII), 0)
         .join();
+    if (!planted.chars().allMatch(Character::isDigit)) {
+      assertThatThrownBy(() -> writer.record("ns:a").join())
+          .as("nothing can count on it").isInstanceOf(CompletionException.class);
+    }
 
     assertThat(reset(poll(reader)).reason()).isEqualTo(NearLog.GARBAGE);
-    assertThat(reset(poll(reader)).reason()).isEqualTo(NearLog.GARBAGE);
-    assertThatThrownBy(() -> writer.record("ns:a").join())
-        .isInstanceOf(CompletionException.class);
+    long fresh = sequenceInStore();
+    assertThat(fresh).isBetween(1L << 40, 1L << 50);
+    assertThat(reset(poll(reader)).reason()).isEqualTo("first poll");
+    writer.record("ns:b").join();
+    assertThat(changes(poll(reader)).keys()).containsExactly("ns:b");
   }
 
   @Test

@@ -17,7 +17,9 @@ import org.slf4j.Logger;
  * fresh for longer than the TTL (an absence for longer than the absent TTL) after its load time,
  * and an entry loaded further in the future than the allowed clock skew counts as expired. In a
  * cache with a near cache, an entry of another {@linkplain Generation generation} than the
- * namespace's reads as a tombstone.
+ * namespace's reads as a tombstone. An entry written by an instance configured otherwise (with
+ * a near cache when this one has none, or the reverse) draws a rate-limited warning: such a
+ * fleet has no staleness bound.
  */
 final class EntryReader<V> {
 
@@ -30,6 +32,19 @@ final class EntryReader<V> {
   private final StatsCounter stats;
   private final RateLimitedLog corruptLog = new RateLimitedLog(log);
   private final RateLimitedLog clockSkewLog = new RateLimitedLog(log);
+  private final RateLimitedLog mixedLog = new RateLimitedLog(log);
+
+  /** Warned when a cache with a near cache reads an entry without a generation. */
+  static final String WITHOUT_NEAR_CACHE = "an entry of this namespace was written without a near"
+      + " cache (before it was turned on, or by an instance without one, whose invalidations do"
+      + " not reach the near tiers); treating it as a miss: turn the near cache on for every"
+      + " instance of a namespace";
+
+  /** Warned when a cache without a near cache reads an entry with a generation. */
+  static final String WITH_NEAR_CACHE = "an entry of this namespace was written by an instance"
+      + " with a near cache, and this one has none: its invalidate and put do not reach the near"
+      + " tiers (they serve the old value until it is refreshed) and it ignores invalidateAll's"
+      + " generations; turn the near cache on for every instance of a namespace";
 
   /** The generation an entry must carry to count; {@code null} without a near cache. */
   private final Generation generation;
@@ -58,8 +73,12 @@ final class EntryReader<V> {
     }
     byte kind = Envelope.kind(bytes);
     long fetchedAt = Envelope.fetchedAt(bytes);
+    long written = Envelope.generation(bytes); // 0: written without a near cache
+    if ((written == 0) != (generation == null)) {
+      mixedLog.warn(generation != null ? WITHOUT_NEAR_CACHE : WITH_NEAR_CACHE);
+    }
     if (kind == Envelope.KIND_TOMBSTONE
-        || (generation != null && Envelope.generation(bytes) != generation.current())) {
+        || (generation != null && written != generation.current())) {
       // An entry of another generation (an invalidateAll since it was written; or before the
       // first poll, any entry) is a miss that fences out older loads as a tombstone does.
       return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());

@@ -647,4 +647,34 @@ final class NearCacheTest {
 
     assertThat(a.stats().nearPollFailureCount()).isEqualTo(2);
   }
+
+  /**
+   * An instance without a near cache writes entries without a generation and changes keys
+   * without the log: such a fleet has no bound. Both sides say so (once per 10 s each), and
+   * instances configured alike never do.
+   */
+  @Test
+  void aFleetMixingInstancesWithAndWithoutANearCache_isWarnedOfOnBothSides() {
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream original = System.err;
+    System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+    try (SustainableCache<String> plain = SustainableCache.builder(memory).namespace("near")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).build()) {
+      assertThat(a.get("alike", this::load)).isEqualTo(b.get("alike", this::load));
+      assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8))
+          .as("instances configured alike").doesNotContain("near cache");
+
+      plain.get("k", this::load);
+      assertThat(a.get("k", this::load)).as("its entry is a miss for a near cache")
+          .isEqualTo("k@" + clock.millis());
+      assertThat(loads).hasValue(3);
+      assertThat(plain.getIfPresent("k")).as("the near cache's entry, read without one")
+          .contains("k@" + clock.millis());
+    } finally {
+      System.setErr(original);
+    }
+    String logged = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(logged).contains(EntryReader.WITHOUT_NEAR_CACHE).contains(EntryReader.WITH_NEAR_CACHE);
+  }
 }

@@ -66,9 +66,25 @@ final class CallerWrites<V> {
   /** Writes an entry unconditionally, after detaching the key's load in flight. */
   private void set(String storeKey, byte[] entry, String operation) {
     registry.detach(storeKey);
-    awaitWrite(store.set(storeKey, entry, writer.putExptime(entry)), operation);
+    awaitChange(storeKey, store.set(storeKey, entry, writer.putExptime(entry)), operation);
     recordInNearLog(storeKey, operation);
     stats.increment(Counter.PUT);
+  }
+
+  /**
+   * Waits for a caller's write of the key, as {@link #awaitWrite} does. A write that failed may
+   * have landed all the same: the key is dropped from this instance's near cache before the
+   * failure is thrown (the other instances learn nothing: a change that threw promises nothing).
+   */
+  private <T> T awaitChange(String storeKey, CompletableFuture<T> write, String operation) {
+    try {
+      return awaitWrite(write, operation);
+    } catch (RuntimeException failed) {
+      if (near != null) {
+        near.forget(storeKey);
+      }
+      throw failed;
+    }
   }
 
   /**
@@ -109,9 +125,9 @@ final class CallerWrites<V> {
       byte[] bytes = writer.encodePut(value, now);
       int exptime = writer.putExptime(bytes);
       boolean stored = item == null
-          ? awaitWrite(store.add(storeKey, bytes, exptime), "putIfAbsent")
-          : awaitWrite(store.cas(storeKey, item.casToken(), bytes, exptime), "putIfAbsent")
-              == CasOutcome.STORED;
+          ? awaitChange(storeKey, store.add(storeKey, bytes, exptime), "putIfAbsent")
+          : awaitChange(storeKey, store.cas(storeKey, item.casToken(), bytes, exptime),
+              "putIfAbsent") == CasOutcome.STORED;
       if (stored) {
         registry.detach(storeKey);
         recordInNearLog(storeKey, "putIfAbsent");
@@ -130,14 +146,7 @@ final class CallerWrites<V> {
     CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(now),
         writer.tombstoneExptime(now));
     CompletableFuture<?> released = lease.onInvalidate(storeKey);
-    try {
-      awaitWrite(tombstone, "invalidate");
-    } catch (RuntimeException failed) {
-      if (near != null) {
-        near.forget(storeKey); // it may have landed
-      }
-      throw failed;
-    }
+    awaitChange(storeKey, tombstone, "invalidate");
     // Loads this JVM started while the tombstone was on its way read the key before it landed.
     registry.detach(storeKey);
     recordInNearLog(storeKey, "invalidate");

@@ -510,6 +510,54 @@ final class NearCacheTest {
         .isEqualTo("new");
   }
 
+  /**
+   * A caller's write whose answer never came (here: the caller interrupted while waiting) may
+   * have landed: whichever write it was, this instance's near copy of what it replaced is gone
+   * before it throws, and the next read goes to the store.
+   */
+  @Test
+  void aCallerWriteThatFailsInFlight_butLanded_leavesNoNearCopyOfWhatItReplaced()
+      throws Exception {
+    scheduler.runDue();
+    record Case(String key, Op op, Runnable write, String after) {}
+    List<Case> cases = List.of(
+        new Case("put", Op.SET, () -> a.put("put", "new"), "new"),
+        new Case("invalidate", Op.SET, () -> a.invalidate("invalidate"), null),
+        new Case("putIfAbsent", Op.CAS, () -> a.putIfAbsent("putIfAbsent", "new"), "new"));
+    for (Case c : cases) {
+      // Held near: a value, or for putIfAbsent a cached absence (which it writes over).
+      a.find(c.key(), key -> c.op() == Op.CAS ? null : "old");
+      assertThat(a.find(c.key(), this::load)).isEqualTo(
+          Optional.ofNullable(c.op() == Op.CAS ? null : "old"));
+      long nearHits = a.stats().nearHitCount();
+
+      ScriptedStore.Hold hold = storeOfA.holdResponses(c.op());
+      CompletableFuture<Throwable> failure = new CompletableFuture<>();
+      Thread caller = new Thread(() -> {
+        try {
+          c.write().run();
+          failure.complete(null);
+        } catch (Throwable t) {
+          failure.complete(t);
+        }
+      });
+      caller.start();
+      while (hold.waiting() == 0) {
+        Thread.sleep(1);
+      }
+      caller.interrupt();
+      assertThat(failure.get(5, java.util.concurrent.TimeUnit.SECONDS)).as(c.key())
+          .isInstanceOf(StoreException.class);
+      hold.release();
+
+      Optional<String> read = a.find(c.key(), key -> null);
+      assertThat(read).as("%s landed: the read after it", c.key())
+          .isEqualTo(Optional.ofNullable(c.after()));
+      assertThat(a.stats().nearHitCount()).as("%s: that read went to the store", c.key())
+          .isEqualTo(nearHits);
+    }
+  }
+
   @Test
   void theBuilderChecksItsArguments() {
     assertThatThrownBy(() -> SustainableCache.builder(memory).nearCache(0, DELTA))

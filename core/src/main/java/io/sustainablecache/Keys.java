@@ -48,31 +48,20 @@ final class Keys {
     if (key.isEmpty()) {
       throw new IllegalArgumentException("key must not be empty");
     }
-    boolean hash = policy == KeyPolicy.HASH;
+    if (policy == KeyPolicy.HASH) {
+      return hashed(key); // a character memcached refuses, a '#', or too long
+    }
     for (int i = 0; i < key.length(); i++) {
       char c = key.charAt(i);
       if (c <= ' ' || c >= 0x7F) {
-        if (hash) {
-          return hashed(key);
-        }
         throw new IllegalArgumentException("key must be printable ASCII without spaces or control"
             + " characters (memcached protocol); found U+" + String.format("%04X", (int) c)
             + " at index " + i + " (KeyPolicy.HASH stores such keys under a digest)");
       }
-      if (c == '#' && hash) {
-        return hashed(key);
-      }
     }
-    int length = prefix.length() + key.length();
-    if (length > maxLength) {
-      if (hash) {
-        return hashed(key);
-      }
-      throw new IllegalArgumentException("key is too long for the store: " + length
-          + " bytes with the namespace, limit " + maxLength
-          + " (KeyPolicy.HASH stores such keys under a digest)");
-    }
-    return prefix.isEmpty() ? key : prefix.concat(key);
+    throw new IllegalArgumentException("key is too long for the store: "
+        + (prefix.length() + key.length()) + " bytes with the namespace, limit " + maxLength
+        + " (KeyPolicy.HASH stores such keys under a digest)");
   }
 
   /**

@@ -2,9 +2,9 @@ package io.sustainablecache;
 
 /**
  * The result of a load: the value, or none ({@code value == null}: the loader found no value),
- * with when it completed, how long it took, and the namespace's generation when it started. {@link #NOT_LOADED} marks a flight that ended
- * without loading (its refresh was rejected or another instance held the lease); callers that
- * joined such a flight read the key again.
+ * with when it completed, how long it took, and the namespace's generation when it started.
+ * {@link #NOT_LOADED} marks a flight that ended without loading (its refresh was rejected or
+ * another instance held the lease); callers that joined such a flight read the key again.
  *
  * @param value the loaded value, or {@code null} if there is none
  * @param fetchedAt when the load completed, epoch milliseconds

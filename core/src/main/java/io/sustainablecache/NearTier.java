@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -222,26 +223,23 @@ final class NearTier<E> {
   }
 
   private void apply(NearLog.Poll poll) {
-    boolean reset = poll instanceof NearLog.Poll.Reset;
-    if (poll.generation() != generation.current()) {
-      boolean first = !generation.known();
-      generation.set(poll.generation());
+    boolean first = !generation.known();
+    boolean newGeneration = poll.generation() != generation.current();
+    if (newGeneration) {
+      generation.set(poll.generation()); // before the drop: see the class comment
+    }
+    if (newGeneration || poll instanceof NearLog.Poll.Reset) {
       dropAll();
-      reset = true;
-      if (!first) {
+      events.reset();
+      if (newGeneration && !first) {
         events.newGeneration();
       }
-    }
-    if (poll instanceof NearLog.Poll.Changes changes) {
-      changes.keys().forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));
-      if (!changes.keys().isEmpty()) {
-        events.invalidated(changes.keys().size());
-      }
     } else {
-      dropAll();
-    }
-    if (reset) {
-      events.reset();
+      List<String> changed = ((NearLog.Poll.Changes) poll).keys();
+      changed.forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));
+      if (!changed.isEmpty()) {
+        events.invalidated(changed.size());
+      }
     }
   }
 

@@ -6,9 +6,9 @@ import java.util.function.ToIntFunction;
 
 /**
  * The near tier's map: a Caffeine cache bounded by entries or by weight (W-TinyLFU decides what
- * stays). The
- * only class that touches Caffeine, the core's optional dependency: it is loaded only for a
- * cache with a near cache. Maintenance runs on the calling thread (no pool threads). Thread-safe.
+ * stays). The only class that touches Caffeine, the core's optional dependency: it is loaded only
+ * for a cache with a near cache. Maintenance runs on the calling thread (no pool threads).
+ * Thread-safe.
  */
 final class CaffeineEntries<E> implements NearTier.EntryMap<E> {
 

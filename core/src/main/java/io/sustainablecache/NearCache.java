@@ -229,7 +229,7 @@ final class NearCache<V> {
       if (failure != null) {
         stats.increment(Counter.NEAR_RECORD_FAILURE);
         recordFailures.warn("the near cache's log could not record a refreshed key; other"
-            + " instances keep serving their copy until it expires", failure);
+            + " instances keep serving their copy until it expires", EntryWriter.unwrap(failure));
       }
     });
   }

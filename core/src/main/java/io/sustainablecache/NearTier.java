@@ -188,7 +188,7 @@ final class NearTier<E> {
     entries.remove(key);
   }
 
-  /** Drops everything: {@code invalidateAll} here, or a reset or {@code invalidateAll} of the log. */
+  /** Drops everything: {@code invalidateAll} here, or a reset or new generation of the log. */
   void dropAll() {
     allDroppedVersion = version.incrementAndGet();
     entries.clear();

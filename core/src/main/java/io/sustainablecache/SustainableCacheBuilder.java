@@ -580,9 +580,10 @@ public final class SustainableCacheBuilder<V> {
    * on plain memcached as on ARCUS (no prefix flush): every entry carries its generation (8 bytes
    * more per entry), and entries of another one are misses. So entries written without a near
    * cache are misses for a cache with one, and an instance without one ignores generations:
-   * turn the near cache on for every instance of a namespace at once (or with a new namespace). {@link #build} polls the log
-   * once, waiting at most {@code staleness}; until a poll has succeeded, every read misses and
-   * loads are not written.
+   * turn the near cache on for every instance of a namespace at once (or with a new namespace;
+   * each side of a mixed fleet logs a warning). {@link #build} polls the log once, waiting at
+   * most {@code staleness}; until a poll has succeeded, every read misses and loads are not
+   * written.
    *
    * <p>One near hit in a thousand is also read from the store in the background and compared:
    * a near value the store had replaced more than {@code staleness} earlier (by the replacing

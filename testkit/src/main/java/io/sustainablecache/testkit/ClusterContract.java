@@ -1,29 +1,43 @@
 package io.sustainablecache.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.testing.FixedRandom;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.random.RandomGenerator;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A cluster smoke test for an adapter: a {@link SustainableCache} over three memcached processes
@@ -49,9 +63,17 @@ import org.junit.jupiter.api.Timeout;
  * Under steady load, with refreshes, leases and recovery times, the experiment runs once for the
  * project, in the lab ({@code stampede-lab --cluster 3}, checked by the lab's {@code
  * ClusterScenarioIT}; figures in {@code docs/failures.md}). Takes a few seconds.
+ *
+ * <p>A second test ({@link
+ * #withANearCache_aDeadNodeCostsWhatTheDocsSay_andNoChangeIsServedPastTheBound}) kills a node
+ * under two instances with a near cache and pins what the dead node costs their near caches and
+ * their changes, as {@code docs/near-cache.md} states it, checking every read against the near
+ * cache's bound. Takes a few seconds per node killed.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 public abstract class ClusterContract {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterContract.class);
 
   static final int NODES = 3;
   static final int KEY_COUNT = 30;
@@ -207,6 +229,283 @@ public abstract class ClusterContract {
             .as("%s is cached on its node %s at the end", key, home.get(key)).isTrue();
       }
     }
+  }
+
+  /** The near cache's bound in the dead-node test, in milliseconds. */
+  static final long NEAR_DELTA_MILLIS = 400;
+  private static final long NEAR_DELTA_NANOS = TimeUnit.MILLISECONDS.toNanos(NEAR_DELTA_MILLIS);
+  private static final String NEAR_LOG = ":\u007Fnear:";
+  /** {@code NearLog.SLOTS}, {@code NearLog.BATCH}: the slots of the log, and a poll's first read. */
+  private static final int NEAR_SLOTS = 1024;
+  private static final int NEAR_BATCH = 32;
+
+  /** The node the near-cache test kills. */
+  enum Victim {
+    /** The node holding the namespace's near-log sequence (where every record begins). */
+    THE_NEAR_LOGS_SEQUENCE_NODE,
+    /** A node holding neither the near log's sequence nor its generation (some of its slots). */
+    A_NODE_WITHOUT_THE_SEQUENCE_OR_THE_GENERATION
+  }
+
+  /**
+   * What a dead node costs a near cache <em>today</em> (issue 24, defect 5; {@code
+   * docs/near-cache.md}, "A dead node of a cluster"), pinned phase by phase with two instances of
+   * one namespace (a reader and a writer, each with a near cache of bound {@value
+   * #NEAR_DELTA_MILLIS} ms) and every read of the reader checked against the bound: a read that
+   * began more than the bound after a change returned must see it.
+   * <ul>
+   *   <li>The node is killed and the client noticed. Where the client keeps the node's keys on it
+   *       ({@code Cancel}; ARCUS until the membership drops it), every poll fails, since a poll's
+   *       one multi-get reads the log's sequence, generation and {@value #NEAR_BATCH} slots,
+   *       spread over every node: <b>no key is served near</b>, whichever node holds it, as long
+   *       as the node is dead; a {@code put} or {@code invalidate} of a key on a surviving node
+   *       <b>throws</b> if the dead node holds the sequence (every one), and otherwise exactly
+   *       when the slot its record takes is on the dead node; {@code invalidateAll} throws (it
+   *       waits for a poll). Where the client moves the keys at
+   *       once ({@code Redistribute}), polls go on (after a reset): near hits and writes of the
+   *       surviving nodes' keys go on.</li>
+   *   <li>ARCUS: the membership drops the node; polls and writes work again.</li>
+   *   <li>The node is back, empty: near hits of every key resume, every write succeeds.</li>
+   * </ul>
+   */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(Victim.class)
+  void withANearCache_aDeadNodeCostsWhatTheDocsSay_andNoChangeIsServedPastTheBound(Victim which)
+      throws Exception {
+    String namespace = "near-cluster-" + UUID.randomUUID().toString().substring(0, 8);
+    List<String> keys = IntStream.range(0, KEY_COUNT)
+        .mapToObj(i -> String.format(Locale.ROOT, "key-%02d", i)).toList();
+    String sequenceKey = namespace + NEAR_LOG + "seq";
+    String generationKey = namespace + NEAR_LOG + "gen";
+    Source source = new Source(keys);
+
+    try (MemcachedCluster cluster = MemcachedCluster.start(NODES);
+        ClusterClient client = connect(cluster.addresses(), OPERATION_TIMEOUT);
+        SustainableCache<String> reader = nearHost(client.store(), namespace);
+        SustainableCache<String> writer = nearHost(client.store(), namespace)) {
+      Map<String, InetSocketAddress> home = new TreeMap<>();
+      keys.forEach(key -> home.put(key, client.nodeOf(namespace + ":" + key)));
+      InetSocketAddress sequenceNode = client.nodeOf(sequenceKey);
+      InetSocketAddress generationNode = client.nodeOf(generationKey);
+      InetSocketAddress victim = which == Victim.THE_NEAR_LOGS_SEQUENCE_NODE ? sequenceNode
+          : cluster.addresses().stream()
+              .filter(node -> !node.equals(sequenceNode) && !node.equals(generationNode))
+              .findFirst().orElseThrow();
+      int victimIndex = cluster.indexOf(victim);
+      List<String> survivors = keys.stream().filter(key -> !home.get(key).equals(victim))
+          .toList();
+      assertThat(survivors).as("keys on the surviving nodes").isNotEmpty();
+
+      awaitNearHits(reader, keys, source, "every key, before the kill");
+      long sequence = sequence(client.store(), sequenceKey);
+      List<String> polled = new ArrayList<>(List.of(sequenceKey, generationKey));
+      for (int i = 1; i <= NEAR_BATCH; i++) {
+        polled.add(slotKey(namespace, sequence + i));
+      }
+      String probe = polled.stream().filter(key -> client.nodeOf(key).equals(victim))
+          .findFirst().orElseThrow(() -> new AssertionError("no item a poll reads is on "
+              + victim + ": " + polled));
+
+      cluster.kill(victimIndex);
+      await("the client to notice that " + victim + " is down").atMost(PATIENCE)
+          .pollInterval(Duration.ofMillis(20)).until(() -> {
+            client.store().gets(probe).exceptionally(e -> Optional.empty());
+            return !client.connectedTo(victim);
+          });
+      if (deadNodeKeys() == DeadNodeKeys.MOVE_AT_ONCE) {
+        awaitNearHits(reader, survivors, source, "the surviving nodes' keys, node dead");
+        assertThat(changeEach(writer, survivors, source)).as("changes that threw, node dead")
+            .isEmpty();
+      } else {
+        await("no near hit while " + victim + " is dead").atMost(PATIENCE)
+            .pollInterval(Duration.ofMillis(20))
+            .until(() -> nearHitsOfOneRound(reader, survivors, source) == 0);
+        long pollFailures = reader.stats().nearPollFailureCount();
+        long until = System.nanoTime() + 3 * NEAR_DELTA_NANOS;
+        long reads = 0;
+        while (System.nanoTime() - until < 0) {
+          assertThat(nearHitsOfOneRound(reader, survivors, source))
+              .as("near hits of the surviving nodes' keys while %s is dead", victim).isZero();
+          reads += survivors.size();
+        }
+        assertThat(reader.stats().nearPollFailureCount() - pollFailures)
+            .as("polls that failed in %d ms", 3 * NEAR_DELTA_MILLIS).isGreaterThanOrEqualTo(2);
+        int threw = 0;
+        for (String key : survivors) {
+          long before = which == Victim.THE_NEAR_LOGS_SEQUENCE_NODE ? 0
+              : sequence(client.store(), sequenceKey);
+          boolean failed = source.change(writer, key);
+          threw += failed ? 1 : 0;
+          if (which == Victim.THE_NEAR_LOGS_SEQUENCE_NODE) {
+            assertThat(failed).as("a change of %s (on a surviving node) threw", key).isTrue();
+          } else {
+            long after = sequence(client.store(), sequenceKey);
+            assertThat(after).as("the sequence after the change of %s", key)
+                .isEqualTo(before + 1);
+            assertThat(failed).as("a change of %s (on a surviving node) threw; its record's"
+                + " slot %d is on %s", key, after % NEAR_SLOTS,
+                client.nodeOf(slotKey(namespace, after)))
+                .isEqualTo(client.nodeOf(slotKey(namespace, after)).equals(victim));
+          }
+        }
+        // It records a new generation, then waits for a poll that starts after the record.
+        assertThatThrownBy(writer::invalidateAll)
+            .as("invalidateAll while %s is dead: no poll succeeds", victim)
+            .isInstanceOf(StoreException.class);
+        LOG.info("{} dead ({}): 0 near hits in {} reads of the surviving nodes' keys over {} ms;"
+            + " {} of {} changes of those keys threw", victim, which, reads,
+            3 * NEAR_DELTA_MILLIS, threw, survivors.size());
+        checkForTwiceTheBound(reader, survivors, source);
+        if (deadNodeKeys() == DeadNodeKeys.MOVE_WHEN_DROPPED_FROM_MEMBERSHIP) {
+          dropFromMembership(victim);
+          await("the client to map the dead node's keys elsewhere").atMost(PATIENCE)
+              .pollInterval(Duration.ofMillis(5))
+              .until(() -> !client.nodeOf(probe).equals(victim));
+          awaitNearHits(reader, survivors, source,
+              "the surviving nodes' keys, node dropped from the membership");
+          assertThat(changeEach(writer, survivors, source))
+              .as("changes that threw, node dropped from the membership").isEmpty();
+        }
+      }
+      checkForTwiceTheBound(reader, survivors, source);
+
+      cluster.restart(victimIndex);
+      addToMembership(victim);
+      await("the client to use " + victim + " again").atMost(PATIENCE)
+          .pollInterval(Duration.ofMillis(5))
+          .until(() -> client.connectedTo(victim) && client.nodeOf(probe).equals(victim));
+      awaitNearHits(reader, keys, source, "every key, node back");
+      assertThat(changeEach(writer, keys, source)).as("changes that threw, node back").isEmpty();
+      checkForTwiceTheBound(reader, keys, source);
+      awaitNearHits(reader, keys, source, "every key, at the end");
+    }
+  }
+
+  private static SustainableCache<String> nearHost(CacheStore store, String namespace) {
+    return SustainableCache.builder(store).namespace(namespace).ttl(TTL)
+        .random(neverEarlyRandomBases()).codec(ValueCodec.utf8())
+        .nearCache(1_000, Duration.ofMillis(NEAR_DELTA_MILLIS), 0).build();
+  }
+
+  /**
+   * Never an early refresh ({@code nextDouble() == 0}, as {@link FixedRandom#neverEarly()}), but
+   * random {@code nextLong}s: the near log's sequence is created at a random base, which is how
+   * readers notice a lost and re-created one (a fixed base would make this test see changes the
+   * protocol never misses in production).
+   */
+  private static RandomGenerator neverEarlyRandomBases() {
+    return new RandomGenerator() {
+      @Override
+      public long nextLong() {
+        return ThreadLocalRandom.current().nextLong();
+      }
+
+      @Override
+      public double nextDouble() {
+        return 0;
+      }
+    };
+  }
+
+  private static String slotKey(String namespace, long n) {
+    return namespace + NEAR_LOG + Long.remainderUnsigned(n, NEAR_SLOTS);
+  }
+
+  private static long sequence(CacheStore store, String sequenceKey) throws Exception {
+    return Long.parseLong(new String(store.gets(sequenceKey).get(PATIENCE.toMillis(),
+        TimeUnit.MILLISECONDS).orElseThrow().value(), StandardCharsets.US_ASCII).trim());
+  }
+
+  /**
+   * The data the near-cache test caches, and when each change of a key last returned normally:
+   * every read through {@link #read} checks that a read that began more than the bound after
+   * that return sees the current value. A change that threw promises nothing, until the next one
+   * returns. Used by the test's thread only.
+   */
+  private static final class Source {
+    private final Map<String, String> values = new HashMap<>();
+    private final Map<String, Long> returned = new HashMap<>();
+    private final Set<String> unpromised = new HashSet<>();
+    private int version;
+
+    Source(List<String> keys) {
+      keys.forEach(key -> values.put(key, key + "@0"));
+    }
+
+    String read(SustainableCache<String> cache, String key) {
+      long began = System.nanoTime();
+      String value = cache.get(key, values::get);
+      Long changed = returned.get(key);
+      if (changed != null && !unpromised.contains(key) && began - changed > NEAR_DELTA_NANOS) {
+        assertThat(value).as("%s read %d ms after its change returned", key,
+            TimeUnit.NANOSECONDS.toMillis(began - changed)).isEqualTo(values.get(key));
+      }
+      return value;
+    }
+
+    /** Changes the key's value (odd versions by put, even by invalidate); whether it threw. */
+    boolean change(SustainableCache<String> writer, String key) {
+      version++;
+      String value = key + "@" + version;
+      values.put(key, value);
+      try {
+        if (version % 2 == 1) {
+          writer.put(key, value);
+        } else {
+          writer.invalidate(key);
+        }
+      } catch (StoreException e) {
+        unpromised.add(key);
+        return true;
+      }
+      returned.put(key, System.nanoTime());
+      unpromised.remove(key);
+      return false;
+    }
+
+    /** When the last change that returned normally returned, if one did. */
+    OptionalLong lastReturn() {
+      return returned.values().stream().mapToLong(Long::longValue).max();
+    }
+  }
+
+  /** Changes each key once on the writer; returns the keys whose change threw. */
+  private static Set<String> changeEach(SustainableCache<String> writer, Collection<String> keys,
+      Source source) {
+    Set<String> threw = new TreeSet<>();
+    for (String key : keys) {
+      if (source.change(writer, key)) {
+        threw.add(key);
+      }
+    }
+    return threw;
+  }
+
+  /** Reads every key on the cache once (each read checked); returns how many were near hits. */
+  private static long nearHitsOfOneRound(SustainableCache<String> cache,
+      Collection<String> keys, Source source) {
+    long before = cache.stats().nearHitCount();
+    keys.forEach(key -> source.read(cache, key));
+    return cache.stats().nearHitCount() - before;
+  }
+
+  private static void awaitNearHits(SustainableCache<String> cache, Collection<String> keys,
+      Source source, String what) {
+    await("near hits of " + what).atMost(PATIENCE).pollInterval(Duration.ofMillis(20))
+        .until(() -> nearHitsOfOneRound(cache, keys, source) == keys.size());
+  }
+
+  /** Reads the keys (each read checked) until twice the bound after the last change returned. */
+  private static void checkForTwiceTheBound(SustainableCache<String> cache,
+      Collection<String> keys, Source source) {
+    OptionalLong last = source.lastReturn();
+    if (last.isEmpty()) {
+      return;
+    }
+    long until = last.getAsLong() + 2 * NEAR_DELTA_NANOS;
+    do {
+      nearHitsOfOneRound(cache, keys, source);
+    } while (System.nanoTime() - until < 0);
   }
 
   /** Reads every key twice with {@code get}; returns the loads per key the reads caused. */

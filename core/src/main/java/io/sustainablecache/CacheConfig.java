@@ -147,6 +147,15 @@ record CacheConfig<V>(
     return cap.compareTo(base) < 0 ? base : cap;
   }
 
+  /**
+   * A ticker's reading in whole milliseconds, the unit of the cache's local durations (load
+   * timeouts, back-off windows, lease waits, refresh pauses). Like the ticker's, only differences
+   * of two readings mean anything.
+   */
+  static long millis(Ticker ticker) {
+    return Math.floorDiv(ticker.read(), 1_000_000L);
+  }
+
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */
   long lifetimeMillis() {
     return ttl.toMillis() + grace.toMillis();

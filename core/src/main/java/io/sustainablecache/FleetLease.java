@@ -292,10 +292,10 @@ final class FleetLease<V> {
 
   /**
    * A miss that lost the lease reads the item and the lease together, at once and then every
-   * {@code pollMillis} until {@code deadline} (ticker ms: a wait on this host): the holder's write is the step ({@link
-   * LeaseStep.Written}); a failure marker (the holder's load failed and its key backs off) is
-   * one at once ({@link LeaseStep.Failed}, remembered here as well); at the deadline the miss
-   * loads itself.
+   * {@code pollMillis} until {@code deadline} (ticker ms: a wait on this host): the holder's
+   * write is the step ({@link LeaseStep.Written}); a failure marker (the holder's load failed and
+   * its key backs off) is one at once ({@link LeaseStep.Failed}, remembered here as well); at the
+   * deadline the miss loads itself.
    */
   private void poll(Flight<V> flight, long deadline, long pollMillis,
       CompletableFuture<LeaseStep<V>> decided) {

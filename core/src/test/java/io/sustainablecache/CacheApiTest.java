@@ -30,7 +30,8 @@ final class CacheApiTest {
 
   private SustainableCacheBuilder<String> builder() {
     return SustainableCache.builder(store).namespace("a").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).ticker(clock.ticker()).refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly());
+        .clock(clock).ticker(clock.ticker()).refreshExecutor(new ManualExecutor())
+        .random(FixedRandom.neverEarly());
   }
 
   @Test

@@ -63,7 +63,7 @@ final class CallerThreadPermitTest {
         .codec(ValueCodec.utf8()).fleetLease(fleetLease).build();
   }
 
-  /** After each of {@link #ROUNDS} misses, a 50 ms park of the calling thread lasts 40 ms at least. */
+  /** After each of {@link #ROUNDS} misses, the caller parks 50 ms: it must last 40 ms or more. */
   private static void eachMissLeavesNoPermit(SustainableCache<String> cache,
       Consumer<String> miss) {
     try (cache) {

@@ -35,7 +35,8 @@ final class FailureBehaviourTest {
 
   private SustainableCacheBuilder<String> builder() {
     return SustainableCache.builder(store).namespace("f").ttl(TTL).codec(ValueCodec.utf8())
-        .refreshExecutor(executor).clock(clock).ticker(clock.ticker()).random(RefreshPolicyTest.fixed(0.5));
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker())
+        .random(RefreshPolicyTest.fixed(0.5));
   }
 
   private Loader<String> failing() {
@@ -153,7 +154,8 @@ final class FailureBehaviourTest {
     CountDownLatch release = new CountDownLatch(1);
     int keys = 10_000;
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).refreshPolicy(SustainableCacheTest.EAGER_SUS)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))).refreshThreads(2)
         .refreshQueueCapacity(100).build()) {
       for (int i = 0; i < keys; i++) {
@@ -187,7 +189,8 @@ final class FailureBehaviourTest {
     AtomicBoolean interrupted = new AtomicBoolean();
     CountDownLatch started = new CountDownLatch(1);
     SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).refreshPolicy(SustainableCacheTest.EAGER_SUS)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .closeTimeout(Duration.ofMillis(200))
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))).build();
     cache.put("k", "v");
@@ -324,7 +327,8 @@ final class FailureBehaviourTest {
   @Test
   void ttlBeyondThirtyDaysBecomesAnAbsoluteExptimeTheServerHonours() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(Duration.ofDays(40))
-        .grace(Duration.ZERO).codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock).ticker(clock.ticker())
+        .grace(Duration.ZERO).codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock)
+        .ticker(clock.ticker())
         .build()) {
       cache.get("k", key -> "v");
       clock.advance(Duration.ofDays(39));

@@ -41,7 +41,8 @@ final class FleetLeaseTest {
     ManualExecutor executor = new ManualExecutor();
     executors.add(executor);
     SustainableCache<String> cache = SustainableCache.builder(store).namespace("f").ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(executor)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(executor)
         .random(FixedRandom.neverEarly()).build();
     fleet.add(cache);
     return cache;
@@ -141,7 +142,8 @@ final class FleetLeaseTest {
       ManualExecutor executor = new ManualExecutor();
       executors.add(executor);
       fleet.add(SustainableCache.builder(server).namespace("f").ttl(TTL)
-          .grace(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+          .grace(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).clock(clock)
+          .ticker(clock.ticker())
           .scheduler(scheduler).refreshExecutor(executor).random(FixedRandom.neverEarly())
           .build());
     }
@@ -286,7 +288,8 @@ final class FleetLeaseTest {
       ManualExecutor executor = new ManualExecutor();
       executors.add(executor);
       fleet.add(SustainableCache.builder(server).namespace("f").ttl(TTL).fleetLease(false)
-          .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(executor)
+          .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+          .refreshExecutor(executor)
           .random(FixedRandom.neverEarly()).build());
     }
     AtomicInteger waits = new AtomicInteger();

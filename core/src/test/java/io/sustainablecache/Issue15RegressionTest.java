@@ -32,7 +32,8 @@ final class Issue15RegressionTest {
   @Test
   void aBulkResultMapWhoseGetThrows_failsGetAllAtOnce_withThatFailure() {
     try (SustainableCache<String> cache = SustainableCache.builder(server).namespace("i")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler).build()) {
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .build()) {
       Map<String, String> hostile = new AbstractMap<>() {
         @Override
         public String get(Object key) {

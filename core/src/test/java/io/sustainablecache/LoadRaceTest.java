@@ -72,7 +72,8 @@ final class LoadRaceTest {
     ScriptedStore slowAdds = ScriptedStore.over(memory);
     ScriptedStore.Hold adds = slowAdds.holdRequests(ScriptedStore.Op.ADD);
     try (SustainableCache<String> cache = SustainableCache.builder(slowAdds)
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).fleetLease(false)
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .fleetLease(false)
         .build()) {
       // the caller gets its value without waiting for the write, which is still on the wire
       assertThat(cache.get("k", key -> "v0 (read before the update)"))

@@ -53,7 +53,8 @@ final class NearCacheTest {
 
   private SustainableCache<String> cache(CacheStore store) {
     return SustainableCache.builder(store).namespace("near").ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(refreshes)
         .random(FixedRandom.neverEarly()).nearCache(1_000, DELTA, 0).build();
   }
 
@@ -243,11 +244,13 @@ final class NearCacheTest {
   void aLostInvalidation_isFoundBySampling_onceTheBoundHasPassed() {
     ScriptedStore storeOfB = ScriptedStore.over(memory);
     try (SustainableCache<String> sampling = SustainableCache.builder(storeOfA)
-            .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+            .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+            .ticker(clock.ticker())
             .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
             .nearCache(1_000, DELTA, 1.0).build();
         SustainableCache<String> writer = SustainableCache.builder(storeOfB)
-            .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+            .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+            .ticker(clock.ticker())
             .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
             .nearCache(1_000, DELTA, 0).build()) {
       scheduler.runDue();
@@ -344,7 +347,8 @@ final class NearCacheTest {
   @Test
   void aNewGeneration_voidsThisJvmsLoadsInFlight_laterReadsDoNotJoinThem() {
     try (SustainableCache<String> c = SustainableCache.builder(memory).namespace("near")
-            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+            .scheduler(scheduler)
             .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).fleetLease(false)
             .nearCache(1_000, DELTA, 0).build()) {
       scheduler.runDue();

@@ -146,7 +146,8 @@ final class PerKeyStateTest {
       }
     };
     SustainableCache<String> cache = cache(SustainableCache.builder(store).namespace("p")
-        .ttl(TTL).codec(fragile).clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(executor)
+        .ttl(TTL).codec(fragile).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(executor)
         .random(FixedRandom.neverEarly()));
     cache.put("k", "X marks a payload the codec chokes on");
 

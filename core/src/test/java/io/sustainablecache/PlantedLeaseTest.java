@@ -42,7 +42,8 @@ final class PlantedLeaseTest {
 
   private SustainableCache<String> cache(Duration ttl) {
     cache = SustainableCache.builder(server).namespace("p").ttl(ttl).codec(ValueCodec.utf8())
-        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes).maxClockSkew(SKEW)
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+        .maxClockSkew(SKEW)
         .random(FixedRandom.neverEarly()).build();
     return cache;
   }

@@ -36,7 +36,8 @@ final class SustainableCacheConcurrencyTest {
   @RepeatedTest(5)
   void concurrentColdMissesShareOneLoad() throws Exception {
     try (SustainableCache<String> cache = SustainableCache.builder(store)
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).build()) {
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .build()) {
       AtomicInteger loads = new AtomicInteger();
       AtomicInteger inLoader = new AtomicInteger();
       AtomicInteger maxInLoader = new AtomicInteger();

@@ -435,7 +435,8 @@ final class SustainableCacheTest {
 
   @Test
   void closeStopsBackgroundRefreshesButReadsKeepWorking() {
-    cache = SustainableCache.builder(store).ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+    cache = SustainableCache.builder(store).ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+        .ticker(clock.ticker())
         .refreshPolicy(EAGER_SUS).random(alwaysEarly()).build();
     cache.get("k", loader(5));
     cache.close();
@@ -452,7 +453,8 @@ final class SustainableCacheTest {
       FakeClock runClock = FakeClock.atRoundSecond();
       ManualExecutor runExecutor = new ManualExecutor();
       SustainableCache<String> seeded = SustainableCache.builder(InMemoryStore.create(runClock))
-          .ttl(TTL).codec(ValueCodec.utf8()).refreshExecutor(runExecutor).clock(runClock).ticker(runClock.ticker())
+          .ttl(TTL).codec(ValueCodec.utf8()).refreshExecutor(runExecutor).clock(runClock)
+          .ticker(runClock.ticker())
           .random(new Random(1234)).build();
       long start = runClock.millis();
       seeded.get("k", key -> "v");

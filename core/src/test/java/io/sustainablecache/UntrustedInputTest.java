@@ -65,7 +65,8 @@ final class UntrustedInputTest {
   @Test
   void theAllowListWorksThroughTheCache_hitsAreHits() {
     try (SustainableCache<ArrayList> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.javaSerialization(ArrayList.class, ALLOW_LIST)).clock(clock).ticker(clock.ticker())
+        .codec(ValueCodec.javaSerialization(ArrayList.class, ALLOW_LIST)).clock(clock)
+        .ticker(clock.ticker())
         .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly()).build()) {
       cache.get("k", key -> new ArrayList<>(List.of("a", "b")));
       assertThat(cache.get("k", key -> new ArrayList<>())).containsExactly("a", "b");
@@ -138,7 +139,8 @@ final class UntrustedInputTest {
   @Test
   void aPlantedValueOutsideTheAllowList_isAMissCountedAsCorrupt() throws IOException {
     try (SustainableCache<ArrayList> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.javaSerialization(ArrayList.class, ALLOW_LIST)).clock(clock).ticker(clock.ticker()).build()) {
+        .codec(ValueCodec.javaSerialization(ArrayList.class, ALLOW_LIST)).clock(clock)
+        .ticker(clock.ticker()).build()) {
       long now = clock.millis();
       store.set("k", Envelope.encode(now, now + 1_000, 1, serialize(new Planted())), 60).join();
 
@@ -237,7 +239,8 @@ final class UntrustedInputTest {
   @Test
   void throughTheCache_theImitationAndTheOriginalAreTwoEntries() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("ns")
-        .ttl(TTL).keyPolicy(KeyPolicy.HASH).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).build()) {
+        .ttl(TTL).keyPolicy(KeyPolicy.HASH).codec(ValueCodec.utf8()).clock(clock)
+        .ticker(clock.ticker()).build()) {
       cache.put("josé", "real");
       String imitation = new Keys("ns", 250, KeyPolicy.HASH).storeKey("josé").substring(3);
       cache.put(imitation, "poison");

@@ -172,7 +172,8 @@ final class BulkScenario implements Scenarios.Scenario {
     SimulatedDatabase db = new SimulatedDatabase(timeline, dbMillis, 0);
     SimExecutor sim = new SimExecutor(timeline, 4, 1024);
     SustainableCacheBuilder<String> builder = SustainableCache.builder(store).namespace("bulk")
-        .ttl(Duration.ofSeconds(ttlSeconds)).codec(ValueCodec.utf8()).clock(timeline).ticker(timeline.ticker())
+        .ttl(Duration.ofSeconds(ttlSeconds)).codec(ValueCodec.utf8()).clock(timeline)
+        .ticker(timeline.ticker())
         .random(new SplittableRandom(seed)).scheduler(timeline.scheduler())
         .refreshExecutor(sim);
     if (variant == Variant.GET_ALL_NO_DELAY) {

@@ -84,7 +84,7 @@ final class CallerRuns implements Executor {
 
   /**
    * Ends one park of the owner. If no other thread claimed it, no unpark is coming. If one did,
-   * its unpark is waited for (a few instructions away); when the owner did not park after all, or
+   * its unpark is waited for (a few instructions away, unless the waker was descheduled); when the owner did not park after all, or
    * its park ran out (its deadline, not the unpark, ended it), the permit that unpark left is
    * taken here, at once: a permit is never left behind for the caller's own code. A park that
    * returned before its deadline took the permit itself (or was woken by another party's unpark
@@ -95,7 +95,7 @@ final class CallerRuns implements Executor {
       return;
     }
     while (parking.get() == WAKING) {
-      Thread.onSpinWait();
+      Thread.yield(); // the waker is between its claim and its unpark: let it run
     }
     if (!parked || System.nanoTime() - deadline >= 0) {
       LockSupport.parkNanos(this, 1); // takes the pending permit (at once if there is one)

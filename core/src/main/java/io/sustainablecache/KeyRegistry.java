@@ -166,7 +166,8 @@ final class KeyRegistry {
     states.compute(storeKey, (k, state) -> {
       // The time of the registration itself: the caller's `now` may be stale (a thread descheduled
       // since it read the clock), and a flight registered with a start in the past would look
-      // timed out to the next caller, which would load the key a second time.
+      // timed out to the next caller, which would load the key a second time. The ticker dates
+      // the flight for its timeout; the wall clock, for comparing with another host's tombstone.
       long at = Math.max(now, clock.millis());
       long tick = tickMillis();
       Flight<?> flight = state == null ? null : state.flight();

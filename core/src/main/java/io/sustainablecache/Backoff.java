@@ -33,8 +33,10 @@ final class Backoff {
    * FleetLease#afterLoad}).
    *
    * @param previous the key's record, or {@code null} after a success
+   * @param now the wall clock, epoch milliseconds: for the lease and the marker other hosts read
+   * @param tick the ticker, milliseconds: for this instance's own back-off
    */
-  KeyRegistry.Failure next(KeyRegistry.Failure previous, Throwable cause, long now,
+  KeyRegistry.Failure next(KeyRegistry.Failure previous, Throwable cause, long now, long tick,
       Flight<?> flight) {
     int count = previous == null ? 1 : previous.count() + 1;
     long window = baseMillis;
@@ -42,31 +44,41 @@ final class Backoff {
       window = Math.min(capMillis, window * 2);
     }
     long wait = Math.max(1, Math.min(capMillis, (long) (window * (0.5 + random.nextDouble()))));
-    long notBefore = now + wait;
+    long notBefore = tick + wait;
     long leaseUntil = flight.leaseHeld()
         ? Math.max(flight.leaseUntil(), now + (wait / 1000 + 1) * 1000) : 0;
-    return new KeyRegistry.Failure(count, notBefore, cause, notBefore + capMillis, leaseUntil);
+    return new KeyRegistry.Failure(count, notBefore, now + wait, cause, notBefore + capMillis,
+        leaseUntil);
   }
 
   /**
    * The record of another instance's failure, learnt from its fleet-lease marker: {@code count}
    * failures (at least the key's own), no load before {@code notBefore} but at most the cap from
-   * now (the time comes from another host, or from a planted value).
+   * now (the time comes from another host, or from a planted value). The wait left by the
+   * marker's wall clock is then measured on the ticker.
    *
    * @param previous the key's own record, or {@code null}
+   * @param notBefore the marker's end, epoch milliseconds of another host's wall clock
+   * @param now the wall clock, epoch milliseconds
+   * @param tick the ticker, milliseconds
    */
   KeyRegistry.Failure remembered(KeyRegistry.Failure previous, int count, long notBefore,
-      Throwable cause, long now) {
-    long until = Math.max(now, Math.min(notBefore, now + capMillis));
+      Throwable cause, long now, long tick) {
+    long wait = Math.max(0, Math.min(notBefore - now, capMillis));
     int counted = Math.max(Math.max(1, count), previous == null ? 0 : previous.count());
-    return new KeyRegistry.Failure(counted, until, cause, until + capMillis, 0);
+    return new KeyRegistry.Failure(counted, tick + wait, now + wait, cause,
+        tick + wait + capMillis, 0);
   }
 
-  /** The failure a miss gets, without loading, while its key backs off after {@code failure}. */
-  static RememberedFailure exception(KeyRegistry.Failure failure, long now) {
+  /**
+   * The failure a miss gets, without loading, while its key backs off after {@code failure}.
+   *
+   * @param tick the ticker now, milliseconds
+   */
+  static RememberedFailure exception(KeyRegistry.Failure failure, long tick) {
     return new RememberedFailure("the key's last " + (failure.count() == 1 ? "load"
         : failure.count() + " loads") + " failed; it is not loaded again for another "
-        + Math.max(0, failure.notBefore() - now) + " ms (failureBackoff)", failure.cause());
+        + Math.max(0, failure.notBefore() - tick) + " ms (failureBackoff)", failure.cause());
   }
 
   /** The failure a miss gets, without loading, while its key backs off after failures. */

@@ -36,6 +36,7 @@ final class BulkLoads<V> {
   private final Refresher refresher;
   private final CacheStore store;
   private final InstantSource clock;
+  private final Ticker ticker;
   private final StatsCounter stats;
   private final boolean serveStaleOnError;
   private final long waitNanos;
@@ -51,6 +52,7 @@ final class BulkLoads<V> {
     this.refresher = refresher;
     this.store = config.store();
     this.clock = config.clock();
+    this.ticker = config.ticker();
     this.stats = stats;
     this.serveStaleOnError = config.serveStaleOnError();
     this.waitNanos = waitNanos;
@@ -201,7 +203,7 @@ final class BulkLoads<V> {
       } else if (begin instanceof KeyRegistry.Remembered remembered) {
         stats.increment(Counter.FAILURE_REMEMBERED);
         if (!answerStale(answers, wanted) && failure[0] == null) {
-          failure[0] = Backoff.exception(remembered.failure(), now);
+          failure[0] = Backoff.exception(remembered.failure(), registry.tickMillis());
         }
       } else if (failure[0] == null) {
         failure[0] = LoadCoordinator.recursive();
@@ -290,7 +292,7 @@ final class BulkLoads<V> {
     }
     Set<String> wanted = Collections.unmodifiableSet(keys);
     Thread starter = Thread.currentThread();
-    long start = clock.millis();
+    long start = ticker.read();
     long generation = loads.generation();
     stats.increment(Counter.BULK_LOAD);
     stats.increment(Counter.LOADER_CALL);
@@ -306,8 +308,8 @@ final class BulkLoads<V> {
       flights.forEach(Flight::leaveLoader);
     }
     stage.whenComplete((values, error) -> {
-      long end = clock.millis();
-      long elapsed = Math.max(0, end - start);
+      long end = clock.millis(); // the values' load time, for other hosts
+      long elapsed = loads.elapsedMillis(start);
       Throwable failure = error != null ? EntryWriter.unwrap(error)
           : values == null ? new NullPointerException("the bulk loader returned a null map")
           : null;

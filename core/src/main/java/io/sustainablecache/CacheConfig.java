@@ -4,7 +4,6 @@ import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.concurrent.Executor;
-import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -18,8 +17,8 @@ import java.util.random.RandomGenerator;
  * @param nearBoundedByBytes whether the near cache is bounded by its entries' stored sizes
  * @param nearStaleness the near cache's bound; {@code null} without a near cache
  * @param nearSampling the share of near hits checked against the store
- * @param ticker monotonic nanoseconds: {@code System::nanoTime}, or the injected clock's
- *     milliseconds (virtual time)
+ * @param clock the wall clock: only for what is compared with other hosts' time
+ * @param ticker monotonic nanoseconds: every duration and bound measured on this host
  */
 record CacheConfig<V>(
     CacheStore store,
@@ -51,7 +50,7 @@ record CacheConfig<V>(
     boolean nearBoundedByBytes,
     Duration nearStaleness,
     double nearSampling,
-    LongSupplier ticker) {
+    Ticker ticker) {
 
   /**
    * The smallest grace period chosen by default: the server's one-second expiry tick plus a
@@ -134,12 +133,7 @@ record CacheConfig<V>(
         b.nearBoundedByBytes,
         b.nearStaleness,
         b.nearSampling == -1 ? DEFAULT_NEAR_SAMPLING : b.nearSampling,
-        b.clock == null ? System::nanoTime : ticker(b.clock));
-  }
-
-  /** An injected clock's time as a ticker, so that virtual time drives the near cache too. */
-  private static LongSupplier ticker(InstantSource clock) {
-    return () -> clock.millis() * 1_000_000L;
+        b.ticker == null ? Ticker.systemTicker() : b.ticker);
   }
 
   /** The back-off cap: as set, or else the TTL, at most 30 s, and at least the base. */
@@ -151,6 +145,15 @@ record CacheConfig<V>(
     Duration cap = b.ttl.compareTo(DEFAULT_MAX_FAILURE_BACKOFF) < 0 ? b.ttl
         : DEFAULT_MAX_FAILURE_BACKOFF;
     return cap.compareTo(base) < 0 ? base : cap;
+  }
+
+  /**
+   * A ticker's reading in whole milliseconds, the unit of the cache's local durations (load
+   * timeouts, back-off windows, lease waits, refresh pauses). Like the ticker's, only differences
+   * of two readings mean anything.
+   */
+  static long millis(Ticker ticker) {
+    return Math.floorDiv(ticker.read(), 1_000_000L);
   }
 
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */

@@ -3,7 +3,6 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -657,7 +656,7 @@ public final class CacheSettings {
     void parseInto(Builder builder, String text) {
       try {
         checkAndStore(builder, parse.apply(text));
-      } catch (IllegalArgumentException | DateTimeParseException e) {
+      } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(key + "=" + text + ": " + e.getMessage(), e);
       }
     }

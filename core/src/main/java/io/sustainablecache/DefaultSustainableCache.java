@@ -32,7 +32,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
     // The synchronous API waits for a load at most its timeout (plus a margin for the timer).
     long waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
-    RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER);
+    RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
     Generation generation = config.nearMaximumSize() == 0 ? null : new Generation();
     EntryReader<V> reader = new EntryReader<>(config, stats, generation);
     this.registry = new KeyRegistry(config, stats);
@@ -45,7 +45,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
         storeErrorLog);
     LoadCoordinator<V> loads = new LoadCoordinator<>(registry, writer, refresher, lease,
-        config.clock(), stats, loadTimes, waitNanos);
+        config.clock(), config.ticker(), stats, loadTimes, waitNanos);
     this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
         waitNanos, near);
     this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, lease, stats,

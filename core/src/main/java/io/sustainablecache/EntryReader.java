@@ -30,9 +30,9 @@ final class EntryReader<V> {
   private final long absentTtlMillis;
   private final long maxSkewMillis;
   private final StatsCounter stats;
-  private final RateLimitedLog corruptLog = new RateLimitedLog(log);
-  private final RateLimitedLog clockSkewLog = new RateLimitedLog(log);
-  private final RateLimitedLog mixedLog = new RateLimitedLog(log);
+  private final RateLimitedLog corruptLog;
+  private final RateLimitedLog clockSkewLog;
+  private final RateLimitedLog mixedLog;
 
   /** Warned when a cache with a near cache reads an entry without a generation. */
   static final String WITHOUT_NEAR_CACHE = "an entry of this namespace was written without a near"
@@ -50,6 +50,9 @@ final class EntryReader<V> {
   private final Generation generation;
 
   EntryReader(CacheConfig<V> config, StatsCounter stats, Generation generation) {
+    this.corruptLog = new RateLimitedLog(log, config.ticker());
+    this.clockSkewLog = new RateLimitedLog(log, config.ticker());
+    this.mixedLog = new RateLimitedLog(log, config.ticker());
     this.generation = generation;
     this.codec = config.codec();
     this.ttlMillis = config.ttl().toMillis();

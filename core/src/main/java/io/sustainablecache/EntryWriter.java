@@ -43,7 +43,7 @@ final class EntryWriter<V> {
   private final int maxValueSize;
   private final long tombstoneLifetimeMillis;
   private final long fenceMillis;
-  private final RateLimitedLog skippedWriteLog = new RateLimitedLog(log);
+  private final RateLimitedLog skippedWriteLog;
   private final RateLimitedLog storeErrorLog;
   /** The near cache, told of every write that landed; {@code null} without one. */
   private final NearCache<V> near;
@@ -52,6 +52,7 @@ final class EntryWriter<V> {
 
   EntryWriter(CacheConfig<V> config, StatsCounter stats, RateLimitedLog storeErrorLog,
       NearCache<V> near, Generation generation) {
+    this.skippedWriteLog = new RateLimitedLog(log, config.ticker());
     this.near = near;
     this.generation = generation;
     this.store = config.store();

@@ -53,12 +53,13 @@ final class FleetLease<V> {
   private final KeyRegistry registry;
   private final Scheduler scheduler;
   private final InstantSource clock;
+  private final Ticker ticker;
   private final StatsCounter stats;
   private final LoadTimes loadTimes;
   private final long loadTimeoutMillis;
   private final LeaseValues values;
   private final RateLimitedLog storeErrorLog;
-  private final RateLimitedLog invalidLeaseLog = new RateLimitedLog(log);
+  private final RateLimitedLog invalidLeaseLog;
 
   FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, KeyRegistry registry,
       StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
@@ -70,6 +71,8 @@ final class FleetLease<V> {
     this.registry = registry;
     this.scheduler = config.scheduler();
     this.clock = config.clock();
+    this.ticker = config.ticker();
+    this.invalidLeaseLog = new RateLimitedLog(log, ticker);
     this.stats = stats;
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.storeErrorLog = storeErrorLog;
@@ -102,8 +105,7 @@ final class FleetLease<V> {
       }
       if (!taken.won()) {
         // remembered past the lease's longest life, to recognise a takeover
-        registry.leaseLost(flight.storeKey, flight.casToken, clock.millis(),
-            4 * leaseMillis(flight) + 2_000);
+        registry.leaseLost(flight.storeKey, flight.casToken, 4 * leaseMillis(flight) + 2_000);
         return LeaseStep.skip();
       }
       return LeaseStep.load();
@@ -140,7 +142,7 @@ final class FleetLease<V> {
       long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
       long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
       CompletableFuture<LeaseStep<V>> decided = new CompletableFuture<>();
-      poll(flight, clock.millis() + waitMillis, pollMillis, decided);
+      poll(flight, CacheConfig.millis(ticker) + waitMillis, pollMillis, decided);
       return decided;
     });
   }
@@ -290,10 +292,10 @@ final class FleetLease<V> {
 
   /**
    * A miss that lost the lease reads the item and the lease together, at once and then every
-   * {@code pollMillis} until {@code deadline}: the holder's write is the step ({@link
-   * LeaseStep.Written}); a failure marker (the holder's load failed and its key backs off) is
-   * one at once ({@link LeaseStep.Failed}, remembered here as well); at the deadline the miss
-   * loads itself.
+   * {@code pollMillis} until {@code deadline} (ticker ms: a wait on this host): the holder's
+   * write is the step ({@link LeaseStep.Written}); a failure marker (the holder's load failed and
+   * its key backs off) is one at once ({@link LeaseStep.Failed}, remembered here as well); at the
+   * deadline the miss loads itself.
    */
   private void poll(Flight<V> flight, long deadline, long pollMillis,
       CompletableFuture<LeaseStep<V>> decided) {
@@ -301,7 +303,7 @@ final class FleetLease<V> {
       decided.complete(LeaseStep.skip());
       return;
     }
-    long now = clock.millis();
+    long now = CacheConfig.millis(ticker);
     if (now >= deadline) {
       decided.complete(LeaseStep.load()); // the holder did not deliver in time: load ourselves
       return;
@@ -374,7 +376,7 @@ final class FleetLease<V> {
       return null;
     }
     stats.increment(Counter.FAILURE_REMEMBERED);
-    return new LeaseStep.Failed<>(Backoff.exception(failure, now));
+    return new LeaseStep.Failed<>(Backoff.exception(failure, registry.tickMillis()));
   }
 
   /** Another instance's fresh write, if the item is one; {@code null} otherwise. */

@@ -66,7 +66,16 @@ final class Flight<V> {
   final String key;
   final String storeKey;
   final Origin origin;
+  /**
+   * When the flight was registered, epoch milliseconds on the wall clock: compared with the time
+   * of an invalidation on another host (its tombstone).
+   */
   final long startedAt;
+  /**
+   * When the flight was registered, milliseconds on the ticker: what its durations are measured
+   * from (the load timeout, the write fence).
+   */
+  final long startedTick;
   /** The token of the read that decided this load; every write of it is conditional on it. */
   final long casToken;
   /** Completed once, by {@link #deliver}, {@link #fail} or {@link #endUnloaded}; never exposed. */
@@ -81,11 +90,13 @@ final class Flight<V> {
   private volatile long leaseUntil;
   private volatile long expectedLoadMillis = -1;
 
-  Flight(String key, String storeKey, Origin origin, long startedAt, long casToken) {
+  Flight(String key, String storeKey, Origin origin, long startedAt, long startedTick,
+      long casToken) {
     this.key = key;
     this.storeKey = storeKey;
     this.origin = origin;
     this.startedAt = startedAt;
+    this.startedTick = startedTick;
     this.casToken = casToken;
   }
 
@@ -165,7 +176,7 @@ final class Flight<V> {
     return leaseHeld;
   }
 
-  /** Until when the lease this flight holds lasts, on the cache's clock. */
+  /** Until when the lease this flight holds lasts, epoch milliseconds on the wall clock. */
   long leaseUntil() {
     return leaseUntil;
   }

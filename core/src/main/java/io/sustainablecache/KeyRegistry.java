@@ -29,6 +29,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *   (failure)       --sweep-->   (none)                a failure older than its window is forgotten
  * </pre>
  *
+ * <p>Time: every local duration (a flight's load timeout, a back-off, when a record is
+ * forgotten) is on the cache's ticker, in milliseconds ({@link #tickMillis}); the wall clock only
+ * for what meets other hosts' time (a tombstone's time, the fleet lease's end, a failure
+ * marker's end).
+ *
  * <p>Records are reclaimed by time, at O(1) cost per operation: a flight carries its own timeout
  * task; failure records go into a FIFO queue from which every {@code begin} and {@code finish}
  * sweeps at most two due entries, and a scheduled drain sweeps the rest when the cache is idle.
@@ -36,18 +41,20 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class KeyRegistry {
 
-  /** A record the registry forgets at {@code forgetAt} unless it was replaced. */
+  /** A record the registry forgets at {@code forgetAt} (ticker ms) unless it was replaced. */
   private interface Forgettable {
     long forgetAt();
   }
 
   /**
-   * A key whose loads failed {@code count} times in a row; no new load before notBefore. If the
-   * failed load held the fleet lease, this instance keeps it until {@code leaseUntil} (so the
-   * other instances do not retry the failing database meanwhile) and may load under it again.
+   * A key whose loads failed {@code count} times in a row; no new load before {@code notBefore}
+   * (ticker ms), which is {@code notBeforeEpoch} on the wall clock (what a failure marker tells
+   * other hosts). If the failed load held the fleet lease, this instance keeps it until {@code
+   * leaseUntil} (epoch ms; so the other instances do not retry the failing database meanwhile)
+   * and may load under it again.
    */
-  record Failure(int count, long notBefore, Throwable cause, long forgetAt, long leaseUntil)
-      implements Forgettable {}
+  record Failure(int count, long notBefore, long notBeforeEpoch, Throwable cause, long forgetAt,
+      long leaseUntil) implements Forgettable {}
 
   /**
    * This instance lost the key's fleet lease while the item had {@code casToken}; winning it
@@ -111,6 +118,7 @@ final class KeyRegistry {
   /** Flights superseded by a miss that saw a possibly newer tombstone (see {@link #begin}). */
   private final AtomicLong superseded = new AtomicLong();
   private final InstantSource clock;
+  private final Ticker ticker;
   private final Scheduler scheduler;
   private final StatsCounter stats;
   private final long loadTimeoutMillis;
@@ -119,6 +127,7 @@ final class KeyRegistry {
 
   KeyRegistry(CacheConfig<?> config, StatsCounter stats) {
     this.clock = config.clock();
+    this.ticker = config.ticker();
     this.scheduler = config.scheduler();
     this.stats = stats;
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
@@ -151,17 +160,19 @@ final class KeyRegistry {
    */
   <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
       long tombstoneAt) {
-    sweep(now, SWEEP_PER_OPERATION);
+    sweep(tickMillis(), SWEEP_PER_OPERATION);
     Begin[] decided = new Begin[1];
     Flight<?>[] expired = new Flight<?>[1];
     states.compute(storeKey, (k, state) -> {
       // The time of the registration itself: the caller's `now` may be stale (a thread descheduled
       // since it read the clock), and a flight registered with a start in the past would look
-      // timed out to the next caller, which would load the key a second time.
+      // timed out to the next caller, which would load the key a second time. The ticker dates
+      // the flight for its timeout; the wall clock, for comparing with another host's tombstone.
       long at = Math.max(now, clock.millis());
+      long tick = tickMillis();
       Flight<?> flight = state == null ? null : state.flight();
       Failure failure = state == null ? null : state.failure();
-      if (flight != null && at - flight.startedAt >= loadTimeoutMillis) {
+      if (flight != null && tick - flight.startedTick >= loadTimeoutMillis) {
         expired[0] = flight; // found past its timeout before the timer fired
         flight = null;
       }
@@ -180,11 +191,11 @@ final class KeyRegistry {
         }
         return state;
       }
-      if (failure != null && at < failure.notBefore()) {
+      if (failure != null && tick < failure.notBefore()) {
         decided[0] = origin == Flight.Origin.MISS ? new Remembered(failure) : BACKING_OFF;
         return expired[0] == null ? state : state.withFlight(null);
       }
-      Flight<V> started = new Flight<>(key, storeKey, origin, at, casToken);
+      Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken);
       decided[0] = new Started<>(started);
       return state == null ? new KeyState(started, null, null) : state.withFlight(started);
     });
@@ -203,11 +214,13 @@ final class KeyRegistry {
    * no longer registered (voided, timed out) changes nothing.
    *
    * @param failure the load's failure, or {@code null} if it succeeded
+   * @param now the wall clock, epoch milliseconds (for the fleet lease a failure keeps)
    * @return the failure record this finish made, or {@code null} (a success, no back-off, or a
    *     flight no longer registered)
    */
   Failure finish(Flight<?> flight, Throwable failure, long now) {
     cancelTimeout(flight);
+    long tick = tickMillis();
     Failure[] recorded = new Failure[1];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
       if (state.flight() != flight) {
@@ -216,14 +229,14 @@ final class KeyRegistry {
       if (failure == null || !backoff.enabled()) {
         return KeyState.of(null, null, state.leaseLoss());
       }
-      recorded[0] = backoff.next(state.failure(), failure, now, flight);
+      recorded[0] = backoff.next(state.failure(), failure, now, tick, flight);
       return KeyState.of(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
-      scheduleDrain(now);
+      scheduleDrain(tick);
     }
-    sweep(now, SWEEP_PER_OPERATION);
+    sweep(tick, SWEEP_PER_OPERATION);
     return recorded[0];
   }
 
@@ -251,7 +264,8 @@ final class KeyRegistry {
   }
 
   /**
-   * Until when this instance still holds the key's fleet lease from a load that failed, or 0.
+   * Until when (epoch ms) this instance still holds the key's fleet lease from a load that
+   * failed, or 0; {@code now} is the wall clock.
    */
   long leaseHeldUntil(String storeKey, long now) {
     KeyState state = states.get(storeKey);
@@ -263,37 +277,48 @@ final class KeyRegistry {
   /**
    * Deregisters a miss's flight that will not load because another instance's load of the key
    * failed (its fleet lease says so) and records that failure here, so that this instance backs
-   * off too: {@code count} failures in a row, no load before {@code notBefore} (at most the
-   * back-off cap from now: the time comes from another host, or from a planted item). A later
-   * failure of this instance counts on from {@code count}.
+   * off too: {@code count} failures in a row, no load before {@code notBefore} (epoch ms on
+   * another host's clock; at most the back-off cap from {@code now}, this host's wall clock: the
+   * time comes from another host, or from a planted item). A later failure of this instance
+   * counts on from {@code count}.
    *
    * @return the failure recorded, or {@code null} if the flight was no longer registered
    */
   Failure finishRemembered(Flight<?> flight, int count, long notBefore, Throwable cause,
       long now) {
     cancelTimeout(flight);
+    long tick = tickMillis();
     Failure[] recorded = new Failure[1];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
       if (state.flight() != flight) {
         return state;
       }
-      recorded[0] = backoff.remembered(state.failure(), count, notBefore, cause, now);
+      recorded[0] = backoff.remembered(state.failure(), count, notBefore, cause, now, tick);
       return KeyState.of(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
-      scheduleDrain(now);
+      scheduleDrain(tick);
     }
     return recorded[0];
   }
 
-  /** Remembers that this instance lost the key's lease while the item had {@code casToken}. */
-  void leaseLost(String storeKey, long casToken, long now, long rememberMillis) {
-    LeaseLoss loss = new LeaseLoss(casToken, now + rememberMillis);
+  /**
+   * Remembers, for {@code rememberMillis}, that this instance lost the key's lease while the item
+   * had {@code casToken}.
+   */
+  void leaseLost(String storeKey, long casToken, long rememberMillis) {
+    long tick = tickMillis();
+    LeaseLoss loss = new LeaseLoss(casToken, tick + rememberMillis);
     states.compute(storeKey, (k, state) -> state == null
         ? new KeyState(null, null, loss) : state.withLeaseLoss(loss));
     forgetQueue.add(new Due(storeKey, loss));
-    scheduleDrain(now);
+    scheduleDrain(tick);
+  }
+
+  /** The ticker now, in milliseconds: the time of every local duration of this cache's keys. */
+  long tickMillis() {
+    return CacheConfig.millis(ticker);
   }
 
   /**
@@ -372,7 +397,7 @@ final class KeyRegistry {
     }
   }
 
-  /** Forgets up to {@code max} failure records that are due. */
+  /** Forgets up to {@code max} failure records due by {@code now} (ticker ms). */
   private void sweep(long now, int max) {
     for (int i = 0; i < max; i++) {
       Due head = forgetQueue.peek();
@@ -391,7 +416,10 @@ final class KeyRegistry {
     }
   }
 
-  /** Keeps one drain task scheduled while records wait to be forgotten, for idle caches. */
+  /**
+   * Keeps one drain task scheduled while records wait to be forgotten, for idle caches; {@code
+   * now} is the ticker, ms.
+   */
   private void scheduleDrain(long now) {
     Due head = forgetQueue.peek();
     if (head == null || !drainScheduled.compareAndSet(false, true)) {
@@ -406,7 +434,7 @@ final class KeyRegistry {
   }
 
   private void drain() {
-    long now = clock.millis();
+    long now = tickMillis();
     sweep(now, Integer.MAX_VALUE);
     drainScheduled.set(false);
     scheduleDrain(now);

@@ -58,7 +58,7 @@ final class LeaseValues {
 
   /** This instance's failure marker for a failed load of the item version {@code itemCasToken}. */
   byte[] failureMarker(KeyRegistry.Failure failure, long itemCasToken) {
-    byte[] head = (FAILED + failure.count() + ":" + failure.notBefore() + ":" + itemCasToken
+    byte[] head = (FAILED + failure.count() + ":" + failure.notBeforeEpoch() + ":" + itemCasToken
         + ":").getBytes(StandardCharsets.US_ASCII);
     byte[] marker = Arrays.copyOf(head, head.length + owner.length);
     System.arraycopy(owner, 0, marker, head.length, owner.length);

@@ -37,15 +37,23 @@ final class LoadCoordinator<V> {
   private final Refresher refresher;
   private final FleetLease<V> lease;
   private final InstantSource clock;
+  private final Ticker ticker;
   private final StatsCounter stats;
   private final LoadTimes loadTimes;
   private final long driveTimeoutNanos;
-  private final RateLimitedLog refreshErrorLog = new RateLimitedLog(log);
-  private final RateLimitedLog slowLoadLog = new RateLimitedLog(log);
+  private final RateLimitedLog refreshErrorLog;
+  private final RateLimitedLog slowLoadLog;
 
+  /**
+   * @param clock the wall clock: a load's time in its envelope, for other hosts
+   * @param ticker measures loads, and how old a flight is when its write is due
+   */
   LoadCoordinator(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
-      FleetLease<V> lease, InstantSource clock, StatsCounter stats, LoadTimes loadTimes,
-      long driveTimeoutNanos) {
+      FleetLease<V> lease, InstantSource clock, Ticker ticker, StatsCounter stats,
+      LoadTimes loadTimes, long driveTimeoutNanos) {
+    this.ticker = ticker;
+    this.refreshErrorLog = new RateLimitedLog(log, ticker);
+    this.slowLoadLog = new RateLimitedLog(log, ticker);
     this.loadTimes = loadTimes;
     this.driveTimeoutNanos = driveTimeoutNanos;
     this.registry = registry;
@@ -101,7 +109,7 @@ final class LoadCoordinator<V> {
     if (begin instanceof KeyRegistry.Remembered remembered) {
       stats.increment(Counter.FAILURE_REMEMBERED);
       return CompletableFuture.failedFuture(
-          Backoff.exception(remembered.failure(), clock.millis()));
+          Backoff.exception(remembered.failure(), registry.tickMillis()));
     }
     return CompletableFuture.failedFuture(recursive());
   }
@@ -255,7 +263,7 @@ final class LoadCoordinator<V> {
   private void run(Flight<V> flight, AsyncLoader<? extends V> loader, boolean writeBack,
       CompletableFuture<Loaded<V>> own) {
     Thread starter = Thread.currentThread();
-    long start = clock.millis();
+    long start = ticker.read();
     long generation = writer.generation();
     CompletionStage<? extends V> stage;
     flight.enterLoader(starter);
@@ -269,8 +277,7 @@ final class LoadCoordinator<V> {
     }
     try {
       stage.whenComplete((value, error) -> {
-        long end = clock.millis();
-        long elapsed = Math.max(0, end - start);
+        long elapsed = elapsedMillis(start);
         if (error != null) {
           Throwable cause = EntryWriter.unwrap(error);
           if (own != null) {
@@ -278,7 +285,7 @@ final class LoadCoordinator<V> {
           }
           failed(flight, cause, elapsed);
         } else {
-          Loaded<V> loaded = new Loaded<>(value, end, elapsed, generation);
+          Loaded<V> loaded = new Loaded<>(value, clock.millis(), elapsed, generation);
           if (own != null) {
             own.complete(loaded);
           }
@@ -289,7 +296,7 @@ final class LoadCoordinator<V> {
       if (own != null) {
         own.completeExceptionally(new CacheLoadException("the loader failed", t));
       }
-      failed(flight, t, Math.max(0, clock.millis() - start));
+      failed(flight, t, elapsedMillis(start));
     }
     if (own != null && !own.isDone() && flight.completedExceptionally()) {
       // timed out while load() itself was running, and its stage is still pending
@@ -339,7 +346,7 @@ final class LoadCoordinator<V> {
     try {
       if (flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD);
-      } else if (clock.millis() - flight.startedAt >= writer.fenceMillis()) {
+      } else if (registry.tickMillis() - flight.startedTick >= writer.fenceMillis()) {
         // Older than the shortest entry lifetime: an invalidation during the load could have
         // been followed by an entry that expired already, leaving nothing to fence this write.
         stats.increment(Counter.SKIPPED_WRITE);
@@ -358,6 +365,11 @@ final class LoadCoordinator<V> {
     } finally {
       end(flight, null);
     }
+  }
+
+  /** Milliseconds on the ticker since {@code startNanos}, a reading of it; never negative. */
+  long elapsedMillis(long startNanos) {
+    return Math.max(0, TimeUnit.NANOSECONDS.toMillis(ticker.read() - startNanos));
   }
 
   /** Deregisters a flight whose load ended, and releases the fleet lease it held. */

@@ -28,21 +28,27 @@ final class NearCache<V> {
   private final RandomGenerator random;
   private final double sampling;
   private final long stalenessMillis;
-  private final long refreshPauseMillis;
-  private final RateLimitedLog staleSamples = new RateLimitedLog(Log.LOGGER);
+  private final Ticker ticker;
+  /** At most one refresh per entry per this many ticker nanoseconds: half the bound. */
+  private final long refreshPauseNanos;
+  private final RateLimitedLog staleSamples;
   private final StatsCounter stats;
-  private final RateLimitedLog recordFailures = new RateLimitedLog(Log.LOGGER);
-  private final RateLimitedLog pollFailures = new RateLimitedLog(Log.LOGGER);
+  private final RateLimitedLog recordFailures;
+  private final RateLimitedLog pollFailures;
 
   private NearCache(NearTier<NearEntry<V>> tier, NearLog log, Keys keys, CacheConfig<V> config,
       EntryReader<V> reader, StatsCounter stats) {
+    this.staleSamples = new RateLimitedLog(Log.LOGGER, config.ticker());
+    this.recordFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
+    this.pollFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.keys = keys;
     this.store = config.store();
     this.reader = reader;
     this.random = config.random();
     this.sampling = config.nearSampling();
     this.stalenessMillis = config.nearStaleness().toMillis();
-    this.refreshPauseMillis = Math.max(1, stalenessMillis / 2);
+    this.ticker = config.ticker();
+    this.refreshPauseNanos = Math.max(1, config.nearStaleness().toNanos() / 2);
     this.tier = tier;
     this.log = log;
     this.stats = stats;
@@ -106,7 +112,8 @@ final class NearCache<V> {
         CaffeineEntries.bounded(config.nearMaximumSize(),
             config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
             () -> stats.increment(Counter.NEAR_EVICTION)),
-        config.nearStaleness(), fenceWindow, config.ticker(), keys::nearKeyOf, generation, events);
+        config.nearStaleness(), fenceWindow, config.ticker()::read, keys::nearKeyOf, generation,
+        events);
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
     near.get().firstPoll(config.nearStaleness());
     tier.start(config.scheduler());
@@ -144,11 +151,11 @@ final class NearCache<V> {
   }
 
   /**
-   * Whether a near hit at {@code now} that calls for a refresh may start one: at most one per
-   * entry per half bound ({@link NearEntry}).
+   * Whether a near hit now that calls for a refresh may start one: at most one per entry per half
+   * bound ({@link NearEntry}), measured on the ticker.
    */
-  boolean mayRefresh(NearEntry<V> hit, long now) {
-    return hit.claimRefresh(now, refreshPauseMillis);
+  boolean mayRefresh(NearEntry<V> hit) {
+    return hit.claimRefresh(ticker.read(), refreshPauseNanos);
   }
 
   /**

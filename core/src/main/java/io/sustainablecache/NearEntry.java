@@ -22,8 +22,14 @@ final class NearEntry<V> {
 
   private final Entry<V> entry;
   private final int storedBytes;
-  /** Epoch milliseconds before which a near hit starts no refresh of this entry. */
-  private volatile long refreshNotBefore;
+  /** No refresh claimed yet. */
+  private static final long UNCLAIMED = Long.MIN_VALUE;
+
+  /**
+   * The ticker's nanoseconds before which a near hit starts no refresh of this entry, or {@link
+   * #UNCLAIMED}.
+   */
+  private volatile long refreshNotBefore = UNCLAIMED;
 
   /**
    * @param storedBytes the size of the entry's item in the store: its weight in a near cache
@@ -44,11 +50,12 @@ final class NearEntry<V> {
   }
 
   /**
-   * Whether a near hit at {@code now} may start a refresh of this entry; if so, the next may not
-   * before {@code now + pauseMillis}. One caller wins each pause.
+   * Whether a near hit at {@code now} (ticker nanoseconds) may start a refresh of this entry; if
+   * so, the next may not before {@code now + pauseNanos}. One caller wins each pause.
    */
-  boolean claimRefresh(long now, long pauseMillis) {
+  boolean claimRefresh(long now, long pauseNanos) {
     long notBefore = refreshNotBefore;
-    return now >= notBefore && NEXT_REFRESH.compareAndSet(this, notBefore, now + pauseMillis);
+    return (notBefore == UNCLAIMED || now - notBefore >= 0)
+        && NEXT_REFRESH.compareAndSet(this, notBefore, now + pauseNanos);
   }
 }

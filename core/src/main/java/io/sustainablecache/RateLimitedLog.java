@@ -16,11 +16,14 @@ final class RateLimitedLog {
   private static final long INTERVAL_NANOS = 10_000_000_000L;
 
   private final Logger log;
+  private final Ticker ticker;
   private final AtomicLong nextAllowedNanos = new AtomicLong(Long.MIN_VALUE);
   private final AtomicLong suppressed = new AtomicLong();
 
-  RateLimitedLog(Logger log) {
+  /** A log whose interval is measured on {@code ticker} (the cache's). */
+  RateLimitedLog(Logger log, Ticker ticker) {
     this.log = log;
+    this.ticker = ticker;
   }
 
   /** Logs {@code message} at WARN, at most once per interval; otherwise at DEBUG. */
@@ -59,7 +62,7 @@ final class RateLimitedLog {
   }
 
   private boolean allowed() {
-    long now = System.nanoTime();
+    long now = ticker.read();
     long next = nextAllowedNanos.get();
     return (next == Long.MIN_VALUE || now - next >= 0)
         && nextAllowedNanos.compareAndSet(next, now + INTERVAL_NANOS);

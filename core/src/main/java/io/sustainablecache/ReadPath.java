@@ -69,7 +69,7 @@ final class ReadPath<V> {
     this.random = config.random();
     this.stats = stats;
     this.storeErrorLog = storeErrorLog;
-    this.staleOnErrorLog = new RateLimitedLog(Log.LOGGER);
+    this.staleOnErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.serveStaleOnError = config.serveStaleOnError();
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.waitNanos = waitNanos;
@@ -134,7 +134,7 @@ final class ReadPath<V> {
       Decision.Action action = Decision.decide(entry, now, mode, policy, random);
       if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
           || action == Decision.Action.STALE) {
-        boolean refresh = action != Decision.Action.FRESH && near.mayRefresh(hit, now);
+        boolean refresh = action != Decision.Action.FRESH && near.mayRefresh(hit);
         // An entry this instance wrote has no token (a write returns none); the refresh's write
         // must be conditional on one, so that read goes to the store.
         if (!refresh || entry.casToken() != EntryWriter.NO_CAS) {

@@ -8,8 +8,8 @@ import java.util.concurrent.TimeUnit;
  * waiting for another instance's load, flushes refresh batches and forgets old failures.
  *
  * <p>The default, {@link #systemScheduler()}, is one daemon thread shared by every cache in the
- * JVM. Inject another to run the cache in simulated time (the delay is then measured on the
- * cache's {@linkplain SustainableCacheBuilder#clock clock}) or to use a scheduler the application
+ * JVM. Inject another to run the cache in simulated time (the delay is then a duration on the
+ * cache's {@linkplain SustainableCacheBuilder#ticker ticker}) or to use a scheduler the application
  * already has. Tasks are short and never block; they may complete futures whose dependent stages
  * then run on the scheduler's thread.
  *

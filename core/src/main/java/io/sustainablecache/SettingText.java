@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.function.Function;
 
@@ -103,9 +104,19 @@ final class SettingText {
   /**
    * A duration: a number with a unit ({@code ms}, {@code s}, {@code m}, {@code h}, {@code d}) or
    * ISO-8601.
+   *
+   * @throws IllegalArgumentException if it is neither, or too long for a {@link Duration}
    */
   static Duration duration(String text) {
-    String t = text.strip().toLowerCase(Locale.ROOT);
+    try {
+      return parseDuration(text.strip().toLowerCase(Locale.ROOT));
+    } catch (ArithmeticException | DateTimeParseException e) {
+      throw new IllegalArgumentException(e instanceof ArithmeticException
+          ? "too long for a duration" : e.getMessage(), e);
+    }
+  }
+
+  private static Duration parseDuration(String t) {
     if (t.startsWith("p") || t.startsWith("-p")) {
       return Duration.parse(t.toUpperCase(Locale.ROOT));
     }

@@ -43,6 +43,7 @@ public final class SustainableCacheBuilder<V> {
   int refreshThreads = -1;
   int refreshQueueCapacity = -1;
   InstantSource clock;
+  Ticker ticker;
   RandomGenerator random;
   KeyPolicy keyPolicy;
   int maxValueSize = -1;
@@ -256,18 +257,43 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
-   * The wall clock used for envelope timestamps, expiry decisions and load-time measurement.
-   * Envelopes are read by other hosts, so it must be epoch-based. Default: {@link
-   * InstantSource#system()}.
+   * The wall clock, for what is compared with other hosts' time: envelope timestamps (an entry's
+   * load time and logical expiry), tombstones, fleet-lease ends and failure markers. Envelopes
+   * are read by other hosts, so it must be epoch-based. It measures no duration and no bound on
+   * this host (that is the {@link #ticker}'s job), so a clock that steps back or jumps ahead moves
+   * expiry decisions but never stretches the near cache's bound, a load timeout or a back-off.
+   * Default: {@link InstantSource#system()}.
    *
    * @param clock the clock
    * @return this builder
+   * @throws NullPointerException if {@code clock} is {@code null}
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> clock(InstantSource clock) {
     requireNonNull(clock, "clock");
     checkUnset(this.clock, "clock");
     this.clock = clock;
+    return this;
+  }
+
+  /**
+   * The monotonic time source for every duration and bound measured on this host: the near
+   * cache's staleness bound and fence window, load times, the load timeout, failure back-off
+   * windows, fleet-lease waits and polls, refresh pauses, rate-limited logs, and the delays given
+   * to the {@link #scheduler}. Separate from the {@link #clock}, as Caffeine separates its {@code
+   * Ticker} from wall time, so that a wall clock that is set (stepped back by NTP, say) cannot
+   * stretch a bound. Inject one with the {@link #clock} and the {@link #scheduler} to run the
+   * cache in simulated time. Default: {@link Ticker#systemTicker()}, whatever clock is set.
+   *
+   * @param ticker the ticker, nanoseconds
+   * @return this builder
+   * @throws NullPointerException if {@code ticker} is {@code null}
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> ticker(Ticker ticker) {
+    requireNonNull(ticker, "ticker");
+    checkUnset(this.ticker, "ticker");
+    this.ticker = ticker;
     return this;
   }
 
@@ -544,8 +570,9 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * The scheduler of the cache's timed work: load timeouts, the polls of an instance waiting for
-   * another instance's load, refresh batch flushes, forgetting old failures. Inject one that
-   * follows a simulated {@link #clock} to run the cache in virtual time. Default: {@link
+   * another instance's load, refresh batch flushes, forgetting old failures. Its delays are
+   * durations, as on the {@link #ticker}: inject one that follows a simulated ticker to run the
+   * cache in virtual time. Default: {@link
    * Scheduler#systemScheduler()}.
    *
    * @param scheduler the scheduler

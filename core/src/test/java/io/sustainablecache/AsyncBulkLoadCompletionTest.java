@@ -33,8 +33,8 @@ final class AsyncBulkLoadCompletionTest {
   void anAsyncBulkLoadCompletedOnAnotherThread_completesItsCallersBeforeTheExecutorRuns()
       throws InterruptedException {
     try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("b")
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
-        .scheduler(ManualScheduler.on(clock)).refreshExecutor(executor)
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(ManualScheduler.on(clock.ticker())).refreshExecutor(executor)
         .random(FixedRandom.neverEarly()).fleetLease(false).build()) {
       CompletableFuture<Map<String, String>> query = new CompletableFuture<>();
       CompletableFuture<Map<String, String>> values =

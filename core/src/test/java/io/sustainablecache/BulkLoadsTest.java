@@ -34,7 +34,7 @@ final class BulkLoadsTest {
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore server = InMemoryStore.create(clock);
   private final ScriptedStore store = ScriptedStore.over(server);
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final ManualExecutor executor = new ManualExecutor();
   private final List<Set<String>> calls = new CopyOnWriteArrayList<>();
   private SustainableCache<String> cache;
@@ -58,7 +58,7 @@ final class BulkLoadsTest {
 
   private SustainableCacheBuilder<String> builder() {
     return SustainableCache.builder(store).namespace("b").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).refreshExecutor(executor)
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(executor)
         .random(FixedRandom.neverEarly()).fleetLease(false);
   }
 

@@ -30,7 +30,8 @@ final class CacheApiTest {
 
   private SustainableCacheBuilder<String> builder() {
     return SustainableCache.builder(store).namespace("a").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly());
+        .clock(clock).ticker(clock.ticker()).refreshExecutor(new ManualExecutor())
+        .random(FixedRandom.neverEarly());
   }
 
   @Test
@@ -63,7 +64,7 @@ final class CacheApiTest {
   void invalidateAll_flushesTheNamespace_whereTheStoreCan() {
     try (SustainableCache<String> cache = builder().build();
         SustainableCache<String> other = SustainableCache.builder(store).namespace("other")
-            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).build()) {
+            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).build()) {
       cache.put("x", "1");
       other.put("x", "2");
       cache.invalidateAll();
@@ -126,7 +127,7 @@ final class CacheApiTest {
   @Test
   void ttlJitter_shortensEachEntrysTtlByUpToTheFraction() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .ttlJitter(0.2).codec(ValueCodec.utf8()).clock(clock)
+        .ttlJitter(0.2).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
         .random(new java.util.Random(42)).build()) {
       long min = Long.MAX_VALUE;
       long max = Long.MIN_VALUE;

@@ -129,6 +129,42 @@ class CacheSettingsTest {
         .withMessageContaining(message);
   }
 
+  /**
+   * Issue 24: a duration too long for {@link Duration} (or for the nanoseconds the cache measures
+   * in) is an {@link IllegalArgumentException} naming the pair, in every setting that takes one;
+   * it was an {@code ArithmeticException}.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"ttl=%s", "grace=%s", "absent-ttl=%s", "load-timeout=%s",
+      "max-clock-skew=%s", "close-timeout=%s", "failure-backoff=%s", "failure-backoff=1s:%s",
+      "refresh-batch=100:%s", "near-cache=1000:%s", "near-cache=1000:%s:0.5"})
+  void aDurationTooLongForADuration_isAnIllegalArgument_namingThePair(String form) {
+    for (String huge : new String[] {"9999999999999999d", "9223372036854775807h",
+        "9223372036854775807m", "PT9999999999999999999H"}) {
+      String pair = form.formatted(huge);
+      assertThatIllegalArgumentException().as(pair).isThrownBy(() -> CacheSettings.parse(pair))
+          .withMessageStartingWith(pair + ":");
+    }
+  }
+
+  /** A {@link Duration} too long for nanoseconds set in code: the setting's own message. */
+  @Test
+  void aDurationTooLongForNanoseconds_setInCode_isAnIllegalArgument_namingTheSetting() {
+    Duration huge = Duration.ofSeconds(Long.MAX_VALUE);
+    assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.builder().ttl(huge))
+        .withMessageContaining("ttl must be").withMessageContaining(huge.toString());
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.builder().loadTimeout(huge))
+        .withMessageContaining("loadTimeout must be");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.builder().nearCache(10, huge))
+        .withMessageContaining("nearCache staleness must be");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> io.sustainablecache.spi.CacheStoreFactory.Settings.builder()
+            .operationTimeout(huge))
+        .withMessageContaining("operationTimeout must be").withMessageContaining(huge.toString());
+  }
+
   @Test
   void pairsAsSpringBootBindsThem_matchKeysIgnoringCaseDashesAndUnderscores() {
     java.util.Map<String, String> pairs = new java.util.LinkedHashMap<>();

@@ -27,7 +27,8 @@ final class CachedAbsenceTest {
 
   private SustainableCacheBuilder<String> builder() {
     return SustainableCache.builder(store).namespace("a").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly());
+        .clock(clock).ticker(clock.ticker()).refreshExecutor(new ManualExecutor())
+        .random(FixedRandom.neverEarly());
   }
 
   private String load(String key) {

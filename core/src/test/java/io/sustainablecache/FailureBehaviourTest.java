@@ -35,7 +35,8 @@ final class FailureBehaviourTest {
 
   private SustainableCacheBuilder<String> builder() {
     return SustainableCache.builder(store).namespace("f").ttl(TTL).codec(ValueCodec.utf8())
-        .refreshExecutor(executor).clock(clock).random(RefreshPolicyTest.fixed(0.5));
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker())
+        .random(RefreshPolicyTest.fixed(0.5));
   }
 
   private Loader<String> failing() {
@@ -153,7 +154,8 @@ final class FailureBehaviourTest {
     CountDownLatch release = new CountDownLatch(1);
     int keys = 10_000;
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).refreshPolicy(SustainableCacheTest.EAGER_SUS)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))).refreshThreads(2)
         .refreshQueueCapacity(100).build()) {
       for (int i = 0; i < keys; i++) {
@@ -187,7 +189,8 @@ final class FailureBehaviourTest {
     AtomicBoolean interrupted = new AtomicBoolean();
     CountDownLatch started = new CountDownLatch(1);
     SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).refreshPolicy(SustainableCacheTest.EAGER_SUS)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .closeTimeout(Duration.ofMillis(200))
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))).build();
     cache.put("k", "v");
@@ -274,7 +277,7 @@ final class FailureBehaviourTest {
       }
     };
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(refusing).refreshExecutor(executor).clock(clock).build()) {
+        .codec(refusing).refreshExecutor(executor).clock(clock).ticker(clock.ticker()).build()) {
       assertThat(cache.get("k", key -> "v")).isEqualTo("v");
       assertThat(store.gets("k").join()).isEmpty();
       assertThat(cache.stats().skippedWriteCount()).isEqualTo(1);
@@ -311,7 +314,7 @@ final class FailureBehaviourTest {
   void subSecondTtlWorksAndTheItemOutlivesItOnTheServer() {
     try (SustainableCache<String> shortLived = SustainableCache.builder(store).namespace("s")
         .ttl(Duration.ofMillis(300)).codec(ValueCodec.utf8()).refreshExecutor(executor)
-        .clock(clock).random(RefreshPolicyTest.fixed(0.0)).build()) {
+        .clock(clock).ticker(clock.ticker()).random(RefreshPolicyTest.fixed(0.0)).build()) {
       shortLived.get("k", key -> "v1");
       clock.advanceMillis(400); // past the 300 ms TTL: stale, refreshed in the background
       assertThat(shortLived.get("k", key -> "v2")).isEqualTo("v1");
@@ -325,6 +328,7 @@ final class FailureBehaviourTest {
   void ttlBeyondThirtyDaysBecomesAnAbsoluteExptimeTheServerHonours() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(Duration.ofDays(40))
         .grace(Duration.ZERO).codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock)
+        .ticker(clock.ticker())
         .build()) {
       cache.get("k", key -> "v");
       clock.advance(Duration.ofDays(39));
@@ -384,7 +388,7 @@ final class FailureBehaviourTest {
     ValueCodec<Dto> codec = ValueCodec.javaSerialization(Dto.class,
         Dto.class.getName() + ";java.lang.String");
     try (SustainableCache<Dto> cache = SustainableCache.builder(store).ttl(TTL).codec(codec)
-        .refreshExecutor(executor).clock(clock).build()) {
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker()).build()) {
       cache.get("d", key -> new Dto("kim", 42));
       assertThat(cache.get("d", key -> new Dto("other", 0))).isEqualTo(new Dto("kim", 42));
     }
@@ -399,7 +403,7 @@ final class FailureBehaviourTest {
     long now = clock.millis();
     store.set("d", Envelope.encode(now, now + 10_000, 1, attacker.encode(new Gadget())), 60).join();
     try (SustainableCache<Dto> cache = SustainableCache.builder(store).ttl(TTL).codec(codec)
-        .refreshExecutor(executor).clock(clock).build()) {
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker()).build()) {
 
       assertThat(cache.get("d", key -> new Dto("safe", 1))).isEqualTo(new Dto("safe", 1));
 

@@ -32,7 +32,7 @@ final class FleetLeaseTest {
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore server = InMemoryStore.create(clock);
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final List<ManualExecutor> executors = new ArrayList<>();
   private final List<SustainableCache<String>> fleet = new ArrayList<>();
   private final AtomicInteger loads = new AtomicInteger();
@@ -41,7 +41,8 @@ final class FleetLeaseTest {
     ManualExecutor executor = new ManualExecutor();
     executors.add(executor);
     SustainableCache<String> cache = SustainableCache.builder(store).namespace("f").ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(executor)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(executor)
         .random(FixedRandom.neverEarly()).build();
     fleet.add(cache);
     return cache;
@@ -142,6 +143,7 @@ final class FleetLeaseTest {
       executors.add(executor);
       fleet.add(SustainableCache.builder(server).namespace("f").ttl(TTL)
           .grace(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).clock(clock)
+          .ticker(clock.ticker())
           .scheduler(scheduler).refreshExecutor(executor).random(FixedRandom.neverEarly())
           .build());
     }
@@ -286,7 +288,8 @@ final class FleetLeaseTest {
       ManualExecutor executor = new ManualExecutor();
       executors.add(executor);
       fleet.add(SustainableCache.builder(server).namespace("f").ttl(TTL).fleetLease(false)
-          .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(executor)
+          .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+          .refreshExecutor(executor)
           .random(FixedRandom.neverEarly()).build());
     }
     AtomicInteger waits = new AtomicInteger();

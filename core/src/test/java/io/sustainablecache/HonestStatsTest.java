@@ -27,10 +27,10 @@ final class HonestStatsTest {
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore server = InMemoryStore.create(clock);
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final ManualExecutor refreshes = new ManualExecutor();
   private final SustainableCache<String> cache = SustainableCache.builder(server).namespace("s")
-      .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+      .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
       .refreshExecutor(refreshes).random(FixedRandom.neverEarly())
       .loadTimeout(Duration.ofSeconds(5)).build();
 

@@ -47,7 +47,8 @@ final class InvalidationFenceTest {
 
   private SustainableCache<String> host(CacheStore store) {
     return SustainableCache.builder(store).namespace("f").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
+        .clock(clock).ticker(clock.ticker()).refreshExecutor(new ManualExecutor())
+        .random(FixedRandom.neverEarly())
         .build();
   }
 
@@ -91,7 +92,8 @@ final class InvalidationFenceTest {
     ScriptedStore wire = ScriptedStore.over(server);
     ScriptedStore.Hold adds = wire.holdRequests(Op.ADD);
     try (SustainableCache<String> cache = SustainableCache.builder(wire).namespace("f").ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).refreshExecutor(new ManualExecutor())
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .refreshExecutor(new ManualExecutor())
         .random(FixedRandom.neverEarly()).fleetLease(false).build()) {
       assertThat(cache.get("k", key -> "old")).isEqualTo("old"); // its add is held on the wire
       assertThat(adds.waiting()).isEqualTo(1);
@@ -118,7 +120,7 @@ final class InvalidationFenceTest {
   @Test
   void aReaderThatStalledSinceItsRead_registersItsFlightNow_soTheNextCallerJoinsIt() {
     KeyRegistry registry = ((DefaultSustainableCache<?>) SustainableCache.builder(server)
-        .namespace("r").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+        .namespace("r").ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
         .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
         .loadTimeout(Duration.ofSeconds(5)).build()).registry();
     long staleRead = clock.millis(); // the reader read a tombstone written now, with token 10

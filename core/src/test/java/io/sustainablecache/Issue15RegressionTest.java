@@ -27,12 +27,13 @@ final class Issue15RegressionTest {
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore server = InMemoryStore.create(clock);
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
 
   @Test
   void aBulkResultMapWhoseGetThrows_failsGetAllAtOnce_withThatFailure() {
     try (SustainableCache<String> cache = SustainableCache.builder(server).namespace("i")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).build()) {
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .build()) {
       Map<String, String> hostile = new AbstractMap<>() {
         @Override
         public String get(Object key) {
@@ -57,7 +58,7 @@ final class Issue15RegressionTest {
   void refreshesStillQueuedWhenCloseGivesUp_endTheirFlights_soALaterMissDoesNotWait()
       throws Exception {
     SustainableCache<String> cache = SustainableCache.builder(server).namespace("i").ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .random(FixedRandom.neverEarly()).refreshThreads(1).refreshQueueCapacity(8)
         .closeTimeout(Duration.ofMillis(100)).fleetLease(false).build();
     cache.put("slow", "s0");

@@ -70,7 +70,8 @@ public final class KeyRegistryLinearizabilityTest {
   public KeyRegistryLinearizabilityTest() {
     DefaultSustainableCache<?> cache = (DefaultSustainableCache<?>) SustainableCache
         .builder(InMemoryStore.create(clock)).namespace("r").ttl(Duration.ofSeconds(10))
-        .codec(ValueCodec.utf8()).clock(clock).scheduler(ManualScheduler.on(clock))
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(ManualScheduler.on(clock.ticker()))
         .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
         .failureBackoff(Duration.ofMinutes(1)).loadTimeout(Duration.ofSeconds(5)).build();
     registry = cache.registry();

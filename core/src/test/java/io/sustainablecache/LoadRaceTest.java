@@ -44,7 +44,7 @@ final class LoadRaceTest {
       return "v" + loads.get();
     };
     try (SustainableCache<String> cache = SustainableCache.builder(memory)
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
         .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))).build()) {
       cache.put("k", "v0");
@@ -72,7 +72,8 @@ final class LoadRaceTest {
     ScriptedStore slowAdds = ScriptedStore.over(memory);
     ScriptedStore.Hold adds = slowAdds.holdRequests(ScriptedStore.Op.ADD);
     try (SustainableCache<String> cache = SustainableCache.builder(slowAdds)
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).fleetLease(false)
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .fleetLease(false)
         .build()) {
       // the caller gets its value without waiting for the write, which is still on the wire
       assertThat(cache.get("k", key -> "v0 (read before the update)"))

@@ -38,7 +38,7 @@ final class LoaderThreadTest {
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore server = InMemoryStore.create(clock);
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final List<String> loaderThreads = new CopyOnWriteArrayList<>();
   private SustainableCache<String> cache;
 
@@ -68,7 +68,8 @@ final class LoaderThreadTest {
     HeldLeases store = new HeldLeases(server);
     ManualExecutor refreshes = new ManualExecutor();
     cache = SustainableCache.builder(store).namespace("t").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).refreshExecutor(refreshes).fleetLease(true).build();
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+        .fleetLease(true).build();
 
     AtomicReference<Throwable> callerFailure = new AtomicReference<>();
     Thread caller = new Thread(() -> {
@@ -102,7 +103,8 @@ final class LoaderThreadTest {
     ManualExecutor refreshes = new ManualExecutor();
     refreshes.behave(ManualExecutor.Behaviour.REJECT);
     cache = SustainableCache.builder(store).namespace("t").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).refreshExecutor(refreshes).fleetLease(true).build();
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+        .fleetLease(true).build();
 
     Thread caller = new Thread(() -> {
       try {
@@ -130,7 +132,8 @@ final class LoaderThreadTest {
     HeldLeases store = new HeldLeases(server);
     store.holdNext = false;
     cache = SustainableCache.builder(store).namespace("t").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).random(FixedRandom.neverEarly()).fleetLease(true)
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).random(FixedRandom.neverEarly())
+        .fleetLease(true)
         .closeTimeout(Duration.ofMillis(200)).build();
     cache.put("k", "v0");
     clock.advance(TTL.plusMillis(1));
@@ -152,7 +155,8 @@ final class LoaderThreadTest {
     ExecutorService refreshes = Executors.newSingleThreadExecutor(r -> new Thread(r, "refresh"));
     try {
       cache = SustainableCache.builder(store).namespace("t").ttl(TTL).codec(ValueCodec.utf8())
-          .clock(clock).scheduler(scheduler).refreshExecutor(refreshes).fleetLease(false)
+          .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+          .fleetLease(false)
           .build();
       CompletableFuture<String> value = cache.getAsync("k", key -> {
         loaderThreads.add(Thread.currentThread().getName());
@@ -174,7 +178,8 @@ final class LoaderThreadTest {
     ExecutorService refreshes = Executors.newSingleThreadExecutor(r -> new Thread(r, "refresh"));
     try {
       cache = SustainableCache.builder(store).namespace("t").ttl(TTL).codec(ValueCodec.utf8())
-          .clock(clock).scheduler(scheduler).refreshExecutor(refreshes).fleetLease(false)
+          .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+          .fleetLease(false)
           .build();
       CompletableFuture<java.util.Map<String, String>> values =
           cache.getAllAsync(List.of("a", "b"), keys -> {
@@ -196,7 +201,7 @@ final class LoaderThreadTest {
   @Test
   void getIfPresentAsync_answersWhatIsThere_andNeverLoads() throws Exception {
     cache = SustainableCache.builder(server).namespace("t").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).build();
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).build();
     assertThat(cache.getIfPresentAsync("k").get(1, TimeUnit.SECONDS)).isEmpty();
     cache.put("k", "v");
     assertThat(cache.getIfPresentAsync("k").get(1, TimeUnit.SECONDS)).contains("v");

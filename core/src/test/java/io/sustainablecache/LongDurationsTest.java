@@ -39,6 +39,7 @@ final class LongDurationsTest {
     InMemoryStore store = InMemoryStore.create(clock);
     Duration year = SustainableCacheBuilder.MAX_TTL;
     try (SustainableCache<byte[]> cache = SustainableCache.builder(store).clock(clock)
+        .ticker(clock.ticker())
         .ttl(year).grace(year).absentTtl(year).failureBackoff(year, year).maxClockSkew(year)
         .loadTimeout(SustainableCacheBuilder.MAX_TIMEOUT).build()) {
       assertThat(cache.get("k", key -> new byte[] {1})).containsExactly(1);

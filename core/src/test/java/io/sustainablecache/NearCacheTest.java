@@ -40,7 +40,7 @@ final class NearCacheTest {
   private static final Duration TTL = Duration.ofMinutes(10);
 
   private final FakeClock clock = FakeClock.atRoundSecond();
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   /** Both instances' refreshes, run when the test says. */
   private final ManualExecutor refreshes = new ManualExecutor();
   private final InMemoryStore memory = InMemoryStore.create(clock);
@@ -53,7 +53,8 @@ final class NearCacheTest {
 
   private SustainableCache<String> cache(CacheStore store) {
     return SustainableCache.builder(store).namespace("near").ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(refreshes)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(refreshes)
         .random(FixedRandom.neverEarly()).nearCache(1_000, DELTA, 0).build();
   }
 
@@ -136,14 +137,41 @@ final class NearCacheTest {
     assertThat(a.stats().nearMissCount()).isPositive();
   }
 
+  /**
+   * Issue 24, defect 3: the bound rests on the ticker, not on the injected wall clock. A's wall
+   * clock steps back ten minutes (NTP, an operator) while its polls fail: its near entry stops
+   * being served once the ticker says the bound passed. (When the clock was the near cache's
+   * ticker, the step made the last confirmation ten minutes "in the future", and A served the
+   * replaced value for ten more minutes.)
+   */
+  @Test
+  void aWallClockSteppingBack_whilePollsFail_doesNotStretchTheBound() {
+    scheduler.runDue();
+    String old = a.get("k", this::load);
+    a.get("k", this::load); // near
+    storeOfA.fail(Op.GETS_ALL, Integer.MAX_VALUE);
+
+    b.invalidate("k");
+    clock.setMillis(clock.millis() - Duration.ofMinutes(10).toMillis()); // the wall clock alone
+    long hits = a.stats().nearHitCount();
+    assertThat(a.get("k", this::load)).as("within the bound, the step changes nothing")
+        .isEqualTo(old);
+    assertThat(a.stats().nearHitCount()).isEqualTo(hits + 1);
+    pass(DELTA_MILLIS + 100); // by the ticker
+
+    assertThat(a.get("k", this::load)).as("past the bound by the ticker, the wall clock stepped"
+        + " back ten minutes").isNotEqualTo(old);
+    assertThat(a.stats().nearHitCount()).as("no near hit past the bound").isEqualTo(hits + 1);
+  }
+
   @Test
   void aHashedKeyInvalidatedOnAnotherInstance_isDroppedHereToo() {
     SustainableCache<String> hashingA = SustainableCache.builder(storeOfA).namespace("hashing")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).keyPolicy(KeyPolicy.HASH)
         .nearCache(1_000, DELTA, 0).build();
     SustainableCache<String> hashingB = SustainableCache.builder(memory).namespace("hashing")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).keyPolicy(KeyPolicy.HASH)
         .nearCache(1_000, DELTA, 0).build();
     try (hashingA; hashingB) {
@@ -217,10 +245,12 @@ final class NearCacheTest {
     ScriptedStore storeOfB = ScriptedStore.over(memory);
     try (SustainableCache<String> sampling = SustainableCache.builder(storeOfA)
             .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+            .ticker(clock.ticker())
             .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
             .nearCache(1_000, DELTA, 1.0).build();
         SustainableCache<String> writer = SustainableCache.builder(storeOfB)
             .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+            .ticker(clock.ticker())
             .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
             .nearCache(1_000, DELTA, 0).build()) {
       scheduler.runDue();
@@ -317,7 +347,8 @@ final class NearCacheTest {
   @Test
   void aNewGeneration_voidsThisJvmsLoadsInFlight_laterReadsDoNotJoinThem() {
     try (SustainableCache<String> c = SustainableCache.builder(memory).namespace("near")
-            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+            .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+            .scheduler(scheduler)
             .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).fleetLease(false)
             .nearCache(1_000, DELTA, 0).build()) {
       scheduler.runDue();
@@ -618,7 +649,7 @@ final class NearCacheTest {
     assertThat(a.stats().nearResetCount()).as("a new generation").isEqualTo(2);
 
     try (SustainableCache<String> small = SustainableCache.builder(memory).namespace("small")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).nearCache(2, DELTA, 0)
         .build()) {
       for (int i = 0; i < 50; i++) {
@@ -652,7 +683,7 @@ final class NearCacheTest {
   void aNearCacheBoundedByBytes_holdsWhatFitsAndEvictsTheRest() {
     String large = "x".repeat(1_000); // 1,024 bytes stored with the envelope
     try (SustainableCache<String> bytes = SustainableCache.builder(memory).namespace("bytes")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(refreshes).random(FixedRandom.neverEarly())
         .nearCacheBytes(4 * 1024, DELTA, 0).build()) {
       scheduler.runDue();
@@ -707,7 +738,7 @@ final class NearCacheTest {
     java.io.PrintStream original = System.err;
     System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
     try (SustainableCache<String> plain = SustainableCache.builder(memory).namespace("near")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).build()) {
       assertThat(a.get("alike", this::load)).isEqualTo(b.get("alike", this::load));
       assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8))

@@ -339,10 +339,10 @@ final class NearTierTest {
   @Test
   void started_itPollsAtOnceThenEveryHalfBound_throughFailures_untilClosed() {
     FakeClock clock = FakeClock.atRoundSecond();
-    ManualScheduler scheduler = ManualScheduler.on(clock);
+    ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
     List<Throwable> pollFailures = new ArrayList<>();
     NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
-        new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L, UnaryOperator.identity(),
+        new Entries(), DELTA, FENCE, clock.ticker()::read, UnaryOperator.identity(),
         new Generation(), pollFailures::add);
     polled.start(scheduler);
 

@@ -95,7 +95,7 @@ final class PerKeyStateHarness {
 
   final FakeClock clock = FakeClock.atRoundSecond();
   final InMemoryStore store = InMemoryStore.create(clock);
-  final ManualScheduler scheduler = ManualScheduler.on(clock);
+  final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   final ManualExecutor executor = new ManualExecutor();
   final DefaultSustainableCache<String> cache;
 
@@ -143,7 +143,7 @@ final class PerKeyStateHarness {
     floors = new long[keys];
     cache = (DefaultSustainableCache<String>) SustainableCache
         .builder(new LandingRecorder(store, clock, landedAt, lateAbsences)).namespace("m")
-        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(executor).random(FixedRandom.neverEarly()).loadTimeout(LOAD_TIMEOUT)
         .fleetLease(fleetLease).build();
   }

@@ -40,14 +40,14 @@ final class PerKeyStateTest {
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore store = InMemoryStore.create(clock);
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final ManualExecutor executor = new ManualExecutor();
   private final AtomicInteger loads = new AtomicInteger();
   private final List<AutoCloseable> closeables = new ArrayList<>();
 
   private SustainableCacheBuilder<String> builder() {
     return SustainableCache.builder(store).namespace("p").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).refreshExecutor(executor)
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(executor)
         .random(FixedRandom.neverEarly()).loadTimeout(LOAD_TIMEOUT);
   }
 
@@ -146,7 +146,8 @@ final class PerKeyStateTest {
       }
     };
     SustainableCache<String> cache = cache(SustainableCache.builder(store).namespace("p")
-        .ttl(TTL).codec(fragile).clock(clock).scheduler(scheduler).refreshExecutor(executor)
+        .ttl(TTL).codec(fragile).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(executor)
         .random(FixedRandom.neverEarly()));
     cache.put("k", "X marks a payload the codec chokes on");
 
@@ -170,7 +171,7 @@ final class PerKeyStateTest {
       }
     };
     SustainableCache<String> cache = cache(SustainableCache.builder(store).ttl(TTL).codec(cyclic)
-        .clock(clock).scheduler(scheduler).refreshExecutor(executor));
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(executor));
 
     assertThat(cache.get("k", counting("v"))).isEqualTo("v");
     assertThat(cache.stats().skippedWriteCount()).isEqualTo(1);
@@ -243,7 +244,7 @@ final class PerKeyStateTest {
     for (int trial = 0; trial < 1_000; trial++) {
       InMemoryStore trialStore = InMemoryStore.create(clock);
       try (SustainableCache<String> cache = SustainableCache.builder(trialStore).ttl(TTL)
-          .codec(ValueCodec.utf8()).clock(clock).build()) {
+          .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).build()) {
         AtomicReference<String> source = new AtomicReference<>("old");
         CountDownLatch loading = new CountDownLatch(1);
         CompletableFuture<String> before = CompletableFuture.supplyAsync(() -> cache.get("k",
@@ -491,7 +492,7 @@ final class PerKeyStateTest {
   @Test
   void manyDistinctKeys_leaveNoRecordsBehind() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).build()) {
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).build()) {
       for (int i = 0; i < 200_000; i++) {
         cache.get(Integer.toString(i), key -> key);
         if (i % 10_000 == 0) {

@@ -30,7 +30,7 @@ final class PlantedLeaseTest {
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore server = InMemoryStore.create(clock);
-  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final ManualExecutor refreshes = new ManualExecutor();
   private final AtomicInteger loads = new AtomicInteger();
   private SustainableCache<String> cache;
@@ -42,7 +42,8 @@ final class PlantedLeaseTest {
 
   private SustainableCache<String> cache(Duration ttl) {
     cache = SustainableCache.builder(server).namespace("p").ttl(ttl).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).refreshExecutor(refreshes).maxClockSkew(SKEW)
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+        .maxClockSkew(SKEW)
         .random(FixedRandom.neverEarly()).build();
     return cache;
   }
@@ -142,7 +143,7 @@ final class PlantedLeaseTest {
   @Test
   void theBackOffCapIsConfigurable_andValidated() {
     cache = SustainableCache.builder(server).namespace("p").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).random(FixedRandom.neverEarly())
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).random(FixedRandom.neverEarly())
         .failureBackoff(Duration.ofMillis(100), Duration.ofSeconds(2)).build();
     for (int failure = 0; failure < 6; failure++) {
       assertThatThrownBy(() -> cache.get("k", key -> {

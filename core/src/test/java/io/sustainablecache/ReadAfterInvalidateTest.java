@@ -57,7 +57,7 @@ final class ReadAfterInvalidateTest {
       Read read) throws Exception {
     FakeClock clock = FakeClock.atRoundSecond();
     InMemoryStore server = InMemoryStore.create(clock);
-    ManualScheduler scheduler = ManualScheduler.on(clock);
+    ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
     try (SustainableCache<String> a = host(server, clock, scheduler);
         SustainableCache<String> b = host(server, clock, scheduler)) {
       AtomicReference<String> row = new AtomicReference<>("old");
@@ -82,6 +82,6 @@ final class ReadAfterInvalidateTest {
   private static SustainableCache<String> host(InMemoryStore server, FakeClock clock,
       ManualScheduler scheduler) {
     return SustainableCache.builder(server).namespace("r").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).scheduler(scheduler).fleetLease(false).build();
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).fleetLease(false).build();
   }
 }

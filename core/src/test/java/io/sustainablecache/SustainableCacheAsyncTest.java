@@ -34,6 +34,7 @@ final class SustainableCacheAsyncTest {
   private SustainableCache<String> build(double draw, Duration failureBackoff) {
     cache = SustainableCache.builder(store).ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8())
         .refreshPolicy(SustainableCacheTest.EAGER_SUS).refreshExecutor(executor).clock(clock)
+        .ticker(clock.ticker())
         .failureBackoff(failureBackoff).random(RefreshPolicyTest.fixed(draw)).build();
     return cache;
   }

@@ -117,6 +117,20 @@ final class SustainableCacheBuilderTest {
         .isInstanceOf(NullPointerException.class).hasMessage("clock");
     assertThatThrownBy(() -> SustainableCache.builder(store).random(null))
         .isInstanceOf(NullPointerException.class).hasMessage("random");
+    assertThatThrownBy(() -> SustainableCache.builder(store).ticker(null))
+        .isInstanceOf(NullPointerException.class).hasMessage("ticker");
+  }
+
+  @Test
+  void theTickerIsSetOnce_andDefaultsToTheSystemTicker_whateverClockIsSet() {
+    SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(store)
+        .ttl(Duration.ofSeconds(1)).clock(java.time.Clock.systemUTC());
+    assertThat(builder.config(ValueCodec.bytes()).ticker()).isSameAs(Ticker.systemTicker());
+    Ticker mine = () -> 42;
+    builder.ticker(mine);
+    assertThatThrownBy(() -> builder.ticker(Ticker.systemTicker()))
+        .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("ticker was already set");
+    assertThat(builder.config(ValueCodec.bytes()).ticker()).isSameAs(mine);
   }
 
   @Test

@@ -36,7 +36,8 @@ final class SustainableCacheConcurrencyTest {
   @RepeatedTest(5)
   void concurrentColdMissesShareOneLoad() throws Exception {
     try (SustainableCache<String> cache = SustainableCache.builder(store)
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).build()) {
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .build()) {
       AtomicInteger loads = new AtomicInteger();
       AtomicInteger inLoader = new AtomicInteger();
       AtomicInteger maxInLoader = new AtomicInteger();
@@ -76,7 +77,7 @@ final class SustainableCacheConcurrencyTest {
     AtomicInteger refreshLoads = new AtomicInteger();
     CountDownLatch release = new CountDownLatch(1);
     try (SustainableCache<String> cache = SustainableCache.builder(store)
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
         .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))) // every read wants a refresh
         .refreshThreads(4).build()) {
@@ -117,7 +118,7 @@ final class SustainableCacheConcurrencyTest {
   void saturatedExecutorRejectsWithoutBlockingCallersAndReleasesEveryKey() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     try (SustainableCache<String> cache = SustainableCache.builder(store)
-        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
         .refreshPolicy(SustainableCacheTest.EAGER_SUS)
         .random(RefreshPolicyTest.fixed(Math.nextDown(1.0)))
         .refreshThreads(1).refreshQueueCapacity(2).build()) {

@@ -54,7 +54,7 @@ final class SustainableCacheTest {
         .refreshPolicy(policy)
         .codec(ValueCodec.utf8())
         .refreshExecutor(executor)
-        .clock(clock)
+        .clock(clock).ticker(clock.ticker())
         .random(random)
         .build();
     return cache;
@@ -373,7 +373,7 @@ final class SustainableCacheTest {
       }
     };
     SustainableCache<Integer> ints = SustainableCache.builder(store).ttl(TTL).codec(strictInt)
-        .refreshExecutor(executor).clock(clock).build();
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker()).build();
     long now = clock.millis();
     store.set("n", Envelope.encode(now, now + 10_000, 0, "not a number".getBytes(
         StandardCharsets.US_ASCII)), 60).join();
@@ -387,7 +387,7 @@ final class SustainableCacheTest {
   void storeFailureIsAMiss_callerStillGetsTheLoadedValue() {
     CacheStore down = failingStore();
     cache = SustainableCache.builder(down).ttl(TTL).codec(ValueCodec.utf8())
-        .refreshExecutor(executor).clock(clock).build();
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker()).build();
 
     assertThat(cache.get("k", loader(5))).isEqualTo("v1");
     assertThat(cache.getIfPresent("k")).isEmpty();
@@ -436,6 +436,7 @@ final class SustainableCacheTest {
   @Test
   void closeStopsBackgroundRefreshesButReadsKeepWorking() {
     cache = SustainableCache.builder(store).ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
+        .ticker(clock.ticker())
         .refreshPolicy(EAGER_SUS).random(alwaysEarly()).build();
     cache.get("k", loader(5));
     cache.close();
@@ -453,6 +454,7 @@ final class SustainableCacheTest {
       ManualExecutor runExecutor = new ManualExecutor();
       SustainableCache<String> seeded = SustainableCache.builder(InMemoryStore.create(runClock))
           .ttl(TTL).codec(ValueCodec.utf8()).refreshExecutor(runExecutor).clock(runClock)
+          .ticker(runClock.ticker())
           .random(new Random(1234)).build();
       long start = runClock.millis();
       seeded.get("k", key -> "v");

@@ -66,6 +66,7 @@ final class UntrustedInputTest {
   void theAllowListWorksThroughTheCache_hitsAreHits() {
     try (SustainableCache<ArrayList> cache = SustainableCache.builder(store).ttl(TTL)
         .codec(ValueCodec.javaSerialization(ArrayList.class, ALLOW_LIST)).clock(clock)
+        .ticker(clock.ticker())
         .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly()).build()) {
       cache.get("k", key -> new ArrayList<>(List.of("a", "b")));
       assertThat(cache.get("k", key -> new ArrayList<>())).containsExactly("a", "b");
@@ -138,7 +139,8 @@ final class UntrustedInputTest {
   @Test
   void aPlantedValueOutsideTheAllowList_isAMissCountedAsCorrupt() throws IOException {
     try (SustainableCache<ArrayList> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.javaSerialization(ArrayList.class, ALLOW_LIST)).clock(clock).build()) {
+        .codec(ValueCodec.javaSerialization(ArrayList.class, ALLOW_LIST)).clock(clock)
+        .ticker(clock.ticker()).build()) {
       long now = clock.millis();
       store.set("k", Envelope.encode(now, now + 1_000, 1, serialize(new Planted())), 60).join();
 
@@ -178,7 +180,7 @@ final class UntrustedInputTest {
   void anEnvelopeClaimingAnExpiryInTheYear10889_expiresAfterThisCachesTtl() {
     ManualExecutor executor = new ManualExecutor();
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).refreshExecutor(executor)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).refreshExecutor(executor)
         .random(FixedRandom.neverEarly()).build()) {
       long now = clock.millis();
       store.set("k", Envelope.encode(now, Envelope.MAX_TIMESTAMP, 1,
@@ -197,7 +199,7 @@ final class UntrustedInputTest {
   void anAbsenceClaimingALongLifetime_expiresAfterTheAbsentTtl() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
         .absentTtl(Duration.ofSeconds(1)).refreshPolicy(RefreshPolicy.none())
-        .codec(ValueCodec.utf8()).clock(clock).build()) {
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).build()) {
       long now = clock.millis();
       store.set("k", Envelope.encodeAbsent(now, Envelope.MAX_TIMESTAMP, 1), 3600).join();
       assertThat(cache.find("k", key -> "exists")).isEmpty();
@@ -237,7 +239,8 @@ final class UntrustedInputTest {
   @Test
   void throughTheCache_theImitationAndTheOriginalAreTwoEntries() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("ns")
-        .ttl(TTL).keyPolicy(KeyPolicy.HASH).codec(ValueCodec.utf8()).clock(clock).build()) {
+        .ttl(TTL).keyPolicy(KeyPolicy.HASH).codec(ValueCodec.utf8()).clock(clock)
+        .ticker(clock.ticker()).build()) {
       cache.put("josé", "real");
       String imitation = new Keys("ns", 250, KeyPolicy.HASH).storeKey("josé").substring(3);
       cache.put(imitation, "poison");

@@ -30,7 +30,8 @@ final class WriteProtocolTest {
 
   private SustainableCache<String> host(io.sustainablecache.spi.CacheStore store) {
     return SustainableCache.builder(store).namespace("w").ttl(TTL).codec(ValueCodec.utf8())
-        .clock(clock).refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
+        .clock(clock).ticker(clock.ticker()).refreshExecutor(new ManualExecutor())
+        .random(FixedRandom.neverEarly())
         .fleetLease(false).build();
   }
 
@@ -64,7 +65,8 @@ final class WriteProtocolTest {
     ManualExecutor bRefreshes = new ManualExecutor();
     try (SustainableCache<String> a = host(server);
         SustainableCache<String> b = SustainableCache.builder(server).namespace("w").ttl(TTL)
-            .codec(ValueCodec.utf8()).clock(clock).refreshExecutor(bRefreshes)
+            .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+            .refreshExecutor(bRefreshes)
             .random(FixedRandom.neverEarly()).fleetLease(false).build()) {
       a.put("k", "v0");
       clock.advance(TTL.plusMillis(1));
@@ -178,7 +180,8 @@ final class WriteProtocolTest {
   @Test
   void tombstoneOutlivesTheLongestLoad() {
     try (SustainableCache<String> a = SustainableCache.builder(server).namespace("w").ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).loadTimeout(Duration.ofMinutes(2)).build()) {
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .loadTimeout(Duration.ofMinutes(2)).build()) {
       a.invalidate("k");
       clock.advance(Duration.ofMinutes(2)); // a load that read before it could still be running
       assertThat(raw("k")).as("the tombstone is still there").isNotNull();
@@ -226,7 +229,8 @@ final class WriteProtocolTest {
     ManualExecutor executor = new ManualExecutor();
     ScriptedStore counted = ScriptedStore.over(server);
     try (SustainableCache<String> cache = SustainableCache.builder(counted).ttl(TTL)
-        .codec(ValueCodec.utf8()).clock(clock).refreshExecutor(executor).fleetLease(false)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).refreshExecutor(executor)
+        .fleetLease(false)
         .build()) {
       CompletableFuture<String> query = new CompletableFuture<>();
       CompletableFuture<String> read = cache.getAsync("k", key -> query);

@@ -173,6 +173,7 @@ final class BulkScenario implements Scenarios.Scenario {
     SimExecutor sim = new SimExecutor(timeline, 4, 1024);
     SustainableCacheBuilder<String> builder = SustainableCache.builder(store).namespace("bulk")
         .ttl(Duration.ofSeconds(ttlSeconds)).codec(ValueCodec.utf8()).clock(timeline)
+        .ticker(timeline.ticker())
         .random(new SplittableRandom(seed)).scheduler(timeline.scheduler())
         .refreshExecutor(sim);
     if (variant == Variant.GET_ALL_NO_DELAY) {

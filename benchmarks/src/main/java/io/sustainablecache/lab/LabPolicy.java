@@ -195,7 +195,8 @@ interface LabPolicy extends AutoCloseable {
     Library(Context ctx, RefreshPolicy policy) {
       SustainableCacheBuilder<String> builder = SustainableCache.builder(ctx.store())
           .namespace(ctx.namespace()).ttl(ctx.ttl()).refreshPolicy(policy)
-          .codec(ValueCodec.utf8()).clock(ctx.timeline()).random(ctx.random())
+          .codec(ValueCodec.utf8()).clock(ctx.timeline()).ticker(ctx.timeline().ticker())
+          .random(ctx.random())
           .scheduler(ctx.timeline().scheduler());
       if (ctx.lease() != null) {
         builder.fleetLease(ctx.lease());

@@ -30,6 +30,11 @@ final class RealTimeline implements Timeline, AutoCloseable {
   }
 
   @Override
+  public io.sustainablecache.Ticker ticker() {
+    return io.sustainablecache.Ticker.systemTicker();
+  }
+
+  @Override
   public void schedule(long atMillis, Runnable task) {
     scheduler.schedule(() -> workers.execute(task), Math.max(0, atMillis - millis()),
         TimeUnit.MILLISECONDS);

@@ -5,8 +5,9 @@ import java.util.concurrent.Executor;
 
 /**
  * The lab's time and scheduling: virtual (a discrete-event loop on one thread, exactly
- * repeatable) or real (wall clock, thread pools). Also the {@link InstantSource} handed to the
- * caches under test, so the library's own decisions run on the lab's time.
+ * repeatable) or real (wall clock, thread pools). Also the {@link InstantSource} and, through
+ * {@link #ticker()}, the ticker handed to the caches under test, so the library's own decisions
+ * run on the lab's time.
  */
 interface Timeline extends InstantSource {
 
@@ -15,6 +16,12 @@ interface Timeline extends InstantSource {
 
   /** Where request bodies and load completions run: inline (virtual) or on worker threads. */
   Executor workers();
+
+  /**
+   * The monotonic view of this timeline for the caches under test ({@code
+   * SustainableCacheBuilder.ticker}): virtual time in nanoseconds, or the system ticker.
+   */
+  io.sustainablecache.Ticker ticker();
 
   /** Whether time is simulated. */
   boolean isVirtual();

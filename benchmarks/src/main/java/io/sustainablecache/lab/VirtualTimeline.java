@@ -32,6 +32,12 @@ final class VirtualTimeline implements Timeline {
     return Instant.ofEpochMilli(now);
   }
 
+  /** Virtual time in nanoseconds: it only moves forward, so it is monotonic. */
+  @Override
+  public io.sustainablecache.Ticker ticker() {
+    return () -> now * 1_000_000L;
+  }
+
   @Override
   public void schedule(long atMillis, Runnable task) {
     events.add(new Event(Math.max(atMillis, now), seq++, task));

@@ -157,6 +157,9 @@ public interface CacheStoreFactory {
    * Thread-safe (immutable).
    */
   final class Settings {
+    /** The longest operation timeout the settings take; adapters check their own, shorter one. */
+    private static final Duration MAX_OPERATION_TIMEOUT = Duration.ofDays(1);
+
     private final List<String> addresses;
     private final String zooKeeper;
     private final String serviceCode;
@@ -292,13 +295,16 @@ public interface CacheStoreFactory {
       /**
        * The operation timeout.
        *
-       * @param timeout positive, or {@code null} for the adapter's default
+       * @param timeout positive, at most a day (each adapter accepts less: see its own limits),
+       *     or {@code null} for the adapter's default
        * @return this builder
-       * @throws IllegalArgumentException if zero or negative
+       * @throws IllegalArgumentException if zero, negative or longer than a day
        */
       public Builder operationTimeout(Duration timeout) {
-        if (timeout != null && (timeout.isZero() || timeout.isNegative())) {
-          throw new IllegalArgumentException("operationTimeout must be positive: " + timeout);
+        if (timeout != null && (timeout.isZero() || timeout.isNegative()
+            || timeout.compareTo(MAX_OPERATION_TIMEOUT) > 0)) {
+          throw new IllegalArgumentException(
+              "operationTimeout must be positive and at most 1 day: " + timeout);
         }
         this.operationTimeout = timeout;
         return this;

@@ -36,7 +36,7 @@ final class SustainableCacheMetricsTest {
       .ttl(Duration.ofSeconds(10))
       .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
       .codec(ValueCodec.utf8())
-      .clock(clock)
+      .clock(clock).ticker(clock.ticker())
       .random(FixedRandom.alwaysEarly())
       .refreshExecutor(refreshes)
       .failureBackoff(Duration.ZERO)

@@ -43,7 +43,8 @@ final class SustainableSpringCacheTest {
                 .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
                 .build())
             .codec(ValueCodec.utf8(), String.class)
-            .customizer(b -> b.clock(clock).random(random).refreshExecutor(refreshes))
+            .customizer(b -> b.clock(clock).ticker(clock.ticker()).random(random)
+            .refreshExecutor(refreshes))
             .build())
         .build();
     return manager.getCache("books");
@@ -186,7 +187,8 @@ final class SustainableSpringCacheTest {
   void withoutNullValues_nullsAreRefusedAsSpringsOwnCachesRefuseThem() throws Exception {
     manager = SustainableCacheManager.builder(store).allowNullValues(false)
         .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build()).codec(ValueCodec.utf8(), String.class)
-            .customizer(b -> b.clock(clock).refreshExecutor(refreshes)).build())
+            .customizer(b -> b.clock(clock).ticker(clock.ticker()).refreshExecutor(refreshes))
+            .build())
         .build();
     Cache cache = manager.getCache("strict");
     assertThatThrownBy(() -> cache.put("k", null)).isInstanceOf(IllegalArgumentException.class)

@@ -1,23 +1,35 @@
 package io.sustainablecache.testing;
 
+import io.sustainablecache.Ticker;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A wall clock that moves only when told to, for deterministic tests of expiry and refresh
- * decisions: pass it to {@code SustainableCacheBuilder.clock} and to {@link
- * InMemoryStore#create(InstantSource)}.
+ * Simulated time for deterministic tests: a wall clock and a monotonic {@linkplain #ticker()
+ * ticker} that move only when told to. {@link #advance} lets time pass (both move by the same
+ * amount); {@link #setMillis} sets the wall clock alone, as NTP or an operator steps a host's
+ * clock, while the ticker stays where it was. Pass the clock to {@code
+ * SustainableCacheBuilder.clock} and {@link InMemoryStore#create(InstantSource)}, its ticker to
+ * {@code SustainableCacheBuilder.ticker} and {@link ManualScheduler#on}.
  *
- * <p>Thread-safe. Time is kept in epoch milliseconds.
+ * <p>Thread-safe. The wall clock is kept in epoch milliseconds, the ticker in nanoseconds.
  */
 public final class FakeClock implements InstantSource {
 
   /** A round second in 2026: tick arithmetic in tests is easy to follow from here. */
   public static final long ROUND_SECOND_MILLIS = 1_790_000_000_000L;
 
+  /**
+   * Where every fake ticker starts, nanoseconds: far from 0 and from the wall clock's value, so
+   * that a ticker reading taken for epoch time (or the reverse) shows in a test.
+   */
+  public static final long TICKER_START_NANOS = 7_000_000_000_000L;
+
   private final AtomicLong millis;
+  private final AtomicLong nanos = new AtomicLong(TICKER_START_NANOS);
+  private final Ticker ticker = nanos::get;
 
   private FakeClock(long startMillis) {
     this.millis = new AtomicLong(startMillis);
@@ -47,17 +59,30 @@ public final class FakeClock implements InstantSource {
   }
 
   /**
-   * Moves the clock forward.
+   * The monotonic view: nanoseconds that move with {@link #advance} and {@link #advanceMillis},
+   * never with {@link #setMillis}. Starts at {@link #TICKER_START_NANOS}.
    *
-   * @param duration how far; not negative
+   * @return this clock's ticker; the same instance on every call
+   */
+  public Ticker ticker() {
+    return ticker;
+  }
+
+  /**
+   * Lets time pass: moves the wall clock and the ticker forward by the same amount.
+   *
+   * @param duration how far; not negative, at most {@code Long.MAX_VALUE} milliseconds
    * @throws IllegalArgumentException if negative
    */
   public void advance(Duration duration) {
+    if (duration.isNegative()) {
+      throw new IllegalArgumentException("a fake clock only moves forward: " + duration);
+    }
     advanceMillis(duration.toMillis());
   }
 
   /**
-   * Moves the clock forward.
+   * Lets time pass: moves the wall clock and the ticker forward by the same amount.
    *
    * @param delta milliseconds; not negative
    * @throws IllegalArgumentException if negative
@@ -66,11 +91,13 @@ public final class FakeClock implements InstantSource {
     if (delta < 0) {
       throw new IllegalArgumentException("a fake clock only moves forward: " + delta);
     }
+    nanos.addAndGet(Math.multiplyExact(delta, 1_000_000L));
     millis.addAndGet(delta);
   }
 
   /**
-   * Sets the clock, forward or backward (a wall clock may step back).
+   * Sets the wall clock alone, forward or backward, as a host's clock is stepped: the {@linkplain
+   * #ticker() ticker} does not move, and no time passes for what it measures.
    *
    * @param epochMillis the new time, epoch milliseconds
    */
@@ -90,6 +117,6 @@ public final class FakeClock implements InstantSource {
 
   @Override
   public String toString() {
-    return "FakeClock[" + instant() + "]";
+    return "FakeClock[" + instant() + ", ticker " + nanos.get() + " ns]";
   }
 }

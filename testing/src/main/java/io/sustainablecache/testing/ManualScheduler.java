@@ -3,39 +3,40 @@ package io.sustainablecache.testing;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.Scheduler;
-import java.time.InstantSource;
+import io.sustainablecache.Ticker;
 import java.util.PriorityQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link Scheduler} in the time of a clock (usually a {@link FakeClock}): tasks are due at
- * {@code clock.millis() + delay} and run only when the test calls {@link #runDue()} after moving
- * the clock, on the test's thread. Makes load timeouts, lease polls and batch flushes
- * deterministic.
+ * A {@link Scheduler} in the time of a ticker (usually a {@link FakeClock#ticker()}): tasks are
+ * due at {@code ticker.read() + delay} and run only when the test calls {@link #runDue()} after
+ * moving time, on the test's thread. Makes load timeouts, lease polls and batch flushes
+ * deterministic. Delays are durations, so setting the wall clock alone ({@link
+ * FakeClock#setMillis}) makes nothing due.
  *
  * <p>Thread-safe; tasks run on the thread calling {@link #runDue()}, in due order, ties in
  * scheduling order.
  */
 public final class ManualScheduler implements Scheduler {
 
-  private final InstantSource clock;
+  private final Ticker ticker;
   private final PriorityQueue<Task> tasks = new PriorityQueue<>();
   private long sequence;
 
-  private ManualScheduler(InstantSource clock) {
-    this.clock = clock;
+  private ManualScheduler(Ticker ticker) {
+    this.ticker = ticker;
   }
 
   /**
-   * A scheduler whose delays are measured on {@code clock}.
+   * A scheduler whose delays are measured on {@code ticker}.
    *
-   * @param clock the clock tasks are due by; never {@code null}
+   * @param ticker the ticker tasks are due by, nanoseconds; never {@code null}
    * @return a new scheduler with no tasks
    */
-  public static ManualScheduler on(InstantSource clock) {
-    return new ManualScheduler(requireNonNull(clock, "clock"));
+  public static ManualScheduler on(Ticker ticker) {
+    return new ManualScheduler(requireNonNull(ticker, "ticker"));
   }
 
   @Override
@@ -44,13 +45,13 @@ public final class ManualScheduler implements Scheduler {
     if (delay < 0) {
       throw new IllegalArgumentException("delay must not be negative: " + delay);
     }
-    Task scheduled = new Task(task, clock.millis() + unit.toMillis(delay), sequence++);
+    Task scheduled = new Task(task, ticker.read() + unit.toNanos(delay), sequence++);
     tasks.add(scheduled);
     return scheduled;
   }
 
   /**
-   * Runs every task due by the clock's current time, including tasks they schedule that are due
+   * Runs every task due by the ticker's current time, including tasks they schedule that are due
    * too.
    *
    * @return how many ran
@@ -61,7 +62,7 @@ public final class ManualScheduler implements Scheduler {
       Task next;
       synchronized (this) {
         next = tasks.peek();
-        if (next == null || next.dueMillis > clock.millis()) {
+        if (next == null || next.dueNanos - ticker.read() > 0) {
           return ran;
         }
         tasks.poll();
@@ -82,15 +83,6 @@ public final class ManualScheduler implements Scheduler {
     return (int) tasks.stream().filter(t -> t.state == Task.PENDING).count();
   }
 
-  /**
-   * When the earliest pending task is due, or {@code Long.MAX_VALUE} if none.
-   *
-   * @return epoch milliseconds on the clock
-   */
-  public synchronized long nextDueMillis() {
-    return tasks.stream().filter(t -> t.state == Task.PENDING)
-        .mapToLong(t -> t.dueMillis).min().orElse(Long.MAX_VALUE);
-  }
 
   private static final class Task implements Future<Object>, Comparable<Task> {
     static final int PENDING = 0;
@@ -98,13 +90,13 @@ public final class ManualScheduler implements Scheduler {
     static final int CANCELLED = 2;
 
     final Runnable task;
-    final long dueMillis;
+    final long dueNanos;
     final long sequence;
     int state;
 
-    Task(Runnable task, long dueMillis, long sequence) {
+    Task(Runnable task, long dueNanos, long sequence) {
       this.task = task;
-      this.dueMillis = dueMillis;
+      this.dueNanos = dueNanos;
       this.sequence = sequence;
     }
 
@@ -147,7 +139,7 @@ public final class ManualScheduler implements Scheduler {
 
     @Override
     public int compareTo(Task that) {
-      return dueMillis != that.dueMillis ? Long.compare(dueMillis, that.dueMillis)
+      return dueNanos != that.dueNanos ? Long.compare(dueNanos - that.dueNanos, 0)
           : Long.compare(sequence, that.sequence);
     }
   }

@@ -29,6 +29,7 @@ final class NearCache<V> {
   private final double sampling;
   private final long stalenessMillis;
   private final long refreshPauseMillis;
+  private final int maxValueSize;
   private final RateLimitedLog staleSamples = new RateLimitedLog(Log.LOGGER);
   private final StatsCounter stats;
   private final RateLimitedLog recordFailures = new RateLimitedLog(Log.LOGGER);
@@ -43,6 +44,7 @@ final class NearCache<V> {
     this.sampling = config.nearSampling();
     this.stalenessMillis = config.nearStaleness().toMillis();
     this.refreshPauseMillis = Math.max(1, stalenessMillis / 2);
+    this.maxValueSize = config.maxValueSize();
     this.tier = tier;
     this.log = log;
     this.stats = stats;
@@ -186,10 +188,11 @@ final class NearCache<V> {
 
   /**
    * Offers what a store read since {@code ticket} found ({@code item} decoded as {@code entry}):
-   * values and cached absences only.
+   * values and cached absences only, and no item larger than {@code maxValueSize} (written by an
+   * instance with a larger limit): the near tier holds only what this instance could write.
    */
   void offer(String storeKey, StoreItem item, Entry<V> entry, NearTier.Ticket ticket) {
-    if (entry != null && entry.answers()) {
+    if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
       tier.offer(keys.nearKeyOf(storeKey), new NearEntry<>(entry, item.value().length), ticket);
     }
   }

@@ -687,6 +687,31 @@ final class NearCacheTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 KiB");
   }
 
+  /**
+   * Issue 24: the near tier holds only what this instance could write. A value above its {@code
+   * maxValueSize} is never written, so never held; one another instance with a larger limit
+   * wrote is served from the store on every read, never held near.
+   */
+  @Test
+  void aValueAboveMaxValueSize_isNeverHeldNear_evenWhenAnotherInstanceWroteIt() {
+    String large = "x".repeat(1_000);
+    try (SustainableCache<String> small = SustainableCache.builder(memory).namespace("near")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).maxValueSize(512)
+        .nearCache(1_000, DELTA, 0).build()) {
+      scheduler.runDue();
+      assertThat(small.get("loaded", key -> large)).isEqualTo(large);
+      assertThat(small.get("loaded", key -> large)).isEqualTo(large);
+      assertThat(small.stats().skippedWriteCount()).as("not written").isEqualTo(2);
+
+      assertThat(a.get("written", key -> large)).as("A's limit is 1 MiB").isEqualTo(large);
+      for (int i = 0; i < 3; i++) {
+        assertThat(small.get("written", this::load)).isEqualTo(large);
+      }
+      assertThat(small.stats().nearHitCount()).isZero();
+    }
+  }
+
   /** An invalid key is refused at the call, as without a near cache; a near hit answers async. */
   @Test
   void getAsync_refusesAnInvalidKeyAtTheCall_andAnswersANearHitAtOnce() {

@@ -39,10 +39,7 @@ final class Backoff {
   KeyRegistry.Failure next(KeyRegistry.Failure previous, Throwable cause, long now, long tick,
       Flight<?> flight) {
     int count = previous == null ? 1 : previous.count() + 1;
-    long window = baseMillis;
-    for (int i = 1; i < count && window < capMillis; i++) {
-      window = Math.min(capMillis, window * 2);
-    }
+    long window = window(count);
     long wait = Math.max(1, Math.min(capMillis, (long) (window * (0.5 + random.nextDouble()))));
     long notBefore = tick + wait;
     long leaseUntil = flight.leaseHeld()
@@ -68,6 +65,24 @@ final class Backoff {
     int counted = Math.max(Math.max(1, count), previous == null ? 0 : previous.count());
     return new KeyRegistry.Failure(counted, tick + wait, now + wait, cause,
         tick + wait + capMillis, 0);
+  }
+
+  /** The back-off window after {@code count} failures in a row: the base doubled, up to the cap. */
+  private long window(int count) {
+    long window = baseMillis;
+    for (int i = 1; i < count && window < capMillis; i++) {
+      window = Math.min(capMillis, window * 2);
+    }
+    return window;
+  }
+
+  /**
+   * The longest back-off {@link #next} draws after {@code count} failures in a row: 150 % of the
+   * window, at most the cap, at least 1 ms. A failure marker of that count written by an
+   * instance configured as this one never announces a longer wait.
+   */
+  long longestWait(int count) {
+    return Math.max(1, Math.min(capMillis, window(count) * 3 / 2));
   }
 
   /**

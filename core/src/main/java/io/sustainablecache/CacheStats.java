@@ -299,7 +299,9 @@ public final class CacheStats {
 
   /**
    * Lease keys found holding a value that is no lease (planted, corrupt, or from another format
-   * version) or one claiming to last longer than any lease does; each was ignored and taken over.
+   * version) or one claiming to last longer than any lease does (a failure marker: longer than
+   * the back-off of its failure count), or another instance's failure marker still there after
+   * that back-off, counted from when this instance first saw it; each was ignored and taken over.
    *
    * @return a non-negative count
    */

@@ -19,7 +19,9 @@ import org.slf4j.Logger;
  * cache with a near cache, an entry of another {@linkplain Generation generation} than the
  * namespace's reads as a tombstone. An entry written by an instance configured otherwise (with
  * a near cache when this one has none, or the reverse) draws a rate-limited warning: such a
- * fleet has no staleness bound.
+ * fleet has no staleness bound. A cache without a namespace (never near-cached) whose key
+ * starts with a near-cached namespace's prefix addresses that namespace's item, and is warned
+ * of the same way, on both sides.
  */
 final class EntryReader<V> {
 
@@ -36,15 +38,17 @@ final class EntryReader<V> {
 
   /** Warned when a cache with a near cache reads an entry without a generation. */
   static final String WITHOUT_NEAR_CACHE = "an entry of this namespace was written without a near"
-      + " cache (before it was turned on, or by an instance without one, whose invalidations do"
+      + " cache (before it was turned on, by an instance without one, or by a cache without a"
+      + " namespace through a key that starts with this namespace's prefix; their invalidations do"
       + " not reach the near tiers); treating it as a miss: turn the near cache on for every"
-      + " instance of a namespace";
+      + " instance of a namespace, and keep caches without a namespace off its keys";
 
   /** Warned when a cache without a near cache reads an entry with a generation. */
-  static final String WITH_NEAR_CACHE = "an entry of this namespace was written by an instance"
-      + " with a near cache, and this one has none: its invalidate and put do not reach the near"
-      + " tiers (they serve the old value until it is refreshed) and it ignores invalidateAll's"
-      + " generations; turn the near cache on for every instance of a namespace";
+  static final String WITH_NEAR_CACHE = "an entry was written by an instance with a near cache,"
+      + " and this one has none: its invalidate and put do not reach the near tiers (they serve"
+      + " the old value until it is refreshed) and it ignores invalidateAll's generations; turn"
+      + " the near cache on for every instance of a namespace (a cache without a namespace meets"
+      + " this when its key starts with a near-cached namespace's prefix: \"<namespace>:\")";
 
   /** The generation an entry must carry to count; {@code null} without a near cache. */
   private final Generation generation;

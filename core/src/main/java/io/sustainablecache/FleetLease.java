@@ -25,7 +25,9 @@ import org.slf4j.Logger;
  *   <li><b>Failure:</b> a holder whose load failed keeps the lease while its key backs off,
  *       rewritten as a {@link FailureMarker}: the fleet loads a failing key about once per
  *       back-off window, and the losers' misses fail at once with that failure (remembered
- *       locally as well, so they back off too) instead of waiting.</li>
+ *       locally as well, so they back off too) instead of waiting. Anyone who can write to the
+ *       server can plant a marker, so another instance's marker is honoured at most the longest
+ *       back-off of its failure count, from when this instance first saw it.</li>
  * </ul>
  * The lease's exptime covers the expected load (twice the measured load time, at least one
  * server tick), so a holder that dies delays the key by at most that. The winner deletes the
@@ -58,8 +60,11 @@ final class FleetLease<V> {
   private final LoadTimes loadTimes;
   private final long loadTimeoutMillis;
   private final LeaseValues values;
+  private final Backoff backoff;
+  private final long skewMillis;
   private final RateLimitedLog storeErrorLog;
   private final RateLimitedLog invalidLeaseLog;
+  private final RateLimitedLog outlivedMarkerLog;
 
   FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, KeyRegistry registry,
       StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
@@ -73,19 +78,20 @@ final class FleetLease<V> {
     this.clock = config.clock();
     this.ticker = config.ticker();
     this.invalidLeaseLog = new RateLimitedLog(log, ticker);
+    this.outlivedMarkerLog = new RateLimitedLog(log, ticker);
     this.stats = stats;
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.storeErrorLog = storeErrorLog;
-    long skewMillis = config.maxClockSkew().toMillis();
+    this.skewMillis = config.maxClockSkew().toMillis();
+    this.backoff = new Backoff(config);
     // An identity, not part of any decision: drawn once, not from the injected random source.
     byte[] owner = (ProcessHandle.current().pid() + "-"
         + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()))
         .getBytes(StandardCharsets.US_ASCII);
     // a holder's deadline lies at most one lease (at most the load timeout) and a tick ahead; a
-    // marker's at most one back-off window (at most its cap) and a tick ahead
+    // marker's at most the longest back-off of its failure count (at most the cap) and a tick
     this.values = new LeaseValues(owner, skewMillis, loadTimeoutMillis + 2_000 + skewMillis,
-        Math.max(config.failureBackoff().toMillis(), config.maxFailureBackoff().toMillis())
-            + 2_000 + skewMillis);
+        count -> backoff.longestWait(count) + 2_000 + skewMillis);
   }
 
   boolean enabled() {
@@ -192,10 +198,13 @@ final class FleetLease<V> {
    * Takes the lease: {@code add}s this instance's holder value; if the key holds a lease already,
    * reads it, and takes it over (compare-and-set) if it is not a lease any instance may still
    * hold: lapsed (its holder's deadline, or its failure marker's back-off, ended more than {@code
-   * maxClockSkew} ago) or invalid (not a lease value, or one claiming longer than any lease
-   * lasts: planted or corrupt; counted). A winner reads the item once more: if another instance
-   * wrote the key since this instance's read, it releases the lease at once and that value is
-   * what was taken: nothing is loaded. A store failure lets the instance load (fail open).
+   * maxClockSkew} ago), invalid (not a lease value, or one claiming longer than any lease lasts,
+   * or a marker claiming a longer back-off than its failure count gives: planted or corrupt;
+   * counted), or outlived (another instance's marker this instance has seen for the longest
+   * back-off of its failure count, whatever end it claims; counted too). A winner reads the item
+   * once more: if another instance wrote the key since this instance's read, it releases the
+   * lease at once and that value is what was taken: nothing is loaded. A store failure lets the
+   * instance load (fail open).
    *
    * @return a future of what was taken: won (load), or lost (with the holder's failure marker if
    *     it is in force); never failing
@@ -228,13 +237,22 @@ final class FleetLease<V> {
             && lease.state() != Lease.State.LAPSED) {
           return won(flight, until); // this instance's own failure marker: load under it again
         }
-        if (lease.state() == Lease.State.HELD || lease.state() == Lease.State.MARKED
-            || lease.state() == Lease.State.MARK_ENDING) {
+        // another instance's marker (in force or ending): honoured for a bounded time only
+        boolean outlived = lease.marker() != null
+            && honouredFor(flight.storeKey, lease.marker()) <= 0;
+        if (!outlived && (lease.state() == Lease.State.HELD
+            || lease.state() == Lease.State.MARKED || lease.state() == Lease.State.MARK_ENDING)) {
           stats.increment(Counter.LEASE_LOST);
           return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
               ? new Taken(false, lease.marker(), null) : Taken.LOST);
         }
-        if (lease.state() == Lease.State.INVALID) {
+        if (outlived) {
+          stats.increment(Counter.LEASE_INVALID);
+          outlivedMarkerLog.warn("a fleet lease key still held another instance's failure marker"
+              + " after the longest back-off of its failure count, counted from when this"
+              + " instance first saw it: planted, or written by an instance with a longer"
+              + " failureBackoff; taking it over");
+        } else if (lease.state() == Lease.State.INVALID) {
           stats.increment(Counter.LEASE_INVALID);
           invalidLeaseLog.warn("a fleet lease key held a value that is no lease this version"
               + " wrote, or one bounded beyond any lease's life; taking it over");
@@ -368,15 +386,34 @@ final class FleetLease<V> {
       return LeaseStep.load();
     }
     long now = clock.millis();
+    long honoured = honouredFor(flight.storeKey, marker);
+    if (honoured <= 0) { // outlived (taken over by the next miss): wait, then load
+      return null;
+    }
     CacheLoadException cause = new CacheLoadException("another instance's load of this key"
         + " failed; it holds the fleet lease while the key backs off", null);
     KeyRegistry.Failure failure = registry.finishRemembered(flight, marker.failures(),
-        marker.notBefore(), cause, now);
+        Math.min(marker.notBefore(), now + honoured), cause, now);
     if (failure == null) { // no longer registered (voided, timed out): as any lost lease
       return null;
     }
     stats.increment(Counter.FAILURE_REMEMBERED);
     return new LeaseStep.Failed<>(Backoff.exception(failure, registry.tickMillis()));
+  }
+
+  /**
+   * How much longer this instance honours another instance's failure marker, milliseconds: the
+   * longest back-off its failure count allows ({@link Backoff#longestWait}), counted on the
+   * ticker from when this instance first saw that marker, whatever end the marker claims (another
+   * host's clock, or a planted value). Zero or less once outlived.
+   */
+  private long honouredFor(String storeKey, FailureMarker marker) {
+    long tick = registry.tickMillis();
+    long longest = backoff.longestWait(marker.failures());
+    // remembered while the marker can still be in force: its end lies at most longest + a tick
+    // + the skew after now, and it counts for the skew after its end
+    long seenAt = registry.sighted(storeKey, marker, tick, longest + 2_000 + 2 * skewMillis);
+    return seenAt + longest - tick;
   }
 
   /** Another instance's fresh write, if the item is one; {@code null} otherwise. */

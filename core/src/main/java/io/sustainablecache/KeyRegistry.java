@@ -10,8 +10,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * All per-key state of a cache in this JVM, in one map changed only through atomic {@code
- * compute} operations: the load in flight (a caller's miss or a refresh), and the key's recent
- * failures (its back-off). A key without either has no record.
+ * compute} operations: the load in flight (a caller's miss or a refresh), the key's recent
+ * failures (its back-off), a lost fleet lease, and another instance's failure marker as this one
+ * first saw it. A key without any has no record.
  *
  * <p>The transitions, each one {@code compute} on the key:
  * <pre>
@@ -27,6 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   (flight, f?)    --timeout--> (f?)                  the flight is abandoned, its callers fail
  *   (any)           --detach-->  (none)                invalidate/put: the flight is voided
  *   (failure)       --sweep-->   (none)                a failure older than its window is forgotten
+ *   (any)           --sighted--> (any, sighting)      another instance's failure marker, first
+ *                                                      seen now (kept while the same one is seen)
  * </pre>
  *
  * <p>Time: every local duration (a flight's load timeout, a back-off, when a record is
@@ -62,28 +65,46 @@ final class KeyRegistry {
    */
   private record LeaseLoss(long casToken, long forgetAt) implements Forgettable {}
 
-  private record KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
+  /**
+   * Another instance's failure marker for the key, first seen by this instance at {@code
+   * seenAt} (ticker milliseconds).
+   */
+  private record Sighting(LeaseValues.FailureMarker marker, long seenAt, long forgetAt)
+      implements Forgettable {}
+
+  private record KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss,
+      Sighting sighting) {
+    KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
+      this(flight, failure, leaseLoss, null);
+    }
+
     KeyState withFlight(Flight<?> newFlight) {
-      return of(newFlight, failure, leaseLoss);
+      return of(newFlight, failure, leaseLoss, sighting);
     }
 
     KeyState withFailure(Failure newFailure) {
-      return of(flight, newFailure, leaseLoss);
+      return of(flight, newFailure, leaseLoss, sighting);
     }
 
     KeyState withLeaseLoss(LeaseLoss newLoss) {
-      return of(flight, failure, newLoss);
+      return of(flight, failure, newLoss, sighting);
     }
 
     KeyState without(Forgettable record) {
       return of(flight, failure == record ? null : failure,
-          leaseLoss == record ? null : leaseLoss);
+          leaseLoss == record ? null : leaseLoss, sighting == record ? null : sighting);
+    }
+
+    /** {@code null} (no record) when nothing is left; the key's sighting, if any, is kept. */
+    KeyState with(Flight<?> newFlight, Failure newFailure, LeaseLoss newLoss) {
+      return of(newFlight, newFailure, newLoss, sighting);
     }
 
     /** {@code null} (no record) when nothing is left. */
-    static KeyState of(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
-      return flight == null && failure == null && leaseLoss == null
-          ? null : new KeyState(flight, failure, leaseLoss);
+    static KeyState of(Flight<?> flight, Failure failure, LeaseLoss leaseLoss,
+        Sighting sighting) {
+      return flight == null && failure == null && leaseLoss == null && sighting == null
+          ? null : new KeyState(flight, failure, leaseLoss, sighting);
     }
   }
 
@@ -227,10 +248,10 @@ final class KeyRegistry {
         return state;
       }
       if (failure == null || !backoff.enabled()) {
-        return KeyState.of(null, null, state.leaseLoss());
+        return state.with(null, null, state.leaseLoss());
       }
       recorded[0] = backoff.next(state.failure(), failure, now, tick, flight);
-      return KeyState.of(null, recorded[0], state.leaseLoss());
+      return state.with(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
@@ -294,13 +315,43 @@ final class KeyRegistry {
         return state;
       }
       recorded[0] = backoff.remembered(state.failure(), count, notBefore, cause, now, tick);
-      return KeyState.of(null, recorded[0], state.leaseLoss());
+      return state.with(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
       scheduleDrain(tick);
     }
     return recorded[0];
+  }
+
+  /**
+   * When this instance first saw {@code marker}, another instance's failure marker under the
+   * key's fleet lease: {@code tick} if it was not seen before (the last marker seen for the key
+   * is kept for {@code rememberMillis}), else when the same marker was first seen.
+   *
+   * @param tick now by the ticker, milliseconds (also the registry's time for forgetting)
+   * @return the first sighting of the marker, ticker milliseconds
+   */
+  long sighted(String storeKey, LeaseValues.FailureMarker marker, long tick,
+      long rememberMillis) {
+    Sighting[] added = new Sighting[1];
+    long[] seenAt = new long[1];
+    states.compute(storeKey, (k, state) -> {
+      Sighting seen = state == null ? null : state.sighting();
+      if (seen != null && seen.marker().sameAs(marker)) {
+        seenAt[0] = seen.seenAt();
+        return state;
+      }
+      added[0] = new Sighting(marker, tick, tick + rememberMillis);
+      seenAt[0] = tick;
+      return state == null ? KeyState.of(null, null, null, added[0])
+          : KeyState.of(state.flight(), state.failure(), state.leaseLoss(), added[0]);
+    });
+    if (added[0] != null) {
+      forgetQueue.add(new Due(storeKey, added[0]));
+      scheduleDrain(tick);
+    }
+    return seenAt[0];
   }
 
   /**

@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.function.IntToLongFunction;
 
 /**
  * The values of fleet-lease keys: what a holder writes ({@code L:<until>:<owner>}), the failure
@@ -9,7 +10,8 @@ import java.util.Arrays;
  * and how a reader judges a value it finds, which anyone who can write to the server may have
  * planted. Every value carries its own end, so a value that outlives it (planted with no exptime,
  * say) stops counting after at most that end plus the allowed clock skew, and a value that claims
- * longer than any lease lasts is invalid at once. Immutable and thread-safe.
+ * longer than any lease lasts, or a marker that claims a longer back-off than its failure count
+ * gives, is invalid at once. Immutable and thread-safe.
  */
 final class LeaseValues {
 
@@ -28,15 +30,17 @@ final class LeaseValues {
   private final byte[] owner;
   private final long skewMillis;
   private final long maxHeldMillis;
-  private final long maxMarkedMillis;
+  private final IntToLongFunction maxMarkedMillis;
 
   /**
    * @param owner this instance's identity
    * @param skewMillis the allowed clock skew
    * @param maxHeldMillis the furthest ahead a holder's end can lie
-   * @param maxMarkedMillis the furthest ahead a marker's end can lie
+   * @param maxMarkedMillis the furthest ahead the end of a marker of a given failure count can
+   *     lie
    */
-  LeaseValues(byte[] owner, long skewMillis, long maxHeldMillis, long maxMarkedMillis) {
+  LeaseValues(byte[] owner, long skewMillis, long maxHeldMillis,
+      IntToLongFunction maxMarkedMillis) {
     this.owner = owner;
     this.skewMillis = skewMillis;
     this.maxHeldMillis = maxHeldMillis;
@@ -83,7 +87,8 @@ final class LeaseValues {
       return until + skewMillis < now ? Lease.LAPSED : Lease.HELD_BY_ANOTHER;
     }
     FailureMarker marker = FailureMarker.parse(value);
-    if (marker == null || marker.notBefore() > now + maxMarkedMillis
+    if (marker == null
+        || marker.notBefore() > now + maxMarkedMillis.applyAsLong(marker.failures())
         || marker.ownerBytes().length < 1 || marker.ownerBytes().length > MAX_OWNER_LENGTH) {
       return Lease.INVALID;
     }
@@ -133,7 +138,10 @@ final class LeaseValues {
       MARK_ENDING,
       /** A lease or marker whose end passed more than the allowed clock skew ago. */
       LAPSED,
-      /** No lease value, or one bounded beyond any lease's life: planted or corrupt. */
+      /**
+       * No lease value, or one bounded beyond any lease's life (a marker beyond the back-off of
+       * its failure count): planted or corrupt.
+       */
       INVALID
     }
   }
@@ -146,6 +154,12 @@ final class LeaseValues {
 
     boolean owner(byte[] candidate) {
       return Arrays.equals(ownerBytes, candidate);
+    }
+
+    /** Whether {@code other} is the same marker: the same fields, the same owner. */
+    boolean sameAs(FailureMarker other) {
+      return other != null && failures == other.failures && notBefore == other.notBefore
+          && itemCasToken == other.itemCasToken && Arrays.equals(ownerBytes, other.ownerBytes);
     }
 
     /** The marker in {@code value}, or {@code null} if it is not one. Never throws. */

@@ -31,6 +31,7 @@ final class NearCache<V> {
   private final Ticker ticker;
   /** At most one refresh per entry per this many ticker nanoseconds: half the bound. */
   private final long refreshPauseNanos;
+  private final int maxValueSize;
   private final RateLimitedLog staleSamples;
   private final StatsCounter stats;
   private final RateLimitedLog recordFailures;
@@ -49,6 +50,7 @@ final class NearCache<V> {
     this.stalenessMillis = config.nearStaleness().toMillis();
     this.ticker = config.ticker();
     this.refreshPauseNanos = Math.max(1, config.nearStaleness().toNanos() / 2);
+    this.maxValueSize = config.maxValueSize();
     this.tier = tier;
     this.log = log;
     this.stats = stats;
@@ -193,10 +195,11 @@ final class NearCache<V> {
 
   /**
    * Offers what a store read since {@code ticket} found ({@code item} decoded as {@code entry}):
-   * values and cached absences only.
+   * values and cached absences only, and no item larger than {@code maxValueSize} (written by an
+   * instance with a larger limit): the near tier holds only what this instance could write.
    */
   void offer(String storeKey, StoreItem item, Entry<V> entry, NearTier.Ticket ticket) {
-    if (entry != null && entry.answers()) {
+    if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
       tier.offer(keys.nearKeyOf(storeKey), new NearEntry<>(entry, item.value().length), ticket);
     }
   }

@@ -595,9 +595,10 @@ public final class SustainableCacheBuilder<V> {
    * staleness} after that return, even when invalidation records are lost: each instance polls
    * the namespace's invalidation log in the store every {@code staleness / 2} and stops serving
    * near entries while it cannot confirm them ({@code docs/near-cache.md}). Every instance that
-   * writes the namespace must have the near cache on (it writes the log). Needs {@code
-   * com.github.ben-manes.caffeine:caffeine} on the classpath (an optional dependency) and a
-   * store with {@link io.sustainablecache.spi.CacheStore#incr counters}. Default: off.
+   * writes the namespace must have the near cache on (it writes the log). Needs a {@link
+   * #namespace}, {@code com.github.ben-manes.caffeine:caffeine} on the classpath (an optional
+   * dependency) and a store with {@link io.sustainablecache.spi.CacheStore#incr counters}.
+   * Default: off.
    *
    * <p>{@code getAll} answers the keys the near cache holds without the store and reads the
    * others in one multi-get. Near hits return the same value instance to every caller: treat
@@ -716,7 +717,8 @@ public final class SustainableCacheBuilder<V> {
    *
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
    * @throws IllegalStateException if {@link #ttl} was not set, an executor was given together
-   *     with thread or queue settings, or a near cache without Caffeine on the classpath
+   *     with thread or queue settings, or a near cache without Caffeine on the classpath or
+   *     without a {@link #namespace}
    */
   @SuppressWarnings("unchecked")
   public SustainableCache<V> build() {
@@ -734,6 +736,13 @@ public final class SustainableCacheBuilder<V> {
     if (nearStaleness != null && !NearCache.hasCounters(store)) {
       throw new IllegalStateException("nearCache needs a store with counters (CacheStore.incr);"
           + " " + store.getClass().getName() + " does not implement it");
+    }
+    if (nearStaleness != null && namespace == null) {
+      throw new IllegalStateException("nearCache needs a namespace (SustainableCacheBuilder"
+          + ".namespace): its invalidation log lives under the namespace's prefix; without one"
+          + " the log's keys have no valid ARCUS prefix (the ARCUS client and server refuse"
+          + " them, so the cache would never serve near), and the cache's keys could be another"
+          + " namespace's items, changed past that namespace's log");
     }
     return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }

@@ -634,6 +634,21 @@ final class NearCacheTest {
         .hasMessageContaining("counters");
   }
 
+  /**
+   * Issue 24, defect 6: a near cache's invalidation log lives under its namespace's prefix;
+   * without one its keys ({@code 0x7F near:...}) are no valid ARCUS prefix and the cache silently
+   * never served near over ARCUS. Refused when built, on every store, saying why.
+   */
+  @Test
+  void aNearCacheWithoutANamespace_isRefusedAtBuild_sayingWhy() {
+    assertThatThrownBy(() -> SustainableCache.builder(memory).ttl(TTL).codec(ValueCodec.utf8())
+        .clock(clock).scheduler(scheduler).nearCache(10, DELTA).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("nearCache needs a namespace")
+        .hasMessageContaining("ARCUS")
+        .hasMessageContaining("another namespace's items");
+  }
+
   @Test
   void evictions_invalidationsAppliedAndResets_areCounted() {
     scheduler.runDue();
@@ -703,6 +718,31 @@ final class NearCacheTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 KiB");
   }
 
+  /**
+   * Issue 24: the near tier holds only what this instance could write. A value above its {@code
+   * maxValueSize} is never written, so never held; one another instance with a larger limit
+   * wrote is served from the store on every read, never held near.
+   */
+  @Test
+  void aValueAboveMaxValueSize_isNeverHeldNear_evenWhenAnotherInstanceWroteIt() {
+    String large = "x".repeat(1_000);
+    try (SustainableCache<String> small = SustainableCache.builder(memory).namespace("near")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).maxValueSize(512)
+        .nearCache(1_000, DELTA, 0).build()) {
+      scheduler.runDue();
+      assertThat(small.get("loaded", key -> large)).isEqualTo(large);
+      assertThat(small.get("loaded", key -> large)).isEqualTo(large);
+      assertThat(small.stats().skippedWriteCount()).as("not written").isEqualTo(2);
+
+      assertThat(a.get("written", key -> large)).as("A's limit is 1 MiB").isEqualTo(large);
+      for (int i = 0; i < 3; i++) {
+        assertThat(small.get("written", this::load)).isEqualTo(large);
+      }
+      assertThat(small.stats().nearHitCount()).isZero();
+    }
+  }
+
   /** An invalid key is refused at the call, as without a near cache; a near hit answers async. */
   @Test
   void getAsync_refusesAnInvalidKeyAtTheCall_andAnswersANearHitAtOnce() {
@@ -755,5 +795,33 @@ final class NearCacheTest {
     }
     String logged = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
     assertThat(logged).contains(EntryReader.WITHOUT_NEAR_CACHE).contains(EntryReader.WITH_NEAR_CACHE);
+  }
+
+  /**
+   * Issue 24: a cache without a namespace (which cannot have a near cache) addresses a namespaced
+   * cache's item when its key starts with {@code "<namespace>:"}; its writes bypass that
+   * namespace's log. Both sides are warned, by the mixed-fleet warnings, which name the case.
+   */
+  @Test
+  void aCacheWithoutANamespace_addressingANearCachedNamespacesItems_isWarnedOfOnBothSides() {
+    java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream original = System.err;
+    System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+    try (SustainableCache<String> global = SustainableCache.builder(memory).ttl(TTL)
+        .codec(ValueCodec.utf8()).clock(clock).scheduler(scheduler).refreshExecutor(refreshes)
+        .random(FixedRandom.neverEarly()).build()) {
+      scheduler.runDue();
+      String near = a.get("k", this::load);
+      assertThat(global.getIfPresent("near:k")).as("the same item").contains(near);
+
+      global.put("near:j", "written past the log");
+      assertThat(a.get("j", this::load)).as("a miss for the near cache")
+          .isEqualTo("j@" + clock.millis());
+    } finally {
+      System.setErr(original);
+    }
+    String logged = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(logged).contains(EntryReader.WITH_NEAR_CACHE)
+        .contains(EntryReader.WITHOUT_NEAR_CACHE).contains("a cache without a namespace");
   }
 }

@@ -85,6 +85,65 @@ final class PlantedLeaseTest {
     assertThat(cache.stats().failureRememberedCount()).isZero();
   }
 
+  /**
+   * Issue 24: a planted marker claiming as long a failure as a marker can ({@code F:64}, its end
+   * the back-off cap plus a tick plus the skew ahead) used to fail every miss until that end and
+   * then some: about 62 s with the defaults. Now it is honoured at most the longest back-off of
+   * its failure count (here the cap, 10 s: the TTL), counted from when this instance first saw
+   * it, whatever end it claims; then the next miss takes it over, counts it, and loads.
+   */
+  @Test
+  void aPlantedMarkerClaimingALongFailure_isHonouredAtMostTheBackOffCap_thenTheNextMissLoads() {
+    cache(TTL);
+    long cap = TTL.toMillis();
+    plant("F:64:" + (clock.millis() + cap + 2_000 + SKEW.toMillis()) + ":0:someone-else");
+
+    assertThatThrownBy(() -> cache.get("k", counting("v")))
+        .isInstanceOf(CacheLoadException.class);
+    clock.advance(Duration.ofMillis(cap - 1));
+    assertThatThrownBy(() -> cache.get("k", counting("v")))
+        .as("honoured for the whole back-off").isInstanceOf(CacheLoadException.class);
+    assertThat(loads).hasValue(0);
+
+    clock.advance(Duration.ofMillis(1));
+    assertThat(cache.get("k", counting("v"))).as("then loaded").isEqualTo("v");
+    assertThat(loads).hasValue(1);
+    assertThat(cache.stats().leaseInvalidCount()).as("counted as planted").isEqualTo(1);
+  }
+
+  /**
+   * Issue 24: a marker of one failure can only announce 150 % of the base back-off (1 s here)
+   * when this fleet writes it; one claiming ten seconds is planted: ignored and counted at once.
+   */
+  @Test
+  void aMarkerClaimingALongerBackOffThanItsFailureCountGives_isIgnoredAndCounted() {
+    cache(TTL);
+    plant("F:1:" + (clock.millis() + 10_000) + ":0:someone-else");
+
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+    assertThat(cache.stats().leaseInvalidCount()).isEqualTo(1);
+    assertThat(cache.stats().failureRememberedCount()).isZero();
+  }
+
+  /**
+   * Issue 24: a plausible marker of one failure (ending 5 s ahead, within 1.5 s + a tick + the
+   * skew) is honoured for at most 1.5 s from when it was first seen, not until the end it claims.
+   */
+  @Test
+  void aMarkerOfOneFailure_isHonouredAtMostOneAndAHalfBaseBackOffs_fromWhenFirstSeen() {
+    cache(TTL);
+    plant("F:1:" + (clock.millis() + 5_000) + ":0:someone-else");
+
+    assertThatThrownBy(() -> cache.get("k", counting("v")))
+        .isInstanceOf(CacheLoadException.class);
+    clock.advance(Duration.ofMillis(1_499));
+    assertThatThrownBy(() -> cache.get("k", counting("v")))
+        .isInstanceOf(CacheLoadException.class);
+    clock.advance(Duration.ofMillis(1));
+    assertThat(cache.get("k", counting("v"))).isEqualTo("v");
+    assertThat(loads).hasValue(1);
+  }
+
   @Test
   void garbageInTheLeaseKey_doesNotStopRefreshes_itIsTakenOverAndCounted() {
     cache(TTL);

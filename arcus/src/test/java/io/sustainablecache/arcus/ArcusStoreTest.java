@@ -192,6 +192,27 @@ class ArcusStoreTest {
       assertThat(pool.requests).containsExactly("add k 2048 60 2\r\nv1\r\n");
     }
 
+    /**
+     * Issue 24, defect 7: ARCUS reads exptime {@code -1} as "sticky" (never expires; refused
+     * with {@code SERVER_ERROR out of memory storing object} without a sticky limit), so a
+     * negative exptime goes out as 2592001, an absolute time in 1970 that every server expires
+     * at once.
+     */
+    @Test
+    void aNegativeExptimeIsSentAsAnAbsoluteTimeIn1970_neverAsStickyMinusOne() {
+      pool.answerWith(request -> Answer.reply(request.startsWith("incr") ? "NOT_FOUND\r\n"
+          : "STORED\r\n"));
+
+      value(store.add("a", VALUE, -1));
+      value(store.set("s", VALUE, -1));
+      value(store.cas("c", 7L, VALUE, -1));
+      value(store.incr("i", 1, 5, -1));
+
+      assertThat(pool.requests).containsExactly("add a 2048 2592001 2\r\nv1\r\n",
+          "set s 2048 2592001 2\r\nv1\r\n", "cas c 2048 2592001 2 7\r\nv1\r\n",
+          "incr i 1\r\n", "add i 2048 2592001 1\r\n5\r\n");
+    }
+
     @Test
     void incrOfAnExistingCounterIsOneRequest() {
       pool.answer(Answer.reply("8\r\n"));

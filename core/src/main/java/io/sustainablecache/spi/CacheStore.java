@@ -26,8 +26,11 @@ import java.util.concurrent.CompletableFuture;
  *       completes.</li>
  *   <li>{@code exptime} follows the memcached protocol: {@code 0} means no expiry, {@code 1} to
  *       {@code 2592000} (30 days) are relative seconds, larger values are an absolute Unix time
- *       in seconds; negative values expire the item at once. The cache computes it; adapters pass
- *       it through unchanged.</li>
+ *       in seconds; negative values expire the item at once. The cache computes it (and never
+ *       sends a negative one); adapters pass it through unchanged, except that a negative one
+ *       must reach the server as something it expires at once: ARCUS reads {@code -1} as
+ *       "sticky" (never expires), so the memcached adapters send an absolute time in 1970
+ *       instead ({@code CacheStoreContract} says what each server does).</li>
  *   <li><b>One failure channel.</b> Methods do not throw (except {@link NullPointerException} for
  *       a {@code null} argument). Connection loss, a timeout, a refused request or a server error
  *       complete the future exceptionally with a {@link StoreException}; a miss, a failed {@code

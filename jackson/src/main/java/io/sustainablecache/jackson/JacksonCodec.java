@@ -63,6 +63,15 @@ import tools.jackson.databind.type.TypeFactory;
  *       1e99999} bound to a {@code BigInteger} would otherwise expand to 100,000 digits on every
  *       read. This codec writes integers as integers, so only
  *       foreign or planted bytes are refused (as misses).</li>
+ *   <li>rejects a {@code BigDecimal} whose scale is beyond ±10,000 (a planted {@code
+ *       1e999999999}, 11 characters, is a {@code BigDecimal} of scale −999,999,999, whose {@code
+ *       toPlainString()} would build a billion digits in the caller's hands): values of type
+ *       {@code BigDecimal}, from a number or a string, anywhere in the value, and of type {@code
+ *       Number} or {@code Object} (with their maps and lists) where the mapper makes {@code
+ *       BigDecimal}s of floats ({@code USE_BIG_DECIMAL_FOR_FLOATS}; a {@code JsonNode} is not
+ *       checked). A module added to the mapper does it ({@code
+ *       "sustainable-cache-decimal-scale"}), and {@link #encode} refuses such a value, so
+ *       that it is not cached only to be rejected by every read.</li>
  * </ul>
  *
  * <p>Rejected input throws an {@link IllegalArgumentException}, which the cache turns into a miss
@@ -91,11 +100,11 @@ import tools.jackson.databind.type.TypeFactory;
  * components added later a wrapper type, or change the cache's {@code namespace}.
  *
  * <p><b>A caller's mapper</b> (for example the {@code JsonMapper} bean of a Spring Boot 4
- * application) keeps all of its configuration, modules and features, with three exceptions: its
+ * application) keeps all of its configuration, modules and features, with four exceptions: its
  * stream factory is rebuilt with this codec's read limits (replacing the mapper's own read
  * constraints) and a write nesting limit no larger than the read one; {@link
- * DeserializationFeature#FAIL_ON_TRAILING_TOKENS} is enabled on the reader; and default typing is
- * refused as described above. The caller's mapper itself is not modified. Only plain {@link
+ * DeserializationFeature#FAIL_ON_TRAILING_TOKENS} is enabled on the reader; the module that
+ * checks {@code BigDecimal} scales is added; and default typing is refused as described above. The caller's mapper itself is not modified. Only plain {@link
  * JsonMapper} instances over a plain {@link JsonFactory} can be rebuilt like this; subclasses of
  * either are refused.
  *
@@ -554,6 +563,7 @@ public final class JacksonCodec<V> implements ValueCodec<V> {
         .build();
     return JsonMapper.builder(factory)
         .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+        .addModule(DecimalScale.MODULE)
         .build();
   }
 
@@ -574,7 +584,7 @@ public final class JacksonCodec<V> implements ValueCodec<V> {
         .streamReadConstraints(limits)
         .streamWriteConstraints(writeLimits(callers.streamWriteConstraints(), limits))
         .build();
-    return new LimitedMapperBuilder(mapper, limited).build();
+    return new LimitedMapperBuilder(mapper, limited).addModule(DecimalScale.MODULE).build();
   }
 
   /** Writes no deeper than the codec reads, so an over-deep value fails while being written. */
@@ -623,7 +633,8 @@ public final class JacksonCodec<V> implements ValueCodec<V> {
   /**
    * Makes sure {@link #decode} would accept {@code json} as far as syntax and limits go: the
    * document length, then one streaming pass (no data binding) that materializes every string
-   * so its length is checked, as data binding would.
+   * so its length is checked, as data binding would, and every floating-point number as a
+   * {@code BigDecimal}, whose scale is checked.
    */
   private void checkReadable(byte[] json) {
     if (limits.hasMaxDocumentLength() && json.length > limits.getMaxDocumentLength()) {
@@ -639,6 +650,8 @@ public final class JacksonCodec<V> implements ValueCodec<V> {
       for (; token != null; token = parser.nextToken()) {
         if (token == JsonToken.VALUE_STRING) {
           parser.getString();
+        } else if (token == JsonToken.VALUE_NUMBER_FLOAT) {
+          DecimalScale.check(parser.getDecimalValue()); // as a BigDecimal it must read back
         }
       }
     } catch (JacksonException e) {

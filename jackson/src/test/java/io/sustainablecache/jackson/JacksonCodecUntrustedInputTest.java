@@ -255,6 +255,59 @@ class JacksonCodecUntrustedInputTest {
         .isEqualTo(new Fixtures.Order(7, "c"));
   }
 
+  /** A record with a decimal amount, a list of them, and an untyped bag. */
+  record Priced(BigDecimal amount, List<BigDecimal> history, Map<String, Object> extra) {}
+
+  /**
+   * Issue 24: a planted {@code 1e999999999} (11 characters, within every length limit) was read
+   * as a BigDecimal of scale −999,999,999 and served: the caller's {@code toPlainString()} then
+   * builds a billion digits. Scales beyond ±10,000 are refused (a counted miss), wherever the
+   * BigDecimal is and whether it was a number or a string; ordinary ones still read.
+   */
+  @Test
+  void aBigDecimalOfAnAbsurdScaleIsRejected_whereverItIs() {
+    JacksonCodec<BigDecimal> decimals = JacksonCodec.of(BigDecimal.class);
+    for (String planted : List.of("1e999999999", "1E-999999999", "-7.5e10002",
+        "\"1e999999999\"")) {
+      assertThat(rejected(decimals, planted)).as(planted)
+          .hasMessageContaining("BigDecimal scale").hasMessageContaining("10000");
+    }
+    JacksonCodec<Priced> priced = JacksonCodec.of(Priced.class);
+    assertThat(rejected(priced, "{\"amount\":1e999999999,\"history\":[],\"extra\":{}}"))
+        .hasMessageContaining("BigDecimal scale");
+    assertThat(rejected(priced, "{\"amount\":1,\"history\":[2,1e-20000],\"extra\":{}}"))
+        .hasMessageContaining("BigDecimal scale");
+
+    byte[] ordinary = utf8("{\"amount\":12.50,\"history\":[1e10000,4.9E-324],\"extra\":{}}");
+    Priced read = priced.decode(ordinary, 0, ordinary.length);
+    assertThat(read.amount()).isEqualByComparingTo("12.50");
+    assertThat(read.history().get(0).scale()).isEqualTo(-10_000);
+  }
+
+  /** The same where a caller's mapper makes BigDecimals of untyped floats. */
+  @Test
+  void aBigDecimalOfAnAbsurdScaleInAnUntypedValueIsRejected_whenTheMapperMakesThem() {
+    JsonMapper mapper = JsonMapper.builder()
+        .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).build();
+    JacksonCodec<Object> bags = JacksonCodec.of(mapper, Object.class);
+    assertThat(rejected(bags, "{\"a\":[{\"b\":1e999999999}]}"))
+        .hasMessageContaining("BigDecimal scale");
+    JacksonCodec<Number> numbers = JacksonCodec.of(mapper, Number.class);
+    assertThat(rejected(numbers, "1e999999999")).hasMessageContaining("BigDecimal scale");
+    byte[] ordinary = utf8("{\"a\":[{\"b\":1.25}]}");
+    assertThat(bags.decode(ordinary, 0, ordinary.length))
+        .isEqualTo(Map.of("a", List.of(Map.of("b", new BigDecimal("1.25")))));
+  }
+
+  /** What every read would reject is not cached: the write is refused (a skipped write). */
+  @Test
+  void aBigDecimalOfAnAbsurdScaleIsNotEncoded() {
+    assertThatThrownBy(() -> JacksonCodec.of(BigDecimal.class).encode(new BigDecimal("1e20000")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("BigDecimal scale");
+    assertThat(JacksonCodec.of(BigDecimal.class).encode(new BigDecimal("1e9999")))
+        .isEqualTo(utf8("1E+9999"));
+  }
+
   @Test
   void anOversizedPropertyNameIsRejected() {
     JacksonCodec<Map<String, Integer>> maps =

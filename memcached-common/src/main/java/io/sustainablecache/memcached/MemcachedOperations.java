@@ -44,6 +44,10 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  * queue for a thread whose flag is set, so the flag is cleared while queueing and set again
  * (inline: a store operation allocates nothing for it).
  *
+ * <p>Exptimes are sent as given, except a negative one, which is sent as an absolute time in
+ * 1970 ({@link Exptimes}): every memcached and ARCUS server expires that at once, while ARCUS
+ * reads {@code -1} as "sticky" (never expires).
+ *
  * <p>Internal to the adapters; not an API. Thread-safe.
  *
  * @param <C> the adapter's connection type
@@ -262,7 +266,8 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     C connection = prepare(pending, key);
     if (connection != null) {
       CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
-      pending.send(client.cas(key, casToken, data, exptime, pending), key, connection);
+      pending.send(client.cas(key, casToken, data, Exptimes.toServer(exptime), pending),
+          key, connection);
     }
     return pending;
   }
@@ -318,7 +323,8 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     C connection = prepare(pending, key);
     if (connection != null) {
       CachedData data = RawBytesTranscoder.INSTANCE.encode(value);
-      pending.send(client.store(type, key, data, exptime, pending), key, connection);
+      pending.send(client.store(type, key, data, Exptimes.toServer(exptime), pending),
+          key, connection);
     }
     return pending;
   }

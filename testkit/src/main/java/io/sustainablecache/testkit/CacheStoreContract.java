@@ -473,6 +473,18 @@ public abstract class CacheStoreContract {
     assertThat(completed(store.gets(key))).isEmpty();
   }
 
+  /**
+   * A negative exptime expires the item at once, whichever the write. Servers disagree about
+   * negative exptimes, so an adapter may have to translate it: memcached 1.6 expires an item
+   * with any negative exptime at once; ARCUS (arcus-memcached, sticky items built in by
+   * default) reads {@code -1} as a <em>sticky</em> item that never expires (1.15 refuses it
+   * with {@code SERVER_ERROR out of memory storing object} unless a sticky limit is configured,
+   * and then keeps it for ever), and before 1.15 adds any other negative exptime to its clock,
+   * which wraps to "almost never" once the sum is negative. Every memcached 1.4 or later and
+   * every ARCUS release expires an absolute exptime at or before the server's start at once, so
+   * the ARCUS and spymemcached adapters send 2592001 (1970-01-31T00:00:01Z) for any negative
+   * exptime.
+   */
   @Test
   void aNegativeExptimeExpiresTheItemAtOnceWhicheverTheWrite() {
     CacheStore store = store();

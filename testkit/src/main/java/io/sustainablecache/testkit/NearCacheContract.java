@@ -1,6 +1,7 @@
 package io.sustainablecache.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
@@ -96,6 +97,20 @@ public abstract class NearCacheContract {
       cache.get(key, k -> "v1");
       sleep(5);
     }
+  }
+
+  /**
+   * Issue 24, defect 6: a near cache without a namespace is refused when built, over this adapter
+   * as over any store (over ARCUS it used to build and then never serve near: its log's keys are
+   * no valid ARCUS prefix), with a message that says why.
+   */
+  @Test
+  void aNearCacheWithoutANamespace_isRefusedAtBuild() {
+    CacheStore store = newStore();
+    assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofMinutes(5))
+        .codec(ValueCodec.utf8()).nearCache(1_000, DELTA, 0).build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("nearCache needs a namespace");
   }
 
   @Test

@@ -379,6 +379,29 @@ public abstract class SustainableCacheContract {
   }
 
   /**
+   * Issue 24: a failure marker planted with the longest end a marker may claim (the back-off cap
+   * plus a tick plus the clock skew ahead, a high failure count) fails misses only for the
+   * longest back-off of its count, the cap (1 s here), from when the instance first saw it; then
+   * the next miss takes it over, counts it as planted and loads.
+   */
+  @Test
+  void aPlantedFailureMarkerClaimingALongFailure_failsMissesOnlyForTheBackOffCap() {
+    CacheStore store = newStore();
+    SustainableCache<String> cache = closing(SustainableCache.builder(store)
+        .namespace(namespace).ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8())
+        .failureBackoff(Duration.ofMillis(200), Duration.ofSeconds(1))
+        .maxClockSkew(Duration.ofSeconds(5)).build());
+    long claimedEnd = System.currentTimeMillis() + 1_000 + 2_000 + 5_000;
+    plantLease(store, "long", "F:64:" + claimedEnd + ":0:someone-else");
+
+    assertThatThrownBy(() -> cache.get("long", key -> "v"))
+        .isInstanceOf(CacheLoadException.class);
+    letTimePass(Duration.ofMillis(1_100));
+    assertThat(cache.get("long", key -> "v")).isEqualTo("v");
+    assertThat(cache.stats().leaseInvalidCount()).isEqualTo(1);
+  }
+
+  /**
    * Issue 15: garbage under a key's fleet lease, with no expiry, is ignored (taken over) and
    * counted: the miss loads at once instead of waiting for a holder that does not exist.
    */

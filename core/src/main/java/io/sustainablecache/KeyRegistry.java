@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -27,7 +28,22 @@ import java.util.concurrent.atomic.AtomicLong;
  *   (flight, f?)    --timeout--> (f?)                  the flight is abandoned, its callers fail
  *   (any)           --detach-->  (none)                invalidate/put: the flight is voided
  *   (failure)       --sweep-->   (none)                a failure older than its window is forgotten
+ *   (flight)        --finish-->  (recent)              a load a failed read awaited is remembered
+ *   (recent)        --begin-->   (recent)              a miss whose store read failed, begun before
+ *                                                      that load registered, joins it (its value)
+ *   (recent)        --sweep-->   (none)                once no read begun before it can be running
  * </pre>
+ *
+ * <p>A read that fails on the store is a miss without a tombstone to fence it. Under a store
+ * that times out (a starved client I/O thread), every such read would otherwise load: one loader
+ * call per caller instead of per key. So it joins the key's flight if there is one, and
+ * otherwise takes the value of the key's last load that a failed read awaited, if that load was
+ * registered after the read began ({@link #readMark}): its loader read the data after the read
+ * began, so after any invalidation that returned before it; the read sees no older value than
+ * a load of its own would. Such a value is remembered only for as long as a read begun before
+ * its load can still be running (the synchronous API's wait, {@code loadTimeout + 1 s}), for at
+ * most {@link #MAX_REMEMBERED_LOADS} keys; {@code invalidate}, {@code put} and {@code
+ * invalidateAll} forget it.
  *
  * <p>Records are reclaimed by time, at O(1) cost per operation: a flight carries its own timeout
  * task; failure records go into a FIFO queue from which every {@code begin} and {@code finish}
@@ -55,28 +71,36 @@ final class KeyRegistry {
    */
   private record LeaseLoss(long casToken, long forgetAt) implements Forgettable {}
 
-  private record KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
+  /**
+   * The last load of the key that a read failed on the store awaited ({@link
+   * Flight#isAwaitedByFailedRead}), completed with a value; a failed read begun before it was
+   * registered may take that value until {@code forgetAt}.
+   */
+  private record Recent(Flight<?> flight, long forgetAt) implements Forgettable {}
+
+  private record KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss,
+      Recent recent) {
     KeyState withFlight(Flight<?> newFlight) {
-      return of(newFlight, failure, leaseLoss);
+      return of(newFlight, failure, leaseLoss, recent);
     }
 
     KeyState withFailure(Failure newFailure) {
-      return of(flight, newFailure, leaseLoss);
+      return of(flight, newFailure, leaseLoss, recent);
     }
 
     KeyState withLeaseLoss(LeaseLoss newLoss) {
-      return of(flight, failure, newLoss);
+      return of(flight, failure, newLoss, recent);
     }
 
     KeyState without(Forgettable record) {
       return of(flight, failure == record ? null : failure,
-          leaseLoss == record ? null : leaseLoss);
+          leaseLoss == record ? null : leaseLoss, recent == record ? null : recent);
     }
 
     /** {@code null} (no record) when nothing is left. */
-    static KeyState of(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
-      return flight == null && failure == null && leaseLoss == null
-          ? null : new KeyState(flight, failure, leaseLoss);
+    static KeyState of(Flight<?> flight, Failure failure, LeaseLoss leaseLoss, Recent recent) {
+      return flight == null && failure == null && leaseLoss == null && recent == null
+          ? null : new KeyState(flight, failure, leaseLoss, recent);
     }
   }
 
@@ -104,12 +128,23 @@ final class KeyRegistry {
   private static final Busy BACKING_OFF = new Busy(true);
   private static final Recursive RECURSIVE = new Recursive();
   private static final int SWEEP_PER_OPERATION = 2;
+  /**
+   * At most this many keys' loads are remembered for reads that failed on the store, so that a
+   * store outage under a stream of distinct keys holds a bounded heap.
+   */
+  static final int MAX_REMEMBERED_LOADS = 10_000;
 
   private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Due> forgetQueue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
   /** Flights superseded by a miss that saw a possibly newer tombstone (see {@link #begin}). */
   private final AtomicLong superseded = new AtomicLong();
+  /** Numbers flights in the order they are registered; see {@link #readMark}. */
+  private final AtomicLong sequence = new AtomicLong();
+  /** How many keys have a {@link Recent} load. */
+  private final AtomicInteger remembered = new AtomicInteger();
+  /** How long a {@link Recent} load is kept: the synchronous API's longest wait for a read. */
+  private final long rememberMillis;
   private final InstantSource clock;
   private final Scheduler scheduler;
   private final StatsCounter stats;
@@ -124,6 +159,15 @@ final class KeyRegistry {
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.backoff = new Backoff(config);
     this.maxSkewMillis = config.maxClockSkew().toMillis();
+    this.rememberMillis = loadTimeoutMillis + 1_000;
+  }
+
+  /**
+   * Taken before a store read: if the read fails, a load registered after this mark may answer
+   * it ({@link LoadRequest#failedReadMark}). One volatile read.
+   */
+  long readMark() {
+    return sequence.get();
   }
 
   /**
@@ -132,7 +176,13 @@ final class KeyRegistry {
    */
   <V> Begin begin(LoadRequest<V> request, Flight.Origin origin, long now) {
     return begin(request.key(), request.storeKey(), origin, request.casToken(), now,
-        request.tombstoneAt());
+        request.tombstoneAt(), request.failedReadMark());
+  }
+
+  /** {@link #begin(LoadRequest, Flight.Origin, long)} of a read that did not fail. */
+  <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
+      long tombstoneAt) {
+    return begin(key, storeKey, origin, casToken, now, tombstoneAt, LoadRequest.READ_OK);
   }
 
   /**
@@ -148,9 +198,15 @@ final class KeyRegistry {
    * reader that read a tombstone, stalled, and comes back after the tombstone expired and a new
    * flight started (within {@code maxClockSkew} of the tombstone) supersedes that flight, and the
    * key is loaded twice at once; {@link #supersededCount} counts these.
+   *
+   * <p>A miss whose store read failed ({@code failedReadMark} is the {@link #readMark} taken
+   * before it) joins the key's flight, or else the key's remembered load if it was registered
+   * after that mark (see the class comment), or else starts a flight, which it marks so that its
+   * value is remembered.
    */
-  <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
-      long tombstoneAt) {
+  private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
+      long now, long tombstoneAt, long failedReadMark) {
+    boolean failedRead = origin == Flight.Origin.MISS && failedReadMark != LoadRequest.READ_OK;
     sweep(now, SWEEP_PER_OPERATION);
     Begin[] decided = new Begin[1];
     Flight<?>[] expired = new Flight<?>[1];
@@ -177,16 +233,29 @@ final class KeyRegistry {
           decided[0] = RECURSIVE;
         } else {
           decided[0] = origin == Flight.Origin.MISS ? new Joined<>(flight) : IN_FLIGHT;
+          if (failedRead) {
+            flight.awaitedByFailedRead();
+          }
         }
         return state;
+      }
+      Recent recent = state == null ? null : state.recent();
+      if (failedRead && recent != null && recent.flight().sequence > failedReadMark
+          && at < recent.forgetAt()) {
+        decided[0] = new Joined<>(recent.flight()); // completed: its value
+        return expired[0] == null ? state : state.withFlight(null);
       }
       if (failure != null && at < failure.notBefore()) {
         decided[0] = origin == Flight.Origin.MISS ? new Remembered(failure) : BACKING_OFF;
         return expired[0] == null ? state : state.withFlight(null);
       }
-      Flight<V> started = new Flight<>(key, storeKey, origin, at, casToken);
+      Flight<V> started =
+          new Flight<>(key, storeKey, origin, at, casToken, sequence.incrementAndGet());
+      if (failedRead) {
+        started.awaitedByFailedRead();
+      }
       decided[0] = new Started<>(started);
-      return state == null ? new KeyState(started, null, null) : state.withFlight(started);
+      return state == null ? new KeyState(started, null, null, null) : state.withFlight(started);
     });
     if (expired[0] != null) {
       timedOut(expired[0]);
@@ -199,7 +268,8 @@ final class KeyRegistry {
 
   /**
    * Deregisters a flight that ended (its write, if any, issued): a success forgets the key's
-   * failures, a failure records one and starts or extends the key's back-off. A flight that is
+   * failures, and is remembered if a read that failed on the store awaited it (see the class
+   * comment); a failure records one and starts or extends the key's back-off. A flight that is
    * no longer registered (voided, timed out) changes nothing.
    *
    * @param failure the load's failure, or {@code null} if it succeeded
@@ -209,18 +279,29 @@ final class KeyRegistry {
   Failure finish(Flight<?> flight, Throwable failure, long now) {
     cancelTimeout(flight);
     Failure[] recorded = new Failure[1];
+    Recent[] remembers = new Recent[1];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
       if (state.flight() != flight) {
         return state;
       }
       if (failure == null || !backoff.enabled()) {
-        return KeyState.of(null, null, state.leaseLoss());
+        Recent recent = state.recent();
+        if (failure == null && flight.isAwaitedByFailedRead() && flight.loadedValue()
+            && (recent != null || mayRemember())) {
+          recent = remembers[0] = new Recent(flight, flight.startedAt + rememberMillis);
+        }
+        return KeyState.of(null, null, state.leaseLoss(), recent);
       }
       recorded[0] = backoff.next(state.failure(), failure, now, flight);
-      return KeyState.of(null, recorded[0], state.leaseLoss());
+      return KeyState.of(null, recorded[0], state.leaseLoss(), state.recent());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
+    }
+    if (remembers[0] != null) {
+      forgetQueue.add(new Due(flight.storeKey, remembers[0]));
+    }
+    if (recorded[0] != null || remembers[0] != null) {
       scheduleDrain(now);
     }
     sweep(now, SWEEP_PER_OPERATION);
@@ -241,12 +322,15 @@ final class KeyRegistry {
   /**
    * Removes everything the registry holds for a key ({@code invalidate}, {@code put}): a flight
    * in flight is voided (its callers still get its result, but it writes nothing) and the key's
-   * failures are forgotten. The next caller starts afresh.
+   * failures and its remembered load are forgotten. The next caller starts afresh.
    */
   void detach(String storeKey) {
     KeyState removed = states.remove(storeKey);
     if (removed != null && removed.flight() != null) {
       removed.flight().voidIt();
+    }
+    if (removed != null && removed.recent() != null) {
+      remembered.decrementAndGet();
     }
   }
 
@@ -278,7 +362,7 @@ final class KeyRegistry {
         return state;
       }
       recorded[0] = backoff.remembered(state.failure(), count, notBefore, cause, now);
-      return KeyState.of(null, recorded[0], state.leaseLoss());
+      return KeyState.of(null, recorded[0], state.leaseLoss(), state.recent());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
@@ -291,7 +375,7 @@ final class KeyRegistry {
   void leaseLost(String storeKey, long casToken, long now, long rememberMillis) {
     LeaseLoss loss = new LeaseLoss(casToken, now + rememberMillis);
     states.compute(storeKey, (k, state) -> state == null
-        ? new KeyState(null, null, loss) : state.withLeaseLoss(loss));
+        ? new KeyState(null, null, loss, null) : state.withLeaseLoss(loss));
     forgetQueue.add(new Due(storeKey, loss));
     scheduleDrain(now);
   }
@@ -327,6 +411,15 @@ final class KeyRegistry {
     for (String storeKey : states.keySet()) {
       detach(storeKey);
     }
+  }
+
+  /** Counts one more key with a remembered load, unless there are enough already. */
+  private boolean mayRemember() {
+    if (remembered.incrementAndGet() <= MAX_REMEMBERED_LOADS) {
+      return true;
+    }
+    remembered.decrementAndGet();
+    return false;
   }
 
   /** The number of keys with a record; for tests and heap checks. */
@@ -387,7 +480,12 @@ final class KeyRegistry {
         forgetQueue.add(due);
         return;
       }
-      states.computeIfPresent(due.storeKey(), (k, state) -> state.without(due.record()));
+      states.computeIfPresent(due.storeKey(), (k, state) -> {
+        if (state.recent() == due.record()) {
+          remembered.decrementAndGet();
+        }
+        return state.without(due.record());
+      });
     }
   }
 

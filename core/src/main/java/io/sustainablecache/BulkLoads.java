@@ -115,8 +115,9 @@ final class BulkLoads<V> {
       if (near != null) {
         NearEntry<V> hit = near.get(key);
         Decision.Action action = reads.nearStep(key, hit, now);
-        if (action != null) {
-          answers.put(key, ReadPath.answer(hit.entry()));
+        Object answer = action == null ? null : near.answer(key, hit);
+        if (answer != null) {
+          answers.put(key, answer);
           if (action != Decision.Action.FRESH) {
             toRefresh.add(LoadRequest.of(key, keys.storeKey(key), hit.entry(),
                 LoadRequest.READ_OK));

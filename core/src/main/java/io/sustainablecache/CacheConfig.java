@@ -18,6 +18,7 @@ import java.util.random.RandomGenerator;
  * @param nearBoundedByBytes whether the near cache is bounded by its entries' stored sizes
  * @param nearStaleness the near cache's bound; {@code null} without a near cache
  * @param nearSampling the share of near hits checked against the store
+ * @param nearCopy whether a near hit decodes its own copy of the value from the stored bytes
  * @param ticker monotonic nanoseconds: {@code System::nanoTime}, or the injected clock's
  *     milliseconds (virtual time)
  */
@@ -51,6 +52,7 @@ record CacheConfig<V>(
     boolean nearBoundedByBytes,
     Duration nearStaleness,
     double nearSampling,
+    boolean nearCopy,
     LongSupplier ticker) {
 
   /**
@@ -134,6 +136,7 @@ record CacheConfig<V>(
         b.nearBoundedByBytes,
         b.nearStaleness,
         b.nearSampling == -1 ? DEFAULT_NEAR_SAMPLING : b.nearSampling,
+        Boolean.TRUE.equals(b.nearCopy),
         b.clock == null ? System::nanoTime : ticker(b.clock));
   }
 
@@ -164,6 +167,7 @@ record CacheConfig<V>(
         + ", codec=" + codec + ", absentTtl=" + absentTtl + ", loadTimeout=" + loadTimeout
         + ", fleetLease=" + fleetLease
         + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize
-            + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness);
+            + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness
+            + (nearCopy ? ", nearCacheCopy=true" : ""));
   }
 }

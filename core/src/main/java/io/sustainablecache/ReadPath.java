@@ -117,7 +117,7 @@ final class ReadPath<V> {
       proceed(action, key, keys.storeKey(key), hit.entry(), LoadRequest.READ_OK, loader, null,
           true);
     }
-    return answer(hit.entry());
+    return near.answer(key, hit); // null: its copy could not be decoded, read the store
   }
 
   /**

@@ -76,6 +76,11 @@ final class Flight<V> {
    * read that took such a mark began.
    */
   final long sequence;
+  /**
+   * The near cache's ticker when the flight was registered (its loader started later), in
+   * nanoseconds; 0 without a near cache.
+   */
+  final long registeredNanos;
   /** The token of the read that decided this load; every write of it is conditional on it. */
   final long casToken;
   /** Completed once, by {@link #deliver}, {@link #fail} or {@link #endUnloaded}; never exposed. */
@@ -92,13 +97,14 @@ final class Flight<V> {
   private volatile boolean awaitedByFailedRead;
 
   Flight(String key, String storeKey, Origin origin, long startedAt, long casToken,
-      long sequence) {
+      long sequence, long registeredNanos) {
     this.key = key;
     this.storeKey = storeKey;
     this.origin = origin;
     this.startedAt = startedAt;
     this.casToken = casToken;
     this.sequence = sequence;
+    this.registeredNanos = registeredNanos;
   }
 
   /** A read that failed on the store started or joined this flight. */

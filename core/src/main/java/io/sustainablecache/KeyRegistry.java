@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * All per-key state of a cache in this JVM, in one map changed only through atomic {@code
@@ -37,13 +38,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>A read that fails on the store is a miss without a tombstone to fence it. Under a store
  * that times out (a starved client I/O thread), every such read would otherwise load: one loader
  * call per caller instead of per key. So it joins the key's flight if there is one, and
- * otherwise takes the value of the key's last load that a failed read awaited, if that load was
- * registered after the read began ({@link #readMark}): its loader read the data after the read
- * began, so after any invalidation that returned before it; the read sees no older value than
- * a load of its own would. Such a value is remembered only for as long as a read begun before
- * its load can still be running (the synchronous API's wait, {@code loadTimeout + 1 s}), for at
- * most {@link #MAX_REMEMBERED_LOADS} keys; {@code invalidate}, {@code put} and {@code
- * invalidateAll} forget it.
+ * otherwise takes the value of the key's last load that a failed read awaited if either
+ * <ul>
+ *   <li>that load was registered after the read began ({@link #readMark}): its loader read the
+ *       data after the read began, so after any invalidation that returned before it; the read
+ *       sees no older value than a load of its own would; or</li>
+ *   <li>the cache has a near cache of bound {@code Δ} and that load was registered less than
+ *       {@code Δ} ago (on the near cache's ticker): a change whose invalidation returned after
+ *       the load started is then served at most {@code Δ} after that return, the near cache's
+ *       own promise, which also covers reads that fail at once (a client whose queue is full).
+ *       </li>
+ * </ul>
+ * Such a value is remembered only for as long as a read begun before its load can still be
+ * running (the synchronous API's wait, {@code loadTimeout + 1 s}), for at most {@link
+ * #MAX_REMEMBERED_LOADS} keys; {@code invalidate}, {@code put} and {@code invalidateAll} on this
+ * instance forget it.
  *
  * <p>Records are reclaimed by time, at O(1) cost per operation: a flight carries its own timeout
  * task; failure records go into a FIFO queue from which every {@code begin} and {@code finish}
@@ -145,6 +154,10 @@ final class KeyRegistry {
   private final AtomicInteger remembered = new AtomicInteger();
   /** How long a {@link Recent} load is kept: the synchronous API's longest wait for a read. */
   private final long rememberMillis;
+  /** The near cache's bound in nanoseconds; 0 without a near cache. */
+  private final long nearBoundNanos;
+  /** The near cache's monotonic ticker, nanoseconds. */
+  private final LongSupplier ticker;
   private final InstantSource clock;
   private final Scheduler scheduler;
   private final StatsCounter stats;
@@ -160,6 +173,8 @@ final class KeyRegistry {
     this.backoff = new Backoff(config);
     this.maxSkewMillis = config.maxClockSkew().toMillis();
     this.rememberMillis = loadTimeoutMillis + 1_000;
+    this.nearBoundNanos = config.nearStaleness() == null ? 0 : config.nearStaleness().toNanos();
+    this.ticker = config.ticker();
   }
 
   /**
@@ -201,8 +216,8 @@ final class KeyRegistry {
    *
    * <p>A miss whose store read failed ({@code failedReadMark} is the {@link #readMark} taken
    * before it) joins the key's flight, or else the key's remembered load if it was registered
-   * after that mark (see the class comment), or else starts a flight, which it marks so that its
-   * value is remembered.
+   * after that mark or, with a near cache, less than its bound ago (see the class comment), or
+   * else starts a flight, which it marks so that its value is remembered.
    */
   private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
       long now, long tombstoneAt, long failedReadMark) {
@@ -240,8 +255,8 @@ final class KeyRegistry {
         return state;
       }
       Recent recent = state == null ? null : state.recent();
-      if (failedRead && recent != null && recent.flight().sequence > failedReadMark
-          && at < recent.forgetAt()) {
+      if (failedRead && recent != null && at < recent.forgetAt()
+          && (recent.flight().sequence > failedReadMark || withinNearBound(recent.flight()))) {
         decided[0] = new Joined<>(recent.flight()); // completed: its value
         return expired[0] == null ? state : state.withFlight(null);
       }
@@ -249,8 +264,8 @@ final class KeyRegistry {
         decided[0] = origin == Flight.Origin.MISS ? new Remembered(failure) : BACKING_OFF;
         return expired[0] == null ? state : state.withFlight(null);
       }
-      Flight<V> started =
-          new Flight<>(key, storeKey, origin, at, casToken, sequence.incrementAndGet());
+      Flight<V> started = new Flight<>(key, storeKey, origin, at, casToken,
+          sequence.incrementAndGet(), nearBoundNanos == 0 ? 0 : ticker.getAsLong());
       if (failedRead) {
         started.awaitedByFailedRead();
       }
@@ -411,6 +426,11 @@ final class KeyRegistry {
     for (String storeKey : states.keySet()) {
       detach(storeKey);
     }
+  }
+
+  /** Whether a near cache's bound has not passed since {@code flight} registered. */
+  private boolean withinNearBound(Flight<?> flight) {
+    return nearBoundNanos != 0 && ticker.getAsLong() - flight.registeredNanos < nearBoundNanos;
   }
 
   /** Counts one more key with a remembered load, unless there are enough already. */

@@ -6,9 +6,13 @@ import static org.awaitility.Awaitility.await;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testing.ForwardingStore;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -30,9 +34,13 @@ import org.junit.jupiter.api.Test;
  * not turn every caller's read into a loader call. Reads are held by the store until the test
  * fails them one at a time, as timeouts arrive: every read of a burst began before any load, so
  * the burst costs one loader call per key; a read that began after a load registered loads again
- * (it must not see a value older than an invalidation that returned before it began).
+ * (it must not see a value older than an invalidation that returned before it began). With a near
+ * cache, reads that fail at once share a load registered less than the bound ago (the near
+ * cache's own promise).
  */
 final class FailedReadLoadsTest {
+
+  private static final Duration BOUND = Duration.ofSeconds(1);
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final TimingOutStore store = new TimingOutStore(InMemoryStore.create(clock));
@@ -142,6 +150,83 @@ final class FailedReadLoadsTest {
           assertThat(answer.join()).isEqualTo(Map.of("a", "a!", "b", "b!")));
       assertThat(bulkCalls).hasValue(1);
       assertThat(cache.stats().storeErrorCount()).isEqualTo(50);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads that fail at once (a client whose queue is full): no read began before the last load
+
+  private final ScriptedStore failing = ScriptedStore.over(InMemoryStore.create(clock));
+  private final ManualScheduler scheduler = ManualScheduler.on(clock);
+
+  private SustainableCache<String> nearCache() {
+    SustainableCache<String> cache = SustainableCache.builder(failing).namespace("n")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+        .clock(clock).scheduler(scheduler).random(FixedRandom.neverEarly())
+        .nearCache(100, BOUND, 0).build();
+    scheduler.runDue(); // the first poll, on a healthy store
+    return cache;
+  }
+
+  @Test
+  void withANearCache_readsThatFailAtOnce_costOneLoaderCallPerKeyPerBound() {
+    try (SustainableCache<String> cache = nearCache()) {
+      failing.fail(Op.GETS, Integer.MAX_VALUE);
+
+      for (int i = 0; i < 50; i++) { // 50 reads over 980 ms
+        assertThat(cache.get("k", loader())).isEqualTo("k#1");
+        clock.advanceMillis(20);
+      }
+      assertThat(loaderCalls).hasValue(1);
+      assertThat(cache.stats().storeErrorCount()).isEqualTo(50);
+
+      clock.advanceMillis(20); // the bound has passed since the load registered
+      assertThat(cache.get("k", loader())).isEqualTo("k#2");
+      assertThat(cache.get("k", loader())).isEqualTo("k#2");
+
+      failing.heal();
+      scheduler.runDue(); // the polls confirm the generation again
+      cache.invalidate("k"); // a change here is seen here at once, though the store fails reads
+      failing.fail(Op.GETS, Integer.MAX_VALUE);
+      assertThat(cache.get("k", loader())).isEqualTo("k#3");
+      assertThat(loaderCalls).hasValue(3);
+    }
+  }
+
+  @Test
+  void withANearCache_bulkReadsThatFailAtOnce_costOneBulkLoaderCallPerBound() {
+    AtomicInteger bulkCalls = new AtomicInteger();
+    BulkLoader<String> bulk = keys -> {
+      int call = bulkCalls.incrementAndGet();
+      Map<String, String> values = new LinkedHashMap<>();
+      keys.forEach(key -> values.put(key, key + "#" + call));
+      return values;
+    };
+    try (SustainableCache<String> cache = nearCache()) {
+      failing.fail(Op.GETS_ALL, Integer.MAX_VALUE);
+
+      for (int i = 0; i < 40; i++) {
+        assertThat(cache.getAll(List.of("a", "b"), bulk))
+            .isEqualTo(Map.of("a", "a#1", "b", "b#1"));
+        clock.advanceMillis(20);
+      }
+      assertThat(bulkCalls).hasValue(1);
+
+      clock.advanceMillis(BOUND.toMillis());
+      assertThat(cache.getAll(List.of("a", "b"), bulk)).isEqualTo(Map.of("a", "a#2", "b", "b#2"));
+    }
+  }
+
+  @Test
+  void withoutANearCache_aReadThatFailsAtOnce_loads_asNoLoadBeganAfterIt() {
+    ScriptedStore down = ScriptedStore.over(InMemoryStore.create(clock));
+    try (SustainableCache<String> cache = SustainableCache.builder(down).namespace("f")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+        .clock(clock).random(RefreshPolicyTest.fixed(0.5)).build()) {
+      down.fail(Op.GETS, Integer.MAX_VALUE);
+
+      assertThat(cache.get("k", loader())).isEqualTo("k#1");
+      assertThat(cache.get("k", loader())).isEqualTo("k#2");
     }
   }
 

@@ -695,7 +695,8 @@ public final class SustainableCacheBuilder<V> {
    * hit (the codec's, as on a store hit, without the round trip; measured in {@code
    * docs/jmh.md}) and the stored bytes' heap per entry. A caller whose read loaded the value gets
    * the instance the loader returned, shared with the callers that joined that same load in this
-   * JVM, as without a near cache. Default: {@code false}.
+   * JVM (concurrent misses, and reads that failed on the store and took its value), as without
+   * a near cache. Default: {@code false}.
    *
    * @param copy {@code true} to decode a copy on every near hit
    * @return this builder

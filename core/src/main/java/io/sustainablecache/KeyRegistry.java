@@ -307,7 +307,7 @@ final class KeyRegistry {
         }
         return KeyState.of(null, null, state.leaseLoss(), recent);
       }
-      recorded[0] = backoff.next(state.failure(), failure, now, flight);
+      recorded[0] = backoff.next(live(state.failure(), now), failure, now, flight);
       return KeyState.of(null, recorded[0], state.leaseLoss(), state.recent());
     });
     if (recorded[0] != null) {
@@ -376,7 +376,7 @@ final class KeyRegistry {
       if (state.flight() != flight) {
         return state;
       }
-      recorded[0] = backoff.remembered(state.failure(), count, notBefore, cause, now);
+      recorded[0] = backoff.remembered(live(state.failure(), now), count, notBefore, cause, now);
       return KeyState.of(null, recorded[0], state.leaseLoss(), state.recent());
     });
     if (recorded[0] != null) {
@@ -426,6 +426,16 @@ final class KeyRegistry {
     for (String storeKey : states.keySet()) {
       detach(storeKey);
     }
+  }
+
+  /**
+   * {@code failure} unless its window has passed ({@code null}): the forget queue is swept in
+   * insertion order, and records of different lengths (a remembered load's, a failure's, a lease
+   * loss's) share it, so a record may outlive its window until the sweep reaches it; a failure
+   * found so counts no more.
+   */
+  private static Failure live(Failure failure, long now) {
+    return failure != null && failure.forgetAt() <= now ? null : failure;
   }
 
   /** Whether a near cache's bound has not passed since {@code flight} registered. */

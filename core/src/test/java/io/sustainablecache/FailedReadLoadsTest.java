@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.StoreException;
@@ -227,6 +228,28 @@ final class FailedReadLoadsTest {
 
       assertThat(cache.get("k", loader())).isEqualTo("k#1");
       assertThat(cache.get("k", loader())).isEqualTo("k#2");
+    }
+  }
+
+  @Test
+  void aRememberedLoad_doesNotKeepAnotherKeysFailureCountingPastItsWindow() {
+    try (SustainableCache<String> cache = SustainableCache.builder(failing).namespace("w")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+        .clock(clock).scheduler(scheduler).random(RefreshPolicyTest.fixed(0.5))
+        .loadTimeout(Duration.ofSeconds(60)).failureBackoff(Duration.ofMillis(100),
+            Duration.ofSeconds(10)).build()) {
+      failing.fail(Op.GETS, 1);
+      cache.get("a", loader()); // remembered for 61 s: first in the forget queue
+      Loader<String> down = key -> {
+        throw new IllegalStateException("db down");
+      };
+      assertThatThrownBy(() -> cache.get("b", down)).isInstanceOf(CacheLoadException.class);
+
+      clock.advance(Duration.ofSeconds(11)); // b's failure is past its window (back-off + cap)
+      assertThatThrownBy(() -> cache.get("b", down)).isInstanceOf(CacheLoadException.class);
+
+      assertThatThrownBy(() -> cache.get("b", down))
+          .hasMessageContaining("the key's last load failed"); // not "last 2 loads"
     }
   }
 

@@ -117,10 +117,12 @@ final class BulkLoads<V> {
       if (near != null) {
         NearEntry<V> hit = near.get(key);
         Decision.Action action = reads.nearStep(key, hit, now);
-        if (action != null) {
-          answers.put(key, ReadPath.answer(hit.entry()));
+        Object answer = action == null ? null : near.answer(key, hit);
+        if (answer != null) {
+          answers.put(key, answer);
           if (action != Decision.Action.FRESH) {
-            toRefresh.add(LoadRequest.of(key, keys.storeKey(key), hit.entry(), false));
+            toRefresh.add(LoadRequest.of(key, keys.storeKey(key), hit.entry(),
+                LoadRequest.READ_OK));
           }
           continue;
         }
@@ -133,9 +135,11 @@ final class BulkLoads<V> {
     }
     NearTier.Ticket ticket = reads.nearTicket();
     CompletableFuture<Map<String, V>> out = new CompletableFuture<>();
+    long readMark = registry.readMark();
     store.getsAll(new ArrayList<>(storeKeys.values())).whenCompleteAsync((items, error) -> {
       try {
-        afterRead(out, order, storeKeys, answers, toRefresh, items, error, ticket, loader,
+        afterRead(out, order, storeKeys, answers, toRefresh, items,
+            error == null ? LoadRequest.READ_OK : readMark, error, ticket, loader,
             loaderIdentity, loadOn);
       } catch (Throwable t) {
         out.completeExceptionally(t);
@@ -158,9 +162,9 @@ final class BulkLoads<V> {
 
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
       Map<String, String> storeKeys, Map<String, Object> answers,
-      List<LoadRequest<V>> toRefresh, Map<String, StoreItem> items, Throwable readError,
-      NearTier.Ticket ticket, AsyncBulkLoader<? extends V> loader, Object loaderIdentity,
-      Executor loadOn) {
+      List<LoadRequest<V>> toRefresh, Map<String, StoreItem> items, long failedReadMark,
+      Throwable readError, NearTier.Ticket ticket, AsyncBulkLoader<? extends V> loader,
+      Object loaderIdentity, Executor loadOn) {
     boolean readFailed = readError != null;
     if (readFailed) {
       reads.storeError("a bulk read failed; treating every key as a miss",
@@ -172,7 +176,8 @@ final class BulkLoads<V> {
       StoreItem item = items == null ? null : items.get(key.getValue());
       Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
       Decision.Action action = reads.step(entry, now);
-      LoadRequest<V> request = LoadRequest.of(key.getKey(), key.getValue(), entry, readFailed);
+      LoadRequest<V> request =
+          LoadRequest.of(key.getKey(), key.getValue(), entry, failedReadMark);
       switch (action) {
         case FRESH -> answers.put(key.getKey(), ReadPath.answer(entry));
         case REFRESH_BACKGROUND, STALE -> {

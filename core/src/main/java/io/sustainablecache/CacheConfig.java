@@ -17,6 +17,7 @@ import java.util.random.RandomGenerator;
  * @param nearBoundedByBytes whether the near cache is bounded by its entries' stored sizes
  * @param nearStaleness the near cache's bound; {@code null} without a near cache
  * @param nearSampling the share of near hits checked against the store
+ * @param nearCopy whether a near hit decodes its own copy of the value from the stored bytes
  * @param clock the wall clock: only for what is compared with other hosts' time
  * @param ticker monotonic nanoseconds: every duration and bound measured on this host
  */
@@ -50,6 +51,7 @@ record CacheConfig<V>(
     boolean nearBoundedByBytes,
     Duration nearStaleness,
     double nearSampling,
+    boolean nearCopy,
     Ticker ticker) {
 
   /**
@@ -133,6 +135,7 @@ record CacheConfig<V>(
         b.nearBoundedByBytes,
         b.nearStaleness,
         b.nearSampling == -1 ? DEFAULT_NEAR_SAMPLING : b.nearSampling,
+        Boolean.TRUE.equals(b.nearCopy),
         b.ticker == null ? Ticker.systemTicker() : b.ticker);
   }
 
@@ -167,6 +170,7 @@ record CacheConfig<V>(
         + ", codec=" + codec + ", absentTtl=" + absentTtl + ", loadTimeout=" + loadTimeout
         + ", fleetLease=" + fleetLease
         + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize
-            + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness);
+            + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness
+            + (nearCopy ? ", nearCacheCopy=true" : ""));
   }
 }

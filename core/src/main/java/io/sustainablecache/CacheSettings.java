@@ -41,8 +41,8 @@ import java.util.function.Function;
  *       {@code max-clock-skew}, {@code close-timeout}</td><td>a duration</td></tr>
  *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
  *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
- *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}</td><td>{@code true} or {@code
- *       false}</td></tr>
+ *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}, {@code
+ *       near-cache-copy}</td><td>{@code true} or {@code false}</td></tr>
  *   <tr><td>{@code refresh-threads}, {@code refresh-queue-capacity}, {@code
  *       max-value-size}</td><td>an integer</td></tr>
  *   <tr><td>{@code ttl-jitter}</td><td>a fraction, 0 to 0.5</td></tr>
@@ -118,6 +118,8 @@ public final class CacheSettings {
             b.nearCache(v.maximumSize(), v.staleness(), v.sampling());
           }
         });
+    bool("near-cache-copy", s -> s.nearCacheCopy, (b, v) -> b.nearCacheCopy = v,
+        SustainableCacheBuilder::nearCacheCopy);
   }
 
   private static final CacheSettings EMPTY = new CacheSettings();
@@ -138,6 +140,7 @@ public final class CacheSettings {
   private SettingText.RefreshBatch refreshBatch;
   private Duration closeTimeout;
   private SettingText.NearCache nearCache;
+  private Boolean nearCacheCopy;
 
   private CacheSettings() {}
 
@@ -392,6 +395,14 @@ public final class CacheSettings {
     return Optional.ofNullable(nearCache).map(SettingText.NearCache::sampling);
   }
 
+  /**
+   * Returns whether near hits decode a copy of the value ({@link
+   * SustainableCacheBuilder#nearCacheCopy}), if set.
+   */
+  public Optional<Boolean> nearCacheCopy() {
+    return Optional.ofNullable(nearCacheCopy);
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof CacheSettings other && toString().equals(other.toString());
@@ -593,6 +604,14 @@ public final class CacheSettings {
     public Builder nearCache(long maximumSize, Duration staleness, double sampling) {
       return set("near-cache", new SettingText.NearCache(maximumSize, false,
           requireNonNull(staleness, "staleness"), sampling));
+    }
+
+    /**
+     * @param copy see {@link SustainableCacheBuilder#nearCacheCopy}
+     * @return this builder
+     */
+    public Builder nearCacheCopy(boolean copy) {
+      return set("near-cache-copy", copy);
     }
 
     /**

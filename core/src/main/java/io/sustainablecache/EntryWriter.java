@@ -141,9 +141,8 @@ final class EntryWriter<V> {
         loaded.value() == null ? Entry.Kind.ABSENT : Entry.Kind.VALUE, loaded.value(),
         loaded.fetchedAt(), loaded.fetchedAt() + ttl, loaded.loadMillis(), NO_CAS);
     NearTier.Ticket ticket = near == null ? null : near.writing(storeKey);
-    int size = bytes.length;
     if (casToken == NO_CAS) {
-      return conditional(storeKey, store.add(storeKey, bytes, exptime), written, size,
+      return conditional(storeKey, store.add(storeKey, bytes, exptime), written, bytes,
           generation, ticket);
     }
     return store.cas(storeKey, casToken, bytes, exptime).handle((outcome, error) -> {
@@ -154,7 +153,7 @@ final class EntryWriter<V> {
         return store.add(storeKey, bytes, exptime);
       }
       return CompletableFuture.completedFuture(outcome == CasOutcome.STORED);
-    }).thenCompose(stage -> conditional(storeKey, stage, written, size, generation, ticket));
+    }).thenCompose(stage -> conditional(storeKey, stage, written, bytes, generation, ticket));
   }
 
   /**
@@ -232,11 +231,11 @@ final class EntryWriter<V> {
    * may have (a failure in flight, a timeout).
    */
   private CompletableFuture<Boolean> conditional(String storeKey,
-      CompletableFuture<Boolean> write, Entry<V> written, int size, long generation,
+      CompletableFuture<Boolean> write, Entry<V> written, byte[] bytes, long generation,
       NearTier.Ticket ticket) {
     return write.handle((stored, error) -> {
       if (near != null && (error != null || stored)) {
-        near.written(storeKey, error == null ? written : null, size, generation, ticket);
+        near.written(storeKey, error == null ? written : null, bytes, generation, ticket);
       }
       if (error != null) {
         stats.increment(Counter.STORE_ERROR);

@@ -47,6 +47,9 @@ import java.util.function.BiConsumer;
  *       <td>lease not held (deleted, or rewritten as a failure marker)</td></tr>
  *   <tr><td>{@link #timeoutTask} / {@link #cancelTimeout}</td><td>{@code KeyRegistry}</td>
  *       <td>registered</td><td>with / without its load-timeout task</td></tr>
+ *   <tr><td>{@link #awaitedByFailedRead}</td><td>{@code KeyRegistry.begin}</td>
+ *       <td>registered</td><td>started or joined by a read that failed on the store: its value
+ *       is remembered for a while once it loaded ({@code KeyRegistry.finish})</td></tr>
  * </table>
  *
  * <p>Deregistration (finished, abandoned, detached, timed out) is the registry's: a flight is
@@ -73,9 +76,15 @@ final class Flight<V> {
   final long startedAt;
   /**
    * When the flight was registered, milliseconds on the ticker: what its durations are measured
-   * from (the load timeout, the write fence).
+   * from (the load timeout, the write fence, the near bound of a remembered load).
    */
   final long startedTick;
+  /**
+   * The registry's sequence number of this flight: greater than every {@linkplain
+   * KeyRegistry#readMark mark} taken before it was registered, so its loader started after every
+   * read that took such a mark began.
+   */
+  final long sequence;
   /** The token of the read that decided this load; every write of it is conditional on it. */
   final long casToken;
   /** Completed once, by {@link #deliver}, {@link #fail} or {@link #endUnloaded}; never exposed. */
@@ -89,15 +98,32 @@ final class Flight<V> {
   private volatile boolean leaseHeld;
   private volatile long leaseUntil;
   private volatile long expectedLoadMillis = -1;
+  private volatile boolean awaitedByFailedRead;
 
   Flight(String key, String storeKey, Origin origin, long startedAt, long startedTick,
-      long casToken) {
+      long casToken, long sequence) {
     this.key = key;
     this.storeKey = storeKey;
     this.origin = origin;
     this.startedAt = startedAt;
     this.startedTick = startedTick;
     this.casToken = casToken;
+    this.sequence = sequence;
+  }
+
+  /** A read that failed on the store started or joined this flight. */
+  void awaitedByFailedRead() {
+    awaitedByFailedRead = true;
+  }
+
+  /** Whether a read that failed on the store started or joined this flight. */
+  boolean isAwaitedByFailedRead() {
+    return awaitedByFailedRead;
+  }
+
+  /** Whether the flight completed with a loaded value (or a loaded absence). */
+  boolean loadedValue() {
+    return result.isDone() && !result.isCompletedExceptionally() && result.join().wasLoaded();
   }
 
   /**

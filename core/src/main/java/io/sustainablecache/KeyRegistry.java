@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -30,12 +31,35 @@ import java.util.concurrent.atomic.AtomicLong;
  *   (failure)       --sweep-->   (none)                a failure older than its window is forgotten
  *   (any)           --sighted--> (any, sighting)      another instance's failure marker, first
  *                                                      seen now (kept while the same one is seen)
+ *   (flight)        --finish-->  (recent)              a load a failed read awaited is remembered
+ *   (recent)        --begin-->   (recent)              a miss whose store read failed, begun before
+ *                                                      that load registered, joins it (its value)
+ *   (recent)        --sweep-->   (none)                once no read begun before it can be running
  * </pre>
  *
  * <p>Time: every local duration (a flight's load timeout, a back-off, when a record is
  * forgotten) is on the cache's ticker, in milliseconds ({@link #tickMillis}); the wall clock only
  * for what meets other hosts' time (a tombstone's time, the fleet lease's end, a failure
  * marker's end).
+ *
+ * <p>A read that fails on the store is a miss without a tombstone to fence it. Under a store
+ * that times out (a starved client I/O thread), every such read would otherwise load: one loader
+ * call per caller instead of per key. So it joins the key's flight if there is one, and
+ * otherwise takes the value of the key's last load that a failed read awaited if either
+ * <ul>
+ *   <li>that load was registered after the read began ({@link #readMark}): its loader read the
+ *       data after the read began, so after any invalidation that returned before it; the read
+ *       sees no older value than a load of its own would; or</li>
+ *   <li>the cache has a near cache of bound {@code Δ} and that load was registered less than
+ *       {@code Δ} ago (on the ticker): a change whose invalidation returned after
+ *       the load started is then served at most {@code Δ} after that return, the near cache's
+ *       own promise, which also covers reads that fail at once (a client whose queue is full).
+ *       </li>
+ * </ul>
+ * Such a value is remembered only for as long as a read begun before its load can still be
+ * running (the synchronous API's wait, {@code loadTimeout + 1 s}), for at most {@link
+ * #MAX_REMEMBERED_LOADS} keys; {@code invalidate}, {@code put} and {@code invalidateAll} on this
+ * instance forget it.
  *
  * <p>Records are reclaimed by time, at O(1) cost per operation: a flight carries its own timeout
  * task; failure records go into a FIFO queue from which every {@code begin} and {@code finish}
@@ -72,39 +96,55 @@ final class KeyRegistry {
   private record Sighting(LeaseValues.FailureMarker marker, long seenAt, long forgetAt)
       implements Forgettable {}
 
+  /**
+   * The last load of the key that a read failed on the store awaited ({@link
+   * Flight#isAwaitedByFailedRead}), completed with a value; a failed read begun before it was
+   * registered may take that value until {@code forgetAt} (ticker ms).
+   */
+  private record Recent(Flight<?> flight, long forgetAt) implements Forgettable {}
+
   private record KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss,
-      Sighting sighting) {
+      Sighting sighting, Recent recent) {
     KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
-      this(flight, failure, leaseLoss, null);
+      this(flight, failure, leaseLoss, null, null);
     }
 
     KeyState withFlight(Flight<?> newFlight) {
-      return of(newFlight, failure, leaseLoss, sighting);
+      return of(newFlight, failure, leaseLoss, sighting, recent);
     }
 
     KeyState withFailure(Failure newFailure) {
-      return of(flight, newFailure, leaseLoss, sighting);
+      return of(flight, newFailure, leaseLoss, sighting, recent);
     }
 
     KeyState withLeaseLoss(LeaseLoss newLoss) {
-      return of(flight, failure, newLoss, sighting);
+      return of(flight, failure, newLoss, sighting, recent);
     }
 
     KeyState without(Forgettable record) {
       return of(flight, failure == record ? null : failure,
-          leaseLoss == record ? null : leaseLoss, sighting == record ? null : sighting);
+          leaseLoss == record ? null : leaseLoss, sighting == record ? null : sighting,
+          recent == record ? null : recent);
     }
 
-    /** {@code null} (no record) when nothing is left; the key's sighting, if any, is kept. */
+    /**
+     * {@code null} (no record) when nothing is left; the key's sighting and remembered load, if
+     * any, are kept.
+     */
     KeyState with(Flight<?> newFlight, Failure newFailure, LeaseLoss newLoss) {
-      return of(newFlight, newFailure, newLoss, sighting);
+      return of(newFlight, newFailure, newLoss, sighting, recent);
+    }
+
+    /** As {@link #with}, with the key's remembered load replaced. */
+    KeyState with(Flight<?> newFlight, Failure newFailure, LeaseLoss newLoss, Recent newRecent) {
+      return of(newFlight, newFailure, newLoss, sighting, newRecent);
     }
 
     /** {@code null} (no record) when nothing is left. */
     static KeyState of(Flight<?> flight, Failure failure, LeaseLoss leaseLoss,
-        Sighting sighting) {
+        Sighting sighting, Recent recent) {
       return flight == null && failure == null && leaseLoss == null && sighting == null
-          ? null : new KeyState(flight, failure, leaseLoss, sighting);
+          && recent == null ? null : new KeyState(flight, failure, leaseLoss, sighting, recent);
     }
   }
 
@@ -132,12 +172,25 @@ final class KeyRegistry {
   private static final Busy BACKING_OFF = new Busy(true);
   private static final Recursive RECURSIVE = new Recursive();
   private static final int SWEEP_PER_OPERATION = 2;
+  /**
+   * At most this many keys' loads are remembered for reads that failed on the store, so that a
+   * store outage under a stream of distinct keys holds a bounded heap.
+   */
+  static final int MAX_REMEMBERED_LOADS = 10_000;
 
   private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Due> forgetQueue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
   /** Flights superseded by a miss that saw a possibly newer tombstone (see {@link #begin}). */
   private final AtomicLong superseded = new AtomicLong();
+  /** Numbers flights in the order they are registered; see {@link #readMark}. */
+  private final AtomicLong sequence = new AtomicLong();
+  /** How many keys have a {@link Recent} load. */
+  private final AtomicInteger remembered = new AtomicInteger();
+  /** How long a {@link Recent} load is kept: the synchronous API's longest wait for a read. */
+  private final long rememberMillis;
+  /** The near cache's bound in milliseconds (on the ticker); 0 without a near cache. */
+  private final long nearBoundMillis;
   private final InstantSource clock;
   private final Ticker ticker;
   private final Scheduler scheduler;
@@ -154,6 +207,16 @@ final class KeyRegistry {
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.backoff = new Backoff(config);
     this.maxSkewMillis = config.maxClockSkew().toMillis();
+    this.rememberMillis = loadTimeoutMillis + 1_000;
+    this.nearBoundMillis = config.nearStaleness() == null ? 0 : config.nearStaleness().toMillis();
+  }
+
+  /**
+   * Taken before a store read: if the read fails, a load registered after this mark may answer
+   * it ({@link LoadRequest#failedReadMark}). One volatile read.
+   */
+  long readMark() {
+    return sequence.get();
   }
 
   /**
@@ -162,7 +225,13 @@ final class KeyRegistry {
    */
   <V> Begin begin(LoadRequest<V> request, Flight.Origin origin, long now) {
     return begin(request.key(), request.storeKey(), origin, request.casToken(), now,
-        request.tombstoneAt());
+        request.tombstoneAt(), request.failedReadMark());
+  }
+
+  /** {@link #begin(LoadRequest, Flight.Origin, long)} of a read that did not fail. */
+  <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
+      long tombstoneAt) {
+    return begin(key, storeKey, origin, casToken, now, tombstoneAt, LoadRequest.READ_OK);
   }
 
   /**
@@ -178,9 +247,15 @@ final class KeyRegistry {
    * reader that read a tombstone, stalled, and comes back after the tombstone expired and a new
    * flight started (within {@code maxClockSkew} of the tombstone) supersedes that flight, and the
    * key is loaded twice at once; {@link #supersededCount} counts these.
+   *
+   * <p>A miss whose store read failed ({@code failedReadMark} is the {@link #readMark} taken
+   * before it) joins the key's flight, or else the key's remembered load if it was registered
+   * after that mark or, with a near cache, less than its bound ago (see the class comment), or
+   * else starts a flight, which it marks so that its value is remembered.
    */
-  <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
-      long tombstoneAt) {
+  private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
+      long now, long tombstoneAt, long failedReadMark) {
+    boolean failedRead = origin == Flight.Origin.MISS && failedReadMark != LoadRequest.READ_OK;
     sweep(tickMillis(), SWEEP_PER_OPERATION);
     Begin[] decided = new Begin[1];
     Flight<?>[] expired = new Flight<?>[1];
@@ -209,14 +284,27 @@ final class KeyRegistry {
           decided[0] = RECURSIVE;
         } else {
           decided[0] = origin == Flight.Origin.MISS ? new Joined<>(flight) : IN_FLIGHT;
+          if (failedRead) {
+            flight.awaitedByFailedRead();
+          }
         }
         return state;
+      }
+      Recent recent = state == null ? null : state.recent();
+      if (failedRead && recent != null && tick < recent.forgetAt()
+          && (recent.flight().sequence > failedReadMark || withinNearBound(recent.flight(), tick))) {
+        decided[0] = new Joined<>(recent.flight()); // completed: its value
+        return expired[0] == null ? state : state.withFlight(null);
       }
       if (failure != null && tick < failure.notBefore()) {
         decided[0] = origin == Flight.Origin.MISS ? new Remembered(failure) : BACKING_OFF;
         return expired[0] == null ? state : state.withFlight(null);
       }
-      Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken);
+      Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken,
+          sequence.incrementAndGet());
+      if (failedRead) {
+        started.awaitedByFailedRead();
+      }
       decided[0] = new Started<>(started);
       return state == null ? new KeyState(started, null, null) : state.withFlight(started);
     });
@@ -231,7 +319,8 @@ final class KeyRegistry {
 
   /**
    * Deregisters a flight that ended (its write, if any, issued): a success forgets the key's
-   * failures, a failure records one and starts or extends the key's back-off. A flight that is
+   * failures, and is remembered if a read that failed on the store awaited it (see the class
+   * comment); a failure records one and starts or extends the key's back-off. A flight that is
    * no longer registered (voided, timed out) changes nothing.
    *
    * @param failure the load's failure, or {@code null} if it succeeded
@@ -243,18 +332,29 @@ final class KeyRegistry {
     cancelTimeout(flight);
     long tick = tickMillis();
     Failure[] recorded = new Failure[1];
+    Recent[] remembers = new Recent[1];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
       if (state.flight() != flight) {
         return state;
       }
       if (failure == null || !backoff.enabled()) {
-        return state.with(null, null, state.leaseLoss());
+        Recent recent = state.recent();
+        if (failure == null && flight.isAwaitedByFailedRead() && flight.loadedValue()
+            && (recent != null || mayRemember())) {
+          recent = remembers[0] = new Recent(flight, flight.startedTick + rememberMillis);
+        }
+        return state.with(null, null, state.leaseLoss(), recent);
       }
-      recorded[0] = backoff.next(state.failure(), failure, now, tick, flight);
+      recorded[0] = backoff.next(live(state.failure(), tick), failure, now, tick, flight);
       return state.with(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
+    }
+    if (remembers[0] != null) {
+      forgetQueue.add(new Due(flight.storeKey, remembers[0]));
+    }
+    if (recorded[0] != null || remembers[0] != null) {
       scheduleDrain(tick);
     }
     sweep(tick, SWEEP_PER_OPERATION);
@@ -275,12 +375,15 @@ final class KeyRegistry {
   /**
    * Removes everything the registry holds for a key ({@code invalidate}, {@code put}): a flight
    * in flight is voided (its callers still get its result, but it writes nothing) and the key's
-   * failures are forgotten. The next caller starts afresh.
+   * failures and its remembered load are forgotten. The next caller starts afresh.
    */
   void detach(String storeKey) {
     KeyState removed = states.remove(storeKey);
     if (removed != null && removed.flight() != null) {
       removed.flight().voidIt();
+    }
+    if (removed != null && removed.recent() != null) {
+      remembered.decrementAndGet();
     }
   }
 
@@ -314,7 +417,8 @@ final class KeyRegistry {
       if (state.flight() != flight) {
         return state;
       }
-      recorded[0] = backoff.remembered(state.failure(), count, notBefore, cause, now, tick);
+      recorded[0] = backoff.remembered(live(state.failure(), tick), count, notBefore, cause,
+          now, tick);
       return state.with(null, recorded[0], state.leaseLoss());
     });
     if (recorded[0] != null) {
@@ -344,8 +448,9 @@ final class KeyRegistry {
       }
       added[0] = new Sighting(marker, tick, tick + rememberMillis);
       seenAt[0] = tick;
-      return state == null ? KeyState.of(null, null, null, added[0])
-          : KeyState.of(state.flight(), state.failure(), state.leaseLoss(), added[0]);
+      return state == null ? KeyState.of(null, null, null, added[0], null)
+          : KeyState.of(state.flight(), state.failure(), state.leaseLoss(), added[0],
+              state.recent());
     });
     if (added[0] != null) {
       forgetQueue.add(new Due(storeKey, added[0]));
@@ -403,6 +508,30 @@ final class KeyRegistry {
     for (String storeKey : states.keySet()) {
       detach(storeKey);
     }
+  }
+
+  /**
+   * {@code failure} unless its window has passed ({@code null}): the forget queue is swept in
+   * insertion order, and records of different lengths (a remembered load's, a failure's, a lease
+   * loss's) share it, so a record may outlive its window until the sweep reaches it; a failure
+   * found so counts no more.
+   */
+  private static Failure live(Failure failure, long tick) {
+    return failure != null && failure.forgetAt() <= tick ? null : failure;
+  }
+
+  /** Whether a near cache's bound has not passed since {@code flight} registered. */
+  private boolean withinNearBound(Flight<?> flight, long tick) {
+    return nearBoundMillis != 0 && tick - flight.startedTick < nearBoundMillis;
+  }
+
+  /** Counts one more key with a remembered load, unless there are enough already. */
+  private boolean mayRemember() {
+    if (remembered.incrementAndGet() <= MAX_REMEMBERED_LOADS) {
+      return true;
+    }
+    remembered.decrementAndGet();
+    return false;
   }
 
   /** The number of keys with a record; for tests and heap checks. */
@@ -463,7 +592,12 @@ final class KeyRegistry {
         forgetQueue.add(due);
         return;
       }
-      states.computeIfPresent(due.storeKey(), (k, state) -> state.without(due.record()));
+      states.computeIfPresent(due.storeKey(), (k, state) -> {
+        if (state.recent() == due.record()) {
+          remembered.decrementAndGet();
+        }
+        return state.without(due.record());
+      });
     }
   }
 

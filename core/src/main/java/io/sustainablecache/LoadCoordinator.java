@@ -243,6 +243,11 @@ final class LoadCoordinator<V> {
     lease.afterLoad(flight, null);
   }
 
+  /** Taken before a store read: see {@link KeyRegistry#readMark}. */
+  long readMark() {
+    return registry.readMark();
+  }
+
   /** The generation a load starting now belongs to: see {@link EntryWriter#generation()}. */
   long generation() {
     return writer.generation();

@@ -13,23 +13,43 @@ package io.sustainablecache;
  *     invalidation is not joined (see {@link KeyRegistry#begin})
  * @param expectedLoadMillis the load time the entry measured, or -1 if the read found none
  * @param stale the entry served if the load fails and stale-on-error is on, or {@code null}
- * @param writeBack {@code false} after a failed read: the server just failed, so the result is
- *     returned without a write that would likely fail or time out too
+ * @param failedReadMark for a read that failed on the store, the registry's {@linkplain
+ *     KeyRegistry#readMark mark} taken before it began: a miss may then take the result of a load
+ *     of this JVM registered since (see {@link KeyRegistry#begin}); {@link #READ_OK} for a read
+ *     that did not fail
  */
 record LoadRequest<V>(String key, String storeKey, long casToken, long tombstoneAt,
-    long expectedLoadMillis, Entry<V> stale, boolean writeBack) {
+    long expectedLoadMillis, Entry<V> stale, long failedReadMark) {
+
+  /** The {@link #failedReadMark} of a read that did not fail (or of a refresh). */
+  static final long READ_OK = -1;
 
   /**
-   * The request of a read that found {@code entry} ({@code null}: nothing, or the read failed
-   * when {@code readFailed}).
+   * The request of a read that found {@code entry} ({@code null}: nothing, or the read failed).
+   *
+   * @param failedReadMark see the record's component; {@link #READ_OK} if the read did not fail
    */
-  static <V> LoadRequest<V> of(String key, String storeKey, Entry<V> entry, boolean readFailed) {
+  static <V> LoadRequest<V> of(String key, String storeKey, Entry<V> entry,
+      long failedReadMark) {
     if (entry == null) {
-      return new LoadRequest<>(key, storeKey, EntryWriter.NO_CAS, -1, -1, null, !readFailed);
+      return new LoadRequest<>(key, storeKey, EntryWriter.NO_CAS, -1, -1, null, failedReadMark);
     }
     boolean answers = entry.answers();
     return new LoadRequest<>(key, storeKey, entry.casToken(),
         entry.kind() == Entry.Kind.TOMBSTONE ? entry.fetchedAt() : -1,
-        answers ? entry.loadMillis() : -1, answers ? entry : null, true);
+        answers ? entry.loadMillis() : -1, answers ? entry : null, READ_OK);
+  }
+
+  /** Whether the read failed on the store. */
+  boolean readFailed() {
+    return failedReadMark != READ_OK;
+  }
+
+  /**
+   * Whether the load's result is written: not after a failed read (the server just failed, so
+   * the result is returned without a write that would likely fail or time out too).
+   */
+  boolean writeBack() {
+    return !readFailed();
   }
 }

@@ -1,5 +1,6 @@
 package io.sustainablecache;
 
+import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import java.time.Duration;
@@ -36,12 +37,17 @@ final class NearCache<V> {
   private final StatsCounter stats;
   private final RateLimitedLog recordFailures;
   private final RateLimitedLog pollFailures;
+  private final RateLimitedLog copyFailures;
+  private final ValueCodec<V> codec;
+  /** Whether a near hit decodes its own copy of the value ({@code nearCacheCopy}). */
+  private final boolean copy;
 
   private NearCache(NearTier<NearEntry<V>> tier, NearLog log, Keys keys, CacheConfig<V> config,
       EntryReader<V> reader, StatsCounter stats) {
     this.staleSamples = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.recordFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.pollFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
+    this.copyFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.keys = keys;
     this.store = config.store();
     this.reader = reader;
@@ -54,6 +60,8 @@ final class NearCache<V> {
     this.tier = tier;
     this.log = log;
     this.stats = stats;
+    this.codec = config.codec();
+    this.copy = config.nearCopy();
   }
 
   /** Whether Caffeine, the core's optional dependency, is on the classpath. */
@@ -153,6 +161,33 @@ final class NearCache<V> {
   }
 
   /**
+   * What a near hit of {@code key} answers: the entry's value ({@link ReadPath#ABSENT} for a
+   * cached absence), or, with {@code nearCacheCopy}, a copy of it decoded from the stored bytes;
+   * {@code null} if that decode failed (then the key is dropped here, counted as corrupt, and the
+   * caller reads the store).
+   */
+  Object answer(String key, NearEntry<V> hit) {
+    Entry<V> entry = hit.entry();
+    byte[] bytes = hit.copyFrom();
+    if (bytes == null || entry.kind() != Entry.Kind.VALUE) {
+      return ReadPath.answer(entry);
+    }
+    V value;
+    try {
+      value = codec.decode(bytes, Envelope.payloadOffset(bytes), Envelope.payloadLength(bytes));
+    } catch (RuntimeException e) {
+      value = null;
+    }
+    if (value == null) {
+      tier.drop(keys.nearKey(key));
+      stats.increment(Counter.CORRUPT_ENTRY);
+      copyFailures.warn(codec + " could not decode a copy of a near entry's value (decoding"
+          + " what it encoded failed); reading the store");
+    }
+    return value;
+  }
+
+  /**
    * Whether a near hit now that calls for a refresh may start one: at most one per entry per half
    * bound ({@link NearEntry}), measured on the ticker.
    */
@@ -200,7 +235,8 @@ final class NearCache<V> {
    */
   void offer(String storeKey, StoreItem item, Entry<V> entry, NearTier.Ticket ticket) {
     if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
-      tier.offer(keys.nearKeyOf(storeKey), new NearEntry<>(entry, item.value().length), ticket);
+      tier.offer(keys.nearKeyOf(storeKey),
+          new NearEntry<>(entry, item.value().length, copy ? item.value() : null), ticket);
     }
   }
 
@@ -225,15 +261,15 @@ final class NearCache<V> {
    * tier through the log, whose drop refuses or removes the entry, however late this runs.
    *
    * @param generation the generation the entry was written in
-   * @param storedBytes the size of what was written
+   * @param stored what was written (never modified)
    */
-  void written(String storeKey, Entry<V> entry, int storedBytes, long generation,
+  void written(String storeKey, Entry<V> entry, byte[] stored, long generation,
       NearTier.Ticket ticket) {
     String key = keys.nearKeyOf(storeKey);
     if (entry == null) {
       tier.drop(key);
     } else if (tier.generation() == generation) { // set before the drop that comes with a change
-      tier.offer(key, new NearEntry<>(entry, storedBytes), ticket);
+      tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null), ticket);
     }
     log.record(storeKey).whenComplete((done, failure) -> {
       if (failure != null) {

@@ -3,8 +3,9 @@ package io.sustainablecache;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 
 /**
- * An entry held by the near cache: the decoded entry, and when a near hit may next start a
- * refresh of it. A refresh that a near hit starts can lose the fleet lease to another instance;
+ * An entry held by the near cache: the decoded entry (with the stored bytes, if the near cache
+ * decodes a copy of the value for every near hit), and when a near hit may next start a refresh
+ * of it. A refresh that a near hit starts can lose the fleet lease to another instance;
  * without a pause the next near hit would try again at once, costing the store a lease attempt
  * per round trip until this instance polls the other's write. So near hits start at most one
  * refresh of an entry per pause (half the near cache's bound, its poll interval). Thread-safe.
@@ -22,6 +23,8 @@ final class NearEntry<V> {
 
   private final Entry<V> entry;
   private final int storedBytes;
+  /** The stored bytes a near hit decodes its copy from; {@code null} if hits share the value. */
+  private final byte[] copyFrom;
   /** No refresh claimed yet. */
   private static final long UNCLAIMED = Long.MIN_VALUE;
 
@@ -34,14 +37,22 @@ final class NearEntry<V> {
   /**
    * @param storedBytes the size of the entry's item in the store: its weight in a near cache
    *     bounded by bytes
+   * @param copyFrom the entry's stored bytes (never modified), to decode a copy of the value for
+   *     every near hit; {@code null} to share the decoded value
    */
-  NearEntry(Entry<V> entry, int storedBytes) {
+  NearEntry(Entry<V> entry, int storedBytes, byte[] copyFrom) {
     this.entry = entry;
     this.storedBytes = storedBytes;
+    this.copyFrom = copyFrom;
   }
 
   Entry<V> entry() {
     return entry;
+  }
+
+  /** The stored bytes to decode a copy of the value from, or {@code null} (shared). */
+  byte[] copyFrom() {
+    return copyFrom;
   }
 
   /** The size of the entry's item in the store, in bytes. */

@@ -114,9 +114,10 @@ final class ReadPath<V> {
       return null;
     }
     if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
-      proceed(action, key, keys.storeKey(key), hit.entry(), false, loader, null, true);
+      proceed(action, key, keys.storeKey(key), hit.entry(), LoadRequest.READ_OK, loader, null,
+          true);
     }
-    return answer(hit.entry());
+    return near.answer(key, hit); // null: its copy could not be decoded, read the store
   }
 
   /**
@@ -191,12 +192,13 @@ final class ReadPath<V> {
     NearTier.Ticket ticket = nearTicket();
     String storeKey = keys.storeKey(key);
     StoreItem item = null;
-    boolean readFailed = false;
+    long readMark = loads.readMark();
+    long failedReadMark = LoadRequest.READ_OK;
     try {
       item = readNow(storeKey);
     } catch (StoreException e) {
       storeError("a read failed; treating it as a miss", e);
-      readFailed = true;
+      failedReadMark = readMark;
     }
     long now = clock.millis();
     Entry<V> entry = entry(storeKey, item, now, ticket);
@@ -204,7 +206,7 @@ final class ReadPath<V> {
     CallerRuns here = loader != null && waits(action) ? new CallerRuns(refresher.asExecutor())
         : null;
     CompletableFuture<Object> pending =
-        proceed(action, key, storeKey, entry, readFailed, loader, here, true);
+        proceed(action, key, storeKey, entry, failedReadMark, loader, here, true);
     if (pending == null) {
       return answer(entry);
     }
@@ -242,6 +244,7 @@ final class ReadPath<V> {
       AsyncLoader<? extends V> loader, Executor continuation, boolean mayRetry) {
     Thread caller = Thread.currentThread();
     NearTier.Ticket ticket = nearTicket();
+    long readMark = loads.readMark();
     store.gets(storeKey).whenComplete((item, error) -> {
       try {
         if (error != null) {
@@ -254,7 +257,8 @@ final class ReadPath<V> {
         Executor on = continuation != null || loader == null || !waits(action) ? continuation
             : loaderExecutor(caller);
         CompletableFuture<Object> pending =
-            proceed(action, key, storeKey, entry, error != null, loader, on, mayRetry);
+            proceed(action, key, storeKey, entry, error != null ? readMark : LoadRequest.READ_OK,
+                loader, on, mayRetry);
         if (pending == null) {
           out.complete(answer(entry));
         } else {
@@ -278,12 +282,13 @@ final class ReadPath<V> {
    * answer is the entry itself (nothing to wait for). A peek ({@code loader == null}) answers what
    * is there and never loads.
    *
+   * @param failedReadMark see {@link LoadRequest#failedReadMark}
    * @param on where a loader starts (see {@link LoadCoordinator#miss})
    * @param mayRetry whether a joined load that ended without a value may be followed by one more
    *     read
    */
   private CompletableFuture<Object> proceed(Decision.Action action, String key, String storeKey,
-      Entry<V> entry, boolean readFailed, AsyncLoader<? extends V> loader, Executor on,
+      Entry<V> entry, long failedReadMark, AsyncLoader<? extends V> loader, Executor on,
       boolean mayRetry) {
     if (loader == null) { // a peek
       if (action == Decision.Action.REFRESH_INLINE) {
@@ -296,11 +301,13 @@ final class ReadPath<V> {
         return null;
       case REFRESH_BACKGROUND:
       case STALE:
-        loads.refreshInBackground(LoadRequest.of(key, storeKey, entry, false), loader);
+        loads.refreshInBackground(LoadRequest.of(key, storeKey, entry, LoadRequest.READ_OK),
+            loader);
         return null;
       case REFRESH_INLINE: {
         CompletableFuture<Loaded<V>> refresh =
-            loads.refreshInline(LoadRequest.of(key, storeKey, entry, false), loader, on);
+            loads.refreshInline(LoadRequest.of(key, storeKey, entry, LoadRequest.READ_OK),
+                loader, on);
         if (refresh == null) {
           hit(entry); // another load is refreshing it: the reader does not wait
           return null;
@@ -310,7 +317,7 @@ final class ReadPath<V> {
             failure == null && loaded.wasLoaded() ? answer(loaded) : answer(entry));
       }
       default: {
-        LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, readFailed);
+        LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, failedReadMark);
         CompletableFuture<Object> answer = new CompletableFuture<>();
         loads.miss(request, loader, on).whenComplete((loaded, error) -> {
           try {

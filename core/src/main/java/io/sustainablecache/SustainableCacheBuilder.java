@@ -63,6 +63,7 @@ public final class SustainableCacheBuilder<V> {
   boolean nearBoundedByBytes;
   Duration nearStaleness;
   double nearSampling = -1;
+  Boolean nearCopy;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
@@ -601,8 +602,11 @@ public final class SustainableCacheBuilder<V> {
    * Default: off.
    *
    * <p>{@code getAll} answers the keys the near cache holds without the store and reads the
-   * others in one multi-get. Near hits return the same value instance to every caller: treat
-   * values as immutable (as with any in-JVM cache).
+   * others in one multi-get. Near hits return the same value instance to every caller, and the
+   * caller whose read put it there holds it too: one caller's change of a mutable value (a
+   * {@code List}, an array, a bean) is what the next near hit returns, on this instance only,
+   * and the sampling below cannot see it. Treat values as immutable, or turn on {@link
+   * #nearCacheCopy}.
    *
    * <p>{@link SustainableCache#invalidateAll} starts a new <em>generation</em> of the namespace,
    * on plain memcached as on ARCUS (no prefix flush): every entry carries its generation (8 bytes
@@ -713,12 +717,33 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * Whether every near hit returns its own copy of the value, decoded from the stored bytes the
+   * near cache keeps with the entry: no caller ever gets an instance the near cache holds or
+   * another caller got from it, so mutable values are safe to change. Costs a decode per near
+   * hit (the codec's, as on a store hit, without the round trip; measured in {@code
+   * docs/jmh.md}) and the stored bytes' heap per entry. A caller whose read loaded the value gets
+   * the instance the loader returned, shared with the callers that joined that same load in this
+   * JVM (concurrent misses, and reads that failed on the store and took its value), as without
+   * a near cache. Default: {@code false}.
+   *
+   * @param copy {@code true} to decode a copy on every near hit
+   * @return this builder
+   * @throws IllegalStateException if already set; {@link #build} throws it if {@code copy} is
+   *     {@code true} without a near cache
+   */
+  public SustainableCacheBuilder<V> nearCacheCopy(boolean copy) {
+    checkUnset(this.nearCopy, "nearCacheCopy");
+    this.nearCopy = copy;
+    return this;
+  }
+
+  /**
    * Builds the cache.
    *
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
    * @throws IllegalStateException if {@link #ttl} was not set, an executor was given together
-   *     with thread or queue settings, or a near cache without Caffeine on the classpath or
-   *     without a {@link #namespace}
+   *     with thread or queue settings, a near cache without Caffeine on the classpath or
+   *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache
    */
   @SuppressWarnings("unchecked")
   public SustainableCache<V> build() {
@@ -728,6 +753,10 @@ public final class SustainableCacheBuilder<V> {
     if (executor != null && (refreshThreads != -1 || refreshQueueCapacity != -1)) {
       throw new IllegalStateException(
           "refreshExecutor cannot be combined with refreshThreads or refreshQueueCapacity");
+    }
+    if (Boolean.TRUE.equals(nearCopy) && nearStaleness == null) {
+      throw new IllegalStateException("nearCacheCopy(true) needs a near cache: set nearCache or"
+          + " nearCacheBytes");
     }
     if (nearStaleness != null && !NearCache.caffeinePresent()) {
       throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"

@@ -37,13 +37,15 @@ import org.openjdk.jmh.annotations.Warmup;
  * 1 s), whose polls of the invalidation log run in the background as in production (every 0.5 s),
  * with the sampling of near hits off and at its default (one in a thousand read again from the
  * store in the background: its allocation is counted with the near hits, as JMH counts every
- * thread).
+ * thread), and with every near hit returning the value the near tier holds or a copy decoded
+ * from its stored bytes ({@code copy}, {@code nearCacheCopy}).
  * Each fork prints the caches' counters at the end: the near cache's must show near hits only.
  *
  * <pre>{@code
  * mvn -B -DskipTests package
  * java -jar benchmarks/target/benchmarks.jar NearHitBenchmark -prof gc
  * java -jar benchmarks/target/benchmarks.jar NearHitBenchmark.nearHit -bm sample -tu us
+ * java -jar benchmarks/target/benchmarks.jar NearHitBenchmark.nearHit -p sampling=0 -prof gc
  * }</pre>
  */
 @BenchmarkMode(Mode.Throughput)
@@ -58,6 +60,10 @@ public class NearHitBenchmark {
   /** The share of near hits checked against the store: off, and the default. */
   @Param({"0", "0.001"})
   public double sampling;
+
+  /** Whether every near hit decodes its own copy of the value ({@code nearCacheCopy}). */
+  @Param({"false", "true"})
+  public boolean copy;
 
   ArcusClient client;
   SustainableCache<String> store;
@@ -74,7 +80,7 @@ public class NearHitBenchmark {
         .ttl(Duration.ofHours(1)).codec(ValueCodec.utf8()).build();
     near = SustainableCache.builder(ArcusStore.of(client)).namespace(namespace)
         .ttl(Duration.ofHours(1)).codec(ValueCodec.utf8())
-        .nearCache(1_000, Duration.ofSeconds(1), sampling).build();
+        .nearCache(1_000, Duration.ofSeconds(1), sampling).nearCacheCopy(copy).build();
     key = "hot";
     String value = "v".repeat(100);
     loader = k -> {

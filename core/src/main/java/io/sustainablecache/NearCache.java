@@ -106,7 +106,8 @@ final class NearCache<V> {
         CaffeineEntries.bounded(config.nearMaximumSize(),
             config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
             () -> stats.increment(Counter.NEAR_EVICTION)),
-        config.nearStaleness(), fenceWindow, config.ticker(), keys::nearKeyOf, generation, events);
+        config.nearStaleness(), fenceWindow, config.ticker(), keys::nearKeyOf, generation,
+        config.nearMaximumSize(), events);
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
     near.get().firstPoll(config.nearStaleness());
     tier.start(config.scheduler());

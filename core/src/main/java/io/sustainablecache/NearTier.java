@@ -3,14 +3,12 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
@@ -29,7 +27,10 @@ import java.util.function.UnaryOperator;
  *       (nor of everything) happened after its read began ({@link #ticket} at the start, {@link
  *       #offer} at the end), and only if the read began less than the fence window ago. A drop
  *       racing an insertion wins: the drop is recorded before it removes, the insertion checks
- *       again after it puts.</li>
+ *       again after it puts. The fence remembers drops in a fixed number of stripes ({@link
+ *       #fenceStripes}), each holding the last version of a drop of any key hashed to it: its
+ *       memory is a constant, whatever the number of keys dropped, and a collision only refuses
+ *       an insertion (a near miss), never lets one in.</li>
  *   <li><b>Local changes</b> ({@link #drop}, {@link #dropAll}) go through the same fence, so a
  *       read of this JVM that began before its own {@code invalidate} cannot put the old value
  *       back either.</li>
@@ -76,8 +77,10 @@ final class NearTier<E> {
   /** The version and start time of a store read, taken when it begins. */
   record Ticket(long version, long startedNanos) {}
 
-  /** A drop of one key: the version it made, and when (to forget it after the fence window). */
-  private record Drop(long version, long nanos) {}
+  /** The fewest and the most stripes of the insertion fence ({@link #fenceStripes}). */
+  static final int MIN_FENCE_STRIPES = 1 << 10;
+
+  static final int MAX_FENCE_STRIPES = 1 << 16;
 
   private static final long NEVER = Long.MIN_VALUE;
 
@@ -91,7 +94,9 @@ final class NearTier<E> {
   private final Generation generation;
 
   private final AtomicLong version = new AtomicLong();
-  private final Map<String, Drop> drops = new ConcurrentHashMap<>();
+  /** Per stripe, the version of the last drop of a key hashed to it (0: none). */
+  private final AtomicLongArray droppedVersions;
+  private final int stripeShift;
   private volatile long allDroppedVersion;
   private volatile long confirmedAt = NEVER;
   private final AtomicReference<CompletableFuture<NearLog.Poll>> polling = new AtomicReference<>();
@@ -114,11 +119,13 @@ final class NearTier<E> {
    * @param tierKeyOf the key this tier holds a store key's entry under (the log records store
    *     keys)
    * @param generation the namespace's generation, which this tier's polls set
+   * @param maximumSize the map's bound (entries, or bytes), from which the fence's number of
+   *     stripes is derived ({@link #fenceStripes})
    * @param events told of failed polls and of what polls dropped
    */
   NearTier(NearLog log, EntryMap<E> entries, Duration staleness, Duration fenceWindow,
       LongSupplier ticker, UnaryOperator<String> tierKeyOf, Generation generation,
-      Events events) {
+      long maximumSize, Events events) {
     this.generation = requireNonNull(generation, "generation");
     this.tierKeyOf = requireNonNull(tierKeyOf, "tierKeyOf");
     this.events = requireNonNull(events, "events");
@@ -127,6 +134,26 @@ final class NearTier<E> {
     this.stalenessNanos = staleness.toNanos();
     this.fenceWindowNanos = fenceWindow.toNanos();
     this.ticker = requireNonNull(ticker, "ticker");
+    int stripes = fenceStripes(maximumSize);
+    this.droppedVersions = new AtomicLongArray(stripes);
+    this.stripeShift = Integer.SIZE - Integer.numberOfTrailingZeros(stripes);
+  }
+
+  /**
+   * The insertion fence's stripes for a map bounded by {@code maximumSize}: that rounded up to a
+   * power of two, at least {@link #MIN_FENCE_STRIPES} and at most {@link #MAX_FENCE_STRIPES} (8
+   * bytes each: 512 KiB at most). More stripes make a collision (a drop of another key that
+   * refuses an insertion begun before it) rarer; the chance for one insertion is about the
+   * drops during its read divided by the stripes.
+   */
+  static int fenceStripes(long maximumSize) {
+    long size = Math.max(MIN_FENCE_STRIPES, Math.min(MAX_FENCE_STRIPES, maximumSize));
+    return Integer.highestOneBit((int) size - 1) << 1;
+  }
+
+  /** The key's stripe: the top bits of its hash times 2<sup>32</sup>/φ (visible for tests). */
+  int stripe(String key) {
+    return (key.hashCode() * 0x9E3779B9) >>> stripeShift;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -175,16 +202,18 @@ final class NearTier<E> {
         || allDroppedVersion > ticket.version()) {
       return false;
     }
-    Drop drop = drops.get(key);
-    return drop == null || drop.version() <= ticket.version();
+    return droppedVersions.get(stripe(key)) <= ticket.version();
   }
 
   // ---------------------------------------------------------------------------------------------
   // Changes
 
-  /** Drops a key: changed here, or named by the log. */
+  /**
+   * Drops a key: changed here, or named by the log. The key's stripe keeps the highest version
+   * of its drops, so a drop that took its version first but records it last does not lower it.
+   */
   void drop(String key) {
-    drops.put(key, new Drop(version.incrementAndGet(), ticker.getAsLong()));
+    droppedVersions.accumulateAndGet(stripe(key), version.incrementAndGet(), Math::max);
     entries.remove(key);
   }
 
@@ -210,7 +239,6 @@ final class NearTier<E> {
       if (poll != null) {
         apply(poll);
         confirmedAt = started;
-        forgetOldDrops();
       }
       polling.set(null);
       if (failure != null) {
@@ -253,19 +281,9 @@ final class NearTier<E> {
         : running.handle((poll, failure) -> null).thenCompose(ignored -> poll());
   }
 
-  /** Drops older than the fence window refuse nothing any more: every older ticket is refused. */
-  private void forgetOldDrops() {
-    long now = ticker.getAsLong();
-    for (Iterator<Drop> it = drops.values().iterator(); it.hasNext(); ) {
-      if (now - it.next().nanos() > fenceWindowNanos) {
-        it.remove();
-      }
-    }
-  }
-
-  /** How many drops the fence remembers (for tests and statistics). */
-  int rememberedDrops() {
-    return drops.size();
+  /** How many drop versions the fence keeps, whatever was dropped: its stripes (for tests). */
+  int fenceSize() {
+    return droppedVersions.length();
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ final class NearTierTest {
   private static final Duration DELTA = Duration.ofSeconds(1);
   private static final long DELTA_NANOS = DELTA.toNanos();
   private static final Duration FENCE = Duration.ofSeconds(30);
+  private static final long SIZE = 10_000;
 
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
   private final InMemoryStore memory = InMemoryStore.create();
@@ -51,7 +52,7 @@ final class NearTierTest {
   private final Generation generation = new Generation();
   private final NearTier<String> tier = new NearTier<>(
       new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get,
-      UnaryOperator.identity(), generation, failure -> { });
+      UnaryOperator.identity(), generation, SIZE, failure -> { });
 
   /** A map that can run something between an insertion's put and its check. */
   private static final class Entries implements NearTier.EntryMap<String> {
@@ -230,16 +231,69 @@ final class NearTierTest {
   }
 
   @Test
-  void aTicketOlderThanTheFenceWindow_isRefused_andOldDropsAreForgotten() {
+  void aTicketOlderThanTheFenceWindow_isRefused() {
     tier.poll().join();
     Ticket old = tier.ticket();
-    tier.drop("ns:a");
-    assertThat(tier.rememberedDrops()).isEqualTo(1);
-
-    advance(FENCE.toNanos() + 1);
-    tier.poll().join();
-    assertThat(tier.rememberedDrops()).isZero();
+    advance(FENCE.toNanos());
+    assertThat(tier.offer("ns:a", "read for the whole window", old)).isTrue();
+    advance(1);
     assertThat(tier.offer("ns:b", "slow read", old)).isFalse();
+  }
+
+  /** Issue 24, defect 4: each dropped key was remembered for the fence window (31 s). */
+  @Test
+  void droppingAMillionDistinctKeys_keepsTheFenceAtAConstantSize_issue24() {
+    tier.poll().join();
+    int before = tier.fenceSize();
+    for (int i = 0; i < 1_000_000; i++) {
+      Ticket ticket = tier.ticket();
+      tier.drop("ns:key-" + i); // as every load's write does
+      tier.offer("ns:key-" + i, "loaded", ticket);
+    }
+    assertThat(tier.fenceSize()).as("drop versions the fence keeps")
+        .isEqualTo(before).isEqualTo(16_384);
+  }
+
+  @Test
+  void theFencesStripes_followTheTiersSize_withinTheirBounds() {
+    assertThat(NearTier.fenceStripes(1)).isEqualTo(1_024);
+    assertThat(NearTier.fenceStripes(1_024)).isEqualTo(1_024);
+    assertThat(NearTier.fenceStripes(1_025)).isEqualTo(2_048);
+    assertThat(NearTier.fenceStripes(10_000)).isEqualTo(16_384);
+    assertThat(NearTier.fenceStripes(64L << 20)).as("a bound in bytes").isEqualTo(65_536);
+  }
+
+  @Test
+  void aDropOfAKeySharingTheDroppedKeysStripe_onlyRefusesAnInsertion() {
+    tier.poll().join();
+    List<String> same = sameStripe(tier, 2);
+    String key = same.get(0);
+    String other = same.get(1);
+
+    Ticket before = tier.ticket();
+    tier.drop(other);
+    assertThat(tier.offer(key, "read before the other key's drop", before))
+        .as("a collision costs a near miss").isFalse();
+    assertThat(entries.map).doesNotContainKey(key);
+    assertThat(tier.offer("ns:elsewhere", "v", before)).as("other stripes admit").isTrue();
+    assertThat(tier.offer(key, "read after it", tier.ticket())).isTrue();
+
+    Ticket beforeOwn = tier.ticket();
+    tier.drop(key);
+    tier.drop(other); // a later drop in the stripe keeps the key's own drop in force
+    assertThat(tier.offer(key, "read before its own drop", beforeOwn)).isFalse();
+  }
+
+  /** {@code count} keys {@code ns:...} that share one stripe of {@code tier}'s fence. */
+  private static List<String> sameStripe(NearTier<?> tier, int count) {
+    List<String> same = new ArrayList<>();
+    int stripe = tier.stripe("ns:k0");
+    for (int i = 0; same.size() < count; i++) {
+      if (tier.stripe("ns:k" + i) == stripe) {
+        same.add("ns:k" + i);
+      }
+    }
+    return same;
   }
 
   /**
@@ -248,13 +302,13 @@ final class NearTierTest {
    * store read whose result is offered at once or, one in four, some steps later, as a slow read
    * would), polls (one in five fails), and time
    * passes in steps up to Δ. Every near hit must return a value that no change which returned
-   * more than Δ earlier had replaced.
+   * more than Δ earlier had replaced. Odd seeds use keys that share one stripe of the fence.
    */
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
   void randomSchedules_neverServeAValueReplacedMoreThanDeltaAgo(long seed) {
     SplittableRandom random = new SplittableRandom(seed);
-    List<String> names = List.of("ns:a", "ns:b", "ns:c");
+    List<String> names = seed % 2 == 1 ? sameStripe(tier, 3) : List.of("ns:a", "ns:b", "ns:c");
     Map<String, Integer> version = new HashMap<>();
     Map<String, List<long[]>> replacedAt = new HashMap<>(); // key -> {version replaced, when}
     names.forEach(k -> {
@@ -343,7 +397,7 @@ final class NearTierTest {
     List<Throwable> pollFailures = new ArrayList<>();
     NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
         new Entries(), DELTA, FENCE, () -> clock.millis() * 1_000_000L, UnaryOperator.identity(),
-        new Generation(), pollFailures::add);
+        new Generation(), SIZE, pollFailures::add);
     polled.start(scheduler);
 
     assertThat(scheduler.runDue()).as("the first poll, at once").isEqualTo(1);

@@ -24,9 +24,13 @@ import java.util.random.RandomGenerator;
  * {@linkplain Generation generation} and the slots after the last number it applied in one
  * multi-get (two when more than {@link #BATCH} changes happened) and returns what its near tier
  * must drop: the keys of a gapless run of records, or everything when it cannot confirm it saw
- * every change since its last poll (a slot evicted or overwritten, the sequence lost and
- * re-created, too many changes, a sequence that is no number). A poll that finds no sequence
- * creates it (an {@code incr} of 0) and resets.
+ * every change since its last poll (a slot overwritten by a later record, or not holding its
+ * record at two polls in a row, the sequence lost and re-created, too many changes, a sequence
+ * that is no number). A slot that is missing or holds an earlier cycle's record for the first
+ * time (most often a record whose writer has counted it and not yet written it) ends the run
+ * early: the poll returns the records before it, confirming nothing, and the next poll
+ * continues from it. A poll that finds no sequence creates it (an {@code incr} of 0) and
+ * resets.
  *
  * <p>{@code invalidateAll} is recorded as a new generation: the number {@code n} its {@code incr}
  * returned is written to the generation's item, then to its slot as the mark {@code ALL}. A poll
@@ -47,7 +51,7 @@ import java.util.random.RandomGenerator;
 final class NearLog {
 
   /** The number of slots: at most this many changes between two polls are applied one by one. */
-  static final int SLOTS = 1024;
+  static final int SLOTS = 4096;
 
   /** The slots a poll reads together with the sequence, in its first round trip. */
   static final int BATCH = 32;
@@ -77,6 +81,19 @@ final class NearLog {
     record Changes(long sequence, List<String> keys, long generation) implements Poll {}
 
     /**
+     * The records before a slot found missing for the first time: the poll cannot confirm it saw
+     * every change, but drops what it saw; the next poll continues from the missing slot, and
+     * resets if it is still missing.
+     *
+     * @param sequence the number of the last record applied (the one before the missing slot)
+     * @param keys the store keys changed, in order, duplicates possible
+     * @param generation as for {@link Changes}
+     * @param missing the number whose slot was missing
+     */
+    record Partial(long sequence, List<String> keys, long generation, long missing)
+        implements Poll {}
+
+    /**
      * The poll cannot confirm that it saw every change: the near tier drops everything.
      *
      * @param sequence the sequence number read, from which the next poll continues
@@ -94,6 +111,9 @@ final class NearLog {
 
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
+
+  /** The number whose slot the last poll found missing ({@link Poll.Partial}), else 0. */
+  private long missing;
 
   /**
    * The numbers of this instance's own records not yet polled: a poll skips them (this instance
@@ -171,6 +191,7 @@ final class NearLog {
       if (poll != null) {
         lastSeen = poll instanceof Poll.Reset reset && reset.reason().equals(GARBAGE)
             ? null : sequenceOf(poll);
+        missing = poll instanceof Poll.Partial partial ? partial.missing() : 0;
         if (lastSeen != null) {
           ownRecords.headSet(lastSeen, true).clear();
         }
@@ -282,7 +303,10 @@ final class NearLog {
     });
   }
 
-  /** The records {@code (last, sequence]}, if each slot holds its own number. */
+  /**
+   * The records {@code (last, sequence]}, if each slot holds its own number; the records before
+   * a slot missing for the first time.
+   */
   private Poll apply(long last, long sequence, Map<String, StoreItem> items, long generation) {
     List<String> changed = new ArrayList<>((int) (sequence - last));
     long lastAll = 0;
@@ -295,8 +319,13 @@ final class NearLog {
           : new String(slot.value(), StandardCharsets.US_ASCII);
       String prefix = Long.toUnsignedString(m) + " ";
       if (record == null || !record.startsWith(prefix) || record.length() == prefix.length()) {
-        return new Poll.Reset(sequence, "record " + Long.toUnsignedString(m) + (record == null
-            ? " is missing (evicted, or its writer failed after counting it)"
+        boolean notYetWritten = record == null || holdsAnEarlierRecord(record, m);
+        if (notYetWritten && m != missing) { // most often a record counted, not yet written
+          return new Poll.Partial(m - 1, List.copyOf(changed),
+              lastAll != 0 ? lastAll : generation, m);
+        }
+        return new Poll.Reset(sequence, "record " + Long.toUnsignedString(m) + (notYetWritten
+            ? " is missing at two polls in a row (evicted, or its writer failed after counting it)"
             : " was overwritten or is not a record"), generation);
       }
       String key = record.substring(prefix.length());
@@ -309,6 +338,17 @@ final class NearLog {
     return new Poll.Changes(sequence, List.copyOf(changed), lastAll != 0 ? lastAll : generation);
   }
 
+  /** Whether a slot holds a record of a number before {@code m}: one of an earlier cycle. */
+  private static boolean holdsAnEarlierRecord(String record, long m) {
+    int space = record.indexOf(' ');
+    try {
+      return space > 0
+          && Long.compareUnsigned(Long.parseUnsignedLong(record.substring(0, space)), m) < 0;
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
   private long base() {
     return random.nextLong(MIN_BASE, MAX_BASE);
   }
@@ -317,8 +357,12 @@ final class NearLog {
     return slotPrefix + Long.remainderUnsigned(n, SLOTS);
   }
 
-  private static long sequenceOf(Poll poll) {
-    return poll instanceof Poll.Changes changes ? changes.sequence()
+  /** The number of the last record a poll applied (or skipped, for a reset). */
+  static long sequenceOf(Poll poll) {
+    if (poll instanceof Poll.Changes changes) {
+      return changes.sequence();
+    }
+    return poll instanceof Poll.Partial partial ? partial.sequence()
         : ((Poll.Reset) poll).sequence();
   }
 

@@ -21,8 +21,9 @@ import java.util.function.UnaryOperator;
  * <ul>
  *   <li><b>Confirmation.</b> {@link #poll} applies one poll of the log (dropping the keys it
  *       names, or everything) and then sets {@code confirmedAt} to the time the poll
- *       <em>started</em>. {@link #get} answers only while {@code now - confirmedAt <= Δ};
- *       otherwise the caller reads the store.</li>
+ *       <em>started</em>, unless the poll ended at a missing record ({@link NearLog.Poll.Partial}:
+ *       it drops what it saw and confirms nothing). {@link #get} answers only while {@code now -
+ *       confirmedAt <= Δ}; otherwise the caller reads the store.</li>
  *   <li><b>Insertion fence.</b> An entry read from the store enters only if no drop of its key
  *       (nor of everything) happened after its read began ({@link #ticket} at the start, {@link
  *       #offer} at the end), and only if the read began less than the fence window ago. A drop
@@ -84,6 +85,13 @@ final class NearTier<E> {
 
   private static final long NEVER = Long.MIN_VALUE;
 
+  /**
+   * The records a poll should find at most: a poll that found more makes the next one come
+   * sooner, so that a storm of changes is read in polls of about this many records ({@link
+   * #delayAfter}), well within the log's slots.
+   */
+  static final int CATCH_UP_RECORDS = NearLog.SLOTS / 8;
+
   private final NearLog log;
   private final EntryMap<E> entries;
   private final long stalenessNanos;
@@ -100,6 +108,11 @@ final class NearTier<E> {
   private volatile long allDroppedVersion;
   private volatile long confirmedAt = NEVER;
   private final AtomicReference<CompletableFuture<NearLog.Poll>> polling = new AtomicReference<>();
+
+  /** The last applied poll's sequence and start: changed only as a poll completes. */
+  private long lastSequence;
+  private long lastPollStarted = NEVER;
+  private volatile long nextPollDelayNanos;
 
   /** Guards the polling schedule. */
   private final Object schedule = new Object();
@@ -238,7 +251,10 @@ final class NearTier<E> {
     log.poll().whenComplete((poll, failure) -> {
       if (poll != null) {
         apply(poll);
-        confirmedAt = started;
+        if (!(poll instanceof NearLog.Poll.Partial)) {
+          confirmedAt = started;
+        }
+        nextPollDelayNanos = delayAfter(poll, started);
       }
       polling.set(null);
       if (failure != null) {
@@ -263,12 +279,35 @@ final class NearTier<E> {
         events.newGeneration();
       }
     } else {
-      List<String> changed = ((NearLog.Poll.Changes) poll).keys();
+      List<String> changed = poll instanceof NearLog.Poll.Partial partial ? partial.keys()
+          : ((NearLog.Poll.Changes) poll).keys();
       changed.forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));
       if (!changed.isEmpty()) {
         events.invalidated(changed.size());
       }
     }
+  }
+
+  /**
+   * The time from the end of a poll to the next: {@link #pollIntervalNanos}, or the time {@link
+   * #CATCH_UP_RECORDS} records take at the rate this poll found if that is shorter (above
+   * {@code CATCH_UP_RECORDS / interval}, 1,024 records/s with a bound of 1 s), and at most an
+   * eighth of the interval after a poll that ended at a missing record (most often one whose
+   * writer has not yet written it).
+   */
+  private long delayAfter(NearLog.Poll poll, long started) {
+    long sequence = NearLog.sequenceOf(poll);
+    long records = sequence - lastSequence;
+    long window = started - lastPollStarted;
+    boolean known = lastPollStarted != NEVER && window > 0 && records >= 0;
+    lastSequence = sequence;
+    lastPollStarted = started;
+    long delay = pollIntervalNanos();
+    if (known && records > 0) { // the time CATCH_UP_RECORDS take at the rate this poll found
+      delay = Math.min(delay, (long) ((double) window * CATCH_UP_RECORDS / records));
+    }
+    return poll instanceof NearLog.Poll.Partial ? Math.min(delay, pollIntervalNanos() / 8)
+        : delay;
   }
 
   /**
@@ -291,7 +330,8 @@ final class NearTier<E> {
 
   /**
    * Starts polling on {@code scheduler}: at once, then {@link #pollIntervalNanos} after each
-   * poll ends, whether it succeeded or failed, until {@link #close}.
+   * poll ends, whether it succeeded or failed, until {@link #close}; sooner after a poll that
+   * found many records or ended at a missing one ({@link #delayAfter}).
    */
   void start(Scheduler scheduler) {
     synchronized (schedule) {
@@ -322,7 +362,7 @@ final class NearTier<E> {
       if (failure != null) {
         events.pollFailed(EntryWriter.unwrap(failure));
       }
-      scheduleNextPoll(pollIntervalNanos());
+      scheduleNextPoll(failure != null ? pollIntervalNanos() : nextPollDelayNanos);
     });
   }
 

@@ -10,9 +10,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 
@@ -116,10 +115,14 @@ final class NearLog {
   private long missing;
 
   /**
-   * The numbers of this instance's own records not yet polled: a poll skips them (this instance
-   * applied its own change when it made it), so its readers do not drop an entry read after it.
+   * The numbers of this instance's own records, each at its slot's index: a poll skips them
+   * (this instance applied its own change when it made it), so its readers do not drop an entry
+   * read after it. A poll asks about at most {@link #SLOTS} numbers after the last it applied,
+   * so an index holds the only own record a poll can ask about, until a later own record of the
+   * same index replaces it (a poll that still needed the earlier one resets anyway: its slot was
+   * overwritten too). Constant memory; nothing to prune.
    */
-  private final NavigableSet<Long> ownRecords = new ConcurrentSkipListSet<>();
+  private final AtomicLongArray ownRecords = new AtomicLongArray(SLOTS);
 
   private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
 
@@ -155,7 +158,7 @@ final class NearLog {
 
   private CompletableFuture<Void> append(String storeKey) {
     return store.incr(sequenceKey, 1, base(), 0).thenCompose(n -> {
-      ownRecords.add(n);
+      ownRecords.set(index(n), n);
       return writeSlot(n, storeKey);
     });
   }
@@ -192,9 +195,6 @@ final class NearLog {
         lastSeen = poll instanceof Poll.Reset reset && reset.reason().equals(GARBAGE)
             ? null : sequenceOf(poll);
         missing = poll instanceof Poll.Partial partial ? partial.missing() : 0;
-        if (lastSeen != null) {
-          ownRecords.headSet(lastSeen, true).clear();
-        }
       }
       running.set(null);
       if (failure != null) {
@@ -311,7 +311,7 @@ final class NearLog {
     List<String> changed = new ArrayList<>((int) (sequence - last));
     long lastAll = 0;
     for (long m = last + 1; m <= sequence; m++) {
-      if (ownRecords.contains(m)) {
+      if (ownRecords.get(index(m)) == m) {
         continue; // this instance's own change, applied when it was made
       }
       StoreItem slot = items.get(slotKey(m));
@@ -354,7 +354,20 @@ final class NearLog {
   }
 
   private String slotKey(long n) {
-    return slotPrefix + Long.remainderUnsigned(n, SLOTS);
+    return slotPrefix + index(n);
+  }
+
+  /** How many of this instance's own record numbers are kept (for tests): at most the slots. */
+  int ownRecordsKept() {
+    int kept = 0;
+    for (int i = 0; i < SLOTS; i++) {
+      kept += ownRecords.get(i) != 0 ? 1 : 0;
+    }
+    return kept;
+  }
+
+  private static int index(long n) {
+    return (int) Long.remainderUnsigned(n, SLOTS);
   }
 
   /** The number of the last record a poll applied (or skipped, for a reset). */

@@ -339,6 +339,22 @@ final class NearLogTest {
     assertThat(reset(poll(reader)).reason()).contains("is missing");
   }
 
+  /** Issue 24, defect 4: they were kept in a set pruned by each poll, on the client's thread. */
+  @Test
+  void anInstancesOwnRecords_keptToSkipThem_stayWithinTheSlots_whateverItWrites_issue24() {
+    long start = reset(poll(reader)).sequence();
+    for (int i = 0; i < 100_000; i++) { // no poll meanwhile (failing, or slow)
+      reader.record("ns:k" + i).join();
+    }
+    assertThat(reader.ownRecordsKept()).isLessThanOrEqualTo(NearLog.SLOTS);
+
+    assertThat(reset(poll(reader)).sequence()).isEqualTo(start + 100_000);
+    reader.record("ns:mine").join();
+    writer.record("ns:theirs").join();
+    assertThat(changes(poll(reader)).keys()).as("its own record still skipped")
+        .containsExactly("ns:theirs");
+  }
+
   @Test
   void aPollAskedForWhileOneRuns_isThatPoll() {
     reset(poll(reader));

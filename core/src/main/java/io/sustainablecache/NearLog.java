@@ -221,7 +221,7 @@ final class NearLog {
     keys.add(generationKey);
     if (last != null) {
       for (int i = 1; i <= BATCH; i++) {
-        keys.add(slotKey(last + i));
+        addUnlessOwn(keys, last + i);
       }
     }
     return store.getsAll(keys).thenCompose(items -> generation(items.get(generationKey))
@@ -294,7 +294,10 @@ final class NearLog {
     }
     List<String> rest = new ArrayList<>();
     for (long m = last + BATCH + 1; m <= sequence; m++) {
-      rest.add(slotKey(m));
+      addUnlessOwn(rest, m);
+    }
+    if (rest.isEmpty()) {
+      return done(apply(last, sequence, items, generation));
     }
     return store.getsAll(rest).thenApply(more -> {
       Map<String, StoreItem> all = new HashMap<>(items);
@@ -355,6 +358,13 @@ final class NearLog {
 
   private String slotKey(long n) {
     return slotPrefix + index(n);
+  }
+
+  /** Adds record {@code m}'s slot to a read, unless it is this instance's own (skipped). */
+  private void addUnlessOwn(List<String> keys, long m) {
+    if (ownRecords.get(index(m)) != m) {
+      keys.add(slotKey(m));
+    }
   }
 
   /** How many of this instance's own record numbers are kept (for tests): at most the slots. */

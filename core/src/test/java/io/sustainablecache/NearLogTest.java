@@ -356,6 +356,25 @@ final class NearLogTest {
   }
 
   @Test
+  void aPollReadsOnlyTheSlotsOfOtherInstancesRecords() {
+    reset(poll(reader));
+    for (int i = 0; i < 2 * NearLog.BATCH; i++) {
+      reader.record("ns:mine" + i).join();
+    }
+    long readsBefore = store.count(Op.GETS_ALL);
+    assertThat(changes(poll(reader)).keys()).isEmpty();
+    assertThat(store.count(Op.GETS_ALL) - readsBefore).as("no second read for own records")
+        .isEqualTo(1);
+
+    writer.record("ns:theirs").join();
+    for (int i = 0; i < 2 * NearLog.BATCH; i++) {
+      reader.record("ns:mine" + i).join();
+    }
+    writer.record("ns:theirs too").join();
+    assertThat(changes(poll(reader)).keys()).containsExactly("ns:theirs", "ns:theirs too");
+  }
+
+  @Test
   void aPollAskedForWhileOneRuns_isThatPoll() {
     reset(poll(reader));
     writer.record("ns:a").join();

@@ -291,9 +291,10 @@ final class NearTier<E> {
   /**
    * The time from the end of a poll to the next: {@link #pollIntervalNanos}, or the time {@link
    * #CATCH_UP_RECORDS} records take at the rate this poll found if that is shorter (above
-   * {@code CATCH_UP_RECORDS / interval}, 1,024 records/s with a bound of 1 s), and at most an
-   * eighth of the interval after a poll that ended at a missing record (most often one whose
-   * writer has not yet written it).
+   * {@code CATCH_UP_RECORDS / interval}, 1,024 records/s with a bound of 1 s); an eighth of the
+   * interval after a poll that ended at a missing record (most often one whose writer has not
+   * yet written it: time for that write to land before the next poll, which resets if it has
+   * not).
    */
   private long delayAfter(NearLog.Poll poll, long started) {
     long sequence = NearLog.sequenceOf(poll);
@@ -306,8 +307,7 @@ final class NearTier<E> {
     if (known && records > 0) { // the time CATCH_UP_RECORDS take at the rate this poll found
       delay = Math.min(delay, (long) ((double) window * CATCH_UP_RECORDS / records));
     }
-    return poll instanceof NearLog.Poll.Partial ? Math.min(delay, pollIntervalNanos() / 8)
-        : delay;
+    return poll instanceof NearLog.Poll.Partial ? pollIntervalNanos() / 8 : delay;
   }
 
   /**

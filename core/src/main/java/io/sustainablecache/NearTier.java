@@ -86,9 +86,10 @@ final class NearTier<E> {
   private static final long NEVER = Long.MIN_VALUE;
 
   /**
-   * The records a poll should find at most: a poll that found more makes the next one come
-   * sooner, so that a storm of changes is read in polls of about this many records ({@link
-   * #delayAfter}), well within the log's slots.
+   * The records a poll aims to find: the next poll comes after the time this many take at the
+   * rate the last one found, when that is sooner than half the bound, so that a storm of changes
+   * is read in polls of about this many records ({@link #delayAfter}), well within the log's
+   * slots.
    */
   static final int CATCH_UP_RECORDS = NearLog.SLOTS / 8;
 
@@ -102,7 +103,7 @@ final class NearTier<E> {
   private final Generation generation;
 
   private final AtomicLong version = new AtomicLong();
-  /** Per stripe, the version of the last drop of a key hashed to it (0: none). */
+  /** Per stripe, the highest version of a drop of a key hashed to it (0: none). */
   private final AtomicLongArray droppedVersions;
   private final int stripeShift;
   private volatile long allDroppedVersion;

@@ -123,7 +123,7 @@ final class NearCache<V> {
             config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
             () -> stats.increment(Counter.NEAR_EVICTION)),
         config.nearStaleness(), fenceWindow, config.ticker()::read, keys::nearKeyOf, generation,
-        events);
+        config.nearMaximumSize(), events);
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
     near.get().firstPoll(config.nearStaleness());
     tier.start(config.scheduler());

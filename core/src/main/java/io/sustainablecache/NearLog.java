@@ -10,9 +10,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 
@@ -24,9 +23,13 @@ import java.util.random.RandomGenerator;
  * {@linkplain Generation generation} and the slots after the last number it applied in one
  * multi-get (two when more than {@link #BATCH} changes happened) and returns what its near tier
  * must drop: the keys of a gapless run of records, or everything when it cannot confirm it saw
- * every change since its last poll (a slot evicted or overwritten, the sequence lost and
- * re-created, too many changes, a sequence that is no number). A poll that finds no sequence
- * creates it (an {@code incr} of 0) and resets.
+ * every change since its last poll (a slot overwritten by a later record, or not holding its
+ * record at two polls in a row, the sequence lost and re-created, too many changes, a sequence
+ * that is no number). A slot that is missing or holds an earlier cycle's record for the first
+ * time (most often a record whose writer has counted it and not yet written it) ends the run
+ * early: the poll returns the records before it, confirming nothing, and the next poll
+ * continues from it. A poll that finds no sequence creates it (an {@code incr} of 0) and
+ * resets.
  *
  * <p>{@code invalidateAll} is recorded as a new generation: the number {@code n} its {@code incr}
  * returned is written to the generation's item, then to its slot as the mark {@code ALL}. A poll
@@ -47,7 +50,7 @@ import java.util.random.RandomGenerator;
 final class NearLog {
 
   /** The number of slots: at most this many changes between two polls are applied one by one. */
-  static final int SLOTS = 1024;
+  static final int SLOTS = 4096;
 
   /** The slots a poll reads together with the sequence, in its first round trip. */
   static final int BATCH = 32;
@@ -77,6 +80,19 @@ final class NearLog {
     record Changes(long sequence, List<String> keys, long generation) implements Poll {}
 
     /**
+     * The records before a slot found missing for the first time: the poll cannot confirm it saw
+     * every change, but drops what it saw; the next poll continues from the missing slot, and
+     * resets if it is still missing.
+     *
+     * @param sequence the number of the last record applied (the one before the missing slot)
+     * @param keys the store keys changed, in order, duplicates possible
+     * @param generation as for {@link Changes}
+     * @param missing the number whose slot was missing
+     */
+    record Partial(long sequence, List<String> keys, long generation, long missing)
+        implements Poll {}
+
+    /**
      * The poll cannot confirm that it saw every change: the near tier drops everything.
      *
      * @param sequence the sequence number read, from which the next poll continues
@@ -95,11 +111,18 @@ final class NearLog {
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
 
+  /** The number whose slot the last poll found missing ({@link Poll.Partial}), else 0. */
+  private long missing;
+
   /**
-   * The numbers of this instance's own records not yet polled: a poll skips them (this instance
-   * applied its own change when it made it), so its readers do not drop an entry read after it.
+   * The numbers of this instance's own records, each at its slot's index: a poll skips them
+   * (this instance applied its own change when it made it), so its readers do not drop an entry
+   * read after it. A poll asks about at most {@link #SLOTS} numbers after the last it applied,
+   * so an index holds the only own record a poll can ask about, until a later own record of the
+   * same index replaces it (a poll that still needed the earlier one resets anyway: its slot was
+   * overwritten too). Constant memory; nothing to prune.
    */
-  private final NavigableSet<Long> ownRecords = new ConcurrentSkipListSet<>();
+  private final AtomicLongArray ownRecords = new AtomicLongArray(SLOTS);
 
   private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
 
@@ -135,7 +158,7 @@ final class NearLog {
 
   private CompletableFuture<Void> append(String storeKey) {
     return store.incr(sequenceKey, 1, base(), 0).thenCompose(n -> {
-      ownRecords.add(n);
+      ownRecords.set(index(n), n);
       return writeSlot(n, storeKey);
     });
   }
@@ -171,9 +194,7 @@ final class NearLog {
       if (poll != null) {
         lastSeen = poll instanceof Poll.Reset reset && reset.reason().equals(GARBAGE)
             ? null : sequenceOf(poll);
-        if (lastSeen != null) {
-          ownRecords.headSet(lastSeen, true).clear();
-        }
+        missing = poll instanceof Poll.Partial partial ? partial.missing() : 0;
       }
       running.set(null);
       if (failure != null) {
@@ -200,7 +221,7 @@ final class NearLog {
     keys.add(generationKey);
     if (last != null) {
       for (int i = 1; i <= BATCH; i++) {
-        keys.add(slotKey(last + i));
+        addUnlessOwn(keys, last + i);
       }
     }
     return store.getsAll(keys).thenCompose(items -> generation(items.get(generationKey))
@@ -273,7 +294,10 @@ final class NearLog {
     }
     List<String> rest = new ArrayList<>();
     for (long m = last + BATCH + 1; m <= sequence; m++) {
-      rest.add(slotKey(m));
+      addUnlessOwn(rest, m);
+    }
+    if (rest.isEmpty()) {
+      return done(apply(last, sequence, items, generation));
     }
     return store.getsAll(rest).thenApply(more -> {
       Map<String, StoreItem> all = new HashMap<>(items);
@@ -282,12 +306,15 @@ final class NearLog {
     });
   }
 
-  /** The records {@code (last, sequence]}, if each slot holds its own number. */
+  /**
+   * The records {@code (last, sequence]}, if each slot holds its own number; the records before
+   * a slot missing for the first time.
+   */
   private Poll apply(long last, long sequence, Map<String, StoreItem> items, long generation) {
     List<String> changed = new ArrayList<>((int) (sequence - last));
     long lastAll = 0;
     for (long m = last + 1; m <= sequence; m++) {
-      if (ownRecords.contains(m)) {
+      if (ownRecords.get(index(m)) == m) {
         continue; // this instance's own change, applied when it was made
       }
       StoreItem slot = items.get(slotKey(m));
@@ -295,8 +322,13 @@ final class NearLog {
           : new String(slot.value(), StandardCharsets.US_ASCII);
       String prefix = Long.toUnsignedString(m) + " ";
       if (record == null || !record.startsWith(prefix) || record.length() == prefix.length()) {
-        return new Poll.Reset(sequence, "record " + Long.toUnsignedString(m) + (record == null
-            ? " is missing (evicted, or its writer failed after counting it)"
+        boolean notYetWritten = record == null || holdsAnEarlierRecord(record, m);
+        if (notYetWritten && m != missing) { // most often a record counted, not yet written
+          return new Poll.Partial(m - 1, List.copyOf(changed),
+              lastAll != 0 ? lastAll : generation, m);
+        }
+        return new Poll.Reset(sequence, "record " + Long.toUnsignedString(m) + (notYetWritten
+            ? " is missing at two polls in a row (evicted, or its writer failed after counting it)"
             : " was overwritten or is not a record"), generation);
       }
       String key = record.substring(prefix.length());
@@ -309,16 +341,51 @@ final class NearLog {
     return new Poll.Changes(sequence, List.copyOf(changed), lastAll != 0 ? lastAll : generation);
   }
 
+  /** Whether a slot holds a record of a number before {@code m}: one of an earlier cycle. */
+  private static boolean holdsAnEarlierRecord(String record, long m) {
+    int space = record.indexOf(' ');
+    try {
+      return space > 0
+          && Long.compareUnsigned(Long.parseUnsignedLong(record.substring(0, space)), m) < 0;
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
   private long base() {
     return random.nextLong(MIN_BASE, MAX_BASE);
   }
 
   private String slotKey(long n) {
-    return slotPrefix + Long.remainderUnsigned(n, SLOTS);
+    return slotPrefix + index(n);
   }
 
-  private static long sequenceOf(Poll poll) {
-    return poll instanceof Poll.Changes changes ? changes.sequence()
+  /** Adds record {@code m}'s slot to a read, unless it is this instance's own (skipped). */
+  private void addUnlessOwn(List<String> keys, long m) {
+    if (ownRecords.get(index(m)) != m) {
+      keys.add(slotKey(m));
+    }
+  }
+
+  /** How many of this instance's own record numbers are kept (for tests): at most the slots. */
+  int ownRecordsKept() {
+    int kept = 0;
+    for (int i = 0; i < SLOTS; i++) {
+      kept += ownRecords.get(i) != 0 ? 1 : 0;
+    }
+    return kept;
+  }
+
+  private static int index(long n) {
+    return (int) Long.remainderUnsigned(n, SLOTS);
+  }
+
+  /** The number of the last record a poll applied (or skipped, for a reset). */
+  static long sequenceOf(Poll poll) {
+    if (poll instanceof Poll.Changes changes) {
+      return changes.sequence();
+    }
+    return poll instanceof Poll.Partial partial ? partial.sequence()
         : ((Poll.Reset) poll).sequence();
   }
 

@@ -3,14 +3,12 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
@@ -23,13 +21,17 @@ import java.util.function.UnaryOperator;
  * <ul>
  *   <li><b>Confirmation.</b> {@link #poll} applies one poll of the log (dropping the keys it
  *       names, or everything) and then sets {@code confirmedAt} to the time the poll
- *       <em>started</em>. {@link #get} answers only while {@code now - confirmedAt <= Δ};
- *       otherwise the caller reads the store.</li>
+ *       <em>started</em>, unless the poll ended at a missing record ({@link NearLog.Poll.Partial}:
+ *       it drops what it saw and confirms nothing). {@link #get} answers only while {@code now -
+ *       confirmedAt <= Δ}; otherwise the caller reads the store.</li>
  *   <li><b>Insertion fence.</b> An entry read from the store enters only if no drop of its key
  *       (nor of everything) happened after its read began ({@link #ticket} at the start, {@link
  *       #offer} at the end), and only if the read began less than the fence window ago. A drop
  *       racing an insertion wins: the drop is recorded before it removes, the insertion checks
- *       again after it puts.</li>
+ *       again after it puts. The fence remembers drops in a fixed number of stripes ({@link
+ *       #fenceStripes}), each holding the last version of a drop of any key hashed to it: its
+ *       memory is a constant, whatever the number of keys dropped, and a collision only refuses
+ *       an insertion (a near miss), never lets one in.</li>
  *   <li><b>Local changes</b> ({@link #drop}, {@link #dropAll}) go through the same fence, so a
  *       read of this JVM that began before its own {@code invalidate} cannot put the old value
  *       back either.</li>
@@ -76,10 +78,20 @@ final class NearTier<E> {
   /** The version and start time of a store read, taken when it begins. */
   record Ticket(long version, long startedNanos) {}
 
-  /** A drop of one key: the version it made, and when (to forget it after the fence window). */
-  private record Drop(long version, long nanos) {}
+  /** The fewest and the most stripes of the insertion fence ({@link #fenceStripes}). */
+  static final int MIN_FENCE_STRIPES = 1 << 10;
+
+  static final int MAX_FENCE_STRIPES = 1 << 16;
 
   private static final long NEVER = Long.MIN_VALUE;
+
+  /**
+   * The records a poll aims to find: the next poll comes after the time this many take at the
+   * rate the last one found, when that is sooner than half the bound, so that a storm of changes
+   * is read in polls of about this many records ({@link #delayAfter}), well within the log's
+   * slots.
+   */
+  static final int CATCH_UP_RECORDS = NearLog.SLOTS / 8;
 
   private final NearLog log;
   private final EntryMap<E> entries;
@@ -91,10 +103,17 @@ final class NearTier<E> {
   private final Generation generation;
 
   private final AtomicLong version = new AtomicLong();
-  private final Map<String, Drop> drops = new ConcurrentHashMap<>();
+  /** Per stripe, the highest version of a drop of a key hashed to it (0: none). */
+  private final AtomicLongArray droppedVersions;
+  private final int stripeShift;
   private volatile long allDroppedVersion;
   private volatile long confirmedAt = NEVER;
   private final AtomicReference<CompletableFuture<NearLog.Poll>> polling = new AtomicReference<>();
+
+  /** The last applied poll's sequence and start: changed only as a poll completes. */
+  private long lastSequence;
+  private long lastPollStarted = NEVER;
+  private volatile long nextPollDelayNanos;
 
   /** Guards the polling schedule. */
   private final Object schedule = new Object();
@@ -114,11 +133,13 @@ final class NearTier<E> {
    * @param tierKeyOf the key this tier holds a store key's entry under (the log records store
    *     keys)
    * @param generation the namespace's generation, which this tier's polls set
+   * @param maximumSize the map's bound (entries, or bytes), from which the fence's number of
+   *     stripes is derived ({@link #fenceStripes})
    * @param events told of failed polls and of what polls dropped
    */
   NearTier(NearLog log, EntryMap<E> entries, Duration staleness, Duration fenceWindow,
       LongSupplier ticker, UnaryOperator<String> tierKeyOf, Generation generation,
-      Events events) {
+      long maximumSize, Events events) {
     this.generation = requireNonNull(generation, "generation");
     this.tierKeyOf = requireNonNull(tierKeyOf, "tierKeyOf");
     this.events = requireNonNull(events, "events");
@@ -127,6 +148,26 @@ final class NearTier<E> {
     this.stalenessNanos = staleness.toNanos();
     this.fenceWindowNanos = fenceWindow.toNanos();
     this.ticker = requireNonNull(ticker, "ticker");
+    int stripes = fenceStripes(maximumSize);
+    this.droppedVersions = new AtomicLongArray(stripes);
+    this.stripeShift = Integer.SIZE - Integer.numberOfTrailingZeros(stripes);
+  }
+
+  /**
+   * The insertion fence's stripes for a map bounded by {@code maximumSize}: that rounded up to a
+   * power of two, at least {@link #MIN_FENCE_STRIPES} and at most {@link #MAX_FENCE_STRIPES} (8
+   * bytes each: 512 KiB at most). More stripes make a collision (a drop of another key that
+   * refuses an insertion begun before it) rarer; the chance for one insertion is about the
+   * drops during its read divided by the stripes.
+   */
+  static int fenceStripes(long maximumSize) {
+    long size = Math.max(MIN_FENCE_STRIPES, Math.min(MAX_FENCE_STRIPES, maximumSize));
+    return Integer.highestOneBit((int) size - 1) << 1;
+  }
+
+  /** The key's stripe: the top bits of its hash times 2<sup>32</sup>/φ (visible for tests). */
+  int stripe(String key) {
+    return (key.hashCode() * 0x9E3779B9) >>> stripeShift;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -175,16 +216,18 @@ final class NearTier<E> {
         || allDroppedVersion > ticket.version()) {
       return false;
     }
-    Drop drop = drops.get(key);
-    return drop == null || drop.version() <= ticket.version();
+    return droppedVersions.get(stripe(key)) <= ticket.version();
   }
 
   // ---------------------------------------------------------------------------------------------
   // Changes
 
-  /** Drops a key: changed here, or named by the log. */
+  /**
+   * Drops a key: changed here, or named by the log. The key's stripe keeps the highest version
+   * of its drops, so a drop that took its version first but records it last does not lower it.
+   */
   void drop(String key) {
-    drops.put(key, new Drop(version.incrementAndGet(), ticker.getAsLong()));
+    droppedVersions.accumulateAndGet(stripe(key), version.incrementAndGet(), Math::max);
     entries.remove(key);
   }
 
@@ -209,8 +252,10 @@ final class NearTier<E> {
     log.poll().whenComplete((poll, failure) -> {
       if (poll != null) {
         apply(poll);
-        confirmedAt = started;
-        forgetOldDrops();
+        if (!(poll instanceof NearLog.Poll.Partial)) {
+          confirmedAt = started;
+        }
+        nextPollDelayNanos = delayAfter(poll, started);
       }
       polling.set(null);
       if (failure != null) {
@@ -235,12 +280,35 @@ final class NearTier<E> {
         events.newGeneration();
       }
     } else {
-      List<String> changed = ((NearLog.Poll.Changes) poll).keys();
+      List<String> changed = poll instanceof NearLog.Poll.Partial partial ? partial.keys()
+          : ((NearLog.Poll.Changes) poll).keys();
       changed.forEach(storeKey -> drop(tierKeyOf.apply(storeKey)));
       if (!changed.isEmpty()) {
         events.invalidated(changed.size());
       }
     }
+  }
+
+  /**
+   * The time from the end of a poll to the next: {@link #pollIntervalNanos}, or the time {@link
+   * #CATCH_UP_RECORDS} records take at the rate this poll found if that is shorter (above
+   * {@code CATCH_UP_RECORDS / interval}, 1,024 records/s with a bound of 1 s); an eighth of the
+   * interval after a poll that ended at a missing record (most often one whose writer has not
+   * yet written it: time for that write to land before the next poll, which resets if it has
+   * not).
+   */
+  private long delayAfter(NearLog.Poll poll, long started) {
+    long sequence = NearLog.sequenceOf(poll);
+    long records = sequence - lastSequence;
+    long window = started - lastPollStarted;
+    boolean known = lastPollStarted != NEVER && window > 0 && records >= 0;
+    lastSequence = sequence;
+    lastPollStarted = started;
+    long delay = pollIntervalNanos();
+    if (known && records > 0) { // the time CATCH_UP_RECORDS take at the rate this poll found
+      delay = Math.min(delay, (long) ((double) window * CATCH_UP_RECORDS / records));
+    }
+    return poll instanceof NearLog.Poll.Partial ? pollIntervalNanos() / 8 : delay;
   }
 
   /**
@@ -253,19 +321,9 @@ final class NearTier<E> {
         : running.handle((poll, failure) -> null).thenCompose(ignored -> poll());
   }
 
-  /** Drops older than the fence window refuse nothing any more: every older ticket is refused. */
-  private void forgetOldDrops() {
-    long now = ticker.getAsLong();
-    for (Iterator<Drop> it = drops.values().iterator(); it.hasNext(); ) {
-      if (now - it.next().nanos() > fenceWindowNanos) {
-        it.remove();
-      }
-    }
-  }
-
-  /** How many drops the fence remembers (for tests and statistics). */
-  int rememberedDrops() {
-    return drops.size();
+  /** How many drop versions the fence keeps, whatever was dropped: its stripes (for tests). */
+  int fenceSize() {
+    return droppedVersions.length();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -273,7 +331,8 @@ final class NearTier<E> {
 
   /**
    * Starts polling on {@code scheduler}: at once, then {@link #pollIntervalNanos} after each
-   * poll ends, whether it succeeded or failed, until {@link #close}.
+   * poll ends, whether it succeeded or failed, until {@link #close}; sooner after a poll that
+   * found many records or ended at a missing one ({@link #delayAfter}).
    */
   void start(Scheduler scheduler) {
     synchronized (schedule) {
@@ -304,7 +363,7 @@ final class NearTier<E> {
       if (failure != null) {
         events.pollFailed(EntryWriter.unwrap(failure));
       }
-      scheduleNextPoll(pollIntervalNanos());
+      scheduleNextPoll(failure != null ? pollIntervalNanos() : nextPollDelayNanos);
     });
   }
 

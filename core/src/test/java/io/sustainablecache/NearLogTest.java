@@ -214,25 +214,58 @@ final class NearLogTest {
   }
 
   @Test
-  void anEvictedRecord_resets() {
+  void anEvictedRecord_endsOnePollEarly_andResetsTheNext() {
     long start = reset(poll(reader)).sequence();
     writer.record("ns:a").join();
     writer.record("ns:b").join();
-    memory.delete(slotOf(start + 1)).join();
+    memory.delete(slotOf(start + 2)).join();
 
+    assertThat(poll(reader)).isEqualTo(
+        new Poll.Partial(start + 1, List.of("ns:a"), generationInStore(), start + 2));
     assertThat(reset(poll(reader))).isEqualTo(new Poll.Reset(start + 2,
-        "record " + (start + 1) + " is missing (evicted, or its writer failed after counting it)",
-        generationInStore()));
+        "record " + (start + 2) + " is missing at two polls in a row (evicted, or its writer"
+            + " failed after counting it)", generationInStore()));
     writer.record("ns:c").join();
     assertThat(changes(poll(reader)).keys()).containsExactly("ns:c");
   }
 
   @Test
-  void aWriterThatCountedButNeverWroteItsRecord_resetsTheReaders() {
+  void aWriterThatCountedButNeverWroteItsRecord_resetsTheReadersAtTheirSecondPoll() {
     long start = reset(poll(reader)).sequence();
     memory.incr(keys.internalKey("near:seq"), 1, 0, 0).join();
 
+    assertThat(poll(reader)).isEqualTo(
+        new Poll.Partial(start, List.of(), generationInStore(), start + 1));
     assertThat(reset(poll(reader)).reason()).startsWith("record " + (start + 1) + " is missing");
+  }
+
+  @Test
+  void aRecordWrittenAfterAPollFoundItsSlotMissing_isAppliedByTheNextPoll() {
+    long start = reset(poll(reader)).sequence();
+    writer.record("ns:a").join();
+    ScriptedStore.Hold slotWrite = store.holdRequests(Op.SET);
+    CompletableFuture<Void> inFlight = writer.record("ns:b");
+    writer.record("ns:c");
+
+    assertThat(poll(reader)).isEqualTo(
+        new Poll.Partial(start + 1, List.of("ns:a"), generationInStore(), start + 2));
+    slotWrite.release();
+    inFlight.join();
+    assertThat(changes(poll(reader))).isEqualTo(
+        new Poll.Changes(start + 3, List.of("ns:b", "ns:c"), generationInStore()));
+  }
+
+  @Test
+  void aSlotStillHoldingTheRecordOfTheCycleBefore_endsThePollEarly_asAMissingOneDoes() {
+    long start = reset(poll(reader)).sequence();
+    writer.record("ns:a").join();
+    writer.record("ns:b").join();
+    memory.set(slotOf(start + 2), (Long.toString(start + 2 - NearLog.SLOTS) + " ns:old")
+        .getBytes(StandardCharsets.US_ASCII), 0).join(); // ns:b's write not landed yet
+
+    assertThat(poll(reader)).isEqualTo(
+        new Poll.Partial(start + 1, List.of("ns:a"), generationInStore(), start + 2));
+    assertThat(reset(poll(reader)).reason()).contains("is missing at two polls in a row");
   }
 
   @Test
@@ -302,7 +335,43 @@ final class NearLogTest {
 
     store.fail(Op.SET, 1);
     assertThatThrownBy(() -> writer.record("ns:b").join()).isInstanceOf(CompletionException.class);
+    assertThat(poll(reader)).isInstanceOf(Poll.Partial.class);
     assertThat(reset(poll(reader)).reason()).contains("is missing");
+  }
+
+  /** Issue 24, defect 4: they were kept in a set pruned by each poll, on the client's thread. */
+  @Test
+  void anInstancesOwnRecords_keptToSkipThem_stayWithinTheSlots_whateverItWrites_issue24() {
+    long start = reset(poll(reader)).sequence();
+    for (int i = 0; i < 100_000; i++) { // no poll meanwhile (failing, or slow)
+      reader.record("ns:k" + i).join();
+    }
+    assertThat(reader.ownRecordsKept()).isLessThanOrEqualTo(NearLog.SLOTS);
+
+    assertThat(reset(poll(reader)).sequence()).isEqualTo(start + 100_000);
+    reader.record("ns:mine").join();
+    writer.record("ns:theirs").join();
+    assertThat(changes(poll(reader)).keys()).as("its own record still skipped")
+        .containsExactly("ns:theirs");
+  }
+
+  @Test
+  void aPollReadsOnlyTheSlotsOfOtherInstancesRecords() {
+    reset(poll(reader));
+    for (int i = 0; i < 2 * NearLog.BATCH; i++) {
+      reader.record("ns:mine" + i).join();
+    }
+    long readsBefore = store.count(Op.GETS_ALL);
+    assertThat(changes(poll(reader)).keys()).isEmpty();
+    assertThat(store.count(Op.GETS_ALL) - readsBefore).as("no second read for own records")
+        .isEqualTo(1);
+
+    writer.record("ns:theirs").join();
+    for (int i = 0; i < 2 * NearLog.BATCH; i++) {
+      reader.record("ns:mine" + i).join();
+    }
+    writer.record("ns:theirs too").join();
+    assertThat(changes(poll(reader)).keys()).containsExactly("ns:theirs", "ns:theirs too");
   }
 
   @Test

@@ -41,6 +41,7 @@ final class NearTierTest {
   private static final Duration DELTA = Duration.ofSeconds(1);
   private static final long DELTA_NANOS = DELTA.toNanos();
   private static final Duration FENCE = Duration.ofSeconds(30);
+  private static final long SIZE = 10_000;
 
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
   private final InMemoryStore memory = InMemoryStore.create();
@@ -51,7 +52,7 @@ final class NearTierTest {
   private final Generation generation = new Generation();
   private final NearTier<String> tier = new NearTier<>(
       new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get,
-      UnaryOperator.identity(), generation, failure -> { });
+      UnaryOperator.identity(), generation, SIZE, failure -> { });
 
   /** A map that can run something between an insertion's put and its check. */
   private static final class Entries implements NearTier.EntryMap<String> {
@@ -230,31 +231,85 @@ final class NearTierTest {
   }
 
   @Test
-  void aTicketOlderThanTheFenceWindow_isRefused_andOldDropsAreForgotten() {
+  void aTicketOlderThanTheFenceWindow_isRefused() {
     tier.poll().join();
     Ticket old = tier.ticket();
-    tier.drop("ns:a");
-    assertThat(tier.rememberedDrops()).isEqualTo(1);
-
-    advance(FENCE.toNanos() + 1);
-    tier.poll().join();
-    assertThat(tier.rememberedDrops()).isZero();
+    advance(FENCE.toNanos());
+    assertThat(tier.offer("ns:a", "read for the whole window", old)).isTrue();
+    advance(1);
     assertThat(tier.offer("ns:b", "slow read", old)).isFalse();
+  }
+
+  /** Issue 24, defect 4: each dropped key was remembered for the fence window (31 s). */
+  @Test
+  void droppingAMillionDistinctKeys_keepsTheFenceAtAConstantSize_issue24() {
+    tier.poll().join();
+    int before = tier.fenceSize();
+    for (int i = 0; i < 1_000_000; i++) {
+      Ticket ticket = tier.ticket();
+      tier.drop("ns:key-" + i); // as every load's write does
+      tier.offer("ns:key-" + i, "loaded", ticket);
+    }
+    assertThat(tier.fenceSize()).as("drop versions the fence keeps")
+        .isEqualTo(before).isEqualTo(16_384);
+  }
+
+  @Test
+  void theFencesStripes_followTheTiersSize_withinTheirBounds() {
+    assertThat(NearTier.fenceStripes(1)).isEqualTo(1_024);
+    assertThat(NearTier.fenceStripes(1_024)).isEqualTo(1_024);
+    assertThat(NearTier.fenceStripes(1_025)).isEqualTo(2_048);
+    assertThat(NearTier.fenceStripes(10_000)).isEqualTo(16_384);
+    assertThat(NearTier.fenceStripes(64L << 20)).as("a bound in bytes").isEqualTo(65_536);
+  }
+
+  @Test
+  void aDropOfAKeySharingTheDroppedKeysStripe_onlyRefusesAnInsertion() {
+    tier.poll().join();
+    List<String> same = sameStripe(tier, 2);
+    String key = same.get(0);
+    String other = same.get(1);
+
+    Ticket before = tier.ticket();
+    tier.drop(other);
+    assertThat(tier.offer(key, "read before the other key's drop", before))
+        .as("a collision costs a near miss").isFalse();
+    assertThat(entries.map).doesNotContainKey(key);
+    assertThat(tier.offer("ns:elsewhere", "v", before)).as("other stripes admit").isTrue();
+    assertThat(tier.offer(key, "read after it", tier.ticket())).isTrue();
+
+    Ticket beforeOwn = tier.ticket();
+    tier.drop(key);
+    tier.drop(other); // a later drop in the stripe keeps the key's own drop in force
+    assertThat(tier.offer(key, "read before its own drop", beforeOwn)).isFalse();
+  }
+
+  /** {@code count} keys {@code ns:...} that share one stripe of {@code tier}'s fence. */
+  private static List<String> sameStripe(NearTier<?> tier, int count) {
+    List<String> same = new ArrayList<>();
+    int stripe = tier.stripe("ns:k0");
+    for (int i = 0; same.size() < count; i++) {
+      if (tier.stripe("ns:k" + i) == stripe) {
+        same.add("ns:k" + i);
+      }
+    }
+    return same;
   }
 
   /**
    * The bound on random schedules: one writer changes keys (store write, then its record; a
    * change "returns" when both are done), one reader reads through its tier (a near hit, or a
    * store read whose result is offered at once or, one in four, some steps later, as a slow read
-   * would), polls (one in five fails), and time
-   * passes in steps up to Δ. Every near hit must return a value that no change which returned
-   * more than Δ earlier had replaced.
+   * would), polls (one in five fails), and time passes in steps up to Δ; one record in three has
+   * its slot written some steps after it was counted (polls in between end early). Every near
+   * hit must return a value that no change which returned more than Δ earlier had replaced. Odd
+   * seeds use keys that share one stripe of the fence.
    */
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8})
   void randomSchedules_neverServeAValueReplacedMoreThanDeltaAgo(long seed) {
     SplittableRandom random = new SplittableRandom(seed);
-    List<String> names = List.of("ns:a", "ns:b", "ns:c");
+    List<String> names = seed % 2 == 1 ? sameStripe(tier, 3) : List.of("ns:a", "ns:b", "ns:c");
     Map<String, Integer> version = new HashMap<>();
     Map<String, List<long[]>> replacedAt = new HashMap<>(); // key -> {version replaced, when}
     names.forEach(k -> {
@@ -263,6 +318,7 @@ final class NearTierTest {
       memory.set(k, bytes(k + "#0"), 0).join();
     });
     Deque<Object[]> slowReads = new ArrayDeque<>();
+    Deque<long[]> slowRecords = new ArrayDeque<>(); // {number, key's index, version replaced}
     int nearHits = 0;
     int replacedButWithinDelta = 0;
 
@@ -271,10 +327,23 @@ final class NearTierTest {
       int op = random.nextInt(14);
       switch (op < 1 ? 0 : op < 6 ? 1 : op < 9 ? 2 : op < 11 ? 3 : 4) {
         case 0 -> { // the writer changes a key; the change returns once recorded
+          if (!slowRecords.isEmpty() && random.nextBoolean()) { // a slot write lands: returns
+            long[] slow = slowRecords.poll();
+            String changed = names.get((int) slow[1]);
+            memory.set(keys.internalKey("near:" + Long.remainderUnsigned(slow[0], NearLog.SLOTS)),
+                bytes(slow[0] + " " + changed), 0).join();
+            replacedAt.get(changed).add(new long[] {slow[2], now.get()});
+            continue;
+          }
           int next = version.get(key) + 1;
           memory.set(key, bytes(key + "#" + next), 0).join();
-          writer.record(key).join();
-          replacedAt.get(key).add(new long[] {version.get(key), now.get()});
+          if (random.nextInt(3) == 0) { // counted now, its slot written some steps later
+            long n = memory.incr(keys.internalKey("near:seq"), 1, 0, 0).join();
+            slowRecords.add(new long[] {n, names.indexOf(key), version.get(key)});
+          } else {
+            writer.record(key).join();
+            replacedAt.get(key).add(new long[] {version.get(key), now.get()});
+          }
           version.put(key, next);
         }
         case 1 -> { // the reader
@@ -343,7 +412,7 @@ final class NearTierTest {
     List<Throwable> pollFailures = new ArrayList<>();
     NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
         new Entries(), DELTA, FENCE, clock.ticker()::read, UnaryOperator.identity(),
-        new Generation(), pollFailures::add);
+        new Generation(), SIZE, pollFailures::add);
     polled.start(scheduler);
 
     assertThat(scheduler.runDue()).as("the first poll, at once").isEqualTo(1);
@@ -368,6 +437,144 @@ final class NearTierTest {
     clock.advance(Duration.ofSeconds(5));
     assertThat(scheduler.runDue()).as("no poll after close").isZero();
     assertThat(polled.confirmed()).isFalse();
+  }
+
+  /** A tier polling on a manual scheduler in virtual time, and what it told its cache. */
+  private final class Polled {
+    final FakeClock clock = FakeClock.atRoundSecond();
+    final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
+    final Entries held = new Entries();
+    final AtomicLong resets = new AtomicLong();
+    final AtomicLong invalidated = new AtomicLong();
+    final List<Throwable> failures = new ArrayList<>();
+    final NearTier<String> tier = new NearTier<>(new NearLog(store, keys, new SplittableRandom(5)),
+        held, DELTA, FENCE, clock.ticker()::read, UnaryOperator.identity(),
+        new Generation(), SIZE, new NearTier.Events() {
+          @Override
+          public void pollFailed(Throwable failure) {
+            failures.add(failure);
+          }
+
+          @Override
+          public void invalidated(int keys) {
+            invalidated.addAndGet(keys);
+          }
+
+          @Override
+          public void reset() {
+            resets.incrementAndGet();
+          }
+        });
+
+    Polled() {
+      tier.start(scheduler);
+      scheduler.runDue();
+      assertThat(resets).as("the first poll resets").hasValue(1);
+      resets.set(0);
+    }
+
+    void advanceMillis(long millis) {
+      clock.advanceMillis(millis);
+      scheduler.runDue();
+    }
+  }
+
+  /**
+   * Issue 24: at about 1,900 changes/s every poll (Δ / 2 apart) found more records than the
+   * log's 1,024 slots and dropped the whole tier. Distinct keys are changed at a steady rate for
+   * 5 s from a quiet start; each is held near before its change. Up to {@code SLOTS / (Δ / 2)}
+   * (8,192/s with Δ = 1 s) no poll resets, the tier never stops serving, every key named is
+   * dropped, and a key nobody changed stays near throughout.
+   */
+  @ParameterizedTest(name = "{0} changes/s")
+  @ValueSource(ints = {1_000, 3_000, 8_000})
+  void aStormOfChanges_costsTheKeysItNames_notTheWholeTier_issue24(int perSecond) {
+    Polled polled = new Polled();
+    polled.tier.offer("ns:stable", "v", polled.tier.ticket());
+    int changes = storm(polled, perSecond, 5_000);
+
+    assertThat(polled.failures).isEmpty();
+    assertThat(polled.resets).as("whole-tier drops").hasValue(0);
+    assertThat(polled.invalidated).as("keys dropped one by one").hasValue(changes);
+    assertThat(polled.held.map).as("what is still held").containsOnlyKeys("ns:stable");
+    assertThat(polled.tier.get("ns:stable")).isEqualTo("v");
+  }
+
+  /**
+   * Above that rate, the first poll of a storm that starts from quiet finds more records than
+   * slots and resets once; the polls after it come sooner and keep up.
+   */
+  @Test
+  void aStormAboveTheStatedRate_resetsOnce_thenThePollsKeepUp() {
+    Polled polled = new Polled();
+    int changes = storm(polled, 12_000, 5_000);
+
+    assertThat(polled.resets).as("whole-tier drops").hasValue(1);
+    assertThat(polled.invalidated.get()).as("keys dropped one by one, after the reset")
+        .isGreaterThan(changes - 2 * NearLog.SLOTS);
+  }
+
+  /**
+   * Changes {@code perSecond} distinct keys a second for {@code millis} ms of virtual time, each
+   * held near just before; the tier must stay confirmed throughout. Returns the changes made.
+   */
+  private int storm(Polled polled, int perSecond, int millis) {
+    int changes = 0;
+    for (int ms = 0; ms < millis; ms++) {
+      for (int due = (int) ((long) (ms + 1) * perSecond / 1_000); changes < due; changes++) {
+        polled.tier.offer("ns:k" + changes, "old", polled.tier.ticket());
+        writer.record("ns:k" + changes).join();
+      }
+      polled.advanceMillis(1);
+      assertThat(polled.tier.confirmed()).as("confirmed at %d ms", ms).isTrue();
+    }
+    polled.advanceMillis(DELTA.toMillis());
+    return changes;
+  }
+
+  @Test
+  void aRecordCountedButNotYetWritten_endsThePollEarly_withoutConfirming_andTheNextPollTakesIt() {
+    Polled polled = new Polled();
+    polled.tier.offer("ns:a", "old", polled.tier.ticket());
+    polled.tier.offer("ns:b", "old", polled.tier.ticket());
+    writer.record("ns:a").join();
+    ScriptedStore.Hold slotWrite = store.holdRequests(Op.SET);
+    CompletableFuture<Void> inFlight = writer.record("ns:b"); // counted, its slot not written
+    long confirmedBefore = polled.clock.millis();
+
+    polled.advanceMillis(DELTA.toMillis() / 2);
+    assertThat(polled.held.map).as("the records before the missing one are applied")
+        .doesNotContainKey("ns:a").containsKey("ns:b");
+    assertThat(polled.resets).hasValue(0);
+    long untilNextPoll = polled.scheduler.nextDueNanos() - polled.clock.ticker().read();
+    assertThat(untilNextPoll).as("the next poll comes an eighth of the interval later")
+        .isEqualTo(DELTA.toNanos() / 2 / 8);
+
+    slotWrite.release();
+    inFlight.join();
+    polled.advanceMillis(-Math.floorDiv(-untilNextPoll, 1_000_000)); // rounded up to a millisecond
+    assertThat(polled.held.map).doesNotContainKey("ns:b");
+    assertThat(polled.resets).hasValue(0);
+    polled.advanceMillis(DELTA.toMillis() - (polled.clock.millis() - confirmedBefore) + 1);
+    assertThat(polled.tier.confirmed()).as("confirmed by the poll that took it").isTrue();
+  }
+
+  @Test
+  void aPollThatEndedEarly_confirmsNothing_andASlotStillMissingAtTheNextPollResets() {
+    tier.poll().join();
+    tier.offer("ns:z", "old", tier.ticket());
+    advance(DELTA_NANOS / 2);
+    store.holdRequests(Op.SET); // never released: a writer that died after counting
+    writer.record("ns:a");
+
+    assertThat(tier.poll().join()).isInstanceOf(NearLog.Poll.Partial.class);
+    advance(DELTA_NANOS / 2 + 1);
+    assertThat(tier.confirmed()).as("the last confirmation is the poll before").isFalse();
+    assertThat(entries.map).containsKey("ns:z");
+
+    assertThat(tier.poll().join()).isInstanceOf(NearLog.Poll.Reset.class);
+    assertThat(entries.map).as("dropped by the reset").isEmpty();
+    assertThat(tier.confirmed()).isTrue();
   }
 
   @Test

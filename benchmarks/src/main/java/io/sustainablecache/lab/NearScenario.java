@@ -50,7 +50,9 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  *       one reader stopped with {@code SIGSTOP} for 10 s; one reader's connection blackholed for
  *       5 s (polls included, by the lab's fault proxy); one node of three killed for 5 s. And
  *       the recipe most services use instead: a local cache whose entries expire Δ after they
- *       were written, no invalidation.</li>
+ *       were written, no invalidation. With {@code --storm N}, the writer's JVM also invalidates
+ *       N distinct keys a second that no reader reads (issue 24): the readers' near hit ratio
+ *       and whole-tier drops against the rate of changes.</li>
  * </ul>
  *
  * Exits 1 if a near run had a violation or a run's near hit ratio did not come back within 2 Δ
@@ -68,6 +70,8 @@ final class NearScenario {
         --seconds N        length of a churn run (default 20)
         --rate N           reads per second per reader (default 15000)
         --staleness MS     the near cache's bound Δ (default 1000)
+        --storm N          churn runs: N more invalidations per second, each of a distinct key
+                           no reader reads, by the writer's JVM (default 0)
         --zipf-rate N      requests per second of the zipf runs (default 5000)
         --zipf-seconds N   length of each zipf run (default 30)
         --out DIR          (default lab-results)   --no-charts   --seed N (default 42)
@@ -79,19 +83,22 @@ final class NearScenario {
   private static final int HOT_KEYS = 200;
   private static final int CHANGES_PER_SECOND = 20;
   private static final long FAULT_AT_MILLIS = 5_000;
+  private static final int STORM_THREADS = 4;
 
   record Options(List<String> runs, int readers, int seconds, int rate, long stalenessMillis,
-      int zipfRate, int zipfSeconds, Path out, boolean charts, long seed) {}
+      int zipfRate, int zipfSeconds, Path out, boolean charts, long seed, int storm) {}
 
   /**
    * One churn run's outcome.
    *
    * @param recoveryMillis from the fault's end until the near hit ratio was back to 90 % of what
    *     it was before (over a 200 ms window); -1 if it was not; 0 for a run without a fault
+   * @param resetsPerReader whole-tier drops per reader (the readers' {@code near_reset})
+   * @param stormPerSecond the storm's invalidations per second (of keys no reader reads)
    */
   record ChurnResult(String run, String mode, NearChecks.Staleness staleness, double nearHitRatio,
       double storeReadsPerSecond, long changes, long failedChanges, long recoveryMillis,
-      long boundMillis) {
+      long boundMillis, double resetsPerReader, double stormPerSecond) {
 
     boolean ok() {
       return mode.equals("ttl") || (staleness.violations() == 0 && recoveryMillis >= 0
@@ -152,6 +159,7 @@ final class NearScenario {
     Path out = Path.of("lab-results");
     boolean charts = true;
     long seed = 42;
+    int storm = 0;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
       switch (arg) {
@@ -174,6 +182,7 @@ final class NearScenario {
         case "--out" -> out = Path.of(value(args, ++i, arg));
         case "--no-charts" -> charts = false;
         case "--seed" -> seed = Long.parseLong(value(args, ++i, arg));
+        case "--storm" -> storm = Integer.parseInt(value(args, ++i, arg));
         default -> throw new IllegalArgumentException("--near: unknown option " + arg
             + " (see --near --help)");
       }
@@ -183,7 +192,7 @@ final class NearScenario {
           + " (18 s with the stop run)");
     }
     return new Options(runs, readers, seconds, rate, staleness, zipfRate, zipfSeconds, out,
-        charts, seed);
+        charts, seed, storm);
   }
 
   private static String value(String[] args, int i, String option) {
@@ -366,7 +375,8 @@ final class NearScenario {
             .redirectOutput(dir.resolve("reader-" + r + ".log").toFile()).start());
       }
       Writer writer = new Writer(cluster, db, namespace, mode.equals("near"), bound);
-      long[] fault = writer.run(startAt, options.seconds(), run, cluster, proxy, readers.get(0));
+      long[] fault = writer.run(startAt, options.seconds(), run, cluster, proxy, readers.get(0),
+          options.storm());
       for (int r = 0; r < readers.size(); r++) {
         Process p = readers.get(r);
         if (!p.waitFor(options.seconds() + 60, TimeUnit.SECONDS)) {
@@ -408,6 +418,7 @@ final class NearScenario {
     double nearHits = 0;
     double reads = 0;
     double storeReads = 0;
+    double resets = 0;
     long recovery = fault == null ? 0 : -2;
     for (int r = 0; r < options.readers(); r++) {
       List<long[]> samples = samples(dir.resolve("reader-" + r + ".samples"));
@@ -416,6 +427,7 @@ final class NearScenario {
       reads += last[1] - first[1];
       nearHits += last[2] - first[2];
       storeReads += last[3] - first[3];
+      resets += resets(dir.resolve("reader-" + r + ".log"));
       boolean affected = !(run.equals("stop") || run.equals("block")) || r == 0;
       if (fault != null && affected && mode.equals("near")) {
         long back = NearChecks.recoveryNanos(samples, first[0] + 2_000_000_000L, fault[0],
@@ -426,12 +438,22 @@ final class NearScenario {
     }
     ChurnResult result = new ChurnResult(run, mode, staleness, nearHits / Math.max(1, reads),
         storeReads / options.seconds(), writer.changes.size(), writer.failed.get(),
-        recovery == -2 ? -1 : recovery, options.stalenessMillis());
-    out.printf(Locale.ROOT, "%,d reads, %d violations, max stale %.1f ms, near hits %.1f %%%s%n",
+        recovery == -2 ? -1 : recovery, options.stalenessMillis(), resets / options.readers(),
+        writer.stormPerSecond());
+    out.printf(Locale.ROOT, "%,d reads, %d violations, max stale %.1f ms, near hits %.1f %%,"
+        + " %.1f resets per reader, storm %,.0f/s%s%n",
         staleness.reads(), staleness.violations(), staleness.maxStaleNanos() / 1e6,
-        100 * result.nearHitRatio(), fault == null ? ""
+        100 * result.nearHitRatio(), result.resetsPerReader(), result.stormPerSecond(),
+        fault == null ? ""
             : ", near hit ratio back " + result.recoveryMillis() + " ms after the fault");
     return result;
+  }
+
+  /** The whole-tier drops a reader's cache counted: {@code near_reset} in its last line. */
+  private static long resets(Path log) throws IOException {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("near_reset=(\\d+)")
+        .matcher(Files.readString(log, StandardCharsets.UTF_8));
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 
   private static List<long[]> samples(Path file) throws IOException {
@@ -450,6 +472,8 @@ final class NearScenario {
   private static final class Writer implements AutoCloseable {
     final List<NearChecks.Change> changes = new ArrayList<>();
     final AtomicLong failed = new AtomicLong();
+    private final AtomicLong stormed = new AtomicLong();
+    private long stormNanos;
     private final ArcusClient cacheClient;
     private final ArcusClient dbClient;
     private final SustainableCache<String> cache;
@@ -463,7 +487,7 @@ final class NearScenario {
       String log = namespace + ":\u007Fnear:";
       logKeys.add(log + "seq");
       logKeys.add(log + "gen");
-      for (int slot = 0; slot < 1024; slot++) {
+      for (int slot = 0; slot < 4096; slot++) { // NearLog.SLOTS
         logKeys.add(log + slot);
       }
       cacheClient = client(cluster.addresses(), NearReader.OPERATION_TIMEOUT.toMillis());
@@ -482,7 +506,7 @@ final class NearScenario {
      * the fault's {@code {start, end}} in nanos, or {@code null} for none.
      */
     long[] run(long startAtMillis, int seconds, String run, MemcachedCluster cluster,
-        FaultProxy proxy, Process firstReader) throws InterruptedException {
+        FaultProxy proxy, Process firstReader, int storm) throws InterruptedException {
       for (int key = 0; key < HOT_KEYS; key++) {
         try {
           if (!dbClient.set("k" + key, 0, "0").get(5, TimeUnit.SECONDS)) {
@@ -505,6 +529,13 @@ final class NearScenario {
             "near-fault");
         faults.start();
       }
+      long stop = end - TimeUnit.MILLISECONDS.toNanos(2 * boundMillis);
+      List<Thread> storms = new ArrayList<>();
+      for (int t = 0; t < STORM_THREADS && storm > 0; t++) {
+        int thread = t;
+        storms.add(new Thread(() -> storm(thread, storm, begin, stop), "near-storm-" + t));
+      }
+      storms.forEach(Thread::start);
       SplittableRandom random = new SplittableRandom(7);
       long gap = TimeUnit.SECONDS.toNanos(1) / CHANGES_PER_SECOND;
       long next = begin;
@@ -541,7 +572,35 @@ final class NearScenario {
       if (faults != null) {
         faults.join();
       }
+      for (Thread thread : storms) {
+        thread.join();
+      }
+      stormNanos = stop - begin;
       return window;
+    }
+
+    /** One storm thread: invalidates distinct keys nobody reads at its share of the rate. */
+    private void storm(int thread, int perSecond, long begin, long stop) {
+      long gap = TimeUnit.SECONDS.toNanos(1) * STORM_THREADS / perSecond;
+      long next = begin;
+      for (long i = 0; System.nanoTime() < stop; i++) {
+        long now = System.nanoTime();
+        if (now < next) {
+          LockSupport.parkNanos(next - now);
+        }
+        next += gap;
+        try {
+          cache.invalidate("storm-" + thread + "-" + i);
+          stormed.incrementAndGet();
+        } catch (RuntimeException e) {
+          // counted by what it did not do: the achieved rate
+        }
+      }
+    }
+
+    /** The storm's invalidations per second, over the writer's run. */
+    double stormPerSecond() {
+      return stormNanos == 0 ? 0 : stormed.get() * 1e9 / stormNanos;
     }
 
     private static boolean faultless(String run) {
@@ -661,18 +720,21 @@ final class NearScenario {
             String.format(Locale.ROOT, "%,.0f", r.storeReadsPerSecond()),
             r.changes() + (r.failedChanges() > 0 ? " (+" + r.failedChanges() + " threw)" : ""),
             r.recoveryMillis() < 0 ? (r.mode().equals("ttl") ? "-" : "never")
-                : Long.toString(r.recoveryMillis()), r.ok() ? "ok" : "FAILED"));
+                : Long.toString(r.recoveryMillis()),
+            String.format(Locale.ROOT, "%.1f", r.resetsPerReader()),
+            String.format(Locale.ROOT, "%,.0f", r.stormPerSecond()), r.ok() ? "ok" : "FAILED"));
       }
       b.append(Scenarios.table(List.of("run", "reader", "reads", "violations", "stale_reads",
           "max_stale_ms", "p99.9_ms", "p99.9_of_stale_ms", "local_hits", "store_reads/s",
-          "changes", "recovery_ms", "check"), rows));
+          "changes", "recovery_ms", "resets/reader", "storm/s", "check"), rows));
       b.append("""
           violations: reads that returned a value a change which had returned more than the
           bound before the read began had replaced (the ttl recipe has no bound to keep: its
           figure is what it would violate); stale_reads: reads of a replaced value at all;
           p99.9_ms over every read; local_hits: reads answered in the reader's JVM (near hits, or
           the recipe's hits); recovery_ms: from the fault's end until the near hit ratio
-          of the affected readers was back to 90 % of its level before the fault (200 ms window).
+          of the affected readers was back to 90 % of its level before the fault (200 ms window);
+          resets/reader: whole-tier drops per reader; storm/s: --storm's invalidations per second.
           """);
     }
     return b.toString();
@@ -689,11 +751,12 @@ final class NearScenario {
   private static String csv(List<ZipfResult> zipf, List<ChurnResult> churn) {
     StringBuilder b = new StringBuilder("run,cache_or_reader,reads,store_reads,db_loads,misses,"
         + "near_hits,violations,stale_reads,max_stale_ms,p999_stale_ms,near_hit_ratio,"
-        + "store_reads_per_s,changes,failed_changes,recovery_ms\n");
+        + "store_reads_per_s,changes,failed_changes,recovery_ms,resets_per_reader,storm_per_s\n");
     for (ZipfResult r : zipf) {
       b.append(String.join(",", "zipf", r.cache().replace(",", ""), Long.toString(r.requests()),
           Long.toString(r.storeReads()), Long.toString(r.dbLoads()), Long.toString(r.misses()),
-          Long.toString(r.nearHits()), "", "", "", "", "", "", "", "", "")).append('\n');
+          Long.toString(r.nearHits()), "", "", "", "", "", "", "", "", "", "", ""))
+          .append('\n');
     }
     for (ChurnResult r : churn) {
       NearChecks.Staleness s = r.staleness();
@@ -702,7 +765,9 @@ final class NearScenario {
           ms(s.p999StaleNanos()), String.format(Locale.ROOT, "%.4f", r.nearHitRatio()),
           String.format(Locale.ROOT, "%.0f", r.storeReadsPerSecond()),
           Long.toString(r.changes()), Long.toString(r.failedChanges()),
-          Long.toString(r.recoveryMillis()))).append('\n');
+          Long.toString(r.recoveryMillis()),
+          String.format(Locale.ROOT, "%.1f", r.resetsPerReader()),
+          String.format(Locale.ROOT, "%.0f", r.stormPerSecond()))).append('\n');
     }
     return b.toString();
   }

@@ -106,4 +106,11 @@ final class NearChecksTest {
     assertThat(NearScenario.savableReads(sequence, 2)).isEqualTo(4);
     assertThat(NearScenario.savableReads(sequence, 10)).isEqualTo(4);
   }
+
+  @Test
+  void theStormOption_setsTheExtraInvalidationsPerSecond_offByDefault() {
+    assertThat(NearScenario.parse(new String[] {"--near"}).storm()).isZero();
+    assertThat(NearScenario.parse(new String[] {"--near", "--runs", "churn", "--storm", "3000"})
+        .storm()).isEqualTo(3_000);
+  }
 }

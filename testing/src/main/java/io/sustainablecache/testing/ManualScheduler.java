@@ -83,6 +83,17 @@ public final class ManualScheduler implements Scheduler {
     return (int) tasks.stream().filter(t -> t.state == Task.PENDING).count();
   }
 
+  /**
+   * When the next pending task is due, on the ticker.
+   *
+   * @return the ticker's nanoseconds at which it is due, or {@link Long#MAX_VALUE} if none is
+   *     pending
+   */
+  public synchronized long nextDueNanos() {
+    return tasks.stream().filter(t -> t.state == Task.PENDING)
+        .mapToLong(t -> t.dueNanos).min().orElse(Long.MAX_VALUE);
+  }
+
 
   private static final class Task implements Future<Object>, Comparable<Task> {
     static final int PENDING = 0;

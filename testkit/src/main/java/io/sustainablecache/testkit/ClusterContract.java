@@ -236,7 +236,7 @@ public abstract class ClusterContract {
   private static final long NEAR_DELTA_NANOS = TimeUnit.MILLISECONDS.toNanos(NEAR_DELTA_MILLIS);
   private static final String NEAR_LOG = ":\u007Fnear:";
   /** {@code NearLog.SLOTS}, {@code NearLog.BATCH}: the slots of the log, and a poll's first read. */
-  private static final int NEAR_SLOTS = 1024;
+  private static final int NEAR_SLOTS = 4096;
   private static final int NEAR_BATCH = 32;
 
   /** The node the near-cache test kills. */

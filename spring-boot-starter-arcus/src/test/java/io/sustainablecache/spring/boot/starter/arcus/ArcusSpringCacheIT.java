@@ -50,6 +50,11 @@ class ArcusSpringCacheIT extends SpringCacheContract {
   }
 
   @Override
+  protected boolean completesOnClientThreads() {
+    return true;
+  }
+
+  @Override
   protected boolean clearSupported() {
     return false;
   }

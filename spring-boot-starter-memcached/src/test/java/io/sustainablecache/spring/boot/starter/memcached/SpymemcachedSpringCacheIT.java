@@ -50,6 +50,11 @@ class SpymemcachedSpringCacheIT extends SpringCacheContract {
   }
 
   @Override
+  protected boolean completesOnClientThreads() {
+    return true;
+  }
+
+  @Override
   protected boolean clearSupported() {
     return false;
   }

@@ -70,12 +70,13 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * IllegalArgumentException}. Failures of {@code evict} and {@code clear} surface as {@link
  * StoreException}, which Spring hands to its {@code CacheErrorHandler}: the caller must learn
  * that an old value may still be served. So do store failures of {@code put} and {@code
- * putIfAbsent} on a cache with a near cache (settings {@code near-cache}): a write that failed
- * may have landed, or landed without its record in the near cache's invalidation log (counted in
- * {@link io.sustainablecache.CacheStats#nearRecordFailureCount()}), and then other instances may
- * serve the value it replaced past the near cache's bound. Without a near cache they are counted
- * ({@link io.sustainablecache.CacheStats#storeErrorCount()}), logged at DEBUG and not thrown: the
- * value is simply not cached, as when a read fails.
+ * putIfAbsent} on a cache with a near cache (its spec's settings {@code near-cache}; one that a
+ * {@link CacheSpec#customizer() customizer} adds on the builder is not seen here): a write that
+ * failed may have landed, or landed without its record in the near cache's invalidation log
+ * (counted in {@link io.sustainablecache.CacheStats#nearRecordFailureCount()}), and then other
+ * instances may serve the value it replaced past the near cache's bound. Without a near cache
+ * they are counted ({@link io.sustainablecache.CacheStats#storeErrorCount()}), logged at DEBUG
+ * and not thrown: the value is simply not cached, as when a read fails.
  *
  * <h2>Calls on the store's threads</h2>
  * Every method returns promptly on a memcached client's I/O thread, as {@link SustainableCache}

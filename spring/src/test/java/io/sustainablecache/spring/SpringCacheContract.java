@@ -559,8 +559,13 @@ public abstract class SpringCacheContract {
     context.refresh();
     closeables.add(context);
     Reactive reactive = context.getBean(Reactive.class);
+    // warm-up, not timed: classes loaded, caches created (a miss of another key each)
+    assertThat(reactive.future(0).join()).isEqualTo("future 0");
+    assertThat(reactive.mono(0).block(Duration.ofSeconds(10))).isEqualTo("mono 0");
+    assertThat(reactive.flux(0).collectList().block(Duration.ofSeconds(10))).hasSize(2);
+    int warmUpCalls = reactive.calls();
     Map<String, Long> took = new LinkedHashMap<>();
-    for (int call = 1; call <= 2; call++) {
+    for (int call = 1; call <= 2; call++) { // a miss, then a hit
       int n = call;
       time(took, "future, call " + n, () -> assertThat(reactive.future(1).get(10,
           TimeUnit.SECONDS)).isEqualTo("future 1"));
@@ -569,8 +574,8 @@ public abstract class SpringCacheContract {
       time(took, "flux, call " + n, () -> assertThat(reactive.flux(1).collectList()
           .block(Duration.ofSeconds(10))).containsExactly("flux 1", "and more"));
     }
-    assertThat(reactive.calls()).as("each method ran once: its second call was a hit")
-        .isEqualTo(3);
+    assertThat(reactive.calls() - warmUpCalls)
+        .as("each method ran once for key 1: its second call was a hit").isEqualTo(3);
     assertThat(took).allSatisfy((call, millis) ->
         assertThat(millis).as(call).isLessThan(PROMPT_MILLIS));
   }

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.Scheduler;
 import io.sustainablecache.spi.CacheStore;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 
 /**
  * Runs test code on the threads that deliver a store's answers: a client's I/O thread (where
@@ -18,14 +20,22 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class ClientThreads {
 
+  /**
+   * What the probe reads: enough keys (several requests) that the answer takes longer to come
+   * than registering a dependent on its future takes (one key's answer can be back from a local
+   * server before {@code gets} has returned).
+   */
+  private static final List<String> PROBE_KEYS = IntStream.range(0, 1_000)
+      .mapToObj(i -> "completion-thread-probe-" + i).toList();
+
   private ClientThreads() {}
 
   /**
    * Runs {@code action} on the store's completion thread: in a dependent action registered on a
-   * store future as it is sent, which the client's I/O thread runs when the answer arrives. If
-   * the answer came before the dependent was registered (so that it would run on this thread),
-   * {@code action} is not run and another read is tried, at most 10 times; the thread it runs on
-   * is asserted to be one the store names as a completion thread.
+   * store future (a bulk read) as it is sent, which the client's I/O thread runs when the answer
+   * arrives. If the answer came before the dependent was registered (so that it would run on this
+   * thread), {@code action} is not run and another read is tried, at most 10 times; the thread it
+   * runs on is asserted to be one the store names as a completion thread.
    *
    * @param store a store whose futures complete on a thread of their own (a real adapter)
    * @param action what to run there
@@ -39,7 +49,7 @@ public final class ClientThreads {
       AtomicReference<Thread> ran = new AtomicReference<>();
       Thread caller = Thread.currentThread();
       CompletableFuture<Optional<T>> result =
-          go.thenCompose(ignored -> store.gets("completion-thread-probe")).thenApply(found -> {
+          go.thenCompose(ignored -> store.getsAll(PROBE_KEYS)).thenApply(found -> {
             if (Thread.currentThread() == caller) {
               return Optional.empty(); // answered before the dependent was registered: again
             }

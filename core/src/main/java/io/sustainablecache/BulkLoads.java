@@ -62,10 +62,13 @@ final class BulkLoads<V> {
 
   Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
     CallerRuns here = new CallerRuns(refresher.asExecutor());
+    boolean mayWait = Waiting.allowed(store);
     CompletableFuture<Map<String, V>> result = run(keys,
-        wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted)), loader, here, here);
+        wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted)), loader, here, here,
+        mayWait);
     try {
-      return here.drive(result, waitNanos);
+      // on a thread that may not wait, the loader queued here runs, and nothing is waited for
+      return here.drive(result, mayWait ? waitNanos : 0);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof CacheLoadException failure) {
@@ -82,7 +85,9 @@ final class BulkLoads<V> {
       }
       throw new CacheLoadException("the bulk load failed", cause);
     } catch (TimeoutException e) {
-      throw new CacheLoadException("gave up waiting for a bulk load", e);
+      throw new CacheLoadException(mayWait ? "gave up waiting for a bulk load" : "keys are being"
+          + " loaded by another thread, and this thread delivers the store's answers, so it does"
+          + " not wait", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CacheLoadException("interrupted while waiting for a bulk load", e);
@@ -92,17 +97,19 @@ final class BulkLoads<V> {
   CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
       AsyncBulkLoader<? extends V> loader) {
     return run(keys, loader, loader, LoadCoordinator.DIRECT,
-        reads.loaderExecutor(Thread.currentThread()));
+        reads.loaderExecutor(Thread.currentThread()), true);
   }
 
   /**
    * @param continuation where the decisions run after the bulk read: the synchronous caller's
    *     thread (so that a recursive load is detected), or the thread that completed the read
    * @param loadOn where the bulk loader starts (see {@link LoadCoordinator#miss})
+   * @param readStore {@code false} for a synchronous call on a thread that may not wait (see
+   *     {@link Waiting}): the keys the near cache does not answer are read as a failed read
    */
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
       AsyncBulkLoader<? extends V> loader, Object loaderIdentity, Executor continuation,
-      Executor loadOn) {
+      Executor loadOn, boolean readStore) {
     // The keys the near cache answers, with the read step; the others are read from the store.
     NearCache<V> near = reads.near();
     Set<String> order = new LinkedHashSet<>();
@@ -136,7 +143,10 @@ final class BulkLoads<V> {
     NearTier.Ticket ticket = reads.nearTicket();
     CompletableFuture<Map<String, V>> out = new CompletableFuture<>();
     long readMark = registry.readMark();
-    store.getsAll(new ArrayList<>(storeKeys.values())).whenCompleteAsync((items, error) -> {
+    CompletableFuture<Map<String, StoreItem>> read = readStore
+        ? store.getsAll(new ArrayList<>(storeKeys.values()))
+        : CompletableFuture.failedFuture(Waiting.notRead());
+    read.whenCompleteAsync((items, error) -> {
       try {
         afterRead(out, order, storeKeys, answers, toRefresh, items,
             error == null ? LoadRequest.READ_OK : readMark, error, ticket, loader,

@@ -353,8 +353,11 @@ public final class CacheStats {
   }
 
   /**
-   * Changes written by loads (refreshes, misses) that the near cache's invalidation log could
-   * not record: other instances keep serving their near copy of the key until it expires.
+   * Changes that the near cache's invalidation log could not record: written by loads
+   * (refreshes, misses), and by callers ({@code put}, {@code putAbsent}, {@code putIfAbsent},
+   * {@code invalidate}, which then throw, unless issued on a thread of the store, see {@link
+   * SustainableCache}). Other instances keep serving their near copy of the key until it
+   * expires: alert on it.
    *
    * @return a non-negative count
    */

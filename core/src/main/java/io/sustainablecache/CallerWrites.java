@@ -14,8 +14,11 @@ import java.util.concurrent.TimeoutException;
 /**
  * The writes a caller issues and must know the outcome of: {@code put}, {@code putIfAbsent},
  * {@code invalidate} (a tombstone, and the fleet lease voided) and {@code invalidateAll}. Each
- * detaches the key's state in this JVM (a load in flight is voided and writes nothing) and waits
- * for the store; store failures are thrown as {@link StoreException}. Thread-safe.
+ * detaches the key's state in this JVM (a load in flight is voided and writes nothing), issues
+ * the change as one asynchronous flow (the write, then its record in the near cache's log) and
+ * waits for it in one place ({@link #finish}): store failures are thrown as {@link
+ * StoreException}; on a thread that may not wait ({@link Waiting}) the change is not awaited.
+ * Thread-safe.
  */
 final class CallerWrites<V> {
 
@@ -32,6 +35,7 @@ final class CallerWrites<V> {
   private final long waitNanos;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
+  private final RateLimitedLog notAwaitedFailures;
 
   CallerWrites(CacheConfig<V> config, Keys keys, ReadPath<V> reads, EntryReader<V> reader,
       EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
@@ -48,10 +52,12 @@ final class CallerWrites<V> {
     this.lease = lease;
     this.stats = stats;
     this.waitNanos = waitNanos;
+    this.notAwaitedFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
   }
 
   void put(String key, V value) {
-    set(keys.storeKey(key), writer.encodePut(value, clock.millis()), "put");
+    String storeKey = keys.storeKey(key);
+    finish(storeKey, set(storeKey, writer.encodePut(value, clock.millis()), "put"), "put", null);
   }
 
   /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
@@ -60,83 +66,107 @@ final class CallerWrites<V> {
       invalidate(key);
       return;
     }
-    set(keys.storeKey(key), writer.encodeAbsentPut(clock.millis()), "putAbsent");
+    String storeKey = keys.storeKey(key);
+    finish(storeKey, set(storeKey, writer.encodeAbsentPut(clock.millis()), "putAbsent"),
+        "putAbsent", null);
   }
 
   /** Writes an entry unconditionally, after detaching the key's load in flight. */
-  private void set(String storeKey, byte[] entry, String operation) {
+  private CompletableFuture<Void> set(String storeKey, byte[] entry, String operation) {
     registry.detach(storeKey);
-    awaitChange(storeKey, store.set(storeKey, entry, writer.putExptime(entry)), operation);
-    recordInNearLog(storeKey, operation);
-    stats.increment(Counter.PUT);
+    return landed(storeKey, store.set(storeKey, entry, writer.putExptime(entry)), operation)
+        .thenCompose(stored -> recorded(storeKey, operation))
+        .thenRun(() -> stats.increment(Counter.PUT));
   }
 
   /**
-   * Waits for a caller's write of the key, as {@link #awaitWrite} does. A write that failed may
-   * have landed all the same: the key is dropped from this instance's near cache before the
-   * failure is thrown (the other instances learn nothing: a change that threw promises nothing).
+   * A caller's write of the key, failing (counted) as the caller is told. A write that failed
+   * may have landed all the same: the key is dropped from this instance's near cache (the other
+   * instances learn nothing: a change that failed promises nothing).
    */
-  private <T> T awaitChange(String storeKey, CompletableFuture<T> write, String operation) {
-    try {
-      return awaitWrite(write, operation);
-    } catch (RuntimeException failed) {
+  private <T> CompletableFuture<T> landed(String storeKey, CompletableFuture<T> write,
+      String operation) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    write.whenComplete((result, failure) -> {
+      if (failure == null) {
+        out.complete(result);
+        return;
+      }
       if (near != null) {
         near.forget(storeKey);
       }
-      throw failed;
-    }
+      out.completeExceptionally(storeFailure(failure, operation));
+    });
+    return out;
   }
 
   /**
    * After a write of the key landed: records it in the near cache's log and drops the key here;
-   * throws if the record failed (then the near cache's bound does not cover this write).
+   * fails if the record failed (then the near cache's bound does not cover this write), counted
+   * as a store error and a near record failure.
    */
-  private void recordInNearLog(String storeKey, String operation) {
-    if (near != null) {
-      awaitNearRecord(near.changedByCaller(storeKey), operation);
+  private CompletableFuture<Void> recorded(String storeKey, String operation) {
+    if (near == null) {
+      return CompletableFuture.completedFuture(null);
     }
-  }
-
-  private void awaitNearRecord(CompletableFuture<Void> record, String operation) {
-    try {
-      awaitWrite(record, operation);
-    } catch (StoreException e) {
-      throw new StoreException(operation + " reached the store, but recording it in the near"
-          + " cache's log failed: other instances may serve what it replaced from their near"
-          + " cache until that expires", e);
-    }
+    CompletableFuture<Void> out = new CompletableFuture<>();
+    near.changedByCaller(storeKey).whenComplete((done, failure) -> {
+      if (failure == null) {
+        out.complete(null);
+        return;
+      }
+      stats.increment(Counter.STORE_ERROR);
+      stats.increment(Counter.NEAR_RECORD_FAILURE);
+      out.completeExceptionally(new StoreException(operation + " reached the store, but"
+          + " recording it in the near cache's log failed: other instances may serve what it"
+          + " replaced from their near cache until that expires", EntryWriter.unwrap(failure)));
+    });
+    return out;
   }
 
   Optional<V> putIfAbsent(String key, V value) {
     String storeKey = keys.storeKey(key);
-    for (int attempt = 0; attempt < 3; attempt++) {
-      long now = clock.millis();
-      StoreItem item;
-      try {
-        item = reads.readNow(storeKey);
-      } catch (StoreException e) {
-        stats.increment(Counter.STORE_ERROR);
-        throw e;
+    byte[] bytes = writer.encodePut(value, clock.millis()); // a value too large fails here
+    return finish(storeKey, putIfAbsent(storeKey, bytes, 0), "putIfAbsent", Optional.empty());
+  }
+
+  /** Reads the key and adds (or swaps in) the value unless it holds a live one; 3 attempts. */
+  private CompletableFuture<Optional<V>> putIfAbsent(String storeKey, byte[] bytes, int attempt) {
+    if (attempt == 3) {
+      return CompletableFuture.failedFuture(new StoreException("putIfAbsent: the key kept"
+          + " changing between the read and the write (3 attempts)"));
+    }
+    CompletableFuture<Optional<StoreItem>> read = new CompletableFuture<>();
+    store.gets(storeKey).whenComplete((found, failure) -> {
+      if (failure == null) {
+        read.complete(found);
+      } else {
+        read.completeExceptionally(storeFailure(failure, "putIfAbsent"));
       }
+    });
+    return read.thenCompose(found -> {
+      long now = clock.millis();
+      StoreItem item = found.orElse(null);
       Entry<V> entry = item == null ? null : reader.read(item, now);
       if (entry != null && entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()) {
-        return Optional.of(entry.value());
+        return CompletableFuture.completedFuture(Optional.of(entry.value()));
       }
-      byte[] bytes = writer.encodePut(value, now);
       int exptime = writer.putExptime(bytes);
-      boolean stored = item == null
-          ? awaitChange(storeKey, store.add(storeKey, bytes, exptime), "putIfAbsent")
-          : awaitChange(storeKey, store.cas(storeKey, item.casToken(), bytes, exptime),
-              "putIfAbsent") == CasOutcome.STORED;
-      if (stored) {
+      CompletableFuture<Boolean> stored = item == null
+          ? landed(storeKey, store.add(storeKey, bytes, exptime), "putIfAbsent")
+          : landed(storeKey, store.cas(storeKey, item.casToken(), bytes, exptime),
+              "putIfAbsent").thenApply(outcome -> outcome == CasOutcome.STORED);
+      return stored.thenCompose(done -> {
+        if (!done) {
+          return putIfAbsent(storeKey, bytes, attempt + 1);
+        }
         registry.detach(storeKey);
-        recordInNearLog(storeKey, "putIfAbsent");
-        stats.increment(Counter.PUT);
-        return Optional.empty();
-      }
-    }
-    throw new StoreException("putIfAbsent: the key kept changing between the read and the write"
-        + " (3 attempts)");
+        return recorded(storeKey, "putIfAbsent").thenApply(recorded -> {
+          stats.increment(Counter.PUT);
+          return Optional.<V>empty();
+        });
+      });
+    });
   }
 
   void invalidate(String key) {
@@ -146,11 +176,11 @@ final class CallerWrites<V> {
     CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(now),
         writer.tombstoneExptime(now));
     CompletableFuture<?> released = lease.onInvalidate(storeKey);
-    awaitChange(storeKey, tombstone, "invalidate");
-    // Loads this JVM started while the tombstone was on its way read the key before it landed.
-    registry.detach(storeKey);
-    recordInNearLog(storeKey, "invalidate");
-    stats.increment(Counter.INVALIDATION);
+    finish(storeKey, landed(storeKey, tombstone, "invalidate").thenCompose(written -> {
+      // Loads this JVM started while the tombstone was on its way read the key before it landed.
+      registry.detach(storeKey);
+      return recorded(storeKey, "invalidate");
+    }).thenRun(() -> stats.increment(Counter.INVALIDATION)), "invalidate", null);
     awaitQuietly(released);
   }
 
@@ -164,44 +194,100 @@ final class CallerWrites<V> {
           + " would remove every other cache's entries too");
     }
     registry.detachAll();
-    if (near != null) {
-      try {
-        awaitWrite(near.invalidateAll(), "invalidateAll");
-      } catch (StoreException e) {
-        throw new StoreException("invalidateAll: the new generation could not be recorded and"
-            + " read back; it may or may not have happened", e);
-      }
-    } else {
-      awaitWrite(store.flushPrefix(namespace), "invalidateAll");
-    }
-    registry.detachAll();
-    stats.increment(Counter.INVALIDATION);
+    CompletableFuture<Void> change = new CompletableFuture<>();
+    (near != null ? near.invalidateAll() : store.flushPrefix(namespace))
+        .whenComplete((done, failure) -> {
+          if (failure == null) {
+            change.complete(null);
+          } else if (near != null) {
+            stats.increment(Counter.STORE_ERROR);
+            change.completeExceptionally(new StoreException("invalidateAll: the new generation"
+                + " could not be recorded and read back; it may or may not have happened",
+                EntryWriter.unwrap(failure)));
+          } else {
+            change.completeExceptionally(storeFailure(failure, "invalidateAll"));
+          }
+        });
+    finish(null, change.thenRun(() -> {
+      registry.detachAll();
+      stats.increment(Counter.INVALIDATION);
+    }), "invalidateAll", null);
   }
 
-  /** Waits for a write the caller must know the outcome of; store failures are thrown. */
-  private <T> T awaitWrite(CompletableFuture<T> write, String operation) {
+  /**
+   * A failed store call as the caller is told: an {@link UnsupportedOperationException} as it
+   * is; anything else counted as a store error and thrown as a {@link StoreException}.
+   */
+  private RuntimeException storeFailure(Throwable failure, String operation) {
+    Throwable cause = EntryWriter.unwrap(failure);
+    if (cause instanceof UnsupportedOperationException unsupported) {
+      return unsupported;
+    }
+    stats.increment(Counter.STORE_ERROR);
+    return cause instanceof StoreException storeException ? storeException
+        : new StoreException(operation + " failed", cause);
+  }
+
+  /**
+   * The one place where a caller's write is awaited. On a thread that may not wait ({@link
+   * Waiting}), a change that has not completed yet is not awaited: {@code notAwaited} is
+   * returned, and a later failure (counted already) is logged. Otherwise the change is awaited
+   * and its failure thrown; a change that did not complete in time drops the key (if any) from
+   * this instance's near cache, since it may still land.
+   *
+   * @param storeKey the key changed, or {@code null} for every key
+   */
+  private <T> T finish(String storeKey, CompletableFuture<T> change, String operation,
+      T notAwaited) {
+    if (!change.isDone() && !Waiting.allowed(store)) {
+      change.whenComplete((result, failure) -> {
+        if (failure != null) {
+          notAwaitedFailures.warn(operation + " was called on a thread that delivers the"
+              + " store's answers, so nobody waited for it, and it failed",
+              EntryWriter.unwrap(failure));
+        }
+      });
+      return notAwaited;
+    }
     try {
-      return write.get(waitNanos, TimeUnit.NANOSECONDS);
+      return change.get(waitNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
-      if (cause instanceof UnsupportedOperationException unsupported) {
-        throw unsupported;
+      if (cause instanceof RuntimeException runtime) {
+        throw runtime;
       }
-      stats.increment(Counter.STORE_ERROR);
-      throw cause instanceof StoreException failure ? failure
-          : new StoreException(operation + " failed", cause);
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new StoreException(operation + " failed", cause);
     } catch (TimeoutException e) {
-      write.cancel(false);
+      forget(storeKey);
       stats.increment(Counter.STORE_ERROR);
-      throw new StoreException(operation + ": the store did not answer in time", e);
+      throw new StoreException(operation + ": the store did not answer in time; it may or may"
+          + " not have happened", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      forget(storeKey);
       stats.increment(Counter.STORE_ERROR);
       throw new StoreException(operation + " interrupted; it may or may not have happened", e);
     }
   }
 
+  private void forget(String storeKey) {
+    if (near != null && storeKey != null) {
+      near.forget(storeKey);
+    }
+  }
+
   private void awaitQuietly(CompletableFuture<?> future) {
+    if (!future.isDone() && !Waiting.allowed(store)) {
+      future.whenComplete((done, failure) -> {
+        if (failure != null) {
+          reads.storeError("releasing a fleet lease failed", EntryWriter.unwrap(failure));
+        }
+      });
+      return;
+    }
     try {
       future.get(waitNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException | TimeoutException e) {

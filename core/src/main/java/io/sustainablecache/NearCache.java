@@ -125,18 +125,23 @@ final class NearCache<V> {
         config.nearStaleness(), fenceWindow, config.ticker()::read, keys::nearKeyOf, generation,
         config.nearMaximumSize(), events);
     near.set(new NearCache<>(tier, log, keys, config, reader, stats));
-    near.get().firstPoll(config.nearStaleness());
+    // Built on a thread that may not wait (Waiting), the first poll is not awaited.
+    near.get().firstPoll(Waiting.allowed(config.store()) ? config.nearStaleness() : Duration.ZERO);
     tier.start(config.scheduler());
     return near.get();
   }
 
   /**
-   * Polls once on the building thread, waiting at most the bound: until a poll succeeds, the
+   * Polls once on the building thread, waiting at most {@code patience} (the bound): until a poll succeeds, the
    * generation is unknown, every read misses and loads write nothing (see {@link Generation}).
    */
   private void firstPoll(Duration patience) {
+    CompletableFuture<NearLog.Poll> poll = tier.poll();
+    if (patience.isZero()) {
+      return; // its outcome reaches the tier all the same
+    }
     try {
-      tier.poll().get(patience.toNanos(), TimeUnit.NANOSECONDS);
+      poll.get(patience.toNanos(), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       pollFailed(e.getCause());
     } catch (TimeoutException e) {

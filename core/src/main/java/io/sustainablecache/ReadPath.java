@@ -194,7 +194,11 @@ final class ReadPath<V> {
     StoreItem item = null;
     long readMark = loads.readMark();
     long failedReadMark = LoadRequest.READ_OK;
+    boolean mayWait = Waiting.allowed(store);
     try {
+      if (!mayWait) {
+        throw Waiting.notRead();
+      }
       item = readNow(storeKey);
     } catch (StoreException e) {
       storeError("a read failed; treating it as a miss", e);
@@ -210,7 +214,8 @@ final class ReadPath<V> {
     if (pending == null) {
       return answer(entry);
     }
-    return here == null ? pending.join() : await(pending, here); // a peek's is done already
+    // a peek's is done already; on a thread that may not wait, a loader it queued runs here
+    return here == null ? pending.join() : await(pending, here, mayWait ? waitNanos : 0);
   }
 
   /**
@@ -366,10 +371,13 @@ final class ReadPath<V> {
   // ---------------------------------------------------------------------------------------------
   // Answers and failures
 
-  /** Waits on this thread for a pending answer, running the flow's tasks here. */
-  private Object await(CompletableFuture<Object> pending, CallerRuns here) {
+  /**
+   * Waits on this thread for a pending answer, running the flow's tasks here, at most {@code
+   * patienceNanos} (zero: only runs what is queued already, see {@link Waiting}).
+   */
+  private Object await(CompletableFuture<Object> pending, CallerRuns here, long patienceNanos) {
     try {
-      return here.drive(pending, waitNanos);
+      return here.drive(pending, patienceNanos);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof CacheLoadException failure) {
@@ -384,8 +392,9 @@ final class ReadPath<V> {
       }
       throw new CacheLoadException("the load failed", cause);
     } catch (TimeoutException e) {
-      throw new CacheLoadException("gave up waiting for a load after " + loadTimeoutMillis
-          + " ms", null);
+      throw new CacheLoadException(patienceNanos == 0 ? "the key is being loaded by another"
+          + " thread, and this thread delivers the store's answers, so it does not wait"
+          : "gave up waiting for a load after " + loadTimeoutMillis + " ms", null);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CacheLoadException("interrupted while waiting for a load", e);

@@ -1,5 +1,6 @@
 package io.sustainablecache;
 
+import io.sustainablecache.spi.CacheStore;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Executor;
@@ -22,6 +23,7 @@ final class Refresher implements AutoCloseable {
   private final Executor executor;
   private final ThreadPoolExecutor owned;
   private final long closeTimeoutMillis;
+  private final CacheStore store;
   private final Executor asExecutor = task -> {
     if (!offer(task)) {
       throw new RejectedExecutionException("the refresh executor refused the task");
@@ -39,6 +41,7 @@ final class Refresher implements AutoCloseable {
       this.executor = owned;
     }
     this.closeTimeoutMillis = config.closeTimeout().toMillis();
+    this.store = config.store();
   }
 
   /**
@@ -82,8 +85,8 @@ final class Refresher implements AutoCloseable {
 
   /**
    * Stops accepting tasks; shuts the owned pool down, waits up to the close timeout for running
-   * tasks, then interrupts them and waits up to the close timeout once more. A caller's executor
-   * is left alone.
+   * tasks, then interrupts them and waits up to the close timeout once more; on a thread that may
+   * not wait ({@link Waiting}) it only shuts the pool down. A caller's executor is left alone.
    */
   @Override
   public void close() {
@@ -95,6 +98,9 @@ final class Refresher implements AutoCloseable {
       return;
     }
     owned.shutdown();
+    if (!Waiting.allowed(store)) {
+      return; // running and queued refreshes end on their own; this thread must not wait
+    }
     try {
       if (!owned.awaitTermination(closeTimeoutMillis, TimeUnit.MILLISECONDS)) {
         // tasks never started end their flights now instead of at their load timeout

@@ -49,6 +49,34 @@ import java.util.concurrent.CompletableFuture;
  * afterwards; and a read that starts after {@code invalidate} returned never receives a value
  * loaded from a read that began before it.
  *
+ * <h2>Calls on the store's threads</h2>
+ * A store's futures complete on threads that serve every operation of its client: a memcached
+ * client's I/O thread (where dependent actions of the {@code *Async} methods' futures run, and
+ * with them an application's callbacks or Spring's reactive caching) and the adapter's deadline
+ * threads; the cache's timers run on the {@linkplain Scheduler#systemScheduler() shared
+ * scheduler}'s thread. A synchronous method called on such a thread (one the store names with
+ * {@link CacheStore#isCompletionThread}, or the shared scheduler's) never waits there, since the
+ * answer it would wait for can only come from that thread once it has returned:
+ * <ul>
+ *   <li><b>Reads</b> ({@link #get}, {@link #find}, {@link #getAll}, {@link #getIfPresent},
+ *       {@link #findIfPresent}) answer from the near cache, and otherwise do not read the store:
+ *       as after a failed read (a store error, counted and logged), a peek answers nothing and a
+ *       loader runs on this thread, its value returned and not written. A key whose load another
+ *       thread is running fails with {@link CacheLoadException} rather than wait for it.</li>
+ *   <li><b>Writes</b> ({@link #put}, {@link #putAbsent}, {@link #putIfAbsent}, {@link
+ *       #invalidate}, {@link #invalidateAll}) are issued and not awaited: the method returns once
+ *       the change is on its way, and promises only what an awaited change promises once it
+ *       completed, from when it completes (this instance's near cache and the others' follow its
+ *       record in the invalidation log, as for an awaited change). A failure known before it
+ *       returns is thrown; a later one cannot be: it is counted ({@link
+ *       CacheStats#storeErrorCount()}, {@link CacheStats#nearRecordFailureCount()}) and logged
+ *       at WARN (rate-limited). {@link #putIfAbsent} then answers empty without knowing whether
+ *       the value was stored.</li>
+ *   <li>{@link #close()} does not wait for running refreshes; building a cache with a near cache
+ *       does not wait for its first poll.</li>
+ * </ul>
+ * The asynchronous methods never wait on any thread.
+ *
  * <p><b>Thread-safety:</b> implementations are thread-safe. <b>Nulls:</b> no method accepts
  * {@code null} or returns {@code null}. <b>Keys</b> are the caller's keys; the cache prefixes them
  * with its namespace and rejects (or, with {@link KeyPolicy#HASH}, hashes) keys the store cannot
@@ -231,7 +259,10 @@ public interface SustainableCache<V> extends AutoCloseable {
    *     SustainableCacheBuilder#maxValueSize}
    * @throws NullPointerException if an argument is {@code null}
    * @throws io.sustainablecache.spi.StoreException if the store failed; the value may not be
-   *     stored
+   *     stored. With a near cache also if the value was stored but recording the change in the
+   *     near cache's log failed (counted in {@link CacheStats#nearRecordFailureCount()}): other
+   *     instances may then serve the replaced value from their near cache until it expires. On a
+   *     thread of the store, see "Calls on the store's threads"
    */
   void put(String key, V value);
 

@@ -14,7 +14,7 @@ enum SystemScheduler implements Scheduler {
 
     private static ScheduledThreadPoolExecutor create() {
       ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-        Thread thread = new Thread(runnable, "sustainable-cache-scheduler");
+        Thread thread = new SchedulerThread(runnable);
         thread.setDaemon(true);
         return thread;
       });
@@ -22,6 +22,18 @@ enum SystemScheduler implements Scheduler {
       executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
       return executor;
     }
+  }
+
+  /** The shared thread's class, so that {@link #isSchedulerThread} need not remember it. */
+  private static final class SchedulerThread extends Thread {
+    SchedulerThread(Runnable runnable) {
+      super(runnable, "sustainable-cache-scheduler");
+    }
+  }
+
+  /** Whether {@code thread} is the shared scheduler's thread (see {@link Waiting}). */
+  static boolean isSchedulerThread(Thread thread) {
+    return thread instanceof SchedulerThread;
   }
 
   @Override

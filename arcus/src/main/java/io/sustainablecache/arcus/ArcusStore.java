@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.OperationDeadlines;
 import io.sustainablecache.memcached.OperationName;
 import io.sustainablecache.memcached.StoreFailures;
 import io.sustainablecache.memcached.StoreKeys;
@@ -22,6 +23,7 @@ import net.spy.memcached.ArcusClientPool;
 import net.spy.memcached.CachedData;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.FailureMode;
+import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.MemcachedNode;
 import net.spy.memcached.ops.GetsOperation;
 import net.spy.memcached.ops.Mutator;
@@ -401,6 +403,18 @@ public final class ArcusStore implements CacheStore {
       pending.send(() -> client.broadcast((node, latch) -> pending.newPart(node, prefix)));
     }
     return pending;
+  }
+
+  /**
+   * {@inheritDoc} Here: an ARCUS client's I/O thread (the {@link MemcachedClient} thread
+   * itself, of any client), or a deadline thread of any timeout.
+   *
+   * @param thread {@inheritDoc}
+   * @return {@inheritDoc}
+   */
+  @Override
+  public boolean isCompletionThread(Thread thread) {
+    return thread instanceof MemcachedClient || OperationDeadlines.isDeadlineThread(thread);
   }
 
   /**

@@ -227,6 +227,11 @@ final class CountingStore implements CacheStore {
     return delegate.maxKeyLength();
   }
 
+  @Override
+  public boolean isCompletionThread(Thread thread) {
+    return delegate.isCompletionThread(thread);
+  }
+
   /** A caller read the key: the value written last, if still on the server, was read. */
   private void callerRead(String key) {
     long now = shared.timeline.millis();

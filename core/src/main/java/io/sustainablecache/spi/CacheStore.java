@@ -177,6 +177,21 @@ public interface CacheStore {
   }
 
   /**
+   * Whether {@code thread} is one of the threads that complete this store's futures (a client's
+   * I/O thread, a thread that fails operations at their timeout). The cache's synchronous methods
+   * called on such a thread never wait for the store, since the answer they would wait for can
+   * only come from that thread once they have returned (see {@link
+   * io.sustainablecache.SustainableCache}, "Calls on the store's threads"). The default answers
+   * {@code false}: a store whose futures complete on threads of their own should name them.
+   *
+   * @param thread a thread; never {@code null}
+   * @return whether waiting on {@code thread} for this store's answers would stall them
+   */
+  default boolean isCompletionThread(Thread thread) {
+    return false;
+  }
+
+  /**
    * The longest key, in bytes, this store accepts. The cache rejects longer keys before any
    * network call. Defaults to memcached's 250.
    *

@@ -109,6 +109,13 @@ final class DeadlineQueue {
     return state == PARKED;
   }
 
+  /** The deadline threads' class, so that a thread can be recognized as one. */
+  static final class DeadlineThread extends Thread {
+    DeadlineThread(Runnable task, String name) {
+      super(task, name);
+    }
+  }
+
   /** The current or last deadline thread, or {@code null}: for tests. */
   Thread thread() {
     return thread;
@@ -145,7 +152,7 @@ final class DeadlineQueue {
   }
 
   private void startThread() {
-    Thread started = new Thread(this::run, threadName);
+    Thread started = new DeadlineThread(this::run, threadName);
     started.setDaemon(true);
     thread = started;
     try {

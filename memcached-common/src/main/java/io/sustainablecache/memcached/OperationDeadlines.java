@@ -54,6 +54,17 @@ public final class OperationDeadlines {
   }
 
   /**
+   * Whether {@code thread} is a deadline thread, of any timeout: one of the threads that complete
+   * the stores' futures, for {@link io.sustainablecache.spi.CacheStore#isCompletionThread}.
+   *
+   * @param thread a thread; never {@code null}
+   * @return whether it fails operations at their deadline
+   */
+  public static boolean isDeadlineThread(Thread thread) {
+    return thread instanceof DeadlineQueue.DeadlineThread;
+  }
+
+  /**
    * Creates a store's instance for its operation timeout, with the {@linkplain
    * #DEFAULT_MAX_PENDING default pending bound}.
    *

@@ -243,7 +243,10 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     try {
       SustainableCache<Object> cache = build(spec, namespace);
       Class<?> valueType = spec.valueType().orElse(null);
-      return new SustainableSpringCache(name, cache, keyEncoder, valueType, allowNullValues);
+      boolean near = spec.settings().nearCacheMaximumSize().isPresent()
+          || spec.settings().nearCacheMaximumBytes().isPresent();
+      return new SustainableSpringCache(name, cache, keyEncoder, valueType, allowNullValues,
+          near);
     } catch (RuntimeException e) {
       namespaces.remove(namespace, name);
       throw new IllegalStateException("cache '" + name + "' could not be built from " + spec

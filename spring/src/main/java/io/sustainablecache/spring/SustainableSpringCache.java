@@ -49,7 +49,8 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; {@code put(key, null)}
  *       caches "no value" for the absent TTL ({@link SustainableCache#putAbsent}), so the old
  *       value does not outlive the {@code null} (without {@code allowNullValues}: {@link
- *       IllegalArgumentException}). Store failures are counted, not thrown</td></tr>
+ *       IllegalArgumentException}). Store failures are thrown with a near cache, else
+ *       counted (see below)</td></tr>
  *   <tr><td>{@code putIfAbsent(key, value)}</td><td>{@link SustainableCache#putIfAbsent}
  *       (memcached {@code add}); a cached {@code null} counts as no value and is replaced. With
  *       a {@code null} value: the cached value if there is one, otherwise "no value" is cached
@@ -66,10 +67,23 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * <p><b>Keys</b> are encoded by the manager's {@link KeyEncoder} and stored with {@link
  * io.sustainablecache.KeyPolicy#HASH}. <b>Values</b> are encoded by the cache's codec; a {@code
  * put} of a value of the wrong type (when the spec names a value type) fails with {@link
- * IllegalArgumentException}. Store failures of {@code put} and {@code putIfAbsent} are counted,
- * never thrown (the value is simply not cached, as when a read fails); failures of
- * {@code evict} and {@code clear} surface as {@link StoreException}, which Spring hands to its
- * {@code CacheErrorHandler}: the caller must learn that an old value may still be served.
+ * IllegalArgumentException}. Failures of {@code evict} and {@code clear} surface as {@link
+ * StoreException}, which Spring hands to its {@code CacheErrorHandler}: the caller must learn
+ * that an old value may still be served. So do store failures of {@code put} and {@code
+ * putIfAbsent} on a cache with a near cache (its spec's settings {@code near-cache}; one that a
+ * {@link CacheSpec#customizer() customizer} adds on the builder is not seen here): a write that
+ * failed may have landed, or landed without its record in the near cache's invalidation log
+ * (counted in {@link io.sustainablecache.CacheStats#nearRecordFailureCount()}), and then other
+ * instances may serve the value it replaced past the near cache's bound. Without a near cache
+ * they are counted ({@link io.sustainablecache.CacheStats#storeErrorCount()}), logged at DEBUG
+ * and not thrown: the value is simply not cached, as when a read fails.
+ *
+ * <h2>Calls on the store's threads</h2>
+ * Every method returns promptly on a memcached client's I/O thread, as {@link SustainableCache}
+ * does there (its "Calls on the store's threads"): this is where Spring's {@code put} after a
+ * non-{@code sync} {@code @Cacheable} method returning {@code Mono}, {@code Flux} or {@code
+ * CompletableFuture} runs. There a {@code put} is issued and not awaited; its failure cannot be
+ * thrown and is counted and logged at WARN instead.
  *
  * <p>Thread-safe. {@code null} keys are rejected with {@link NullPointerException}.
  */
@@ -82,14 +96,17 @@ public final class SustainableSpringCache implements Cache {
   private final KeyEncoder keys;
   private final Class<?> valueType;
   private final boolean allowNullValues;
+  /** Whether the cache has a near cache: then a failed write may break its bound. */
+  private final boolean nearCache;
 
   SustainableSpringCache(String name, SustainableCache<Object> cache, KeyEncoder keys,
-      Class<?> valueType, boolean allowNullValues) {
+      Class<?> valueType, boolean allowNullValues, boolean nearCache) {
     this.name = requireNonNull(name, "name");
     this.cache = requireNonNull(cache, "cache");
     this.keys = requireNonNull(keys, "keys");
     this.valueType = valueType;
     this.allowNullValues = allowNullValues;
+    this.nearCache = nearCache;
   }
 
   /**
@@ -108,8 +125,12 @@ public final class SustainableSpringCache implements Cache {
   }
 
   /**
-   * The underlying cache, for its {@link SustainableCache#stats()} and for calls with your own
-   * string keys (which are not encoded: they do not meet the entries of Spring's keys).
+   * The underlying cache, for its {@link SustainableCache#stats()} and for calls of your own. It
+   * does not encode keys: Spring's key {@code k} is the native key {@link #encodeKey
+   * encodeKey(k)}, so a native key equal to an encoded Spring key addresses Spring's entry (with
+   * the default {@link KeyEncoder#typeTagged()}, the native key {@code "s1:1"} is Spring's string
+   * key {@code "1"}). Use {@code encodeKey} to reach Spring's entries on purpose, and keep entries
+   * of your own in a cache of their own.
    *
    * @return the {@link SustainableCache}
    */
@@ -224,12 +245,15 @@ public final class SustainableSpringCache implements Cache {
   }
 
   /**
-   * Stores the value; a store failure is counted as a store error ({@link
-   * io.sustainablecache.CacheStats#storeErrorCount()}) and logged at DEBUG, not thrown: Spring
-   * calls this after the annotated method has answered, and a cache that cannot store must not
-   * fail that request (reads during the same outage log a rate-limited WARN).
+   * Stores the value. A store failure is counted as a store error ({@link
+   * io.sustainablecache.CacheStats#storeErrorCount()}). Without a near cache it is logged at DEBUG,
+   * not thrown: Spring calls this after the annotated method has answered, and a cache that
+   * cannot store must not fail that request (reads during the same outage log a rate-limited
+   * WARN). With a near cache it is thrown, for Spring's {@code CacheErrorHandler}: the write may
+   * have landed unrecorded, and other instances may then serve the replaced value past the bound.
    *
    * @throws IllegalArgumentException if the value is not of the cache's value type
+   * @throws StoreException with a near cache, if the store failed (see above)
    */
   @Override
   public void put(Object key, Object value) {
@@ -246,13 +270,15 @@ public final class SustainableSpringCache implements Cache {
         cache.put(encoded, value);
       }
     } catch (StoreException e) {
-      LOG.debug("cache '{}': a put failed; the value was not cached", name, e);
+      swallowUnlessNear(e, "put");
     }
   }
 
   /**
-   * Stores the value unless the key has one; a store failure is logged and counted as {@link
-   * #put} does, and answers {@code null} (nothing was cached).
+   * Stores the value unless the key has one; a store failure is handled as {@link #put} does it
+   * (thrown with a near cache), and otherwise answers {@code null} (nothing was cached).
+   *
+   * @throws StoreException with a near cache, if the store failed
    */
   @Override
   public ValueWrapper putIfAbsent(Object key, Object value) {
@@ -269,9 +295,17 @@ public final class SustainableSpringCache implements Cache {
     try {
       return cache.putIfAbsent(encoded, value).map(SimpleValueWrapper::new).orElse(null);
     } catch (StoreException e) {
-      LOG.debug("cache '{}': a putIfAbsent failed; the value was not cached", name, e);
+      swallowUnlessNear(e, "putIfAbsent");
       return null;
     }
+  }
+
+  /** A write's store failure: thrown with a near cache (its bound may be broken), else logged. */
+  private void swallowUnlessNear(StoreException e, String operation) {
+    if (nearCache) {
+      throw e;
+    }
+    LOG.debug("cache '{}': a {} failed; the value was not cached", name, operation, e);
   }
 
   /** A loaded value as Spring's loaders see it: {@code null} for "no value", if allowed. */

@@ -2,20 +2,29 @@ package io.sustainablecache.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.CacheSettings;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.testing.ForwardingStore;
+import io.sustainablecache.testkit.ClientThreads;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,6 +38,8 @@ import org.springframework.cache.interceptor.SimpleKey;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * Spring's {@link Cache} contract and its annotation semantics over a real store: get, put,
@@ -84,6 +95,17 @@ public abstract class SpringCacheContract {
    * @return whether the store can remove a namespace
    */
   protected abstract boolean clearSupported();
+
+  /**
+   * Whether the store's futures complete on client threads of their own (the real adapters): then
+   * the calls "on the store's thread" run on the client's I/O thread; otherwise (the in-memory
+   * store, which answers on the calling thread) on the shared scheduler's thread.
+   *
+   * @return {@code false} unless overridden
+   */
+  protected boolean completesOnClientThreads() {
+    return false;
+  }
 
   @BeforeEach
   final void createManager() throws Exception {
@@ -391,6 +413,222 @@ public abstract class SpringCacheContract {
     assertThat(books.queries()).as("nothing could be cached").isEqualTo(4);
     assertThatThrownBy(() -> books.delete(2))
         .isInstanceOf(io.sustainablecache.spi.StoreException.class);
+  }
+
+  // -- issue 24: calls on the store's threads, reactive caching, failed near-log records -------
+
+  /** Well under the adapters' 700 ms operation timeout, which a wait there would last. */
+  private static final long PROMPT_MILLIS = 300;
+
+  private void onStoresThread(Runnable task) {
+    if (completesOnClientThreads()) {
+      ClientThreads.onCompletionThread(manager.store(), () -> {
+        task.run();
+        return null;
+      });
+    } else {
+      ClientThreads.onSchedulerThread(task);
+    }
+  }
+
+  private static void time(Map<String, Long> took, String call, Callable<?> action) {
+    long start = System.nanoTime();
+    try {
+      action.call();
+    } catch (UnsupportedOperationException e) {
+      // clear() on plain memcached: refused at once, which is prompt too
+    } catch (Exception e) {
+      throw new AssertionError(call + " failed", e);
+    }
+    took.put(call, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+  }
+
+  /**
+   * Issue 24, defect 1: every method of the Spring cache and of the manager returns promptly on
+   * the client's I/O thread (where Spring's reactive caching calls them), and a write issued there
+   * is visible afterwards.
+   */
+  @Test
+  void everyMethodOfTheCacheAndTheManager_returnsPromptly_onTheStoresThread() {
+    everyMethodReturnsPromptly(this::onStoresThread);
+  }
+
+  /** Issue 24, defect 1: the same on the shared scheduler's thread. */
+  @Test
+  void everyMethodOfTheCacheAndTheManager_returnsPromptly_onTheSchedulersThread() {
+    everyMethodReturnsPromptly(ClientThreads::onSchedulerThread);
+  }
+
+  private void everyMethodReturnsPromptly(Consumer<Runnable> there) {
+    Cache cache = manager.getCache("books");
+    cache.put("hit", "cached");
+    Map<String, Long> took = new LinkedHashMap<>();
+    there.accept(() -> {
+      time(took, "get", () -> cache.get("hit"));
+      time(took, "get(Class)", () -> cache.get("hit", String.class));
+      time(took, "get(Callable)", () -> cache.get("miss", () -> "loaded"));
+      time(took, "retrieve", () -> cache.retrieve("hit"));
+      time(took, "retrieve(Supplier)", () -> cache.retrieve("miss2",
+          () -> CompletableFuture.completedFuture("loaded")));
+      time(took, "put", () -> {
+        cache.put("put", "written there");
+        return null;
+      });
+      time(took, "putIfAbsent", () -> cache.putIfAbsent("added", "added there"));
+      time(took, "evict", () -> {
+        cache.evict("hit");
+        return null;
+      });
+      time(took, "evictIfPresent", () -> cache.evictIfPresent("nothing"));
+      time(took, "getCache(created there)", () -> manager.getCache("created-there"));
+      time(took, "getCacheNames", manager::getCacheNames);
+    });
+    assertThat(took).allSatisfy((call, millis) ->
+        assertThat(millis).as(call).isLessThan(PROMPT_MILLIS));
+    await().atMost(10, TimeUnit.SECONDS).untilAsserted(() -> {
+      assertThat(cache.get("put", String.class)).isEqualTo("written there");
+      assertThat(cache.get("added", String.class)).isEqualTo("added there");
+      assertThat(cache.get("hit")).as("evicted there").isNull();
+    });
+    there.accept(() -> {
+      time(took, "clear", () -> {
+        cache.clear();
+        return null;
+      });
+      time(took, "invalidate", cache::invalidate);
+    });
+    assertThat(took).allSatisfy((call, millis) ->
+        assertThat(millis).as(call).isLessThan(PROMPT_MILLIS));
+  }
+
+  /** Methods whose results Spring caches itself, without {@code sync}. */
+  public static class Reactive {
+    private final AtomicInteger calls = new AtomicInteger();
+
+    public int calls() {
+      return calls.get();
+    }
+
+    @Cacheable("futures")
+    public CompletableFuture<String> future(long id) {
+      calls.incrementAndGet();
+      return CompletableFuture.completedFuture("future " + id);
+    }
+
+    @Cacheable("monos")
+    public Mono<String> mono(long id) {
+      calls.incrementAndGet();
+      return Mono.just("mono " + id);
+    }
+
+    @Cacheable("fluxes")
+    public Flux<String> flux(long id) {
+      calls.incrementAndGet();
+      return Flux.just("flux " + id, "and more");
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableCaching
+  static class ReactiveApp {
+    @Bean
+    Reactive reactive() {
+      return new Reactive();
+    }
+  }
+
+  /**
+   * Issue 24, defect 1, as users hit it: a {@code @Cacheable} method returning a {@code
+   * CompletableFuture}, {@code Mono} or {@code Flux}, without {@code sync} (Spring's reactive
+   * caching calls {@code retrieve}, then {@code put} where the method's result completes: on the
+   * client's I/O thread). The second call is a hit, and no call waits for the operation timeout.
+   */
+  @Test
+  void reactiveAndFutureCacheableWithoutSync_theSecondCallIsAHit_andNoCallWaits() {
+    SustainableCacheManager withLists = SustainableCacheManager.builder(manager.store())
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build())
+            .codec(ValueCodec.utf8(), String.class).build())
+        .cache("fluxes", CacheSpec.builder().codec(ValueCodec.javaSerialization(ArrayList.class,
+            "java.util.ArrayList;java.lang.String"), ArrayList.class).build())
+        .namespacePrefix(prefix)
+        .build();
+    closeables.add(withLists);
+    AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+    context.registerBean("cacheManager", SustainableCacheManager.class, () -> withLists);
+    context.register(ReactiveApp.class);
+    context.refresh();
+    closeables.add(context);
+    Reactive reactive = context.getBean(Reactive.class);
+    // warm-up, not timed: classes loaded, caches created (a miss of another key each)
+    assertThat(reactive.future(0).join()).isEqualTo("future 0");
+    assertThat(reactive.mono(0).block(Duration.ofSeconds(10))).isEqualTo("mono 0");
+    assertThat(reactive.flux(0).collectList().block(Duration.ofSeconds(10))).hasSize(2);
+    int warmUpCalls = reactive.calls();
+    Map<String, Long> took = new LinkedHashMap<>();
+    for (int call = 1; call <= 2; call++) { // a miss, then a hit
+      int n = call;
+      time(took, "future, call " + n, () -> assertThat(reactive.future(1).get(10,
+          TimeUnit.SECONDS)).isEqualTo("future 1"));
+      time(took, "mono, call " + n, () -> assertThat(reactive.mono(1)
+          .block(Duration.ofSeconds(10))).isEqualTo("mono 1"));
+      time(took, "flux, call " + n, () -> assertThat(reactive.flux(1).collectList()
+          .block(Duration.ofSeconds(10))).containsExactly("flux 1", "and more"));
+    }
+    assertThat(reactive.calls() - warmUpCalls)
+        .as("each method ran once for key 1: its second call was a hit").isEqualTo(3);
+    assertThat(took).allSatisfy((call, millis) ->
+        assertThat(millis).as(call).isLessThan(PROMPT_MILLIS));
+  }
+
+  /**
+   * Issue 24, defect 2: with a near cache, a put whose value landed but whose record in the near
+   * cache's invalidation log failed (only the log's {@code incr} fails here) is thrown, so that
+   * Spring's {@code CacheErrorHandler} sees it (the default one rethrows), and counted.
+   */
+  @Test
+  void withANearCache_aPutWhoseNearLogRecordFailed_isThrown_andCounted() throws Exception {
+    AtomicBoolean failIncr = new AtomicBoolean();
+    CacheStore failingIncr = new ForwardingStore(store()) {
+      @Override
+      public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+        return failIncr.get()
+            ? CompletableFuture.failedFuture(new StoreException("incr failed (test)"))
+            : super.incr(key, delta, initial, exptime);
+      }
+    };
+    SustainableCacheManager near = SustainableCacheManager.builder(failingIncr)
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL)
+                .nearCache(1_000, Duration.ofSeconds(1)).build())
+            .codec(ValueCodec.utf8(), String.class).build())
+        .namespacePrefix(prefix + "near.")
+        .build();
+    closeables.add(near);
+    SustainableSpringCache cache = (SustainableSpringCache) near.getCache("books");
+    cache.put("k", "before");
+    failIncr.set(true);
+
+    assertThatThrownBy(() -> cache.put("k", "replaced")).isInstanceOf(StoreException.class)
+        .hasMessageContaining("near cache's log");
+    assertThatThrownBy(() -> cache.putIfAbsent("new", "added"))
+        .isInstanceOf(StoreException.class).hasMessageContaining("near cache's log");
+    Books books = application(near).getBean(Books.class);
+    assertThatThrownBy(() -> books.rename(1, "renamed")).as("@CachePut, default error handler")
+        .isInstanceOf(StoreException.class);
+    assertThat(cache.getNativeCache().stats().nearRecordFailureCount()).isEqualTo(3);
+  }
+
+  /**
+   * Without a near cache nothing is bound: a failed put is counted, not thrown (issue 15).
+   */
+  @Test
+  void withoutANearCache_aFailedPutIsCountedNotThrown() throws Exception {
+    CacheStore failing = openFailingStore();
+    closeables.add(() -> closeStore(failing));
+    Cache cache = manager(failing).getCache("books");
+    cache.put("k", "v");
+    assertThat(cache.putIfAbsent("k", "v")).isNull();
+    assertThat(((SustainableSpringCache) cache).getNativeCache().stats().storeErrorCount())
+        .isGreaterThanOrEqualTo(2);
   }
 
   private static Object unwrap(Object retrieved) {

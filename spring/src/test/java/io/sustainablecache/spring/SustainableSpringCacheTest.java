@@ -166,6 +166,23 @@ final class SustainableSpringCacheTest {
   }
 
   /**
+   * Issue 24: the native cache does not encode keys, so Spring's key {@code k} is the native key
+   * {@code encodeKey(k)}, as getNativeCache's javadoc says: the native key {@code "s1:1"} is
+   * Spring's string key {@code "1"}, both ways; a native key that is no encoding is apart.
+   */
+  @Test
+  void theNativeCacheAddressesSpringsEntryUnderItsEncodedKey() {
+    SustainableSpringCache cache = (SustainableSpringCache) cache();
+    assertThat(cache.encodeKey("1")).isEqualTo("s1:1");
+    cache.put("1", "spring's");
+    assertThat(cache.getNativeCache().getIfPresent("s1:1")).contains("spring's");
+    cache.getNativeCache().put("s1:1", "native");
+    assertThat(cache.get("1", String.class)).isEqualTo("native");
+    cache.getNativeCache().put("1", "plain native key");
+    assertThat(cache.get("1", String.class)).isEqualTo("native");
+  }
+
+  /**
    * Issue 15: Spring's allowNullValues convention. A plain {@code @Cacheable} method returning
    * null is put as null, and must not run again until the absent TTL has passed.
    */

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.OperationDeadlines;
 import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
@@ -330,6 +331,17 @@ public final class SpymemcachedStore implements CacheStore {
     return operations.incr(key, delta, initial, exptime);
   }
 
+  /**
+   * {@inheritDoc} Here: a spymemcached client's I/O thread (its {@link
+   * MemcachedConnection}, of any client), or a deadline thread of any timeout.
+   *
+   * @param thread {@inheritDoc}
+   * @return {@inheritDoc}
+   */
+  @Override
+  public boolean isCompletionThread(Thread thread) {
+    return thread instanceof MemcachedConnection || OperationDeadlines.isDeadlineThread(thread);
+  }
 
   /**
    * The configured key limit.

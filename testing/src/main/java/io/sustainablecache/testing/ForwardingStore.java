@@ -105,6 +105,11 @@ public abstract class ForwardingStore implements CacheStore {
     return delegate.maxKeyLength();
   }
 
+  @Override
+  public boolean isCompletionThread(Thread thread) {
+    return delegate.isCompletionThread(thread);
+  }
+
   /** The SPI's refusal of {@code flushPrefix}, for subclasses that act like plain memcached. */
   final CompletableFuture<Void> refuseFlushPrefix(String prefix) {
     return CacheStore.super.flushPrefix(prefix);

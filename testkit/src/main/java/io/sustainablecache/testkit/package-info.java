@@ -27,6 +27,10 @@
  *       three memcached processes ({@link io.sustainablecache.testkit.MemcachedCluster}), one
  *       killed and brought back, with exact counts of where the client sends the dead node's keys
  *       and what reloads. (The same experiment under load runs once, in the stampede lab.)</li>
+ *   <li>{@link io.sustainablecache.testkit.CompletionThreadContract} calls every method of a
+ *       cache on the adapter's client I/O thread and on the shared scheduler's thread, and
+ *       asserts each returns promptly; {@link io.sustainablecache.testkit.ClientThreads} runs code
+ *       there, for the Spring contract too.</li>
  * </ul>
  *
  * <p>An adapter module depends on this artifact in {@code test} scope and extends the contracts

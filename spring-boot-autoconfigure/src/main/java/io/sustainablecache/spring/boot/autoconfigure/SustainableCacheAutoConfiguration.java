@@ -10,6 +10,7 @@ import io.sustainablecache.spring.CacheSpec;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheSettings.Codec;
 import java.io.Serializable;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -239,13 +240,29 @@ public final class SustainableCacheAutoConfiguration {
           + ".";
       CacheSettings settings;
       try {
-        settings = CacheSettings.from(s.getSettings());
+        settings = CacheSettings.from(settingsByKey(s.getSettings()));
       } catch (IllegalArgumentException e) {
         throw new IllegalStateException(prefix + "settings: " + e.getMessage(), e);
       }
       CacheSpec.Builder b = CacheSpec.builder().settings(settings).namespace(namespace);
       codec(cache, s, defaults, b);
       return b.build();
+    }
+
+    /**
+     * The bound settings with every {@code '.'} of a key read as a {@code '_'}: an environment
+     * variable such as {@code SUSTAINABLECACHE_SETTINGS_NEAR_CACHE} binds as the key {@code
+     * near.cache} (Spring Boot reads its {@code '_'} as {@code '.'}, and a map keeps the rest of
+     * the name as its key), which {@link CacheSettings#from} then matches ignoring case, {@code
+     * '-'} and {@code '_'}, as it does {@code near-cache} from properties or YAML. No setting's
+     * key has a dot, so nothing else changes; a setting given in two spellings (say {@code
+     * near-cache} in YAML and {@code ..._NEAR_CACHE} in the environment) is refused as given
+     * twice, as {@code near-cache} and {@code ..._NEARCACHE} always were.
+     */
+    static Map<String, String> settingsByKey(Map<String, String> bound) {
+      Map<String, String> byKey = new LinkedHashMap<>();
+      bound.forEach((key, value) -> byKey.put(key.replace('.', '_'), value));
+      return byKey;
     }
 
     private void codec(String cache, SustainableCacheSettings s, SustainableCacheSettings defaults,

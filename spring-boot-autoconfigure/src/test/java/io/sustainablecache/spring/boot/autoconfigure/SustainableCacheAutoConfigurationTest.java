@@ -2,6 +2,7 @@ package io.sustainablecache.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sustainablecache.CacheSettings;
@@ -15,14 +16,22 @@ import io.sustainablecache.spring.CacheSpec;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.SustainableSpringCache;
 import io.sustainablecache.testing.InMemoryStore;
+import java.io.IOException;
 import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration;
 import org.springframework.boot.cache.autoconfigure.metrics.CacheMetricsAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.cache.Cache;
 import org.springframework.cache.CacheManager;
@@ -31,6 +40,11 @@ import org.springframework.cache.annotation.EnableCaching;
 import org.springframework.cache.concurrent.ConcurrentMapCacheManager;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.boot.env.YamlPropertySourceLoader;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
+import org.springframework.core.io.ByteArrayResource;
 
 /** Every condition of the auto-configuration, over the in-memory store. */
 final class SustainableCacheAutoConfigurationTest {
@@ -178,7 +192,9 @@ final class SustainableCacheAutoConfigurationTest {
 
   @Test
   void canBeDisabled() {
-    runner.withUserConfiguration(WithStore.class)
+    // Boot's own choice without Caffeine (on this test classpath for the near cache) is a map
+    runner.withClassLoader(new FilteredClassLoader(Caffeine.class))
+        .withUserConfiguration(WithStore.class)
         .withPropertyValues("sustainable-cache.enabled=false", "sustainable-cache.settings.ttl=30s")
         .run(context -> assertThat(context).hasNotFailed()
             .doesNotHaveBean(SustainableCacheManager.class)
@@ -276,6 +292,107 @@ final class SustainableCacheAutoConfigurationTest {
           assertThat(legacy.get("k", Book.class)).isEqualTo(new Book("old", 1999));
           assertThat(WithStore.STORE.gets("svc.legacy:s1:k").join()).isPresent();
         });
+  }
+
+  /** Every setting the core knows, with a value other than its default, by its key. */
+  private static final Map<String, String> EVERY_SETTING = everySetting();
+
+  private static Map<String, String> everySetting() {
+    Map<String, String> every = new LinkedHashMap<>();
+    every.put("ttl", "30s");
+    every.put("grace", "5s");
+    every.put("refresh-policy", "xfetch:2");
+    every.put("fleet-lease", "false");
+    every.put("absent-ttl", "2s");
+    every.put("load-timeout", "3s");
+    every.put("refresh-threads", "2");
+    every.put("refresh-queue-capacity", "16");
+    every.put("failure-backoff", "1s:10s");
+    every.put("serve-stale-on-error", "true");
+    every.put("max-clock-skew", "2s");
+    every.put("ttl-jitter", "0.1");
+    every.put("max-value-size", "100000");
+    every.put("refresh-batch", "10:5ms");
+    every.put("close-timeout", "2s");
+    every.put("near-cache", "100:1s");
+    return every;
+  }
+
+  private void assertEverySettingIsBound(ApplicationContextRunner configured) {
+    assertThat(EVERY_SETTING.keySet()).as("the test covers every setting")
+        .containsExactlyInAnyOrderElementsOf(CacheSettings.keys());
+    configured.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.value-type=java.lang.String").run(context -> {
+      assertThat(context).hasNotFailed();
+      SustainableCacheManager manager = context.getBean(SustainableCacheManager.class);
+      assertThat(manager.specOf("any").settings()).isEqualTo(CacheSettings.from(EVERY_SETTING));
+      assertThat(manager.specOf("books").settings().nearCacheMaximumSize()).contains(200L);
+    });
+  }
+
+  /** Issue 24: Spring Boot's relaxed binding of every setting, from properties with dashes. */
+  @Test
+  void everySettingBindsFromProperties() {
+    List<String> properties = new ArrayList<>();
+    EVERY_SETTING.forEach((key, value) ->
+        properties.add("sustainable-cache.settings." + key + "=" + value));
+    properties.add("sustainable-cache.caches.books.settings.near-cache=200:1s");
+    assertEverySettingIsBound(runner.withPropertyValues(properties.toArray(String[]::new)));
+  }
+
+  /** Issue 24: the same from YAML. */
+  @Test
+  void everySettingBindsFromYaml() {
+    StringBuilder yaml = new StringBuilder("sustainable-cache:\n  settings:\n");
+    EVERY_SETTING.forEach((key, value) ->
+        yaml.append("    ").append(key).append(": \"").append(value).append("\"\n"));
+    yaml.append("  caches:\n    books:\n      settings:\n        near-cache: \"200:1s\"\n");
+    assertEverySettingIsBound(runner.withInitializer(context -> {
+      try {
+        for (PropertySource<?> source : new YamlPropertySourceLoader().load("test.yaml",
+            new ByteArrayResource(yaml.toString().getBytes(StandardCharsets.UTF_8)))) {
+          context.getEnvironment().getPropertySources().addFirst(source);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }));
+  }
+
+  /**
+   * Issue 24: the same from environment variables, through Spring Boot's own mapping of a
+   * {@link SystemEnvironmentPropertySource}: each dash of a key an underscore ({@code
+   * SUSTAINABLECACHE_SETTINGS_NEAR_CACHE}, which bound as {@code near.cache} and failed the
+   * start) or left out ({@code ..._NEARCACHE}).
+   */
+  @Test
+  void everySettingBindsFromEnvironmentVariables() {
+    for (String dash : List.of("_", "")) {
+      Map<String, Object> variables = new LinkedHashMap<>();
+      EVERY_SETTING.forEach((key, value) -> variables.put("SUSTAINABLECACHE_SETTINGS_"
+          + key.toUpperCase(Locale.ROOT).replace("-", dash), value));
+      variables.put("SUSTAINABLECACHE_CACHES_BOOKS_SETTINGS_NEAR" + dash + "CACHE", "200:1s");
+      assertEverySettingIsBound(runner.withInitializer(context -> context.getEnvironment()
+          .getPropertySources().replace(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+              new SystemEnvironmentPropertySource(
+                  StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, variables))));
+    }
+  }
+
+  /** A setting given in two spellings is refused, naming it, rather than one silently winning. */
+  @Test
+  void aSettingGivenAsAPropertyAndAsAnEnvironmentVariableIsGivenTwice() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
+            "sustainable-cache.settings.near-cache=100:1s")
+        .withInitializer(context -> context.getEnvironment().getPropertySources().replace(
+            StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+            new SystemEnvironmentPropertySource(
+                StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                Map.of("SUSTAINABLECACHE_SETTINGS_NEAR_CACHE", "200:1s"))))
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("sustainable-cache.settings: ")
+            .hasStackTraceContaining("is given twice"));
   }
 
   @Test

@@ -4,11 +4,13 @@ import io.sustainablecache.spymemcached.SpymemcachedStoreFactory;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.SpringCacheContract;
+import io.sustainablecache.testkit.FaultProxy;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,9 +24,21 @@ class SpymemcachedSpringCacheIT extends SpringCacheContract {
 
   private final Map<CacheStore, CacheStoreFactory.OpenedStore> opened = new ConcurrentHashMap<>();
 
+  private final Map<CacheStore, FaultProxy> proxies = new ConcurrentHashMap<>();
+
+  /**
+   * A store behind a proxy that adds 1 ms each way, as a network does: without it a local
+   * server's answer can be back before the client's call has returned, and then the dependent
+   * actions Spring's reactive caching registers run on the caller's thread, not on the client's
+   * I/O thread where they run in production (issue 24).
+   */
   @Override
   protected CacheStore openStore() {
-    return open(MemcachedServer.shared().address());
+    FaultProxy proxy = FaultProxy.start(MemcachedServer.shared().address());
+    proxy.delay(Duration.ofMillis(1));
+    CacheStore store = open(proxy.address());
+    proxies.put(store, proxy);
+    return store;
   }
 
   /** A store whose server is not there: a port nothing listens on. */
@@ -47,6 +61,15 @@ class SpymemcachedSpringCacheIT extends SpringCacheContract {
   @Override
   protected void closeStore(CacheStore store) {
     opened.remove(store).close();
+    FaultProxy proxy = proxies.remove(store);
+    if (proxy != null) {
+      proxy.close();
+    }
+  }
+
+  @Override
+  protected boolean completesOnClientThreads() {
+    return true;
   }
 
   @Override

@@ -315,6 +315,7 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("refresh-batch", "10:5ms");
     every.put("close-timeout", "2s");
     every.put("near-cache", "100:1s");
+    every.put("near-cache-copy", "true");
     return every;
   }
 

@@ -27,7 +27,10 @@ import org.slf4j.Logger;
  *       back-off window, and the losers' misses fail at once with that failure (remembered
  *       locally as well, so they back off too) instead of waiting. Anyone who can write to the
  *       server can plant a marker, so another instance's marker is honoured at most the longest
- *       back-off of its failure count, from when this instance first saw it.</li>
+ *       back-off of its failure count, from when this instance first saw it. That can end just
+ *       as the holder's back-off ends, so the holder retries only after rewriting its marker as
+ *       a holder value (compare-and-set): the others then judge the retry as any holder's load
+ *       (a miss waits for its write or its next marker) and do not load beside it.</li>
  * </ul>
  * The lease's exptime covers the expected load (twice the measured load time, at least one
  * server tick), so a holder that dies delays the key by at most that. The winner deletes the
@@ -161,7 +164,8 @@ final class FleetLease<V> {
    * that covers the back-off: the other instances do not load the key meanwhile, and their
    * misses fail fast with this failure instead of waiting for a write that will not come (see
    * {@link #beforeMiss}). This instance may load under it again once its back-off ends (see
-   * {@link KeyRegistry#leaseHeldUntil}).
+   * {@link KeyRegistry#leaseHeldUntil}), rewriting it as a holder value first (see {@link
+   * #acquire}).
    */
   void afterLoad(Flight<V> flight, KeyRegistry.Failure failure) {
     if (!flight.releaseLease()) {
@@ -196,82 +200,105 @@ final class FleetLease<V> {
 
   /**
    * Takes the lease: {@code add}s this instance's holder value; if the key holds a lease already,
-   * reads it, and takes it over (compare-and-set) if it is not a lease any instance may still
-   * hold: lapsed (its holder's deadline, or its failure marker's back-off, ended more than {@code
-   * maxClockSkew} ago), invalid (not a lease value, or one claiming longer than any lease lasts,
-   * or a marker claiming a longer back-off than its failure count gives: planted or corrupt;
-   * counted), or outlived (another instance's marker this instance has seen for the longest
-   * back-off of its failure count, whatever end it claims; counted too). A winner reads the item
+   * reads it, and takes it over (compare-and-set) if it is this instance's own failure marker (it
+   * loads under it again), or not a lease any instance may still hold: lapsed (its holder's
+   * deadline, or its failure marker's back-off, ended more than {@code maxClockSkew} ago),
+   * invalid (not a lease value, or one claiming longer than any lease lasts, or a marker claiming
+   * a longer back-off than its failure count gives: planted or corrupt; counted), or outlived
+   * (another instance's marker this instance has seen for the longest back-off of its failure
+   * count, whatever end it claims; counted too). While this instance still holds the lease from
+   * a failed load ({@link KeyRegistry#leaseHeldUntil}) it skips the {@code add} and starts with
+   * the read: its marker is normally there. Taking over its own marker rewrites it as a holder
+   * value, so the other instances judge the retry as any holder (they wait for its write or its
+   * next marker) rather than by how long they have honoured the marker. A winner reads the item
    * once more: if another instance wrote the key since this instance's read, it releases the
    * lease at once and that value is what was taken: nothing is loaded. A store failure lets the
-   * instance load (fail open).
+   * instance load without the lease (fail open).
    *
    * @return a future of what was taken: won (load), or lost (with the holder's failure marker if
    *     it is in force); never failing
    */
   private CompletableFuture<Taken> acquire(Flight<V> flight) {
     long now = clock.millis();
-    long stillHeld = registry.leaseHeldUntil(flight.storeKey, now);
-    if (stillHeld > 0) { // ours, kept after a failed load: load under it again
-      flight.holdLease(stillHeld);
-      return CompletableFuture.completedFuture(Taken.WON);
-    }
     long leaseMillis = leaseMillis(flight);
     int exptime = (int) ((leaseMillis + 999) / 1000) + 1;
     // The server drops it between exptime - 1 and exptime seconds from now: until the later
     // bound this instance still regards it as its own (at worst a duplicate load).
     long until = now + exptime * 1000L;
-    byte[] mine = values.holder(until);
-    String leaseKey = keys.leaseKey(flight.storeKey);
-    return store.add(leaseKey, mine, exptime).thenCompose(added -> {
-      if (added) {
-        return won(flight, until);
-      }
-      return store.gets(leaseKey).thenCompose(current -> {
-        if (current.isEmpty()) { // released since our add: as lost, the holder wrote
-          stats.increment(Counter.LEASE_LOST);
-          return CompletableFuture.completedFuture(Taken.LOST);
-        }
-        Lease lease = values.judge(current.get().value(), now);
-        if (lease.marker() != null && values.mine(lease.marker())
-            && lease.state() != Lease.State.LAPSED) {
-          return won(flight, until); // this instance's own failure marker: load under it again
-        }
-        // another instance's marker (in force or ending): honoured for a bounded time only
-        boolean outlived = lease.marker() != null
-            && honouredFor(flight.storeKey, lease.marker()) <= 0;
-        if (!outlived && (lease.state() == Lease.State.HELD
-            || lease.state() == Lease.State.MARKED || lease.state() == Lease.State.MARK_ENDING)) {
-          stats.increment(Counter.LEASE_LOST);
-          return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
-              ? new Taken(false, lease.marker(), null) : Taken.LOST);
-        }
-        if (outlived) {
-          stats.increment(Counter.LEASE_INVALID);
-          outlivedMarkerLog.warn("a fleet lease key still held another instance's failure marker"
-              + " after the longest back-off of its failure count, counted from when this"
-              + " instance first saw it: planted, or written by an instance with a longer"
-              + " failureBackoff; taking it over");
-        } else if (lease.state() == Lease.State.INVALID) {
-          stats.increment(Counter.LEASE_INVALID);
-          invalidLeaseLog.warn("a fleet lease key held a value that is no lease this version"
-              + " wrote, or one bounded beyond any lease's life; taking it over");
-        }
-        return store.cas(leaseKey, current.get().casToken(), mine, exptime).thenCompose(
-            outcome -> {
-              if (outcome == CasOutcome.STORED) {
-                return won(flight, until);
-              }
-              stats.increment(Counter.LEASE_LOST);
-              return CompletableFuture.completedFuture(Taken.LOST);
-            });
-      });
-    }).exceptionally(error -> {
+    Claim claim = new Claim(keys.leaseKey(flight.storeKey), values.holder(until), exptime, until,
+        now);
+    CompletableFuture<Taken> taken;
+    if (registry.leaseHeldUntil(flight.storeKey, now) > 0) {
+      // ours, kept after a failed load: read it (normally our marker) instead of adding; gone
+      // (expired, or deleted by an invalidate): add as anyone would
+      taken = store.gets(claim.leaseKey()).thenCompose(current -> current.isPresent()
+          ? contest(flight, claim, current.get()) : add(flight, claim));
+    } else {
+      taken = add(flight, claim);
+    }
+    return taken.exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
       storeErrorLog.warn("taking a fleet lease failed; loading without it",
           EntryWriter.unwrap(error));
       return Taken.WON;
     });
+  }
+
+  /**
+   * This instance's holder value for the lease ({@code value}, ending at {@code until} by this
+   * host's clock, with {@code exptime} in seconds), computed at {@code now}.
+   */
+  private record Claim(String leaseKey, byte[] value, int exptime, long until, long now) {}
+
+  /** {@code add}s the claim; if the key holds a lease already, reads and contests it. */
+  private CompletableFuture<Taken> add(Flight<V> flight, Claim claim) {
+    return store.add(claim.leaseKey(), claim.value(), claim.exptime()).thenCompose(added -> {
+      if (added) {
+        return won(flight, claim.until());
+      }
+      return store.gets(claim.leaseKey()).thenCompose(current -> {
+        if (current.isEmpty()) { // released since our add: as lost, the holder wrote
+          stats.increment(Counter.LEASE_LOST);
+          return CompletableFuture.completedFuture(Taken.LOST);
+        }
+        return contest(flight, claim, current.get());
+      });
+    });
+  }
+
+  /** Judges the lease {@code current} holds and loses to it, or takes it over with {@code cas}. */
+  private CompletableFuture<Taken> contest(Flight<V> flight, Claim claim, StoreItem current) {
+    Lease lease = values.judge(current.value(), claim.now());
+    // this instance's own failure marker: taken over below, so the retry is seen as a holder
+    boolean own = lease.marker() != null && values.mine(lease.marker());
+    // another instance's marker (in force or ending): honoured for a bounded time only
+    boolean outlived = !own && lease.marker() != null
+        && honouredFor(flight.storeKey, lease.marker()) <= 0;
+    if (!own && !outlived && (lease.state() == Lease.State.HELD
+        || lease.state() == Lease.State.MARKED || lease.state() == Lease.State.MARK_ENDING)) {
+      stats.increment(Counter.LEASE_LOST);
+      return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
+          ? new Taken(false, lease.marker(), null) : Taken.LOST);
+    }
+    if (outlived) {
+      stats.increment(Counter.LEASE_INVALID);
+      outlivedMarkerLog.warn("a fleet lease key still held another instance's failure marker"
+          + " after the longest back-off of its failure count, counted from when this"
+          + " instance first saw it: planted, or written by an instance with a longer"
+          + " failureBackoff; taking it over");
+    } else if (lease.state() == Lease.State.INVALID) {
+      stats.increment(Counter.LEASE_INVALID);
+      invalidLeaseLog.warn("a fleet lease key held a value that is no lease this version"
+          + " wrote, or one bounded beyond any lease's life; taking it over");
+    }
+    return store.cas(claim.leaseKey(), current.casToken(), claim.value(), claim.exptime())
+        .thenCompose(outcome -> {
+          if (outcome == CasOutcome.STORED) {
+            return won(flight, claim.until());
+          }
+          stats.increment(Counter.LEASE_LOST);
+          return CompletableFuture.completedFuture(Taken.LOST);
+        });
   }
 
   /** This instance holds the lease until {@code until}: re-reads the item, as described. */

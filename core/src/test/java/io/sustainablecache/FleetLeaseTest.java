@@ -30,6 +30,14 @@ final class FleetLeaseTest {
 
   private static final Duration TTL = Duration.ofSeconds(10);
 
+  private static final String LEASE_KEY = "f:k\u007Flease";
+
+  /** The back-off this random source draws after one failure: 149.9 % of the 1 s window. */
+  private static final FixedRandom LONGEST_BACKOFF = FixedRandom.of(0.999);
+
+  /** How often a miss that lost the lease polls: a quarter of the default expected load (1 s). */
+  private static final long POLL_MILLIS = LoadTimes.DEFAULT_MILLIS / 4;
+
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore server = InMemoryStore.create(clock);
   private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
@@ -38,12 +46,16 @@ final class FleetLeaseTest {
   private final AtomicInteger loads = new AtomicInteger();
 
   private SustainableCache<String> instance(CacheStore store) {
+    return instance(store, FixedRandom.neverEarly());
+  }
+
+  private SustainableCache<String> instance(CacheStore store, FixedRandom random) {
     ManualExecutor executor = new ManualExecutor();
     executors.add(executor);
     SustainableCache<String> cache = SustainableCache.builder(store).namespace("f").ttl(TTL)
         .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(executor)
-        .random(FixedRandom.neverEarly()).build();
+        .random(random).build();
     fleet.add(cache);
     return cache;
   }
@@ -327,18 +339,121 @@ final class FleetLeaseTest {
     assertThat(loads).hasValue(1);
   }
 
+  private static Loader<String> failing(AtomicInteger calls) {
+    return key -> {
+      calls.incrementAndGet();
+      throw new IllegalStateException("db down");
+    };
+  }
+
+  /**
+   * Review of issue 24, finding 2: another instance honours a failure marker only for the
+   * longest back-off of its failure count from when it first saw it. A holder whose back-off
+   * drew that longest wait retries just as the other's honour ends; retrying under its marker
+   * unchanged let the other take the marker over ("outlived") and load the failing database at
+   * the same time. The holder now rewrites its marker as a holder value first: the other waits
+   * for the retry's outcome (here a new marker) and fails with it, without loading.
+   */
+  @Test
+  void aHolderRetryingUnderItsFailureMarker_isSeenAsAHolder_soNoOtherInstanceLoadsMeanwhile() {
+    SustainableCache<String> a = instance(server, LONGEST_BACKOFF);
+    SustainableCache<String> b = instance(server, LONGEST_BACKOFF);
+    AtomicInteger aLoads = new AtomicInteger();
+    AtomicInteger bLoads = new AtomicInteger();
+    assertThatThrownBy(() -> a.get("k", failing(aLoads))).isInstanceOf(CacheLoadException.class);
+    assertThatThrownBy(() -> b.get("k", failing(bLoads))).as("B honours A's marker")
+        .isInstanceOf(CacheLoadException.class);
+
+    clock.advanceMillis(1_500); // A's back-off (1,499 ms) ended, B's honour (1,500 ms) too
+    scheduler.runDue();
+    CompletableFuture<String> database = new CompletableFuture<>(); // still failing, slowly
+    CompletableFuture<String> aRetry = a.getAsync("k", key -> {
+      aLoads.incrementAndGet();
+      return database;
+    });
+    assertThat(aLoads).as("A retries").hasValue(2);
+
+    CompletableFuture<String> bMiss = b.getAsync("k", key -> {
+      bLoads.incrementAndGet();
+      return new CompletableFuture<>();
+    });
+    clock.advanceMillis(POLL_MILLIS); // B's first poll finds A's retry holding the lease
+    scheduler.runDue();
+    assertThat(bLoads).as("B waits for A's retry").hasValue(0);
+    assertThat(bMiss).isNotDone();
+    assertThat(new String(server.gets(LEASE_KEY).join().orElseThrow().value(),
+        StandardCharsets.US_ASCII)).as("as a holder").startsWith("L:");
+
+    database.completeExceptionally(new IllegalStateException("db still down"));
+    assertThat(aRetry).isCompletedExceptionally();
+    clock.advanceMillis(POLL_MILLIS); // B's next poll reads A's new marker
+    scheduler.runDue();
+    assertThat(bMiss).as("failed with A's new failure").isCompletedExceptionally();
+    assertThatThrownBy(bMiss::join).rootCause()
+        .hasMessageContaining("another instance's load of this key failed");
+    assertThat(bLoads).hasValue(0);
+    assertThat(b.stats().leaseInvalidCount()).as("no marker outlived").isZero();
+  }
+
+  /**
+   * Review of issue 24, finding 2, the other order: the other instance outlived the holder's
+   * marker and took the lease over before the holder came back; the holder's retry reads the
+   * lease (rewriting it only if it is still its own marker), loses to the new holder and gets
+   * that one's value instead of loading the failing database beside it.
+   */
+  @Test
+  void aHolderRetryingAfterAnotherTookItsOutlivedMarkerOver_waitsForThatOnesLoad() {
+    SustainableCache<String> a = instance(server, LONGEST_BACKOFF);
+    SustainableCache<String> b = instance(server, LONGEST_BACKOFF);
+    AtomicInteger aLoads = new AtomicInteger();
+    assertThatThrownBy(() -> a.get("k", failing(aLoads))).isInstanceOf(CacheLoadException.class);
+    assertThatThrownBy(() -> b.get("k", failing(new AtomicInteger())))
+        .isInstanceOf(CacheLoadException.class);
+
+    clock.advanceMillis(1_500);
+    CompletableFuture<String> database = new CompletableFuture<>(); // recovered, slowly
+    CompletableFuture<String> bMiss = b.getAsync("k", key -> database);
+    assertThat(b.stats().leaseInvalidCount()).as("B took the outlived marker over").isEqualTo(1);
+
+    clock.advanceMillis(100); // A still holds its lease by its own record (2 s)
+    CompletableFuture<String> aRetry = a.getAsync("k", key -> {
+      aLoads.incrementAndGet();
+      return CompletableFuture.completedFuture("a");
+    });
+    assertThat(aLoads).as("A lost to B's lease").hasValue(1);
+
+    database.complete("b");
+    clock.advanceMillis(POLL_MILLIS);
+    scheduler.runDue();
+    assertThat(bMiss).isCompletedWithValue("b");
+    assertThat(aRetry).as("A read B's write").isCompletedWithValue("b");
+    assertThat(aLoads).hasValue(1);
+  }
+
+  @Test
+  void aStoreErrorWhileRewritingItsOwnMarker_loadsAnyway() {
+    ScriptedStore scripted = ScriptedStore.over(server);
+    SustainableCache<String> a = instance(scripted, LONGEST_BACKOFF);
+    assertThatThrownBy(() -> a.get("k", failing(new AtomicInteger())))
+        .isInstanceOf(CacheLoadException.class);
+    clock.advanceMillis(1_500);
+    scripted.fail(Op.CAS, 1);
+    assertThat(a.get("k", counting("v"))).isEqualTo("v");
+    assertThat(loads).hasValue(1);
+    assertThat(a.stats().storeErrorCount()).isEqualTo(1);
+  }
+
   @Test
   void aFailureMarkerLandingAfterAnInvalidate_doesNotFailTheNextMiss() {
     List<SustainableCache<String>> caches = fleetOf(2);
     assertThatThrownBy(() -> caches.get(0).get("k", key -> {
       throw new IllegalStateException("db down");
     })).isInstanceOf(CacheLoadException.class);
-    String leaseKey = "f:k\u007Flease";
-    byte[] marker = server.gets(leaseKey).join().orElseThrow().value();
+    byte[] marker = server.gets(LEASE_KEY).join().orElseThrow().value();
     assertThat(LeaseValues.FailureMarker.parse(marker)).isNotNull();
 
     caches.get(1).invalidate("k"); // the data was fixed
-    server.set(leaseKey, marker, 60).join(); // the holder's marker raced the invalidation's delete
+    server.set(LEASE_KEY, marker, 60).join(); // the holder's marker raced the invalidation's delete
 
     // the marker is about the item before the tombstone: a lease like any other, not a failure
     CompletableFuture<String> fresh = caches.get(1).getAsync("k",
@@ -366,7 +481,7 @@ final class FleetLeaseTest {
     assertThat(parsed.owner("me".getBytes(StandardCharsets.UTF_8))).isTrue();
 
     // a garbage lease under a cold key: the miss waits its bound, then loads (as for any holder)
-    server.set("f:k\u007Flease", "F:1:2".getBytes(StandardCharsets.UTF_8), 60).join();
+    server.set(LEASE_KEY, "F:1:2".getBytes(StandardCharsets.UTF_8), 60).join();
     SustainableCache<String> cache = fleetOf(1).get(0);
     CompletableFuture<String> read = cache.getAsync("k",
         key -> CompletableFuture.completedFuture("v"));

@@ -206,7 +206,8 @@ final class FleetLease<V> {
    * invalid (not a lease value, or one claiming longer than any lease lasts, or a marker claiming
    * a longer back-off than its failure count gives: planted or corrupt; counted), or outlived
    * (another instance's marker this instance has seen for the longest back-off of its failure
-   * count, whatever end it claims; counted too). While this instance still holds the lease from
+   * count, whatever end it claims; counted too if it still claims a back-off in force, which no
+   * instance configured as this one writes). While this instance still holds the lease from
    * a failed load ({@link KeyRegistry#leaseHeldUntil}) it skips the {@code add} and starts with
    * the read: its marker is normally there. Taking over its own marker rewrites it as a holder
    * value, so the other instances judge the retry as any holder (they wait for its write or its
@@ -280,11 +281,15 @@ final class FleetLease<V> {
       return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
           ? new Taken(false, lease.marker(), null) : Taken.LOST);
     }
-    if (outlived) {
+    if (outlived && lease.state() != Lease.State.MARKED) {
+      // its back-off ended by this host's clock too and its holder has not retried: an ordinary
+      // takeover (a fleet whose failing key nobody on the holder asked for), not worth a warning
+      log.debug("taking over another instance's failure marker whose back-off ended");
+    } else if (outlived) {
       stats.increment(Counter.LEASE_INVALID);
       outlivedMarkerLog.warn("a fleet lease key still held another instance's failure marker"
-          + " after the longest back-off of its failure count, counted from when this"
-          + " instance first saw it: planted, or written by an instance with a longer"
+          + " still in force after the longest back-off of its failure count, counted from"
+          + " when this instance first saw it: planted, or written by an instance with a longer"
           + " failureBackoff; taking it over");
     } else if (lease.state() == Lease.State.INVALID) {
       stats.increment(Counter.LEASE_INVALID);

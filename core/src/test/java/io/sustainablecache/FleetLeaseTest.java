@@ -413,7 +413,9 @@ final class FleetLeaseTest {
     clock.advanceMillis(1_500);
     CompletableFuture<String> database = new CompletableFuture<>(); // recovered, slowly
     CompletableFuture<String> bMiss = b.getAsync("k", key -> database);
-    assertThat(b.stats().leaseInvalidCount()).as("B took the outlived marker over").isEqualTo(1);
+    assertThat(b.stats().leaseInvalidCount())
+        .as("B took over a marker whose back-off had ended: an ordinary takeover, not counted"
+            + " (nor warned of) as planted").isZero();
 
     clock.advanceMillis(100); // A still holds its lease by its own record (2 s)
     CompletableFuture<String> aRetry = a.getAsync("k", key -> {

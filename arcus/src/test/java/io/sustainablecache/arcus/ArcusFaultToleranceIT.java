@@ -1,11 +1,7 @@
 package io.sustainablecache.arcus;
 
-import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.FaultToleranceContract;
-import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.IdentityHashMap;
-import java.util.Map;
+import io.sustainablecache.testkit.StoreConnector;
 import net.spy.memcached.ArcusClient;
 
 /**
@@ -15,18 +11,10 @@ import net.spy.memcached.ArcusClient;
  */
 class ArcusFaultToleranceIT extends FaultToleranceContract {
 
-  private final Map<CacheStore, ArcusClient> clients = new IdentityHashMap<>();
+  private final StoreConnector connector = Clients.connector();
 
   @Override
-  protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    ArcusClient client = Clients.connectedTo(address, operationTimeout);
-    ArcusStore store = ArcusStore.builder(client).operationTimeout(operationTimeout).build();
-    clients.put(store, client);
-    return store;
-  }
-
-  @Override
-  protected void closeStore(CacheStore store) {
-    clients.remove(store).shutdown();
+  protected StoreConnector connector() {
+    return connector;
   }
 }

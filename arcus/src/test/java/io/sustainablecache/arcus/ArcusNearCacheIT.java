@@ -1,28 +1,15 @@
 package io.sustainablecache.arcus;
 
-import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.NearCacheContract;
-import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.IdentityHashMap;
-import java.util.Map;
-import net.spy.memcached.ArcusClient;
+import io.sustainablecache.testkit.StoreConnector;
 
 /** The near cache over {@link ArcusStore}, each host with a client of its own. */
 class ArcusNearCacheIT extends NearCacheContract {
 
-  private final Map<CacheStore, ArcusClient> clients = new IdentityHashMap<>();
+  private final StoreConnector connector = Clients.connector();
 
   @Override
-  protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    ArcusClient client = Clients.connectedTo(address, operationTimeout);
-    ArcusStore store = ArcusStore.builder(client).operationTimeout(operationTimeout).build();
-    clients.put(store, client);
-    return store;
-  }
-
-  @Override
-  protected void closeStore(CacheStore store) {
-    clients.remove(store).shutdown();
+  protected StoreConnector connector() {
+    return connector;
   }
 }

@@ -3,6 +3,7 @@ package io.sustainablecache.arcus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.testkit.StoreConnector;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -50,6 +51,16 @@ final class Clients {
     }
     awaitConnected(client, server);
     return client;
+  }
+
+  /**
+   * The contracts' connector: a store over a client of its own ({@link #connectedTo(
+   * InetSocketAddress, java.time.Duration)}), shut down with its store.
+   */
+  static StoreConnector connector() {
+    return StoreConnector.of(Clients::connectedTo,
+        (client, timeout) -> ArcusStore.builder(client).operationTimeout(timeout).build(),
+        ArcusClient::shutdown);
   }
 
   /** Creates a client connected straight to memcached servers, without waiting for it. */

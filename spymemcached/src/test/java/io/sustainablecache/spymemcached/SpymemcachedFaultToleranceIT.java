@@ -1,11 +1,7 @@
 package io.sustainablecache.spymemcached;
 
-import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.FaultToleranceContract;
-import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.IdentityHashMap;
-import java.util.Map;
+import io.sustainablecache.testkit.StoreConnector;
 import net.spy.memcached.MemcachedClient;
 
 /**
@@ -15,19 +11,10 @@ import net.spy.memcached.MemcachedClient;
  */
 class SpymemcachedFaultToleranceIT extends FaultToleranceContract {
 
-  private final Map<CacheStore, MemcachedClient> clients = new IdentityHashMap<>();
+  private final StoreConnector connector = TestClients.connector();
 
   @Override
-  protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    MemcachedClient client = TestClients.connect(address, operationTimeout);
-    SpymemcachedStore store =
-        SpymemcachedStore.builder(client).operationTimeout(operationTimeout).build();
-    clients.put(store, client);
-    return store;
-  }
-
-  @Override
-  protected void closeStore(CacheStore store) {
-    clients.remove(store).shutdown();
+  protected StoreConnector connector() {
+    return connector;
   }
 }

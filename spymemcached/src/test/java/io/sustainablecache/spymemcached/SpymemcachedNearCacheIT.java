@@ -1,29 +1,15 @@
 package io.sustainablecache.spymemcached;
 
-import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.NearCacheContract;
-import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.IdentityHashMap;
-import java.util.Map;
-import net.spy.memcached.MemcachedClient;
+import io.sustainablecache.testkit.StoreConnector;
 
 /** The near cache over {@link SpymemcachedStore}, each host with a client of its own. */
 class SpymemcachedNearCacheIT extends NearCacheContract {
 
-  private final Map<CacheStore, MemcachedClient> clients = new IdentityHashMap<>();
+  private final StoreConnector connector = TestClients.connector();
 
   @Override
-  protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    MemcachedClient client = TestClients.connect(address, operationTimeout);
-    SpymemcachedStore store =
-        SpymemcachedStore.builder(client).operationTimeout(operationTimeout).build();
-    clients.put(store, client);
-    return store;
-  }
-
-  @Override
-  protected void closeStore(CacheStore store) {
-    clients.remove(store).shutdown();
+  protected StoreConnector connector() {
+    return connector;
   }
 }

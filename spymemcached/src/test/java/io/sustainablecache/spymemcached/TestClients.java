@@ -2,6 +2,7 @@ package io.sustainablecache.spymemcached;
 
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.testkit.StoreConnector;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -15,6 +16,16 @@ import net.spy.memcached.MemcachedClient;
 final class TestClients {
 
   private TestClients() {}
+
+  /**
+   * The contracts' connector: a store over a client of its own ({@link #connect(
+   * InetSocketAddress, Duration)}), shut down with its store.
+   */
+  static StoreConnector connector() {
+    return StoreConnector.of(TestClients::connect,
+        (client, timeout) -> SpymemcachedStore.builder(client).operationTimeout(timeout).build(),
+        MemcachedClient::shutdown);
+  }
 
   /**
    * Connects a client and waits until its connection is up: with {@link FailureMode#Cancel}, a

@@ -42,16 +42,14 @@ import org.junit.jupiter.api.Timeout;
  *
  * <pre>{@code
  * class MyFaultToleranceIT extends FaultToleranceContract {
- *   @Override
- *   protected CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
- *     MyClient client = MyClient.connect(address, recommendedSettings(operationTimeout));
- *     awaitConnected(client);
- *     return MyStore.builder(client).operationTimeout(operationTimeout).build();
- *   }
+ *   private final StoreConnector connector = StoreConnector.of(
+ *       (address, timeout) -> MyClient.connectAndAwait(address, recommendedSettings(timeout)),
+ *       (client, timeout) -> MyStore.builder(client).operationTimeout(timeout).build(),
+ *       MyClient::shutdown);
  *
  *   @Override
- *   protected void closeStore(CacheStore store) {
- *     ((MyStore) store).client().shutdown();
+ *   protected StoreConnector connector() {
+ *     return connector;
  *   }
  * }
  * }</pre>
@@ -135,27 +133,21 @@ public abstract class FaultToleranceContract {
   protected FaultToleranceContract() {}
 
   /**
-   * Creates a store over a new client connected to {@code address}, configured as the adapter
-   * recommends (for the memcached clients: a {@code ConnectionFactoryBuilder} with {@code
-   * FailureMode.Cancel} and the given operation timeout). Returns once the client is connected,
-   * so that the first operations do not fail. Called once per test.
+   * How the adapter under test connects a store over a client of its own to a server, and shuts
+   * the client down ({@link StoreConnector#of}). Called whenever a test connects or closes a
+   * store: return the same instance every time.
    *
-   * @param address the address to connect to: a {@link FaultProxy} in front of a real memcached,
-   *     or the memcached itself
-   * @param operationTimeout how long each store operation may take, to be used for the client's
-   *     and the store's timeouts
-   * @return a new store whose client only this test uses; never {@code null}
+   * @return this test's connector; never {@code null}
    */
-  protected abstract CacheStore storeConnectedTo(InetSocketAddress address,
-      Duration operationTimeout);
+  protected abstract StoreConnector connector();
 
-  /**
-   * Shuts down the client behind a store returned by {@link #storeConnectedTo}, without waiting
-   * for the server (it may be unreachable). Called once per store.
-   *
-   * @param store the store to close; never {@code null}
-   */
-  protected abstract void closeStore(CacheStore store);
+  private CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
+    return connector().connect(address, operationTimeout);
+  }
+
+  private void closeStore(CacheStore store) {
+    connector().close(store);
+  }
 
   /**
    * The adapter's name in the measurement lines.

@@ -68,22 +68,21 @@ public abstract class SustainableCacheContract {
   protected SustainableCacheContract() {}
 
   /**
-   * Creates a store over a new client connected to {@code address}, configured as the adapter
-   * recommends, with the given operation timeout; returns once the client is connected.
+   * How the adapter under test connects a store over a client of its own to a server, and shuts
+   * the client down ({@link StoreConnector#of}). Called whenever a test connects or closes a
+   * store: return the same instance every time.
    *
-   * @param address a real memcached, or a {@link FaultProxy} in front of one
-   * @param operationTimeout the client's and the store's operation timeout
-   * @return a new store whose client only this test uses; never {@code null}
+   * @return this test's connector; never {@code null}
    */
-  protected abstract CacheStore storeConnectedTo(InetSocketAddress address,
-      Duration operationTimeout);
+  protected abstract StoreConnector connector();
 
-  /**
-   * Shuts down the client behind a store returned by {@link #storeConnectedTo}.
-   *
-   * @param store the store to close; never {@code null}
-   */
-  protected abstract void closeStore(CacheStore store);
+  private CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
+    return connector().connect(address, operationTimeout);
+  }
+
+  private void closeStore(CacheStore store) {
+    connector().close(store);
+  }
 
   private CacheStore newStore(InetSocketAddress address, Duration timeout) {
     CacheStore store = storeConnectedTo(address, timeout);

@@ -106,7 +106,8 @@ final class NearTier<E> {
   /** Per stripe, the highest version of a drop of a key hashed to it (0: none). */
   private final AtomicLongArray droppedVersions;
   private final int stripeShift;
-  private volatile long allDroppedVersion;
+  /** The highest version of a drop of everything (0: none). */
+  private final AtomicLong allDroppedVersion = new AtomicLong();
   private volatile long confirmedAt = NEVER;
   private final AtomicReference<CompletableFuture<NearLog.Poll>> polling = new AtomicReference<>();
 
@@ -213,7 +214,7 @@ final class NearTier<E> {
 
   private boolean admits(String key, Ticket ticket) {
     if (ticker.getAsLong() - ticket.startedNanos() > fenceWindowNanos
-        || allDroppedVersion > ticket.version()) {
+        || allDroppedVersion.get() > ticket.version()) {
       return false;
     }
     return droppedVersions.get(stripe(key)) <= ticket.version();
@@ -231,9 +232,13 @@ final class NearTier<E> {
     entries.remove(key);
   }
 
-  /** Drops everything: {@code invalidateAll} here, or a reset or new generation of the log. */
+  /**
+   * Drops everything: {@code invalidateAll} here, or a reset or new generation of the log. Keeps
+   * the highest version of such drops, as {@link #drop} does per stripe: two concurrent calls
+   * (a poll's reset and a local {@code invalidateAll}) cannot lower it.
+   */
   void dropAll() {
-    allDroppedVersion = version.incrementAndGet();
+    allDroppedVersion.accumulateAndGet(version.incrementAndGet(), Math::max);
     entries.clear();
   }
 

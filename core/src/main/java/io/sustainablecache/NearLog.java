@@ -23,13 +23,16 @@ import java.util.random.RandomGenerator;
  * {@linkplain Generation generation} and the slots after the last number it applied in one
  * multi-get (two when more than {@link #BATCH} changes happened) and returns what its near tier
  * must drop: the keys of a gapless run of records, or everything when it cannot confirm it saw
- * every change since its last poll (a slot overwritten by a later record, or not holding its
- * record at two polls in a row, the sequence lost and re-created, too many changes, a sequence
- * that is no number). A slot that is missing or holds an earlier cycle's record for the first
- * time (most often a record whose writer has counted it and not yet written it) ends the run
- * early: the poll returns the records before it, confirming nothing, and the next poll
- * continues from it. A poll that finds no sequence creates it (an {@code incr} of 0) and
- * resets.
+ * every change since its last poll (a slot overwritten by a later record, a record counted
+ * before the previous poll read the sequence and still not written, the sequence lost and
+ * re-created, too many changes, a sequence that is no number). A slot that is missing or holds
+ * an earlier cycle's record, of a number counted since the previous poll read the sequence (most
+ * often a record whose writer has counted it and not yet written it), ends the run early: the
+ * poll returns the records before it ({@link Poll.Partial}), having applied every record the
+ * previous poll counted, and the next poll continues from it. So at most one poll in a row stops
+ * short of what the poll before it counted: a record still missing when the next poll reads it
+ * resets, whether it is the one the previous poll stopped at or a later one it did not reach. A
+ * poll that finds no sequence creates it (an {@code incr} of 0) and resets.
  *
  * <p>{@code invalidateAll} is recorded as a new generation: the number {@code n} its {@code incr}
  * returned is written to the generation's item, then to its slot as the mark {@code ALL}. A poll
@@ -80,16 +83,20 @@ final class NearLog {
     record Changes(long sequence, List<String> keys, long generation) implements Poll {}
 
     /**
-     * The records before a slot found missing for the first time: the poll cannot confirm it saw
-     * every change, but drops what it saw; the next poll continues from the missing slot, and
-     * resets if it is still missing.
+     * The records before a slot found missing whose number was counted after the previous poll
+     * read the sequence: the poll cannot confirm it saw every change up to the sequence it read,
+     * but it applied every record the previous poll counted (its near tier confirms from the
+     * previous poll's start), and drops what it saw; the next poll continues from the missing
+     * slot, and resets if that slot, or any other up to {@code read}, is still missing.
      *
      * @param sequence the number of the last record applied (the one before the missing slot)
      * @param keys the store keys changed, in order, duplicates possible
      * @param generation as for {@link Changes}
      * @param missing the number whose slot was missing
+     * @param read the sequence number the poll read: the next poll resets at a record up to it
+     *     that it finds missing
      */
-    record Partial(long sequence, List<String> keys, long generation, long missing)
+    record Partial(long sequence, List<String> keys, long generation, long missing, long read)
         implements Poll {}
 
     /**
@@ -111,8 +118,11 @@ final class NearLog {
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
 
-  /** The number whose slot the last poll found missing ({@link Poll.Partial}), else 0. */
-  private long missing;
+  /**
+   * The sequence number the last poll read (0 before, or after garbage): a record up to it that
+   * a poll finds missing resets, as its writer had counted it before that poll.
+   */
+  private long lastRead;
 
   /**
    * The numbers of this instance's own records, each at its slot's index: a poll skips them
@@ -194,7 +204,7 @@ final class NearLog {
       if (poll != null) {
         lastSeen = poll instanceof Poll.Reset reset && reset.reason().equals(GARBAGE)
             ? null : sequenceOf(poll);
-        missing = poll instanceof Poll.Partial partial ? partial.missing() : 0;
+        lastRead = poll instanceof Poll.Partial partial ? partial.read() : sequenceOf(poll);
       }
       running.set(null);
       if (failure != null) {
@@ -308,7 +318,8 @@ final class NearLog {
 
   /**
    * The records {@code (last, sequence]}, if each slot holds its own number; the records before
-   * a slot missing for the first time.
+   * a missing slot counted since the last poll read the sequence (a write most likely in
+   * flight); else a reset.
    */
   private Poll apply(long last, long sequence, Map<String, StoreItem> items, long generation) {
     List<String> changed = new ArrayList<>((int) (sequence - last));
@@ -323,12 +334,13 @@ final class NearLog {
       String prefix = Long.toUnsignedString(m) + " ";
       if (record == null || !record.startsWith(prefix) || record.length() == prefix.length()) {
         boolean notYetWritten = record == null || holdsAnEarlierRecord(record, m);
-        if (notYetWritten && m != missing) { // most often a record counted, not yet written
+        if (notYetWritten && Long.compareUnsigned(m, lastRead) > 0) { // most often in flight
           return new Poll.Partial(m - 1, List.copyOf(changed),
-              lastAll != 0 ? lastAll : generation, m);
+              lastAll != 0 ? lastAll : generation, m, sequence);
         }
         return new Poll.Reset(sequence, "record " + Long.toUnsignedString(m) + (notYetWritten
-            ? " is missing at two polls in a row (evicted, or its writer failed after counting it)"
+            ? " is still missing at the poll after the one that counted it (evicted, its writer"
+                + " failed after counting it, or its write is slower than the polls)"
             : " was overwritten or is not a record"), generation);
       }
       String key = record.substring(prefix.length());

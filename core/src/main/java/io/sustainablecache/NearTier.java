@@ -21,9 +21,14 @@ import java.util.function.UnaryOperator;
  * <ul>
  *   <li><b>Confirmation.</b> {@link #poll} applies one poll of the log (dropping the keys it
  *       names, or everything) and then sets {@code confirmedAt} to the time the poll
- *       <em>started</em>, unless the poll ended at a missing record ({@link NearLog.Poll.Partial}:
- *       it drops what it saw and confirms nothing). {@link #get} answers only while {@code now -
- *       confirmedAt <= Δ}; otherwise the caller reads the store.</li>
+ *       <em>started</em>. A poll that ended at a record counted but not yet written ({@link
+ *       NearLog.Poll.Partial}) applied every record the previous poll counted, no more: it sets
+ *       {@code confirmedAt} to the time the <em>previous</em> successful poll started. The log
+ *       lets at most one poll in a row stop short of what the poll before it counted (the next
+ *       resets if it finds such a record still missing), so a writer that always has a record in
+ *       flight delays confirmation by one poll and cannot keep the tier unconfirmed. {@link #get}
+ *       answers only while {@code now - confirmedAt <= Δ}; otherwise the caller reads the
+ *       store.</li>
  *   <li><b>Insertion fence.</b> An entry read from the store enters only if no drop of its key
  *       (nor of everything) happened after its read began ({@link #ticket} at the start, {@link
  *       #offer} at the end), and only if the read began less than the fence window ago. A drop
@@ -106,7 +111,8 @@ final class NearTier<E> {
   /** Per stripe, the highest version of a drop of a key hashed to it (0: none). */
   private final AtomicLongArray droppedVersions;
   private final int stripeShift;
-  private volatile long allDroppedVersion;
+  /** The highest version of a drop of everything (0: none). */
+  private final AtomicLong allDroppedVersion = new AtomicLong();
   private volatile long confirmedAt = NEVER;
   private final AtomicReference<CompletableFuture<NearLog.Poll>> polling = new AtomicReference<>();
 
@@ -213,7 +219,7 @@ final class NearTier<E> {
 
   private boolean admits(String key, Ticket ticket) {
     if (ticker.getAsLong() - ticket.startedNanos() > fenceWindowNanos
-        || allDroppedVersion > ticket.version()) {
+        || allDroppedVersion.get() > ticket.version()) {
       return false;
     }
     return droppedVersions.get(stripe(key)) <= ticket.version();
@@ -231,16 +237,22 @@ final class NearTier<E> {
     entries.remove(key);
   }
 
-  /** Drops everything: {@code invalidateAll} here, or a reset or new generation of the log. */
+  /**
+   * Drops everything: {@code invalidateAll} here, or a reset or new generation of the log. Keeps
+   * the highest version of such drops, as {@link #drop} does per stripe: two concurrent calls
+   * (a poll's reset and a local {@code invalidateAll}) cannot lower it.
+   */
   void dropAll() {
-    allDroppedVersion = version.incrementAndGet();
+    allDroppedVersion.accumulateAndGet(version.incrementAndGet(), Math::max);
     entries.clear();
   }
 
   /**
    * Polls the log once and applies what it found; then the tier is confirmed from the moment
-   * this poll started. A poll asked for while one runs is that poll. Fails with the store's
-   * failure, applying nothing and confirming nothing.
+   * this poll started, or, if it ended at a record not yet written, from the moment the previous
+   * successful poll started (every record that one counted is applied). A poll asked for while
+   * one runs is that poll. Fails with the store's failure, applying nothing and confirming
+   * nothing.
    */
   CompletableFuture<NearLog.Poll> poll() {
     CompletableFuture<NearLog.Poll> mine = new CompletableFuture<>();
@@ -252,9 +264,8 @@ final class NearTier<E> {
     log.poll().whenComplete((poll, failure) -> {
       if (poll != null) {
         apply(poll);
-        if (!(poll instanceof NearLog.Poll.Partial)) {
-          confirmedAt = started;
-        }
+        // lastPollStarted: the previous successful poll's, never older than confirmedAt
+        confirmedAt = poll instanceof NearLog.Poll.Partial ? lastPollStarted : started;
         nextPollDelayNanos = delayAfter(poll, started);
       }
       polling.set(null);
@@ -294,8 +305,8 @@ final class NearTier<E> {
    * #CATCH_UP_RECORDS} records take at the rate this poll found if that is shorter (above
    * {@code CATCH_UP_RECORDS / interval}, 1,024 records/s with a bound of 1 s); an eighth of the
    * interval after a poll that ended at a missing record (most often one whose writer has not
-   * yet written it: time for that write to land before the next poll, which resets if it has
-   * not).
+   * yet written it: time for that write to land before the next poll, which resets if it, or
+   * another record this poll counted, is still missing).
    */
   private long delayAfter(NearLog.Poll poll, long started) {
     long sequence = NearLog.sequenceOf(poll);

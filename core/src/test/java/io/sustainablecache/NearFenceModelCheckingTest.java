@@ -26,6 +26,11 @@ import org.junit.jupiter.api.Test;
  * instead of a maximum lets a drop that took its version first and records it last lower the
  * stripe below a later drop's version, and this check fails (verified by making {@code drop} use
  * {@code set}).
+ *
+ * <p>The same holds for drops of everything: two {@code dropAll}s racing each other (a poll's
+ * reset and a local {@code invalidateAll}) must leave the fence refusing a read begun before the
+ * later one; written with a plain {@code set}, the one that took the lower version and records it
+ * last lowered it (review finding 5; verified by reverting {@code dropAll} to a {@code set}).
  */
 @Param(name = "key", gen = IntGen.class, conf = "0:2")
 public final class NearFenceModelCheckingTest {
@@ -40,6 +45,11 @@ public final class NearFenceModelCheckingTest {
   @Operation
   public void drop(@Param(name = "key") int key) {
     tier.drop(keys.get(key));
+  }
+
+  @Operation
+  public void dropAll() {
+    tier.dropAll();
   }
 
   /** After the run: a read that began before the last drop is refused for every key. */
@@ -70,6 +80,21 @@ public final class NearFenceModelCheckingTest {
         // the race: a drop that took the lower version records it after one that took a higher
         .addCustomScenario(scenario(NearFenceModelCheckingTest.class, List.of(), List.of(
             List.of("drop(0)"), List.of("drop(1)"), List.of("drop(2)"))))
+        .check(NearFenceModelCheckingTest.class);
+  }
+
+  @Test
+  void dropAllsRacingEachOther_neverLowerTheFence() {
+    new ModelCheckingOptions()
+        .threads(2)
+        .actorsPerThread(1)
+        .actorsBefore(0)
+        .actorsAfter(0)
+        .iterations(5 * LincheckScenarios.SCALE)
+        .invocationsPerIteration(200 * LincheckScenarios.SCALE)
+        // the race: the dropAll that took the lower version records it after the other
+        .addCustomScenario(scenario(NearFenceModelCheckingTest.class, List.of(), List.of(
+            List.of("dropAll"), List.of("dropAll"))))
         .check(NearFenceModelCheckingTest.class);
   }
 

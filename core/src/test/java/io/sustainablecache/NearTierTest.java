@@ -533,7 +533,7 @@ final class NearTierTest {
   }
 
   @Test
-  void aRecordCountedButNotYetWritten_endsThePollEarly_withoutConfirming_andTheNextPollTakesIt() {
+  void aRecordCountedButNotYetWritten_endsThePollEarly_confirmingNoNewer_andTheNextTakesIt() {
     Polled polled = new Polled();
     polled.tier.offer("ns:a", "old", polled.tier.ticket());
     polled.tier.offer("ns:b", "old", polled.tier.ticket());
@@ -560,7 +560,7 @@ final class NearTierTest {
   }
 
   @Test
-  void aPollThatEndedEarly_confirmsNothing_andASlotStillMissingAtTheNextPollResets() {
+  void aPollThatEndedEarly_confirmsOnlyFromThePollBefore_andASlotStillMissingNextResets() {
     tier.poll().join();
     tier.offer("ns:z", "old", tier.ticket());
     advance(DELTA_NANOS / 2);
@@ -575,6 +575,65 @@ final class NearTierTest {
     assertThat(tier.poll().join()).isInstanceOf(NearLog.Poll.Reset.class);
     assertThat(entries.map).as("dropped by the reset").isEmpty();
     assertThat(tier.confirmed()).isTrue();
+  }
+
+  /**
+   * Review finding 3: a writer that always has one record in flight when a poll reads (a steady
+   * stream of changes, or a writer on a slow link), each written well within Δ/16 of its count,
+   * makes every poll end early at a different number. Every such poll applied all the records
+   * the previous one counted, so it confirms from the previous poll's start: the tier keeps
+   * serving. (Before: never two polls in a row missing the same slot, so never a reset, and
+   * never a confirmation; the tier stopped serving for good after Δ.)
+   */
+  @Test
+  void aWriterWithARecordAlwaysInFlight_keepsTheTierConfirmed_oneEarlyPollBehind() {
+    tier.poll().join();
+    tier.offer("ns:stable", "v", tier.ticket());
+    for (int i = 0; i < 64; i++) { // 64 polls, Δ/16 apart: 4 Δ
+      ScriptedStore.Hold slotWrite = store.holdRequests(Op.SET);
+      CompletableFuture<Void> inFlight = writer.record("ns:k" + i); // counted, not yet written
+      assertThat(tier.poll().join()).as("poll %d", i).isInstanceOf(NearLog.Poll.Partial.class);
+      slotWrite.release();
+      inFlight.join(); // written well within Δ/16 of its count
+      advance(DELTA_NANOS / 16);
+      assertThat(tier.confirmed()).as("confirmed after poll %d", i).isTrue();
+    }
+    assertThat(tier.get("ns:stable")).as("a key nobody changed stays served").isEqualTo("v");
+  }
+
+  /**
+   * The other half of the rule that lets a poll that ended early confirm from the previous
+   * poll's start: it must have applied every record the previous poll counted. Two records are
+   * counted and not yet written, then a change of {@code ns:k} is recorded and returns; the next
+   * poll ends at the first record; the first lands, the second does not. The poll after that
+   * cannot reach {@code ns:k}'s record, which the previous poll counted: it resets (dropping
+   * {@code ns:k}). Had it ended early and confirmed from the previous poll's start (the log's
+   * former rule, which reset only at the same missing number), {@code ns:k} would be served more
+   * than Δ after its change returned once the next poll failed (verified by restoring that rule
+   * in NearLog).
+   */
+  @Test
+  void aPollThatCannotReachARecordThePreviousPollCounted_resets_neverServingItsKeyPastDelta() {
+    tier.poll().join();
+    tier.offer("ns:k", "old", tier.ticket());
+    String sequence = keys.internalKey("near:seq");
+    long first = memory.incr(sequence, 1, 0, 0).join(); // counted, not yet written
+    memory.incr(sequence, 1, 0, 0).join(); // counted, never written
+    writer.record("ns:k").join();
+    long returned = now.get();
+
+    advance(DELTA_NANOS / 2);
+    assertThat(tier.poll().join()).isInstanceOf(NearLog.Poll.Partial.class);
+    memory.set(keys.internalKey("near:" + Long.remainderUnsigned(first, NearLog.SLOTS)),
+        bytes(first + " ns:other"), 0).join();
+    advance(DELTA_NANOS / 16);
+    assertThat(tier.poll().join()).isInstanceOf(NearLog.Poll.Reset.class);
+    store.fail(Op.GETS_ALL, 1);
+    advance(DELTA_NANOS / 16);
+    assertThatThrownBy(() -> tier.poll().join()).isInstanceOf(CompletionException.class);
+
+    now.set(returned + DELTA_NANOS + 1);
+    assertThat(tier.get("ns:k")).as("ns:k, changed Δ ago").isNull();
   }
 
   @Test

@@ -40,7 +40,8 @@ import java.util.function.BiConsumer;
  *   <tr><td>{@link #endUnloaded}</td><td>{@code KeyRegistry.abandon}</td><td>any but
  *       completed</td><td>completed without a value: callers read again</td></tr>
  *   <tr><td>{@link #voidIt}</td><td>{@code KeyRegistry.detach} ({@code invalidate},
- *       {@code put}), {@code begin} (superseded by a newer tombstone), {@code timedOut}</td>
+ *       {@code put}), {@code begin} (superseded by a newer tombstone or by a failed read begun after it
+ *       registered), {@code timedOut}</td>
  *       <td>any</td><td>voided: deregistered, never writes (its callers still get its
  *       result)</td></tr>
  *   <tr><td>{@link #releaseLease}</td><td>{@code FleetLease.afterLoad}</td><td>lease held</td>

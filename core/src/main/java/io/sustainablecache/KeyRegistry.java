@@ -1,13 +1,14 @@
 package io.sustainablecache;
 
 import java.time.InstantSource;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ObjLongConsumer;
 
 /**
  * All per-key state of a cache in this JVM, in one map changed only through atomic {@code
@@ -20,6 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   (none)          --begin-->   (flight)              a load starts
  *   (flight)        --begin-->   (flight)              a miss joins it; a refresh is deduplicated;
  *                                                      the flight's own loader thread is refused
+ *   (flight)        --begin-->   (flight')             a miss that may not join it supersedes it:
+ *                                                      a newer tombstone, or a failed store read
+ *                                                      begun after it registered (see below)
  *   (flight, f?)    --finish-->  (none) | (failure)    success forgets failures, failure records one
  *   (flight, f?)    --finishRemembered--> (failure)   a miss lost the fleet lease to another
  *                                                      instance's failed load: its failure is adopted
@@ -35,6 +39,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   (recent)        --begin-->   (recent)              a miss whose store read failed, begun before
  *                                                      that load registered, joins it (its value)
  *   (recent)        --sweep-->   (none)                once no read begun before it can be running
+ *                                                      (its own queue: see below)
  * </pre>
  *
  * <p>Time: every local duration (a flight's load timeout, a back-off, when a record is
@@ -42,10 +47,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * for what meets other hosts' time (a tombstone's time, the fleet lease's end, a failure
  * marker's end).
  *
- * <p>A read that fails on the store is a miss without a tombstone to fence it. Under a store
- * that times out (a starved client I/O thread), every such read would otherwise load: one loader
- * call per caller instead of per key. So it joins the key's flight if there is one, and
- * otherwise takes the value of the key's last load that a failed read awaited if either
+ * <p>A read that fails on the store is a miss without a tombstone to fence it: it cannot see an
+ * invalidation by another host. Under a store that times out (a starved client I/O thread),
+ * every such read would otherwise load: one loader call per caller instead of per key. So it
+ * shares a load of the key, the one in flight or else the key's last load that a failed read
+ * awaited (completed: its value), if either
  * <ul>
  *   <li>that load was registered after the read began ({@link #readMark}): its loader read the
  *       data after the read began, so after any invalidation that returned before it; the read
@@ -56,14 +62,24 @@ import java.util.concurrent.atomic.AtomicLong;
  *       own promise, which also covers reads that fail at once (a client whose queue is full).
  *       </li>
  * </ul>
- * Such a value is remembered only for as long as a read begun before its load can still be
- * running (the synchronous API's wait, {@code loadTimeout + 1 s}), for at most {@link
- * #MAX_REMEMBERED_LOADS} keys; {@code invalidate}, {@code put} and {@code invalidateAll} on this
- * instance forget it.
+ * Otherwise it loads itself: a flight in flight is superseded as by a newer tombstone (voided,
+ * counted in {@link #supersededCount}), unless the read is on that flight's own loader thread (a
+ * recursive load, refused). A burst of reads that time out began before the load their first
+ * failure starts, so it still costs one load per key.
+ *
+ * <p>A completed load is remembered only for as long as a read begun before it registered can
+ * still be running (the synchronous API's wait, {@code loadTimeout + 1 s} from its start), for at
+ * most {@link #MAX_REMEMBERED_LOADS} keys at once; {@code invalidate}, {@code put} and {@code
+ * invalidateAll} on this instance forget it.
  *
  * <p>Records are reclaimed by time, at O(1) cost per operation: a flight carries its own timeout
- * task; failure records go into a FIFO queue from which every {@code begin} and {@code finish}
- * sweeps at most two due entries, and a scheduled drain sweeps the rest when the cache is idle.
+ * task; failure records, lease losses and sightings go into a FIFO forget queue, remembered loads
+ * into one of their own; every {@code begin} and {@code finish} sweeps at most two due entries
+ * from each, and a scheduled drain sweeps the rest when the cache is idle. The remembered loads
+ * have a queue of their own because they all live {@code loadTimeout + 1 s} from their load's
+ * start and are queued as their loads finish, within {@code loadTimeout} of that start: a sweep,
+ * which stops at the first entry not yet due, reaches each one by {@code loadTimeout + 1 s} after
+ * its load finished, never held behind a failure record or a sighting that lives a minute.
  * Thread-safe.
  */
 final class KeyRegistry {
@@ -148,7 +164,17 @@ final class KeyRegistry {
     }
   }
 
-  private record Due(String storeKey, Forgettable record) {}
+  /**
+   * An entry of a forget queue: look at the key's {@code record} at {@code forgetAt} (ticker ms).
+   * In the queue of remembered loads {@code record} is {@code null}: the entry holds no value
+   * (a load that replaced the key's last one adds its own entry), it says when to look at the
+   * key's remembered load.
+   */
+  private record Due(String storeKey, long forgetAt, Forgettable record) {
+    Due(String storeKey, Forgettable record) {
+      this(storeKey, record.forgetAt(), record);
+    }
+  }
 
   /** What {@link #begin} decided. */
   sealed interface Begin permits Started, Joined, Remembered, Busy, Recursive {}
@@ -174,14 +200,23 @@ final class KeyRegistry {
   private static final int SWEEP_PER_OPERATION = 2;
   /**
    * At most this many keys' loads are remembered for reads that failed on the store, so that a
-   * store outage under a stream of distinct keys holds a bounded heap.
+   * store outage under a stream of distinct keys holds a bounded heap: at most this many values
+   * (of up to {@code maxValueSize} bytes encoded: about 1 GiB at the default), each for {@code
+   * loadTimeout + 1 s} from its load's start.
    */
-  static final int MAX_REMEMBERED_LOADS = 10_000;
+  static final int MAX_REMEMBERED_LOADS = 1_024;
 
   private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
+  /** Failure records, lease losses and sightings, in the order they were made. */
   private final ConcurrentLinkedQueue<Due> forgetQueue = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean drainScheduled = new AtomicBoolean();
-  /** Flights superseded by a miss that saw a possibly newer tombstone (see {@link #begin}). */
+  /** When to look at a key's remembered load, in the order the loads finished. */
+  private final ConcurrentLinkedQueue<Due> rememberedQueue = new ConcurrentLinkedQueue<>();
+  /** When the next drain is due (ticker ms); {@code Long.MAX_VALUE} for none scheduled. */
+  private final AtomicLong drainAt = new AtomicLong(Long.MAX_VALUE);
+  /**
+   * Flights superseded by a miss that saw a possibly newer tombstone or whose store read failed
+   * after they registered (see {@link #begin}).
+   */
   private final AtomicLong superseded = new AtomicLong();
   /** Numbers flights in the order they are registered; see {@link #readMark}. */
   private final AtomicLong sequence = new AtomicLong();
@@ -249,9 +284,10 @@ final class KeyRegistry {
    * key is loaded twice at once; {@link #supersededCount} counts these.
    *
    * <p>A miss whose store read failed ({@code failedReadMark} is the {@link #readMark} taken
-   * before it) joins the key's flight, or else the key's remembered load if it was registered
-   * after that mark or, with a near cache, less than its bound ago (see the class comment), or
-   * else starts a flight, which it marks so that its value is remembered.
+   * before it) joins the key's flight, or else takes the key's remembered load, if that load was
+   * registered after that mark or, with a near cache, less than its bound ago (see the class
+   * comment); otherwise it supersedes the flight (unless it is the flight's own loader thread: a
+   * recursive load) and starts one, which it marks so that its value is remembered.
    */
   private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
       long now, long tombstoneAt, long failedReadMark) {
@@ -272,10 +308,11 @@ final class KeyRegistry {
         expired[0] = flight; // found past its timeout before the timer fired
         flight = null;
       }
-      if (flight != null && tombstoneAt >= 0 && casToken > flight.casToken
-          && tombstoneAt + maxSkewMillis >= flight.startedAt
-          && !flight.inLoader(Thread.currentThread())) {
-        flight.voidIt(); // superseded: invalidated after it read the item
+      if (flight != null && !flight.inLoader(Thread.currentThread())
+          && (tombstoneAt >= 0 && casToken > flight.casToken
+              && tombstoneAt + maxSkewMillis >= flight.startedAt // invalidated after it read
+              || failedRead && !mayShare(flight, failedReadMark, tick))) {
+        flight.voidIt(); // superseded: its loader may have read the data before a change
         superseded.incrementAndGet();
         flight = null;
       }
@@ -292,7 +329,7 @@ final class KeyRegistry {
       }
       Recent recent = state == null ? null : state.recent();
       if (failedRead && recent != null && tick < recent.forgetAt()
-          && (recent.flight().sequence > failedReadMark || withinNearBound(recent.flight(), tick))) {
+          && mayShare(recent.flight(), failedReadMark, tick)) {
         decided[0] = new Joined<>(recent.flight()); // completed: its value
         return expired[0] == null ? state : state.withFlight(null);
       }
@@ -352,7 +389,7 @@ final class KeyRegistry {
       forgetQueue.add(new Due(flight.storeKey, recorded[0]));
     }
     if (remembers[0] != null) {
-      forgetQueue.add(new Due(flight.storeKey, remembers[0]));
+      rememberedQueue.add(new Due(flight.storeKey, remembers[0].forgetAt(), null));
     }
     if (recorded[0] != null || remembers[0] != null) {
       scheduleDrain(tick);
@@ -495,7 +532,8 @@ final class KeyRegistry {
   }
 
   /**
-   * How many flights a miss superseded so far: each started a second load of its key while the
+   * How many flights a miss superseded so far (it read a newer tombstone, or its store read
+   * failed after the flight registered): each started a second load of its key while the
    * superseded one's loader may still run. Conservative by design (see {@link #begin}); the stress
    * test's one-loader-per-key invariant allows these.
    */
@@ -512,17 +550,22 @@ final class KeyRegistry {
 
   /**
    * {@code failure} unless its window has passed ({@code null}): the forget queue is swept in
-   * insertion order, and records of different lengths (a remembered load's, a failure's, a lease
-   * loss's) share it, so a record may outlive its window until the sweep reaches it; a failure
-   * found so counts no more.
+   * insertion order, and records of different lengths (a failure's, a lease loss's, a sighting's)
+   * share it, so a record may outlive its window until the sweep reaches it; a failure found so
+   * counts no more.
    */
   private static Failure live(Failure failure, long tick) {
     return failure != null && failure.forgetAt() <= tick ? null : failure;
   }
 
-  /** Whether a near cache's bound has not passed since {@code flight} registered. */
-  private boolean withinNearBound(Flight<?> flight, long tick) {
-    return nearBoundMillis != 0 && tick - flight.startedTick < nearBoundMillis;
+  /**
+   * Whether a read that failed on the store after taking {@code failedReadMark} may have {@code
+   * flight}'s value (see the class comment): the flight registered after the read began, or,
+   * with a near cache, less than its bound ago ({@code tick} is now, ticker ms).
+   */
+  private boolean mayShare(Flight<?> flight, long failedReadMark, long tick) {
+    return flight.sequence > failedReadMark
+        || nearBoundMillis != 0 && tick - flight.startedTick < nearBoundMillis;
   }
 
   /** Counts one more key with a remembered load, unless there are enough already. */
@@ -537,6 +580,11 @@ final class KeyRegistry {
   /** The number of keys with a record; for tests and heap checks. */
   int size() {
     return states.size();
+  }
+
+  /** How many keys have a remembered load; for tests. */
+  int rememberedCount() {
+    return remembered.get();
   }
 
   /** The flight registered for a key, or {@code null}; for tests. */
@@ -577,51 +625,79 @@ final class KeyRegistry {
     }
   }
 
-  /** Forgets up to {@code max} failure records due by {@code now} (ticker ms). */
+  /** Forgets up to {@code max} due entries of each forget queue by {@code now} (ticker ms). */
   private void sweep(long now, int max) {
+    sweep(forgetQueue, now, max, this::forgetRecord);
+    sweep(rememberedQueue, now, max, this::forgetRemembered);
+  }
+
+  private static void sweep(Queue<Due> queue, long now, int max, ObjLongConsumer<Due> forget) {
     for (int i = 0; i < max; i++) {
-      Due head = forgetQueue.peek();
-      if (head == null || head.record().forgetAt() > now) {
+      Due head = queue.peek();
+      if (head == null || head.forgetAt() > now) {
         return;
       }
-      Due due = forgetQueue.poll();
+      Due due = queue.poll();
       if (due == null) {
         return;
       }
-      if (due.record().forgetAt() > now) { // another thread took the due head meanwhile
-        forgetQueue.add(due);
+      if (due.forgetAt() > now) { // another thread took the due head meanwhile
+        queue.add(due);
         return;
       }
-      states.computeIfPresent(due.storeKey(), (k, state) -> {
-        if (state.recent() == due.record()) {
-          remembered.decrementAndGet();
-        }
-        return state.without(due.record());
-      });
+      forget.accept(due, now);
     }
+  }
+
+  /** Removes a due failure record, lease loss or sighting, unless it was replaced. */
+  private void forgetRecord(Due due, long now) {
+    states.computeIfPresent(due.storeKey(), (k, state) -> state.without(due.record()));
   }
 
   /**
-   * Keeps one drain task scheduled while records wait to be forgotten, for idle caches; {@code
-   * now} is the ticker, ms.
+   * Removes the key's remembered load if it is due by {@code now}; one that replaced the load
+   * this entry was queued for is not (it has an entry of its own, further back).
+   */
+  private void forgetRemembered(Due due, long now) {
+    states.computeIfPresent(due.storeKey(), (k, state) -> {
+      Recent recent = state.recent();
+      if (recent == null || recent.forgetAt() > now) {
+        return state;
+      }
+      remembered.decrementAndGet();
+      return state.without(recent);
+    });
+  }
+
+  /**
+   * Schedules a drain for the earliest entry of the forget queues unless one is scheduled by
+   * then, for idle caches; {@code now} is the ticker, ms. A drain scheduled for later stays
+   * scheduled and finds less to do.
    */
   private void scheduleDrain(long now) {
-    Due head = forgetQueue.peek();
-    if (head == null || !drainScheduled.compareAndSet(false, true)) {
-      return;
-    }
-    try {
-      scheduler.schedule(this::drain, Math.max(0, head.record().forgetAt() - now),
-          TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException e) {
-      drainScheduled.set(false);
+    long due = Math.max(now, Math.min(headDue(forgetQueue), headDue(rememberedQueue)));
+    for (long scheduled = drainAt.get(); due < scheduled; scheduled = drainAt.get()) {
+      if (drainAt.compareAndSet(scheduled, due)) {
+        try {
+          scheduler.schedule(() -> drain(due), due - now, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+          drainAt.compareAndSet(due, Long.MAX_VALUE);
+        }
+        return;
+      }
     }
   }
 
-  private void drain() {
+  private static long headDue(Queue<Due> queue) {
+    Due head = queue.peek();
+    return head == null ? Long.MAX_VALUE : head.forgetAt();
+  }
+
+  /** A drain scheduled for {@code scheduledFor} (ticker ms) runs. */
+  private void drain(long scheduledFor) {
+    drainAt.compareAndSet(scheduledFor, Long.MAX_VALUE);
     long now = tickMillis();
     sweep(now, Integer.MAX_VALUE);
-    drainScheduled.set(false);
     scheduleDrain(now);
   }
 }

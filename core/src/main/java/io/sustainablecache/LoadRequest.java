@@ -15,8 +15,8 @@ package io.sustainablecache;
  * @param stale the entry served if the load fails and stale-on-error is on, or {@code null}
  * @param failedReadMark for a read that failed on the store, the registry's {@linkplain
  *     KeyRegistry#readMark mark} taken before it began: a miss may then take the result of a load
- *     of this JVM registered since (see {@link KeyRegistry#begin}); {@link #READ_OK} for a read
- *     that did not fail
+ *     of this JVM registered since, and does not join one registered before (see {@link
+ *     KeyRegistry#begin}); {@link #READ_OK} for a read that did not fail
  */
 record LoadRequest<V>(String key, String storeKey, long casToken, long tombstoneAt,
     long expectedLoadMillis, Entry<V> stale, long failedReadMark) {

@@ -154,6 +154,58 @@ final class FailedReadLoadsTest {
     }
   }
 
+  /**
+   * Review finding 1: host B's load of k is in flight, its loader reading the row before it
+   * changes; host A changes it and its invalidate returns; only then a read on B begins, and its
+   * store read fails, so it cannot see A's tombstone. Joining B's load would give it the value
+   * read before the change; it loads itself.
+   */
+  @Test
+  void aReadThatFailsAfterAnotherHostsInvalidateReturned_doesNotJoinTheLoadInFlightBeforeIt() {
+    InMemoryStore shared = InMemoryStore.create(clock);
+    ScriptedStore storeOfB = ScriptedStore.over(shared);
+    try (SustainableCache<String> hostA = twoHostsCache(shared);
+        SustainableCache<String> hostB = twoHostsCache(storeOfB)) {
+      CompletableFuture<String> dbReadBeforeTheChange = new CompletableFuture<>();
+      CompletableFuture<String> first = hostB.getAsync("k", key -> dbReadBeforeTheChange);
+
+      hostA.invalidate("k"); // the row changed; A's invalidate returns
+
+      storeOfB.fail(Op.GETS, 1); // a read on B begins only now; its store read fails
+      CompletableFuture<String> late = hostB.getAsync("k",
+          key -> CompletableFuture.completedFuture("new"));
+
+      dbReadBeforeTheChange.complete("old");
+      assertThat(first.join()).isEqualTo("old");
+      assertThat(late.join()).as("a read that began after invalidate returned").isEqualTo("new");
+      assertThat(((DefaultSustainableCache<?>) hostB).registry().supersededCount()).isEqualTo(1);
+    }
+  }
+
+  private SustainableCache<String> twoHostsCache(io.sustainablecache.spi.CacheStore on) {
+    return SustainableCache.builder(on).namespace("x").ttl(Duration.ofMinutes(1))
+        .codec(ValueCodec.utf8()).refreshExecutor(new ManualExecutor()).clock(clock)
+        .ticker(clock.ticker()).scheduler(ManualScheduler.on(clock.ticker()))
+        .random(RefreshPolicyTest.fixed(0.5)).build();
+  }
+
+  @Test
+  void aLoaderWhoseReadOfItsOwnKeyFails_isRefusedAsARecursiveLoad_notSuperseded() {
+    ScriptedStore down = ScriptedStore.over(InMemoryStore.create(clock));
+    try (SustainableCache<String> cache = SustainableCache.builder(down).namespace("f")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+        .clock(clock).ticker(clock.ticker()).random(RefreshPolicyTest.fixed(0.5)).build()) {
+      down.fail(Op.GETS, Integer.MAX_VALUE);
+
+      assertThatThrownBy(() -> cache.get("k", key -> cache.get("k", loader())))
+          .isInstanceOf(CacheLoadException.class)
+          .hasCauseInstanceOf(IllegalStateException.class)
+          .satisfies(e -> assertThat(e.getCause()).hasMessageContaining("recursive load"));
+      assertThat(loaderCalls).hasValue(0);
+      assertThat(((DefaultSustainableCache<?>) cache).registry().supersededCount()).isZero();
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Reads that fail at once (a client whose queue is full): no read began before the last load
 
@@ -191,6 +243,30 @@ final class FailedReadLoadsTest {
       failing.fail(Op.GETS, Integer.MAX_VALUE);
       assertThat(cache.get("k", loader())).isEqualTo("k#3");
       assertThat(loaderCalls).hasValue(3);
+    }
+  }
+
+  @Test
+  void withANearCache_aFailedReadJoinsALoadInFlightForTheBound_thenLoadsItself() {
+    try (SustainableCache<String> cache = nearCache()) {
+      CompletableFuture<String> slowDb = new CompletableFuture<>();
+      CompletableFuture<String> first = cache.getAsync("k", key -> {
+        loaderCalls.incrementAndGet();
+        return slowDb;
+      });
+      failing.fail(Op.GETS, Integer.MAX_VALUE);
+
+      clock.advanceMillis(BOUND.toMillis() - 1);
+      CompletableFuture<String> within = cache.getAsync("k", asyncLoader());
+      clock.advanceMillis(1); // the bound has passed since the load registered
+      CompletableFuture<String> after = cache.getAsync("k", asyncLoader());
+
+      slowDb.complete("k#1");
+      assertThat(first.join()).isEqualTo("k#1");
+      assertThat(within.join()).isEqualTo("k#1");
+      assertThat(after.join()).as("a load registered the bound ago or more").isEqualTo("k#2");
+      assertThat(loaderCalls).hasValue(2);
+      assertThat(((DefaultSustainableCache<?>) cache).registry().supersededCount()).isEqualTo(1);
     }
   }
 

@@ -215,6 +215,8 @@ final class BulkLoads<V> {
       } else if (begin instanceof KeyRegistry.Joined<?> joined) {
         Flight<V> flight = cast(joined.flight());
         waits.put(wanted.key(), flight.answer());
+      } else if (begin instanceof KeyRegistry.After<?> after) {
+        waits.put(wanted.key(), afterEnded(wanted, after.flight(), loader, loadOn));
       } else if (begin instanceof KeyRegistry.Remembered remembered) {
         stats.increment(Counter.FAILURE_REMEMBERED);
         if (!answerStale(answers, wanted) && failure[0] == null) {
@@ -257,6 +259,36 @@ final class BulkLoads<V> {
             out.completeExceptionally(t);
           }
         });
+  }
+
+  /**
+   * A key whose failed read may not share {@code older} ({@link KeyRegistry.After}): begins
+   * again once that flight has ended, as a load of its own (one bulk loader call for the key) or
+   * joining a load registered since.
+   */
+  private CompletableFuture<Loaded<V>> afterEnded(LoadRequest<V> wanted, Flight<?> older,
+      AsyncBulkLoader<? extends V> loader, Executor on) {
+    return older.ended().thenCompose(ended -> {
+      KeyRegistry.Begin begin = registry.begin(wanted, Flight.Origin.MISS, clock.millis());
+      if (begin instanceof KeyRegistry.Started<?> started) {
+        Flight<V> flight = cast(started.flight());
+        startLoad(List.of(flight), loader, false, on);
+        return flight.answer();
+      }
+      if (begin instanceof KeyRegistry.Joined<?> joined) {
+        Flight<V> flight = cast(joined.flight());
+        return flight.answer();
+      }
+      if (begin instanceof KeyRegistry.After<?> after) {
+        return afterEnded(wanted, after.flight(), loader, on);
+      }
+      if (begin instanceof KeyRegistry.Remembered remembered) {
+        stats.increment(Counter.FAILURE_REMEMBERED);
+        return CompletableFuture.failedFuture(
+            Backoff.exception(remembered.failure(), registry.tickMillis()));
+      }
+      return CompletableFuture.failedFuture(LoadCoordinator.recursive());
+    });
   }
 
   /** Answers a key with its stale entry, if allowed; whether it did. */

@@ -172,6 +172,16 @@ final class Flight<V> {
     return result.copy();
   }
 
+  /** Whether the flight has its outcome (its callers have their answer). */
+  boolean hasOutcome() {
+    return result.isDone();
+  }
+
+  /** Completes (normally) once the flight has an outcome, whichever it is. */
+  CompletableFuture<Void> ended() {
+    return result.handle((loaded, error) -> null);
+  }
+
   /** Runs {@code action} with the outcome once there is one (at once if there is). */
   void whenCompleted(BiConsumer<? super Loaded<V>, ? super Throwable> action) {
     result.whenComplete(action);

@@ -21,9 +21,11 @@ import java.util.function.ObjLongConsumer;
  *   (none)          --begin-->   (flight)              a load starts
  *   (flight)        --begin-->   (flight)              a miss joins it; a refresh is deduplicated;
  *                                                      the flight's own loader thread is refused
- *   (flight)        --begin-->   (flight')             a miss that may not join it supersedes it:
- *                                                      a newer tombstone, or a failed store read
- *                                                      begun after it registered (see below)
+ *   (flight)        --begin-->   (flight')             a miss that read a newer tombstone
+ *                                                      supersedes it
+ *   (flight)        --begin-->   (flight)              a miss whose store read failed after it
+ *                                                      registered waits for it to end, then
+ *                                                      begins again (see below)
  *   (flight, f?)    --finish-->  (none) | (failure)    success forgets failures, failure records one
  *   (flight, f?)    --finishRemembered--> (failure)   a miss lost the fleet lease to another
  *                                                      instance's failed load: its failure is adopted
@@ -62,10 +64,11 @@ import java.util.function.ObjLongConsumer;
  *       own promise, which also covers reads that fail at once (a client whose queue is full).
  *       </li>
  * </ul>
- * Otherwise it loads itself: a flight in flight is superseded as by a newer tombstone (voided,
- * counted in {@link #supersededCount}), unless the read is on that flight's own loader thread (a
- * recursive load, refused). A burst of reads that time out began before the load their first
- * failure starts, so it still costs one load per key.
+ * Otherwise it loads itself, but never beside a flight in flight: it waits for that flight to end
+ * ({@link After}) and begins again, so one load per key at a time holds under store failures too
+ * (a read on that flight's own loader thread is refused as a recursive load). A burst of reads
+ * that time out began before the load their first failure starts, so it still costs one load per
+ * key; reads that fail after a load registered cost one more load, after it.
  *
  * <p>A completed load is remembered only for as long as a read begun before it registered can
  * still be running (the synchronous API's wait, {@code loadTimeout + 1 s} from its start), for at
@@ -177,13 +180,21 @@ final class KeyRegistry {
   }
 
   /** What {@link #begin} decided. */
-  sealed interface Begin permits Started, Joined, Remembered, Busy, Recursive {}
+  sealed interface Begin permits Started, Joined, After, Remembered, Busy, Recursive {}
 
   /** A new flight, registered; the caller must run it (or {@link #abandon} it). */
   record Started<V>(Flight<V> flight) implements Begin {}
 
   /** A miss joins the flight already loading the key. */
   record Joined<V>(Flight<V> flight) implements Begin {}
+
+  /**
+   * A miss whose store read failed after {@code flight} registered (and, with a near cache, more
+   * than the bound after): it may not share that flight's value, since its loader may have read
+   * the data before a change on another host that this read could not see, nor load beside it
+   * (one load per key at a time): it begins again once the flight has ended.
+   */
+  record After<V>(Flight<V> flight) implements Begin {}
 
   /** A miss within the key's back-off: fail with the remembered failure. */
   record Remembered(Failure failure) implements Begin {}
@@ -286,8 +297,9 @@ final class KeyRegistry {
    * <p>A miss whose store read failed ({@code failedReadMark} is the {@link #readMark} taken
    * before it) joins the key's flight, or else takes the key's remembered load, if that load was
    * registered after that mark or, with a near cache, less than its bound ago (see the class
-   * comment); otherwise it supersedes the flight (unless it is the flight's own loader thread: a
-   * recursive load) and starts one, which it marks so that its value is remembered.
+   * comment); a flight it may not share it waits for ({@link After}: not a second load of the key
+   * at once), unless it is the flight's own loader thread (a recursive load); with no flight it
+   * starts one, which it marks so that its value is remembered.
    */
   private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
       long now, long tombstoneAt, long failedReadMark) {
@@ -309,12 +321,21 @@ final class KeyRegistry {
         flight = null;
       }
       if (flight != null && !flight.inLoader(Thread.currentThread())
-          && (tombstoneAt >= 0 && casToken > flight.casToken
-              && tombstoneAt + maxSkewMillis >= flight.startedAt // invalidated after it read
-              || failedRead && !mayShare(flight, failedReadMark, tick))) {
+          && tombstoneAt >= 0 && casToken > flight.casToken
+          && tombstoneAt + maxSkewMillis >= flight.startedAt) { // invalidated after it read
         flight.voidIt(); // superseded: its loader may have read the data before a change
         superseded.incrementAndGet();
         flight = null;
+      }
+      if (flight != null && failedRead && !flight.inLoader(Thread.currentThread())
+          && !mayShare(flight, failedReadMark, tick)) {
+        if (!flight.hasOutcome()) {
+          // its loader may have read the data before a change this read cannot see, and loading
+          // beside it would load the key twice at once: begin again once it has ended
+          decided[0] = new After<>(flight);
+          return state;
+        }
+        flight = null; // ended, not yet deregistered: replaced by this read's own flight
       }
       if (flight != null) {
         if (flight.inLoader(Thread.currentThread())) {
@@ -532,9 +553,8 @@ final class KeyRegistry {
   }
 
   /**
-   * How many flights a miss superseded so far (it read a newer tombstone, or its store read
-   * failed after the flight registered): each started a second load of its key while the
-   * superseded one's loader may still run. Conservative by design (see {@link #begin}); the stress
+   * How many flights a miss superseded so far (it read a newer tombstone): each started a second
+   * load of its key while the superseded one's loader may still run. Conservative by design (see {@link #begin}); the stress
    * test's one-loader-per-key invariant allows these.
    */
   long supersededCount() {

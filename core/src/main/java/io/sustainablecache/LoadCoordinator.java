@@ -106,6 +106,9 @@ final class LoadCoordinator<V> {
     if (begin instanceof KeyRegistry.Joined<?> joined) {
       return LoadCoordinator.<V>cast(joined.flight()).answer();
     }
+    if (begin instanceof KeyRegistry.After<?> after) {
+      return after.flight().ended().thenCompose(ended -> miss(request, loader, continuation));
+    }
     if (begin instanceof KeyRegistry.Remembered remembered) {
       stats.increment(Counter.FAILURE_REMEMBERED);
       return CompletableFuture.failedFuture(

@@ -158,10 +158,11 @@ final class FailedReadLoadsTest {
    * Review finding 1: host B's load of k is in flight, its loader reading the row before it
    * changes; host A changes it and its invalidate returns; only then a read on B begins, and its
    * store read fails, so it cannot see A's tombstone. Joining B's load would give it the value
-   * read before the change; it loads itself.
+   * read before the change, and loading beside it would load the key twice at once: it waits for
+   * that load to end, then loads itself.
    */
   @Test
-  void aReadThatFailsAfterAnotherHostsInvalidateReturned_doesNotJoinTheLoadInFlightBeforeIt() {
+  void aReadThatFailsAfterAnotherHostsInvalidateReturned_waitsForTheLoadInFlightBeforeIt_thenLoads() {
     InMemoryStore shared = InMemoryStore.create(clock);
     ScriptedStore storeOfB = ScriptedStore.over(shared);
     try (SustainableCache<String> hostA = twoHostsCache(shared);
@@ -172,13 +173,47 @@ final class FailedReadLoadsTest {
       hostA.invalidate("k"); // the row changed; A's invalidate returns
 
       storeOfB.fail(Op.GETS, 1); // a read on B begins only now; its store read fails
-      CompletableFuture<String> late = hostB.getAsync("k",
-          key -> CompletableFuture.completedFuture("new"));
+      CompletableFuture<String> late = hostB.getAsync("k", key -> CompletableFuture
+          .completedFuture(dbReadBeforeTheChange.isDone() ? "new" : "loaded beside it"));
+      assertThat(late).as("waits for the load in flight to end").isNotDone();
 
       dbReadBeforeTheChange.complete("old");
       assertThat(first.join()).isEqualTo("old");
       assertThat(late.join()).as("a read that began after invalidate returned").isEqualTo("new");
-      assertThat(((DefaultSustainableCache<?>) hostB).registry().supersededCount()).isEqualTo(1);
+      assertThat(((DefaultSustainableCache<?>) hostB).registry().supersededCount())
+          .as("the load in flight was not superseded: nothing loaded beside it").isZero();
+    }
+  }
+
+  /** The same through {@code getAll}: the bulk read's key waits, then loads on its own. */
+  @Test
+  void aBulkReadThatFailsAfterAnotherHostsInvalidateReturned_waitsForTheLoadInFlight_thenLoads() {
+    InMemoryStore shared = InMemoryStore.create(clock);
+    ScriptedStore storeOfB = ScriptedStore.over(shared);
+    try (SustainableCache<String> hostA = twoHostsCache(shared);
+        SustainableCache<String> hostB = twoHostsCache(storeOfB)) {
+      CompletableFuture<String> dbReadBeforeTheChange = new CompletableFuture<>();
+      CompletableFuture<String> first = hostB.getAsync("k", key -> dbReadBeforeTheChange);
+
+      hostA.invalidate("k");
+
+      storeOfB.fail(Op.GETS_ALL, 1);
+      AtomicInteger bulkCalls = new AtomicInteger();
+      CompletableFuture<Map<String, String>> late = hostB.getAllAsync(List.of("k", "j"), keys -> {
+        bulkCalls.incrementAndGet();
+        Map<String, String> values = new LinkedHashMap<>();
+        keys.forEach(key -> values.put(key,
+            key + (dbReadBeforeTheChange.isDone() ? " after the load in flight" : " at once")));
+        return CompletableFuture.completedFuture(values);
+      });
+      assertThat(late).as("k waits for the load in flight to end").isNotDone();
+
+      dbReadBeforeTheChange.complete("old");
+      assertThat(first.join()).isEqualTo("old");
+      assertThat(late.join()).as("k after the load in flight ended, never beside it")
+          .isEqualTo(Map.of("k", "k after the load in flight", "j", "j at once"));
+      assertThat(bulkCalls).as("j at once, k after the load in flight").hasValue(2);
+      assertThat(((DefaultSustainableCache<?>) hostB).registry().supersededCount()).isZero();
     }
   }
 
@@ -247,7 +282,7 @@ final class FailedReadLoadsTest {
   }
 
   @Test
-  void withANearCache_aFailedReadJoinsALoadInFlightForTheBound_thenLoadsItself() {
+  void withANearCache_aFailedReadJoinsALoadInFlightForTheBound_thenLoadsAfterIt() {
     try (SustainableCache<String> cache = nearCache()) {
       CompletableFuture<String> slowDb = new CompletableFuture<>();
       CompletableFuture<String> first = cache.getAsync("k", key -> {
@@ -260,13 +295,15 @@ final class FailedReadLoadsTest {
       CompletableFuture<String> within = cache.getAsync("k", asyncLoader());
       clock.advanceMillis(1); // the bound has passed since the load registered
       CompletableFuture<String> after = cache.getAsync("k", asyncLoader());
+      assertThat(after).as("waits for the load in flight, not loading beside it").isNotDone();
+      assertThat(loaderCalls).hasValue(1);
 
       slowDb.complete("k#1");
       assertThat(first.join()).isEqualTo("k#1");
       assertThat(within.join()).isEqualTo("k#1");
       assertThat(after.join()).as("a load registered the bound ago or more").isEqualTo("k#2");
       assertThat(loaderCalls).hasValue(2);
-      assertThat(((DefaultSustainableCache<?>) cache).registry().supersededCount()).isEqualTo(1);
+      assertThat(((DefaultSustainableCache<?>) cache).registry().supersededCount()).isZero();
     }
   }
 

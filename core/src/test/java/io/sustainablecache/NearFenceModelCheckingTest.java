@@ -5,9 +5,7 @@ import static io.sustainablecache.LincheckScenarios.scenario;
 import io.sustainablecache.testing.InMemoryStore;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -38,7 +36,7 @@ public final class NearFenceModelCheckingTest {
   private final NearTier<String> tier = new NearTier<>(
       new NearLog(InMemoryStore.create(), new Keys("ns", 250, KeyPolicy.REJECT),
           new SplittableRandom(1)),
-      new MapEntries(), Duration.ofSeconds(1), Duration.ofSeconds(30), () -> 0L,
+      new NearTierTest.Entries(), Duration.ofSeconds(1), Duration.ofSeconds(30), () -> 0L,
       UnaryOperator.identity(), new Generation(), NearTier.MIN_FENCE_STRIPES, failure -> { });
   private final List<String> keys = sameStripe(tier);
 
@@ -102,35 +100,5 @@ public final class NearFenceModelCheckingTest {
     int stripe = tier.stripe("ns:k0");
     return IntStream.iterate(0, i -> i + 1).mapToObj(i -> "ns:k" + i)
         .filter(key -> tier.stripe(key) == stripe).limit(3).toList();
-  }
-
-  /** The tier's map, plain. */
-  private static final class MapEntries implements NearTier.EntryMap<String> {
-    private final Map<String, String> map = new ConcurrentHashMap<>();
-
-    @Override
-    public String get(String key) {
-      return map.get(key);
-    }
-
-    @Override
-    public void put(String key, String entry) {
-      map.put(key, entry);
-    }
-
-    @Override
-    public void remove(String key, String entry) {
-      map.remove(key, entry);
-    }
-
-    @Override
-    public void remove(String key) {
-      map.remove(key);
-    }
-
-    @Override
-    public void clear() {
-      map.clear();
-    }
   }
 }

@@ -54,8 +54,11 @@ final class NearTierTest {
       new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get,
       UnaryOperator.identity(), generation, SIZE, failure -> { });
 
-  /** A map that can run something between an insertion's put and its check. */
-  private static final class Entries implements NearTier.EntryMap<String> {
+  /**
+   * A map that can run something between an insertion's put and its check; plain otherwise (the
+   * fence's model check uses it too).
+   */
+  static final class Entries implements NearTier.EntryMap<String> {
     final Map<String, String> map = new ConcurrentHashMap<>();
     Consumer<String> afterPut = key -> {};
 

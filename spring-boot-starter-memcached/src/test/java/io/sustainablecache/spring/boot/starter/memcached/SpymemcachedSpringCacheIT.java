@@ -1,79 +1,17 @@
 package io.sustainablecache.spring.boot.starter.memcached;
 
-import io.sustainablecache.spymemcached.SpymemcachedStoreFactory;
-import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
-import io.sustainablecache.spring.SpringCacheContract;
-import io.sustainablecache.testkit.FaultProxy;
-import io.sustainablecache.testkit.MemcachedServer;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import io.sustainablecache.spring.MemcachedSpringCacheContract;
+import io.sustainablecache.spymemcached.SpymemcachedStoreFactory;
 
 /**
- * Spring's cache contract and annotations over {@link SpymemcachedStoreFactory}'s store against a real
- * memcached: plain memcached cannot clear a namespace, so {@code clear()} must say so and touch
- * nothing.
+ * Spring's cache contract and annotations over {@link SpymemcachedStoreFactory}'s store against a
+ * real memcached.
  */
-class SpymemcachedSpringCacheIT extends SpringCacheContract {
-
-  private final Map<CacheStore, CacheStoreFactory.OpenedStore> opened = new ConcurrentHashMap<>();
-
-  private final Map<CacheStore, FaultProxy> proxies = new ConcurrentHashMap<>();
-
-  /**
-   * A store behind a proxy that adds 1 ms each way, as a network does: without it a local
-   * server's answer can be back before the client's call has returned, and then the dependent
-   * actions Spring's reactive caching registers run on the caller's thread, not on the client's
-   * I/O thread where they run in production (issue 24).
-   */
-  @Override
-  protected CacheStore openStore() {
-    FaultProxy proxy = FaultProxy.start(MemcachedServer.shared().address());
-    proxy.delay(Duration.ofMillis(1));
-    CacheStore store = open(proxy.address());
-    proxies.put(store, proxy);
-    return store;
-  }
-
-  /** A store whose server is not there: a port nothing listens on. */
-  @Override
-  protected CacheStore openFailingStore() throws IOException {
-    int port;
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = socket.getLocalPort();
-    }
-    return open(new InetSocketAddress("127.0.0.1", port));
-  }
-
-  private CacheStore open(InetSocketAddress a) {
-    CacheStoreFactory.OpenedStore store = new SpymemcachedStoreFactory().open(CacheStoreFactory.Settings
-        .builder().addresses(List.of(a.getHostString() + ":" + a.getPort())).build());
-    opened.put(store.store(), store);
-    return store.store();
-  }
+class SpymemcachedSpringCacheIT extends MemcachedSpringCacheContract {
 
   @Override
-  protected void closeStore(CacheStore store) {
-    opened.remove(store).close();
-    FaultProxy proxy = proxies.remove(store);
-    if (proxy != null) {
-      proxy.close();
-    }
-  }
-
-  @Override
-  protected boolean completesOnClientThreads() {
-    return true;
-  }
-
-  @Override
-  protected boolean clearSupported() {
-    return false;
+  protected CacheStoreFactory storeFactory() {
+    return new SpymemcachedStoreFactory();
   }
 }

@@ -46,6 +46,7 @@ record CacheConfig<V>(
     int refreshBatchSize,
     Duration refreshBatchDelay,
     Duration closeTimeout,
+    Duration fenceTimeout,
     Scheduler scheduler,
     long nearMaximumSize,
     boolean nearBoundedByBytes,
@@ -83,6 +84,9 @@ record CacheConfig<V>(
 
   /** Default wait for running refreshes when the cache closes its own executor. */
   static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+
+  /** The default of {@link SustainableCacheBuilder#fenceTimeout}. */
+  static final Duration DEFAULT_FENCE_TIMEOUT = Duration.ofSeconds(30);
 
   /** Default largest number of keys refreshed in one bulk loader call. */
   static final int DEFAULT_REFRESH_BATCH_SIZE = 256;
@@ -130,6 +134,7 @@ record CacheConfig<V>(
         b.refreshBatchSize == -1 ? DEFAULT_REFRESH_BATCH_SIZE : b.refreshBatchSize,
         b.refreshBatchDelay == null ? DEFAULT_REFRESH_BATCH_DELAY : b.refreshBatchDelay,
         b.closeTimeout == null ? DEFAULT_CLOSE_TIMEOUT : b.closeTimeout,
+        b.fenceTimeout == null ? DEFAULT_FENCE_TIMEOUT : b.fenceTimeout,
         b.scheduler == null ? Scheduler.systemScheduler() : b.scheduler,
         b.nearMaximumSize == -1 ? 0 : b.nearMaximumSize,
         b.nearBoundedByBytes,

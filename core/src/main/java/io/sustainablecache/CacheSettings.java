@@ -38,7 +38,8 @@ import java.util.function.Function;
  *   <caption>Spec keys</caption>
  *   <tr><th>key</th><th>value</th></tr>
  *   <tr><td>{@code ttl}, {@code grace}, {@code absent-ttl}, {@code load-timeout},
- *       {@code max-clock-skew}, {@code close-timeout}</td><td>a duration</td></tr>
+ *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}</td><td>a
+ *       duration</td></tr>
  *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
  *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
  *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}, {@code
@@ -103,6 +104,8 @@ public final class CacheSettings {
         (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
     duration("close-timeout", s -> s.closeTimeout, (b, v) -> b.closeTimeout = v,
         SustainableCacheBuilder::closeTimeout);
+    duration("fence-timeout", s -> s.fenceTimeout, (b, v) -> b.fenceTimeout = v,
+        SustainableCacheBuilder::fenceTimeout);
     add("near-cache", s -> s.nearCache, (b, v) -> b.nearCache = v,
         SettingText.NearCache::parse, SettingText.NearCache::toString,
         (b, v) -> {
@@ -139,6 +142,7 @@ public final class CacheSettings {
   private Integer maxValueSize;
   private SettingText.RefreshBatch refreshBatch;
   private Duration closeTimeout;
+  private Duration fenceTimeout;
   private SettingText.NearCache nearCache;
   private Boolean nearCacheCopy;
 
@@ -367,6 +371,11 @@ public final class CacheSettings {
     return Optional.ofNullable(closeTimeout);
   }
 
+  /** Returns how long a write fence stands at most ({@link SustainableCacheBuilder#fenceTimeout}). */
+  public Optional<Duration> fenceTimeout() {
+    return Optional.ofNullable(fenceTimeout);
+  }
+
   /**
    * Returns the near cache's size in entries ({@link SustainableCacheBuilder#nearCache}), if set
    * and bounded by entries.
@@ -573,6 +582,14 @@ public final class CacheSettings {
      */
     public Builder closeTimeout(Duration timeout) {
       return set("close-timeout", timeout);
+    }
+
+    /**
+     * @param timeout see {@link SustainableCacheBuilder#fenceTimeout}
+     * @return this builder
+     */
+    public Builder fenceTimeout(Duration timeout) {
+      return set("fence-timeout", timeout);
     }
 
     /**

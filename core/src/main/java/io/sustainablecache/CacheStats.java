@@ -430,6 +430,36 @@ public final class CacheStats {
   }
 
   /**
+   * Write fences placed ({@link SustainableCache#fence}): keys fenced while a database
+   * transaction changed their data.
+   *
+   * @return a non-negative count
+   */
+  public long fenceCount() {
+    return get(Counter.FENCE);
+  }
+
+  /**
+   * Loads whose read found a write fence: returned to their callers and not cached.
+   *
+   * @return a non-negative count
+   */
+  public long fencedLoadCount() {
+    return get(Counter.FENCED_LOAD);
+  }
+
+  /**
+   * Write fences this instance could not replace after their transaction ended, retried until
+   * they would have expired (the store down or slow): each key stayed fenced, loading and caching
+   * nothing, until its fence expired. Logged with the key.
+   *
+   * @return a non-negative count
+   */
+  public long fenceReleaseFailureCount() {
+    return get(Counter.FENCE_RELEASE_FAILURE);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

@@ -84,7 +84,7 @@ final class CallerWrites<V> {
    * may have landed all the same: the key is dropped from this instance's near cache (the other
    * instances learn nothing: a change that failed promises nothing).
    */
-  private <T> CompletableFuture<T> landed(String storeKey, CompletableFuture<T> write,
+  <T> CompletableFuture<T> landed(String storeKey, CompletableFuture<T> write,
       String operation) {
     CompletableFuture<T> out = new CompletableFuture<>();
     write.whenComplete((result, failure) -> {
@@ -105,7 +105,7 @@ final class CallerWrites<V> {
    * fails if the record failed (then the near cache's bound does not cover this write), counted
    * as a store error and a near record failure.
    */
-  private CompletableFuture<Void> recorded(String storeKey, String operation) {
+  CompletableFuture<Void> recorded(String storeKey, String operation) {
     if (near == null) {
       return CompletableFuture.completedFuture(null);
     }
@@ -237,7 +237,7 @@ final class CallerWrites<V> {
    *
    * @param storeKey the key changed, or {@code null} for every key
    */
-  private <T> T finish(String storeKey, CompletableFuture<T> change, String operation,
+  <T> T finish(String storeKey, CompletableFuture<T> change, String operation,
       T notAwaited) {
     if (!change.isDone() && !Waiting.allowed(store)) {
       change.whenComplete((result, failure) -> {
@@ -279,7 +279,7 @@ final class CallerWrites<V> {
     }
   }
 
-  private void awaitQuietly(CompletableFuture<?> future) {
+  void awaitQuietly(CompletableFuture<?> future) {
     if (!future.isDone() && !Waiting.allowed(store)) {
       future.whenComplete((done, failure) -> {
         if (failure != null) {

@@ -44,7 +44,10 @@ enum Counter {
   NEAR_STALE_SAMPLE,
   NEAR_EVICTION,
   NEAR_INVALIDATION,
-  NEAR_RESET;
+  NEAR_RESET,
+  FENCE,
+  FENCED_LOAD,
+  FENCE_RELEASE_FAILURE;
 
   static final Counter[] ALL = values();
 }

@@ -24,6 +24,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final ReadPath<V> reads;
   private final BulkLoads<V> bulk;
   private final CallerWrites<V> writes;
+  private final WriteFences<V> fences;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
 
@@ -52,6 +53,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         waitNanos);
     this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
         waitNanos, near);
+    this.fences = new WriteFences<>(config, keys, writer, writes, registry, lease, stats,
+        waitNanos);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -138,6 +141,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   @Override
   public void invalidateAll() {
     writes.invalidateAll();
+  }
+
+  @Override
+  public WriteFence<V> fence(String key) {
+    return fences.fence(key);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,11 @@ record Entry<V>(Kind kind, V value, long fetchedAt, long expiresAt, long loadMil
     ABSENT,
     /** The key was invalidated; a miss whose token fences out older loads. */
     TOMBSTONE,
+    /**
+     * A write fence: a database transaction is changing the key's data. A miss whose token fences
+     * out older loads, and whose own loads are returned to their callers and never cached.
+     */
+    FENCE,
     /** Not an envelope this cache can read (foreign, truncated, another version, undecodable). */
     CORRUPT
   }

@@ -17,7 +17,7 @@ import org.slf4j.Logger;
  * fresh for longer than the TTL (an absence for longer than the absent TTL) after its load time,
  * and an entry loaded further in the future than the allowed clock skew counts as expired. In a
  * cache with a near cache, an entry of another {@linkplain Generation generation} than the
- * namespace's reads as a tombstone. An entry written by an instance configured otherwise (with
+ * namespace's reads as a tombstone; a write fence reads as a fence in every generation. An entry written by an instance configured otherwise (with
  * a near cache when this one has none, or the reverse) draws a rate-limited warning: such a
  * fleet has no staleness bound. A cache without a namespace (never near-cached) whose key
  * starts with a near-cached namespace's prefix addresses that namespace's item, and is warned
@@ -83,6 +83,10 @@ final class EntryReader<V> {
     long written = Envelope.generation(bytes); // 0: written without a near cache
     if ((written == 0) != (generation == null)) {
       mixedLog.warn(generation != null ? WITHOUT_NEAR_CACHE : WITH_NEAR_CACHE);
+    }
+    if (kind == Envelope.KIND_FENCE) {
+      // in any generation: a transaction's change is pending whatever invalidateAll did since
+      return new Entry<>(Entry.Kind.FENCE, null, fetchedAt, fetchedAt, 0, item.casToken());
     }
     if (kind == Envelope.KIND_TOMBSTONE
         || (generation != null && written != generation.current())) {

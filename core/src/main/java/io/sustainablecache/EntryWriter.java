@@ -187,6 +187,11 @@ final class EntryWriter<V> {
     return Exptime.of(Envelope.expiresAt(bytes) - fetchedAt + graceMillis, fetchedAt);
   }
 
+  /** A write fence placed at {@code now}; see {@link Envelope#encodeFence}. */
+  byte[] fence(long now, long until, long id, int holders, boolean shared) {
+    return Envelope.encodeFence(now, until, id, holders, shared, callerGeneration());
+  }
+
   /** A tombstone for an invalidation at {@code now}. */
   byte[] tombstone(long now) {
     return Envelope.encodeTombstone(now, callerGeneration());

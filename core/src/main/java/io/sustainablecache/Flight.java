@@ -88,6 +88,11 @@ final class Flight<V> {
   final long sequence;
   /** The token of the read that decided this load; every write of it is conditional on it. */
   final long casToken;
+  /**
+   * Whether the read that decided this load found a write fence (a database transaction changing
+   * the key's data): the load's result is returned to its callers and never written.
+   */
+  final boolean fenced;
   /** Completed once, by {@link #deliver}, {@link #fail} or {@link #endUnloaded}; never exposed. */
   private final CompletableFuture<Loaded<V>> result = new CompletableFuture<>();
 
@@ -102,7 +107,8 @@ final class Flight<V> {
   private volatile boolean awaitedByFailedRead;
 
   Flight(String key, String storeKey, Origin origin, long startedAt, long startedTick,
-      long casToken, long sequence) {
+      long casToken, long sequence, boolean fenced) {
+    this.fenced = fenced;
     this.key = key;
     this.storeKey = storeKey;
     this.origin = origin;

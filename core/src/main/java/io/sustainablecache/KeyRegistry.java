@@ -271,13 +271,13 @@ final class KeyRegistry {
    */
   <V> Begin begin(LoadRequest<V> request, Flight.Origin origin, long now) {
     return begin(request.key(), request.storeKey(), origin, request.casToken(), now,
-        request.tombstoneAt(), request.failedReadMark());
+        request.tombstoneAt(), request.failedReadMark(), request.fenced());
   }
 
   /** {@link #begin(LoadRequest, Flight.Origin, long)} of a read that did not fail. */
   <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken, long now,
       long tombstoneAt) {
-    return begin(key, storeKey, origin, casToken, now, tombstoneAt, LoadRequest.READ_OK);
+    return begin(key, storeKey, origin, casToken, now, tombstoneAt, LoadRequest.READ_OK, false);
   }
 
   /**
@@ -302,7 +302,7 @@ final class KeyRegistry {
    * starts one, which it marks so that its value is remembered.
    */
   private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
-      long now, long tombstoneAt, long failedReadMark) {
+      long now, long tombstoneAt, long failedReadMark, boolean fenced) {
     boolean failedRead = origin == Flight.Origin.MISS && failedReadMark != LoadRequest.READ_OK;
     sweep(tickMillis(), SWEEP_PER_OPERATION);
     Begin[] decided = new Begin[1];
@@ -359,7 +359,7 @@ final class KeyRegistry {
         return expired[0] == null ? state : state.withFlight(null);
       }
       Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken,
-          sequence.incrementAndGet());
+          sequence.incrementAndGet(), fenced);
       if (failedRead) {
         started.awaitedByFailedRead();
       }

@@ -335,11 +335,16 @@ final class LoadCoordinator<V> {
   /**
    * Completes a flight with its load's result, waking every caller that joined it, and returns
    * the write that must follow (it writes, unless the flight was voided by then, and
-   * deregisters the flight), or {@code null} if there is none: the flight was deregistered here.
+   * deregisters the flight), or {@code null} if there is none (no write back, a {@linkplain
+   * Flight#fenced fenced} flight): the flight was deregistered here.
    */
   Runnable complete(Flight<V> flight, Loaded<V> loaded, boolean writeBack, long statsMillis) {
     stats.recordLoad(statsMillis, loaded.value() == null);
     loadTimes.recordSuccess(statsMillis, 1); // a bulk call's time comes with its first key
+    if (flight.fenced) {
+      stats.increment(Counter.FENCED_LOAD);
+      writeBack = false; // one bulk call may load fenced and unfenced keys
+    }
     if (!flight.deliver(loaded) || !writeBack || flight.voided()) {
       if (writeBack && flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile

@@ -8,18 +8,21 @@ package io.sustainablecache;
  * @param storeKey the key on the server
  * @param casToken the token of the version read ({@link EntryWriter#NO_CAS} if the key was
  *     absent); every write of the load is conditional on it
- * @param tombstoneAt when the tombstone the read found was written, epoch milliseconds of the
- *     invalidating host, or -1 if the read found none: a load registered before that
- *     invalidation is not joined (see {@link KeyRegistry#begin})
+ * @param tombstoneAt when the tombstone (or write fence) the read found was written, epoch
+ *     milliseconds of the invalidating host, or -1 if the read found none: a load registered
+ *     before that invalidation is not joined (see {@link KeyRegistry#begin})
  * @param expectedLoadMillis the load time the entry measured, or -1 if the read found none
  * @param stale the entry served if the load fails and stale-on-error is on, or {@code null}
  * @param failedReadMark for a read that failed on the store, the registry's {@linkplain
  *     KeyRegistry#readMark mark} taken before it began: a miss may then take the result of a load
  *     of this JVM registered since, and does not join one registered before (see {@link
  *     KeyRegistry#begin}); {@link #READ_OK} for a read that did not fail
+ * @param fenced whether the read found a write fence: a database transaction is changing the
+ *     key's data, so the load's result is returned to its callers and never cached, here or in
+ *     the store (see {@link Flight#fenced})
  */
 record LoadRequest<V>(String key, String storeKey, long casToken, long tombstoneAt,
-    long expectedLoadMillis, Entry<V> stale, long failedReadMark) {
+    long expectedLoadMillis, Entry<V> stale, long failedReadMark, boolean fenced) {
 
   /** The {@link #failedReadMark} of a read that did not fail (or of a refresh). */
   static final long READ_OK = -1;
@@ -32,12 +35,14 @@ record LoadRequest<V>(String key, String storeKey, long casToken, long tombstone
   static <V> LoadRequest<V> of(String key, String storeKey, Entry<V> entry,
       long failedReadMark) {
     if (entry == null) {
-      return new LoadRequest<>(key, storeKey, EntryWriter.NO_CAS, -1, -1, null, failedReadMark);
+      return new LoadRequest<>(key, storeKey, EntryWriter.NO_CAS, -1, -1, null, failedReadMark,
+          false);
     }
     boolean answers = entry.answers();
+    boolean fenced = entry.kind() == Entry.Kind.FENCE;
     return new LoadRequest<>(key, storeKey, entry.casToken(),
-        entry.kind() == Entry.Kind.TOMBSTONE ? entry.fetchedAt() : -1,
-        answers ? entry.loadMillis() : -1, answers ? entry : null, READ_OK);
+        entry.kind() == Entry.Kind.TOMBSTONE || fenced ? entry.fetchedAt() : -1,
+        answers ? entry.loadMillis() : -1, answers ? entry : null, READ_OK, fenced);
   }
 
   /** Whether the read failed on the store. */
@@ -47,9 +52,10 @@ record LoadRequest<V>(String key, String storeKey, long casToken, long tombstone
 
   /**
    * Whether the load's result is written: not after a failed read (the server just failed, so
-   * the result is returned without a write that would likely fail or time out too).
+   * the result is returned without a write that would likely fail or time out too), nor after a
+   * read that found a write fence.
    */
   boolean writeBack() {
-    return !readFailed();
+    return !readFailed() && !fenced;
   }
 }

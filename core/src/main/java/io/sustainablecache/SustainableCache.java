@@ -334,6 +334,56 @@ public interface SustainableCache<V> extends AutoCloseable {
   void invalidateAll();
 
   /**
+   * Fences a key whose data a database transaction is about to change: call it inside the
+   * transaction, before the change is committed (before the row is updated is simplest), and
+   * complete the returned fence once the transaction ended: {@link WriteFence#committed()} (the
+   * key is invalidated), {@link WriteFence#committed(Object)} (the key caches the committed
+   * value) or {@link WriteFence#rolledBack()}. Spring's cache manager does this for {@code
+   * evict} and {@code put} inside a transaction.
+   *
+   * <pre>{@code
+   * try (Connection c = dataSource.getConnection()) {
+   *   c.setAutoCommit(false);
+   *   WriteFence<User> fence = users.fence("user:42");
+   *   try {
+   *     update(c, 42, newName);
+   *     c.commit();
+   *   } catch (SQLException | RuntimeException e) {
+   *     c.rollback();
+   *     fence.rolledBack();
+   *     throw e;
+   *   }
+   *   fence.committed();
+   * }
+   * }</pre>
+   *
+   * <p>While the fence stands, on every instance of the namespace: reads of the key load from
+   * their loader and cache nothing (what the database returns before the commit is its committed
+   * data, and nothing of it outlives the fence); no load that read the key before the fence can
+   * write; near caches drop the key within their bound. {@code invalidate} during a transaction
+   * leaves a window: between the commit and the deferred evict, and for a load that read the data
+   * before the commit and writes after the evict; the fence closes both, on every host. A writer
+   * that dies leaves the fence to expire after {@link SustainableCacheBuilder#fenceTimeout}
+   * (default 30 s). See {@link WriteFence} for several writers and for failures after the
+   * commit, and {@code docs/design.md}, "Writes inside database transactions".
+   *
+   * <p>A plain {@link #invalidate} or {@link #put} while a fence stands replaces it (the key is
+   * then not fenced any more, and the fence's release writes a tombstone); {@link #invalidateAll}
+   * leaves it standing.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @return the fence, to be completed exactly once; never {@code null}
+   * @throws IllegalArgumentException if the key is invalid
+   * @throws NullPointerException if {@code key} is {@code null}
+   * @throws IllegalStateException if called on a thread that delivers the store's answers (the
+   *     fence must be in place before the transaction goes on, and such a thread may not wait)
+   * @throws io.sustainablecache.spi.StoreException if the fence could not be placed (or recorded
+   *     in the near cache's log): the key is not protected, so the transaction should not change
+   *     its data; a fence that landed all the same expires after the fence timeout
+   */
+  WriteFence<V> fence(String key);
+
+  /**
    * A snapshot of the counters.
    *
    * @return an immutable snapshot, never {@code null}

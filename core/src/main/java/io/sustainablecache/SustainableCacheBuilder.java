@@ -58,6 +58,7 @@ public final class SustainableCacheBuilder<V> {
   int refreshBatchSize = -1;
   Duration refreshBatchDelay;
   Duration closeTimeout;
+  Duration fenceTimeout;
   Scheduler scheduler;
   long nearMaximumSize = -1;
   boolean nearBoundedByBytes;
@@ -566,6 +567,29 @@ public final class SustainableCacheBuilder<V> {
     checkUnset(this.closeTimeout, "closeTimeout");
     inRange("closeTimeout", timeout, Duration.ZERO, MAX_TIMEOUT);
     this.closeTimeout = timeout;
+    return this;
+  }
+
+  /**
+   * How long a write fence stands at most ({@link SustainableCache#fence}): the server expires it
+   * this long after a writer last placed it, so a writer that dies inside its transaction leaves
+   * no stuck key. While it stands, reads of the key load from the loader and cache nothing. It
+   * must exceed the longest transaction that changes a cached key: a fence that expires before
+   * its transaction commits lets loads cache the data from before the change until the writer's
+   * {@link WriteFence#committed()} replaces it. Default: 30 s, longer than an OLTP transaction
+   * should hold a row lock (a dead writer costs that long of uncached loads of its keys, each
+   * instance's concurrent readers sharing one load at a time).
+   *
+   * @param timeout 1 s to 1 day (the server's expiry has a one-second granularity)
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> fenceTimeout(Duration timeout) {
+    requireNonNull(timeout, "timeout");
+    checkUnset(this.fenceTimeout, "fenceTimeout");
+    inRange("fenceTimeout", timeout, Duration.ofSeconds(1), MAX_TIMEOUT);
+    this.fenceTimeout = timeout;
     return this;
   }
 

@@ -133,7 +133,7 @@ public final class KeyRegistryLinearizabilityTest {
   private String begin(int thread, int key, Flight.Origin origin) {
     long token = flightToken(thread, ++begun[thread]);
     KeyRegistry.Begin begin = registry.begin(new LoadRequest<>(KEYS[key], STORE_KEYS[key], token, -1, -1,
-        null, LoadRequest.READ_OK), origin, now);
+        null, LoadRequest.READ_OK, false), origin, now);
     if (begin instanceof KeyRegistry.Started<?> started) {
       own[thread].addLast(started.flight());
       return "started #" + token;

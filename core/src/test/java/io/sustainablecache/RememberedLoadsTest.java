@@ -36,7 +36,7 @@ final class RememberedLoadsTest {
   /** A miss of {@code key} whose store read failed after taking {@code mark}. */
   private KeyRegistry.Begin failedRead(String key, long mark) {
     return registry.begin(new LoadRequest<String>(key, "r:" + key, EntryWriter.NO_CAS, -1, -1,
-        null, mark), Flight.Origin.MISS, clock.millis());
+        null, mark, false), Flight.Origin.MISS, clock.millis());
   }
 
   /** Runs the flight {@code begin} started to a value: a load a failed read awaited. */

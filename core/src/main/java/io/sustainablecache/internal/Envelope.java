@@ -9,16 +9,22 @@ package io.sustainablecache.internal;
  * offset  size  field
  *      0     1  magic 0xC5
  *      1     1  kind (high nibble) and format version (low nibble, 1 or 2):
- *                 0x01 a value, 0x11 "no value" (a cached absence), 0x21 a tombstone (version 1;
- *                 0x02, 0x12, 0x22 in version 2)
+ *                 0x01 a value, 0x11 "no value" (a cached absence), 0x21 a tombstone, 0x31 a
+ *                 write fence (version 1; 0x02, 0x12, 0x22, 0x32 in version 2)
  *      2     6  fetchedAt: epoch milliseconds when the value was loaded, unsigned big-endian
  *      8     6  expiresAt: logical expiry, epoch milliseconds, unsigned big-endian
  *     14     2  loadMillis: measured load time in milliseconds, unsigned, saturating at 65535
  *     16     8  generation (version 2 only): the namespace's generation the entry belongs to,
  *                 positive, big-endian; an entry of another generation is a miss (see the near
  *                 cache's {@code invalidateAll} in docs/near-cache.md)
- * 16 or 24   n  payload (values only; absences and tombstones have none)
+ * 16 or 24   n  payload: a value's codec bytes; none for absences and tombstones; for a write
+ *                 fence 13 bytes: its id (8, big-endian), how many writers hold it (4, unsigned,
+ *                 big-endian) and a flags byte (bit 0: more than one writer has held it)
  * </pre>
+ *
+ * <p>A write fence stands in a key while a database transaction changes the key's data (see
+ * {@code docs/design.md}, "Writes inside database transactions"): {@code fetchedAt} is when it
+ * was last placed, {@code expiresAt} until when its writers expect to hold it.
  *
  * <p>48-bit millisecond timestamps reach the year 10889. No valid UTF-8 text and no Java
  * serialization stream starts with {@code 0xC5 0x01} or {@code 0xC5 0x02}, so foreign values are
@@ -57,6 +63,15 @@ public final class Envelope {
    * whose CAS token fences out writes of loads that read the entry before the invalidation.
    */
   public static final byte KIND_TOMBSTONE = 0x21;
+
+  /**
+   * Byte 1 of a write fence: a database transaction is changing the key's data. A fence is a miss
+   * whose loads are never cached, and whose CAS token fences out loads that read the key before.
+   */
+  public static final byte KIND_FENCE = 0x31;
+
+  /** The payload's size of a write fence: id, holders, flags. */
+  public static final int FENCE_PAYLOAD_SIZE = 13;
 
   /** The largest value a 48-bit timestamp field holds. */
   public static final long MAX_TIMESTAMP = (1L << 48) - 1;
@@ -137,6 +152,59 @@ public final class Envelope {
     return encode(KIND_TOMBSTONE, atMillis, atMillis, 0, generation, new byte[0]);
   }
 
+  /**
+   * Builds a write fence of a generation (0: none).
+   *
+   * @param atMillis when it is placed, epoch milliseconds
+   * @param untilMillis until when its writers expect to hold it, epoch milliseconds, not before
+   *     {@code atMillis}
+   * @param id the fence's id, chosen by the writer that created it
+   * @param holders how many writers hold it, positive
+   * @param shared whether more than one writer has held it
+   * @param generation the namespace's generation, or 0 for none
+   * @return a new array of {@code HEADER_SIZE + FENCE_PAYLOAD_SIZE} bytes (plus 8 with a
+   *     generation)
+   * @throws IllegalArgumentException if a timestamp is out of range or {@code holders} is not
+   *     positive
+   */
+  public static byte[] encodeFence(long atMillis, long untilMillis, long id, int holders,
+      boolean shared, long generation) {
+    if (holders <= 0) {
+      throw new IllegalArgumentException("a fence has holders: " + holders);
+    }
+    byte[] payload = new byte[FENCE_PAYLOAD_SIZE];
+    for (int i = 7; i >= 0; i--) {
+      payload[i] = (byte) id;
+      id >>>= 8;
+    }
+    for (int i = 11; i >= 8; i--) {
+      payload[i] = (byte) holders;
+      holders >>>= 8;
+    }
+    payload[12] = (byte) (shared ? 1 : 0);
+    return encode(KIND_FENCE, atMillis, untilMillis, 0, generation, payload);
+  }
+
+  /** The id of a valid write fence. */
+  public static long fenceId(byte[] bytes) {
+    int at = payloadOffset(bytes);
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (bytes[at + i] & 0xFF);
+    }
+    return v;
+  }
+
+  /** How many writers hold a valid write fence: positive. */
+  public static int fenceHolders(byte[] bytes) {
+    return fenceHoldersAt(bytes, payloadOffset(bytes));
+  }
+
+  /** Whether more than one writer has held a valid write fence. */
+  public static boolean fenceShared(byte[] bytes) {
+    return (bytes[payloadOffset(bytes) + 12] & 1) != 0;
+  }
+
   private static byte[] encode(byte kind, long fetchedAtMillis, long expiresAtMillis,
       long loadMillis, long generation, byte[] payload) {
     if (generation < 0) {
@@ -192,13 +260,15 @@ public final class Envelope {
     }
     byte kind = kind(bytes);
     boolean known = kind == KIND_VALUE
-        || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && bytes.length == header);
+        || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && bytes.length == header)
+        || (kind == KIND_FENCE && bytes.length == header + FENCE_PAYLOAD_SIZE
+            && fenceHoldersAt(bytes, header) > 0 && (bytes[header + 12] & ~1) == 0);
     return known && get48(bytes, 2) <= get48(bytes, 8);
   }
 
   /**
    * The kind of an envelope that {@link #isValid}, whatever its version: {@link #KIND_VALUE},
-   * {@link #KIND_ABSENT} or {@link #KIND_TOMBSTONE}.
+   * {@link #KIND_ABSENT}, {@link #KIND_TOMBSTONE} or {@link #KIND_FENCE}.
    *
    * @param bytes a valid envelope
    * @return the kind byte
@@ -274,6 +344,14 @@ public final class Envelope {
    */
   public static int payloadLength(byte[] bytes) {
     return bytes.length - payloadOffset(bytes);
+  }
+
+  private static int fenceHoldersAt(byte[] bytes, int payload) {
+    int v = 0;
+    for (int i = 8; i < 12; i++) {
+      v = (v << 8) | (bytes[payload + i] & 0xFF);
+    }
+    return v;
   }
 
   private static void put48(byte[] b, int at, long v) {

@@ -1,0 +1,432 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Write fences around database transactions (issue 21), every interleaving in virtual time: two
+ * caches over one {@link InMemoryStore} are two hosts over one memcached, a {@link ScriptedStore}
+ * in front of the writer fails or holds its requests, and the "database" is one mutable row whose
+ * committed value the loaders read.
+ */
+final class WriteFenceTest {
+
+  private static final Duration TTL = Duration.ofMinutes(10);
+  private static final Duration FENCE = Duration.ofSeconds(30);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final InMemoryStore server = InMemoryStore.create(clock);
+  private final ScriptedStore storeOfA = ScriptedStore.over(server);
+  /** The row's committed value: what every loader reads. */
+  private final AtomicReference<String> row = new AtomicReference<>("old");
+  private final AtomicInteger loads = new AtomicInteger();
+  private final SustainableCache<String> a = cache(storeOfA, false);
+  private final SustainableCache<String> b = cache(server, false);
+
+  private SustainableCache<String> cache(CacheStore store, boolean near) {
+    SustainableCacheBuilder<String> builder = SustainableCache.builder(store).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).fleetLease(false);
+    if (near) {
+      builder.nearCache(1_000, Duration.ofSeconds(1), 0);
+    }
+    return builder.build();
+  }
+
+  @AfterEach
+  void close() {
+    a.close();
+    b.close();
+  }
+
+  private String db(String key) {
+    loads.incrementAndGet();
+    return row.get();
+  }
+
+  private byte[] raw(String key) {
+    return server.gets("f:" + key).join().map(item -> item.value()).orElse(null);
+  }
+
+  private byte kind(String key) {
+    return Envelope.kind(raw(key));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads before, during and after the fence
+
+  @Test
+  void whileTheFenceStands_readsOnEveryHostLoad_andNothingIsCached_thenTheCommitIsSeenAtOnce() {
+    assertThat(b.get("k", this::db)).isEqualTo("old"); // cached before the transaction
+
+    WriteFence<String> fence = a.fence("k");
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    // the transaction's update is not committed: readers still read "old"
+    assertThat(b.get("k", this::db)).as("a read during the fence loads").isEqualTo("old");
+    assertThat(a.get("k", this::db)).isEqualTo("old");
+    assertThat(b.getIfPresent("k")).as("a peek finds nothing cached").isEmpty();
+    assertThat(kind("k")).as("nothing written over the fence").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(loads).hasValue(3);
+    assertThat(b.stats().fencedLoadCount()).isEqualTo(1);
+
+    row.set("new"); // the commit
+    fence.committed();
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(a.get("k", this::db)).as("read-your-writes on the writer").isEqualTo("new");
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+    assertThat(loads).as("cached again after the commit").hasValue(4);
+    assertThat(a.stats().fenceCount()).isEqualTo(1);
+  }
+
+  @Test
+  void theIssuesRace_aReadBetweenTheEvictAndTheCommit_doesNotCacheThePreCommitRow() {
+    // issue 21: with a plain invalidate inside the transaction, this read's load began after the
+    // tombstone and before the commit, and its write landed on the tombstone: "old" served after
+    // the commit until the next refresh
+    WriteFence<String> fence = a.fence("k");
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    row.set("new");
+    fence.committed();
+
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aLoadThatReadTheKeyBeforeTheFence_andIsAnsweredAfterTheCommit_cannotWrite() {
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> read = b.getAsync("k", key -> query); // read "absent", loading
+
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    fence.committed();
+    query.complete("old"); // the query had read the row before the commit
+
+    assertThat(read).isCompletedWithValue("old"); // its own caller, concurrent with the change
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.stats().staleSetDiscardCount()).isEqualTo(1);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aLoadStartedBeforeTheFence_answeredWhileItStands_cannotWrite_andIsNotJoinedByFencedReads() {
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> first = b.getAsync("k", key -> query);
+
+    WriteFence<String> fence = a.fence("k");
+    assertThat(b.get("k", this::db)).as("a fenced read does not join the older load")
+        .isEqualTo("old");
+    assertThat(loads).hasValue(1);
+    query.complete("old");
+
+    assertThat(first).isCompletedWithValue("old");
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    fence.rolledBack();
+  }
+
+  @Test
+  void aFenceOnAKeyBeingRefreshed_failsTheRefreshsWrite() {
+    b.put("k", "v0");
+    clock.advance(TTL.plusMillis(1));
+    assertThat(b.get("k", this::db)).as("stale, refresh queued").isEqualTo("v0");
+    assertThat(refreshes.queued()).isEqualTo(1);
+
+    WriteFence<String> fence = a.fence("k");
+    refreshes.runAll(); // loads "old" and tries to cas it over v0's token
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    row.set("new");
+    fence.committed();
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void committedWithAValue_replacesTheFenceWithIt() {
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    fence.committed("new");
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+    assertThat(loads).as("served from the cache").hasValue(0);
+  }
+
+  @Test
+  void aRollback_removesTheFence_andTheUnchangedDataIsCachedAgain() {
+    b.put("k", "old");
+    WriteFence<String> fence = a.fence("k");
+    fence.rolledBack();
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(loads).hasValue(1);
+  }
+
+  @Test
+  void aFenceCompletesOnce() {
+    WriteFence<String> fence = a.fence("k");
+    fence.committed();
+    assertThatThrownBy(fence::rolledBack).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> fence.committed("v")).isInstanceOf(IllegalStateException.class);
+    assertThat(fence.key()).isEqualTo("k");
+  }
+
+  @Test
+  void aValueTooLargeToCache_leavesATombstone_andTheCallerIsTold() {
+    try (SustainableCache<String> small = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).maxValueSize(64).build()) {
+      WriteFence<String> fence = small.fence("k");
+      assertThatThrownBy(() -> fence.committed("x".repeat(100)))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Two writers
+
+  @Test
+  void twoWritersHoldOneFence_untilTheLastCommits_andTheLastWritesATombstoneNotItsValue() {
+    WriteFence<String> first = a.fence("k");
+    WriteFence<String> second = b.fence("k");
+    assertThat(Envelope.fenceHolders(raw("k"))).isEqualTo(2);
+
+    row.set("first's");
+    first.committed("first's");
+    assertThat(kind("k")).as("the second writer still holds it").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.get("k", this::db)).isEqualTo("first's");
+    assertThat(kind("k")).as("not cached while the second transaction is open")
+        .isEqualTo(Envelope.KIND_FENCE);
+
+    row.set("second's");
+    second.committed("second's");
+    // which commit came last is the database's to say: the shared fence ends in a tombstone
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(a.get("k", this::db)).isEqualTo("second's");
+  }
+
+  @Test
+  void twoWriters_theSecondCommitsFirst_theFenceStandsForTheFirst() {
+    WriteFence<String> first = a.fence("k");
+    WriteFence<String> second = b.fence("k");
+    second.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    first.rolledBack();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // A writer that dies, a transaction longer than the fence
+
+  @Test
+  void aWriterThatDies_leavesAFenceThatExpires_andReadsCacheAgain() {
+    a.fence("k"); // never completed
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    clock.advance(FENCE.plusSeconds(2));
+
+    assertThat(raw("k")).as("expired by the server").isNull();
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(loads).as("cached again").hasValue(2);
+  }
+
+  @Test
+  void aFenceThatExpiredBeforeTheCommit_isFollowedByATombstone_overWhatLoadsCachedMeanwhile() {
+    WriteFence<String> fence = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2));
+    assertThat(b.get("k", this::db)).isEqualTo("old"); // cached: the fence is gone
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+
+    row.set("new");
+    fence.committed("new");
+
+    assertThat(kind("k")).as("not the value: another write may have come between")
+        .isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aWriterWhoseFenceExpiredAndWasReplaced_leavesTheNewFenceToItsHolder() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2));
+    WriteFence<String> next = b.fence("k");
+
+    slow.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    next.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Failures
+
+  @Test
+  void aFenceThatCannotBePlaced_throws_andTheOldValueIsStillThere() {
+    b.put("k", "old");
+    storeOfA.fail(Op.GETS, 1);
+    assertThatThrownBy(() -> a.fence("k")).isInstanceOf(StoreException.class);
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_returns_theFenceStands_andTheReleaseIsRetriedUntilItLands() {
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    storeOfA.fail(Op.GETS, 3);
+
+    fence.committed(); // does not throw
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(a.get("k", this::db)).as("read-your-writes: the fence makes it load")
+        .isEqualTo("new");
+    for (int i = 0; i < 10 && kind("k") == Envelope.KIND_FENCE; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      scheduler.runDue();
+    }
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(a.stats().fenceReleaseFailureCount()).isZero();
+    assertThat(a.stats().storeErrorCount()).isGreaterThanOrEqualTo(3);
+  }
+
+  @Test
+  void aReleaseThatFailsUntilTheFenceExpired_isCountedAsAFailure_andTheKeyIsNeverStale() {
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    storeOfA.fail(Op.GETS, 1_000);
+    fence.committed();
+    for (int i = 0; i < 40; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      scheduler.runDue();
+      assertThat(b.get("k", this::db)).isEqualTo("new");
+    }
+    assertThat(a.stats().fenceReleaseFailureCount()).isEqualTo(1);
+    assertThat(scheduler.pending()).as("no retry left").isZero();
+  }
+
+  @Test
+  void aReleaseHeldOnTheWire_holdsTheCallerAtMostTheLoadTimeout_andLandsLater() {
+    try (SustainableCache<String> writer = SustainableCache.builder(storeOfA).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).loadTimeout(Duration.ofMillis(200)).build()) {
+      WriteFence<String> fence = writer.fence("k");
+      ScriptedStore.Hold hold = storeOfA.holdResponses(Op.GETS);
+      row.set("new");
+      CompletableFuture<Void> commit = CompletableFuture.runAsync(fence::committed);
+      assertThat(commit).succeedsWithin(Duration.ofSeconds(30)); // 1.2 s: the timeout's wait
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+      hold.release();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Bulk reads, invalidateAll, near caches
+
+  @Test
+  void getAll_loadsFencedAndUnfencedKeysInOneCall_andWritesOnlyTheUnfenced() {
+    WriteFence<String> fence = a.fence("fenced");
+    AtomicInteger calls = new AtomicInteger();
+    Map<String, String> got = b.getAll(List.of("fenced", "free"), keys -> {
+      calls.incrementAndGet();
+      return Map.of("fenced", "old", "free", "free's");
+    });
+
+    assertThat(got).containsEntry("fenced", "old").containsEntry("free", "free's");
+    assertThat(calls).hasValue(1);
+    assertThat(kind("fenced")).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(kind("free")).isEqualTo(Envelope.KIND_VALUE);
+    fence.rolledBack();
+  }
+
+  @Test
+  void invalidateAll_leavesAFenceStanding() {
+    try (SustainableCache<String> writer = cache(ForwardingStore.withoutFlushPrefix(server), true);
+        SustainableCache<String> reader = cache(ForwardingStore.withoutFlushPrefix(server), true)) {
+      scheduler.runDue(); // first polls
+      WriteFence<String> fence = writer.fence("k");
+      writer.invalidateAll();
+      for (int i = 0; i < 15; i++) { // the reader's polls find the new generation
+        clock.advanceMillis(100);
+        scheduler.runDue();
+      }
+      assertThat(reader.get("k", this::db)).isEqualTo("old");
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+      row.set("new");
+      fence.committed();
+      assertThat(reader.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
+  void aNearCacheOnAnotherInstance_dropsTheKeyWithinItsBound_andHoldsNothingLoadedUnderTheFence() {
+    try (SustainableCache<String> writer = cache(ForwardingStore.withoutFlushPrefix(server), true);
+        SustainableCache<String> reader = cache(ForwardingStore.withoutFlushPrefix(server), true)) {
+      scheduler.runDue();
+      assertThat(reader.get("k", this::db)).isEqualTo("old"); // loaded, held near
+      WriteFence<String> fence = writer.fence("k");
+      long fencedAt = clock.millis();
+      for (int i = 0; i < 15; i++) { // 1.5 s, the bound is 1 s
+        clock.advanceMillis(100);
+        scheduler.runDue();
+        reader.get("k", this::db);
+      }
+      int loadsBefore = loads.get();
+      long nearHits = reader.stats().nearHitCount();
+      reader.get("k", this::db);
+      reader.get("k", this::db);
+      assertThat(loads.get() - loadsBefore).as("two reads under the fence, two loads")
+          .isEqualTo(2);
+      assertThat(reader.stats().nearHitCount()).isEqualTo(nearHits);
+      assertThat(clock.millis() - fencedAt).isGreaterThan(1_000);
+
+      row.set("new");
+      fence.committed();
+      assertThat(writer.get("k", this::db)).isEqualTo("new");
+      for (int i = 0; i < 15; i++) {
+        clock.advanceMillis(100);
+        scheduler.runDue();
+      }
+      assertThat(reader.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
+  void planted_andTruncatedFences_areMisses_overwrittenByTheNextLoad() {
+    byte[] fence = Envelope.encodeFence(clock.millis(), clock.millis() + 1_000, 7, 1, false, 0);
+    server.set("f:truncated", java.util.Arrays.copyOf(fence, fence.length - 1), 60).join();
+    byte[] noHolders = fence.clone();
+    noHolders[Envelope.HEADER_SIZE + 11] = 0; // holders 0
+    server.set("f:empty", noHolders, 60).join();
+
+    assertThat(b.get("truncated", this::db)).isEqualTo("old");
+    assertThat(b.get("empty", this::db)).isEqualTo("old");
+    assertThat(kind("truncated")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(kind("empty")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().corruptEntryCount()).isEqualTo(2);
+  }
+}

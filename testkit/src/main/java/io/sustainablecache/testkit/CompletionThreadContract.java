@@ -129,6 +129,7 @@ public abstract class CompletionThreadContract {
     CacheStore store = newStore();
     SustainableCache<String> cache = cache(store, near);
     cache.put("hit", "cached");
+    io.sustainablecache.WriteFence<String> pending = cache.fence("fenced"); // completed there
     // the keys the calls there write; each one's value is checked afterwards from this thread
     Map<String, Long> took = new LinkedHashMap<>();
     Map<String, Object> answers = new LinkedHashMap<>();
@@ -165,6 +166,17 @@ public abstract class CompletionThreadContract {
         cache.invalidate("hit");
         return null;
       });
+      time(took, answers, "fence", () -> {
+        try {
+          return cache.fence("refused-fence");
+        } catch (IllegalStateException refused) { // it would have to wait for the store
+          return "refused";
+        }
+      });
+      time(took, answers, "WriteFence.committed", () -> {
+        pending.committed();
+        return null;
+      });
       time(took, answers, "stats", cache::stats);
       time(took, answers, "build", () -> {
         SustainableCache<String> built = builder(store, near).build();
@@ -176,6 +188,7 @@ public abstract class CompletionThreadContract {
         assertThat(millis).as(call).isLessThan(PROMPT_MILLIS));
     assertThat(answers.get("get(miss)")).isEqualTo("loaded");
     assertThat(answers.get("find(miss)")).isEqualTo(Optional.of("loaded"));
+    assertThat(answers.get("fence")).isEqualTo("refused");
     // there, a key the near cache does not hold is a miss: the loader's value, not written
     assertThat(answers.get("getAll")).asInstanceOf(InstanceOfAssertFactories.MAP)
         .containsOnlyKeys("hit", "miss5").containsEntry("miss5", "loaded");
@@ -187,6 +200,9 @@ public abstract class CompletionThreadContract {
       assertThat(cache.getIfPresent("added")).as("the putIfAbsent issued there")
           .contains("added there");
       assertThat(cache.getIfPresent("hit")).as("the invalidate issued there").isEmpty();
+      cache.get("fenced", k -> "after the commit");
+      assertThat(cache.getIfPresent("fenced")).as("the fence's release issued there: cached")
+          .contains("after the commit");
     });
 
     // the namespace-wide and closing calls, last

@@ -1,0 +1,183 @@
+package io.sustainablecache.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.sustainablecache.Loader;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.WriteFence;
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreItem;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Write fences around database transactions ({@link SustainableCache#fence}, issue 21) over a
+ * real memcached through an adapter, each "host" a client of its own: what a fence on one client
+ * means for reads and loads on another, under real races; the server's expiry of a dead writer's
+ * fence; two writers holding one fence. Every interleaving in virtual time is the core's {@code
+ * WriteFenceTest}.
+ *
+ * <p>Subclasses name the adapter's {@link StoreConnector}; every store and cache a test opens is
+ * closed after it.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class WriteFenceContract {
+
+  private final String namespace = "fence-" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<CacheStore> opened = new ArrayList<>();
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+
+  /** Creates the contract; subclasses are instantiated by JUnit. */
+  protected WriteFenceContract() {}
+
+  /**
+   * How the adapter under test connects a store over a client of its own ({@link
+   * StoreConnector#of}); return the same instance every time.
+   *
+   * @return this test's connector; never {@code null}
+   */
+  protected abstract StoreConnector connector();
+
+  @AfterEach
+  final void closeEverything() throws Exception {
+    for (AutoCloseable closeable : closeables) {
+      closeable.close();
+    }
+    for (CacheStore store : opened) {
+      connector().close(store);
+    }
+  }
+
+  private CacheStore newStore() {
+    CacheStore store = connector().connect(MemcachedServer.shared().address(),
+        Duration.ofSeconds(2));
+    opened.add(store);
+    return store;
+  }
+
+  private SustainableCache<String> cache(CacheStore store) {
+    return cache(store, Duration.ofSeconds(30));
+  }
+
+  private SustainableCache<String> cache(CacheStore store, Duration fenceTimeout) {
+    SustainableCache<String> cache = SustainableCache.builder(store).namespace(namespace)
+        .ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).fenceTimeout(fenceTimeout).build();
+    closeables.add(cache);
+    return cache;
+  }
+
+  private Optional<byte[]> raw(CacheStore store, String key) {
+    return store.gets(namespace + ":" + key).join().map(StoreItem::value);
+  }
+
+  @Test
+  void aFenceOnOneClient_makesTheOthersReadsLoadAndCacheNothing_andItsCommitIsSeenAtOnce() {
+    CacheStore storeOfA = newStore();
+    SustainableCache<String> a = cache(storeOfA);
+    SustainableCache<String> b = cache(newStore());
+    AtomicReference<String> row = new AtomicReference<>("old");
+    AtomicInteger loads = new AtomicInteger();
+    Loader<String> db = key -> {
+      loads.incrementAndGet();
+      return row.get();
+    };
+    assertThat(b.get("k", db)).isEqualTo("old");
+
+    WriteFence<String> fence = a.fence("k");
+    assertThat(Envelope.kind(raw(storeOfA, "k").orElseThrow())).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.get("k", db)).isEqualTo("old");
+    assertThat(b.get("k", db)).isEqualTo("old");
+    assertThat(loads).as("every read under the fence loads").hasValue(3);
+
+    row.set("new");
+    fence.committed("new");
+
+    assertThat(b.get("k", db)).isEqualTo("new");
+    assertThat(a.get("k", db)).isEqualTo("new");
+    assertThat(loads).as("the committed value, cached by the release").hasValue(3);
+  }
+
+  /**
+   * The issue's race on a real server, both clients busy: host B's threads read the key in a loop
+   * while host A fences it, commits a new row and completes the fence; once {@code committed()}
+   * returned, no read that starts on either host returns the old row, and the key ends cached
+   * with the new one.
+   */
+  @Test
+  void readersRacingAFencedCommitOnAnotherClient_neverSeeTheOldRowAfterTheCommit()
+      throws Exception {
+    SustainableCache<String> a = cache(newStore());
+    SustainableCache<String> b = cache(newStore());
+    int trials = 200;
+    for (int trial = 0; trial < trials; trial++) {
+      String key = "race-" + trial;
+      AtomicReference<String> row = new AtomicReference<>("old");
+      Loader<String> db = k -> row.get();
+      b.get(key, db);
+      AtomicBoolean stop = new AtomicBoolean();
+      List<CompletableFuture<Void>> readers = new ArrayList<>();
+      for (int r = 0; r < 2; r++) {
+        readers.add(CompletableFuture.runAsync(() -> {
+          while (!stop.get()) {
+            b.get(key, db);
+          }
+        }));
+      }
+      WriteFence<String> fence = a.fence(key);
+      row.set("new");
+      fence.committed();
+      for (int i = 0; i < 20; i++) {
+        assertThat(b.get(key, db)).as("trial %d, host B", trial).isEqualTo("new");
+        assertThat(a.get(key, db)).as("trial %d, host A", trial).isEqualTo("new");
+      }
+      stop.set(true);
+      CompletableFuture.allOf(readers.toArray(new CompletableFuture<?>[0]))
+          .get(30, TimeUnit.SECONDS);
+      assertThat(b.getIfPresent(key)).as("trial %d, cached", trial).contains("new");
+    }
+  }
+
+  @Test
+  void aFenceWhoseWriterDied_expiresOnTheServerAfterTheFenceTimeout() {
+    CacheStore store = newStore();
+    SustainableCache<String> writer = cache(store, Duration.ofSeconds(1));
+    SustainableCache<String> reader = cache(newStore());
+    writer.fence("dead"); // never completed
+
+    assertThat(reader.get("dead", key -> "loaded")).isEqualTo("loaded");
+    assertThat(reader.getIfPresent("dead")).as("not cached under the fence").isEmpty();
+    await().atMost(Duration.ofSeconds(5)).until(() -> raw(store, "dead").isEmpty());
+    assertThat(reader.get("dead", key -> "loaded")).isEqualTo("loaded");
+    assertThat(reader.getIfPresent("dead")).as("cached again").contains("loaded");
+  }
+
+  @Test
+  void twoClientsHoldOneFence_untilBothCompleted() {
+    CacheStore store = newStore();
+    SustainableCache<String> a = cache(store);
+    SustainableCache<String> b = cache(newStore());
+    WriteFence<String> first = a.fence("two");
+    WriteFence<String> second = b.fence("two");
+    assertThat(Envelope.fenceHolders(raw(store, "two").orElseThrow())).isEqualTo(2);
+
+    first.committed("first's");
+    assertThat(Envelope.kind(raw(store, "two").orElseThrow())).isEqualTo(Envelope.KIND_FENCE);
+    second.rolledBack();
+    assertThat(Envelope.kind(raw(store, "two").orElseThrow()))
+        .isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+}

@@ -151,6 +151,11 @@ final class CallerWrites<V> {
       if (entry != null && entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()) {
         return CompletableFuture.completedFuture(Optional.of(entry.value()));
       }
+      if (entry != null && entry.kind() == Entry.Kind.FENCE) {
+        // a transaction is changing the key's data: what the caller offers may predate it
+        stats.increment(Counter.SKIPPED_WRITE);
+        return CompletableFuture.completedFuture(Optional.<V>empty());
+      }
       int exptime = writer.putExptime(bytes);
       CompletableFuture<Boolean> stored = item == null
           ? landed(storeKey, store.add(storeKey, bytes, exptime), "putIfAbsent")

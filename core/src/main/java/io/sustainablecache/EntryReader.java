@@ -31,6 +31,7 @@ final class EntryReader<V> {
   private final long ttlMillis;
   private final long absentTtlMillis;
   private final long maxSkewMillis;
+  private final long fenceMillis;
   private final StatsCounter stats;
   private final RateLimitedLog corruptLog;
   private final RateLimitedLog clockSkewLog;
@@ -62,6 +63,7 @@ final class EntryReader<V> {
     this.ttlMillis = config.ttl().toMillis();
     this.absentTtlMillis = config.absentTtl().toMillis();
     this.maxSkewMillis = config.maxClockSkew().toMillis();
+    this.fenceMillis = config.fenceTimeout().toMillis();
     this.stats = stats;
   }
 
@@ -85,8 +87,7 @@ final class EntryReader<V> {
       mixedLog.warn(generation != null ? WITHOUT_NEAR_CACHE : WITH_NEAR_CACHE);
     }
     if (kind == Envelope.KIND_FENCE) {
-      // in any generation: a transaction's change is pending whatever invalidateAll did since
-      return new Entry<>(Entry.Kind.FENCE, null, fetchedAt, fetchedAt, 0, item.casToken());
+      return fence(bytes, fetchedAt, now, item);
     }
     if (kind == Envelope.KIND_TOMBSTONE
         || (generation != null && written != generation.current())) {
@@ -116,6 +117,26 @@ final class EntryReader<V> {
     }
     return new Entry<>(Entry.Kind.VALUE, value, fetchedAt, expiresAt, loadMillis,
         item.casToken());
+  }
+
+  /**
+   * A write fence, in any generation (a transaction's change is pending whatever {@code
+   * invalidateAll} did since), judged by what an instance configured as this one could have
+   * written: one that claims to stand longer than {@code fenceTimeout} (plus the skew) from now is
+   * planted (counted as corrupt), and one whose end passed more than {@code maxClockSkew} ago is
+   * outlived (its writer died, and the server has not expired it yet); both read as a tombstone,
+   * so the next load replaces them and the key is never stuck.
+   */
+  private Entry<V> fence(byte[] bytes, long fetchedAt, long now, StoreItem item) {
+    long until = Envelope.expiresAt(bytes);
+    if (until - now > fenceMillis + maxSkewMillis) {
+      stats.increment(Counter.CORRUPT_ENTRY);
+      corruptLog.warn("a write fence claims to stand longer than fenceTimeout from now, which no"
+          + " instance configured as this one writes; treating it as a miss");
+      return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());
+    }
+    Entry.Kind kind = now - until > maxSkewMillis ? Entry.Kind.TOMBSTONE : Entry.Kind.FENCE;
+    return new Entry<>(kind, null, fetchedAt, fetchedAt, 0, item.casToken());
   }
 
   private static <V> Entry<V> corrupt(StoreItem item) {

@@ -283,11 +283,15 @@ public interface SustainableCache<V> extends AutoCloseable {
 
   /**
    * Stores a value unless the key holds a live value already (memcached {@code add}; an
-   * invalidated, absent-marked, expired or corrupt entry counts as no value).
+   * invalidated, absent-marked, expired or corrupt entry counts as no value). A key under a
+   * {@linkplain #fence write fence} is not written (a transaction is changing its data, and the
+   * value offered may predate the change): empty is returned, as for a value stored and at once
+   * invalidated, and {@code skippedWriteCount} counts it.
    *
    * @param key the caller's key, as for {@link #get}
    * @param value the value; never {@code null}
-   * @return empty if {@code value} was stored, otherwise the value the key holds
+   * @return empty if {@code value} was stored (or skipped under a fence), otherwise the value the
+   *     key holds
    * @throws IllegalArgumentException if the key is invalid or the encoded value exceeds {@link
    *     SustainableCacheBuilder#maxValueSize}
    * @throws NullPointerException if an argument is {@code null}

@@ -123,7 +123,8 @@ final class WriteFences<V> {
       long at = clock.millis();
       if (standing != null) {
         long id = Envelope.fenceId(standing);
-        long joinedUntil = Math.max(at + fenceMillis, Envelope.expiresAt(standing));
+        // this joiner's deadline is the latest (a planted fence's claim is not extended)
+        long joinedUntil = at + fenceMillis;
         byte[] joined = writer.fence(at, joinedUntil, id,
             Envelope.fenceHolders(standing) + 1, true);
         return swapped(store.cas(storeKey, item.casToken(), joined, exptime(joinedUntil, at)),

@@ -416,6 +416,38 @@ final class WriteFenceTest {
   }
 
   @Test
+  void putIfAbsent_doesNotWriteOverAFence() {
+    WriteFence<String> fence = a.fence("k");
+    assertThat(b.putIfAbsent("k", "old, offered during the transaction")).isEmpty();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.stats().skippedWriteCount()).isEqualTo(1);
+    fence.rolledBack();
+  }
+
+  @Test
+  void aFenceClaimingToStandLongerThanAnyInstanceWrites_isAMiss_andTheKeyIsNotStuck() {
+    long now = clock.millis();
+    server.set("f:planted", Envelope.encodeFence(now, now + Duration.ofDays(300).toMillis(), 7, 1,
+        false, 0), 0).join(); // exptime 0: the server never expires it
+    assertThat(b.get("planted", this::db)).isEqualTo("old");
+    assertThat(kind("planted")).as("cached over it").isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().corruptEntryCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aFenceOutlivedByMoreThanTheSkew_readsAsATombstone_evenIfTheServerStillHoldsIt() {
+    long now = clock.millis();
+    server.set("f:outlived", Envelope.encodeFence(now, now + FENCE.toMillis(), 7, 1, false, 0), 0)
+        .join();
+    assertThat(b.get("outlived", this::db)).isEqualTo("old");
+    assertThat(kind("outlived")).isEqualTo(Envelope.KIND_FENCE);
+    clock.advance(FENCE.plus(Duration.ofSeconds(31))); // past its end and the 30 s skew
+    assertThat(b.get("outlived", this::db)).isEqualTo("old");
+    assertThat(kind("outlived")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().corruptEntryCount()).isZero();
+  }
+
+  @Test
   void planted_andTruncatedFences_areMisses_overwrittenByTheNextLoad() {
     byte[] fence = Envelope.encodeFence(clock.millis(), clock.millis() + 1_000, 7, 1, false, 0);
     server.set("f:truncated", java.util.Arrays.copyOf(fence, fence.length - 1), 60).join();

@@ -20,7 +20,7 @@ class CacheSettingsTest {
       + " load-timeout=PT5S, refresh-threads=8, refresh-queue-capacity=500,"
       + " failure-backoff=PT0.5S:PT20S, serve-stale-on-error=false, max-clock-skew=PT2S,"
       + " ttl-jitter=0.1, max-value-size=65536, refresh-batch=50:PT0.005S, close-timeout=PT3S,"
-      + " near-cache=10000:PT1S, near-cache-copy=true";
+      + " fence-timeout=PT45S, near-cache=10000:PT1S, near-cache-copy=true";
 
   @Test
   void everySettingParsesAndPrintsBackTheSame() {

@@ -136,5 +136,13 @@ public final class SustainableCacheMeters {
    */
   public static final String NEAR_DROPS = "cache.near.drops";
 
+  /**
+   * Write fences around database transactions, tagged {@code result=placed} (keys fenced), {@code
+   * result=loaded} (loads whose read found a fence: returned, not cached) and {@code
+   * result=release.failed} (fences that could not be replaced after their transaction, retried
+   * until they expired: alert on it).
+   */
+  public static final String FENCES = "cache.fences";
+
   private SustainableCacheMeters() {}
 }

@@ -172,6 +172,12 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::nearInvalidationCount, "Near entries dropped for changes made elsewhere");
     counter(registry, cache, SustainableCacheMeters.NEAR_DROPS, "reset",
         CacheStats::nearResetCount, "Times the near cache dropped every entry");
+    counter(registry, cache, SustainableCacheMeters.FENCES, "placed",
+        CacheStats::fenceCount, "Keys fenced while a database transaction changed their data");
+    counter(registry, cache, SustainableCacheMeters.FENCES, "loaded",
+        CacheStats::fencedLoadCount, "Loads under a write fence: returned, not cached");
+    counter(registry, cache, SustainableCacheMeters.FENCES, "release.failed",
+        CacheStats::fenceReleaseFailureCount, "Write fences left to expire: the store failed");
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

@@ -53,6 +53,18 @@ final class SustainableCacheMetricsTest {
   }
 
   @Test
+  void writeFences() {
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    io.sustainablecache.WriteFence<String> fence = cache.fence("f");
+    cache.get("f", k -> "read under the fence");
+    fence.committed();
+
+    assertThat(count(SustainableCacheMeters.FENCES, "result", "placed")).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.FENCES, "result", "loaded")).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.FENCES, "result", "release.failed")).isZero();
+  }
+
+  @Test
   void micrometersCacheConventions() {
     SustainableCacheMetrics.monitor(registry, cache, "books", "app", "test");
     cache.get("a", k -> {

@@ -328,6 +328,7 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("max-value-size", "100000");
     every.put("refresh-batch", "10:5ms");
     every.put("close-timeout", "2s");
+    every.put("fence-timeout", "10s");
     every.put("near-cache", "100:1s");
     every.put("near-cache-copy", "true");
     return every;

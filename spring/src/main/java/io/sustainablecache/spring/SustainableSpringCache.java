@@ -302,9 +302,13 @@ public final class SustainableSpringCache implements Cache {
     } else {
       checkType(value);
     }
-    if (transactional != null && transactional.put(encoded, value)) {
-      return;
+    if (transactional == null || !transactional.put(encoded, value)) {
+      store(encoded, value);
     }
+  }
+
+  /** Writes at once: the value, or "no value" for {@code null}; a store failure as {@link #put}. */
+  private void store(String encoded, Object value) {
     try {
       if (value == null) {
         cache.putAbsent(encoded);
@@ -317,8 +321,9 @@ public final class SustainableSpringCache implements Cache {
   }
 
   /**
-   * Stores the value unless the key has one; a store failure is handled as {@link #put} does it
-   * (thrown with a near cache), and otherwise answers {@code null} (nothing was cached).
+   * Stores the value unless the key has one, at once, inside a transaction too (it is
+   * conditional); a store failure is handled as {@link #put} does it (thrown with a near cache),
+   * and otherwise answers {@code null} (nothing was cached).
    *
    * @throws StoreException with a near cache, if the store failed
    */
@@ -329,7 +334,7 @@ public final class SustainableSpringCache implements Cache {
       checkNullAllowed();
       ValueWrapper existing = get(key);
       if (existing == null) {
-        put(key, null);
+        store(encoded, null);
       }
       return existing;
     }

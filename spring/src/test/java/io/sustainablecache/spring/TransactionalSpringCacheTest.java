@@ -83,6 +83,19 @@ final class TransactionalSpringCacheTest {
     assertThat(cached(1)).isEqualTo("new");
   }
 
+  /** {@code putIfAbsent} is conditional: inside a transaction too it acts at once. */
+  @Test
+  void putIfAbsentInsideATransaction_actsAtOnce() {
+    table.template().executeWithoutResult(status -> {
+      assertThat(titles.putIfAbsent(1L, "added")).isNull();
+      assertThat(titles.putIfAbsent(2L, null)).isNull();
+      assertThat(cachedElsewhere(1)).isEqualTo("added");
+      assertThat(table.readElsewhere(() -> titles.get(2L))).as("a cached null")
+          .isNotNull().extracting(Cache.ValueWrapper::get).isNull();
+    });
+    assertThat(((SustainableSpringCache) titles).getNativeCache().stats().fenceCount()).isZero();
+  }
+
   @Test
   void severalChangesOfOneKey_fenceItOnce_andTheLastOneDecides() {
     table.template().executeWithoutResult(status -> {

@@ -19,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import org.springframework.cache.Cache;
 import org.springframework.cache.CacheManager;
+import org.springframework.util.ClassUtils;
 
 /**
  * A Spring {@link CacheManager} that creates one {@link SustainableSpringCache} (a {@link
@@ -45,6 +46,13 @@ import org.springframework.cache.CacheManager;
  * {@code [A-Za-z0-9_.+-]} replaced by {@code '_'} (cut to 64 characters). Two caches that would
  * share a namespace are refused, naming both.
  *
+ * <h2>Transactions</h2>
+ * By default (and with spring-tx on the class path) the caches are transaction-aware: {@code
+ * evict}, {@code put} and {@code clear} inside a Spring-managed, non-read-only transaction fence
+ * their key at once and complete after the commit or rollback (see {@link
+ * SustainableSpringCache}, "Inside database transactions"). {@link Builder#transactionAware
+ * transactionAware(false)} makes them act at once, as outside transactions.
+ *
  * <p>Thread-safe. {@link #close()} closes every cache (stopping their refresh executors) but not
  * the store.
  */
@@ -53,6 +61,11 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   /** The longest namespace the core accepts. */
   static final int MAX_NAMESPACE_LENGTH = 64;
 
+  /** Whether spring-tx is on the class path: checked once; without it no cache is transaction-aware. */
+  private static final boolean SPRING_TX = ClassUtils.isPresent(
+      "org.springframework.transaction.support.TransactionSynchronizationManager",
+      SustainableCacheManager.class.getClassLoader());
+
   private final CacheStore store;
   private final CacheSpec defaults;
   private final Map<String, CacheSpec> specs;
@@ -60,6 +73,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   private final String namespacePrefix;
   private final KeyEncoder keyEncoder;
   private final boolean allowNullValues;
+  private final boolean transactionAware;
   private final ConcurrentHashMap<String, SustainableSpringCache> caches = new ConcurrentHashMap<>();
   private final Map<String, String> namespaces = new ConcurrentHashMap<>(); // namespace -> cache
   private final List<String> names = new CopyOnWriteArrayList<>(); // in creation order
@@ -76,6 +90,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     this.namespacePrefix = b.namespacePrefix;
     this.keyEncoder = b.keyEncoder;
     this.allowNullValues = b.allowNullValues;
+    this.transactionAware = b.transactionAware && SPRING_TX;
   }
 
   /**
@@ -193,6 +208,18 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   }
 
   /**
+   * Whether this manager's caches defer writes inside transactions (see {@link
+   * SustainableSpringCache}, "Inside database transactions"): the builder's {@link
+   * Builder#transactionAware} setting, and spring-tx on the class path.
+   *
+   * @return whether {@code evict}, {@code put} and {@code clear} inside a transaction are fenced
+   *     and completed after it
+   */
+  public boolean isTransactionAware() {
+    return transactionAware;
+  }
+
+  /**
    * The store every cache uses.
    *
    * @return the store
@@ -246,7 +273,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
       boolean near = spec.settings().nearCacheMaximumSize().isPresent()
           || spec.settings().nearCacheMaximumBytes().isPresent();
       return new SustainableSpringCache(name, cache, keyEncoder, valueType, allowNullValues,
-          near);
+          near, transactionAware);
     } catch (RuntimeException e) {
       namespaces.remove(namespace, name);
       throw new IllegalStateException("cache '" + name + "' could not be built from " + spec
@@ -305,6 +332,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     private String namespacePrefix = "";
     private KeyEncoder keyEncoder = KeyEncoder.typeTagged();
     private boolean allowNullValues = true;
+    private boolean transactionAware = true;
 
     private Builder(CacheStore store) {
       this.store = requireNonNull(store, "store");
@@ -385,6 +413,22 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
      */
     public Builder allowNullValues(boolean allowNullValues) {
       this.allowNullValues = allowNullValues;
+      return this;
+    }
+
+    /**
+     * Whether writes inside a Spring-managed transaction are fenced at once and completed after
+     * it (see {@link SustainableSpringCache}, "Inside database transactions"): then a read that
+     * loads the old row between the change and the commit cannot leave it cached, on any
+     * instance. Off, {@code evict}, {@code put} and {@code clear} act at once in transactions
+     * too, as outside them. Takes effect only with spring-tx on the class path (without it there
+     * are no Spring transactions, and this setting is ignored). Default: {@code true}.
+     *
+     * @param transactionAware {@code false} to write at once inside transactions
+     * @return this builder
+     */
+    public Builder transactionAware(boolean transactionAware) {
+      this.transactionAware = transactionAware;
       return this;
     }
 

@@ -50,18 +50,26 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *       caches "no value" for the absent TTL ({@link SustainableCache#putAbsent}), so the old
  *       value does not outlive the {@code null} (without {@code allowNullValues}: {@link
  *       IllegalArgumentException}). Store failures are thrown with a near cache, else
- *       counted (see below)</td></tr>
+ *       counted (see below). <b>In a transaction</b>: {@link SustainableCache#fence} at once,
+ *       {@link io.sustainablecache.WriteFence#committed(Object)} after the commit ({@code
+ *       put(key, null)}: {@link io.sustainablecache.WriteFence#committed()}, an
+ *       invalidation)</td></tr>
  *   <tr><td>{@code putIfAbsent(key, value)}</td><td>{@link SustainableCache#putIfAbsent}
  *       (memcached {@code add}); a cached {@code null} counts as no value and is replaced. With
  *       a {@code null} value: the cached value if there is one, otherwise "no value" is cached
  *       (a peek then a write, not atomic)</td></tr>
  *   <tr><td>{@code evict}, {@code evictIfPresent}</td><td>{@link SustainableCache#invalidate},
  *       immediate; {@code evictIfPresent} returns {@code false} (presence is not
- *       determined)</td></tr>
+ *       determined). <b>In a transaction</b>: {@link SustainableCache#fence} at once, {@link
+ *       io.sustainablecache.WriteFence#committed()} after the commit</td></tr>
  *   <tr><td>{@code clear}, {@code invalidate}</td><td>{@link SustainableCache#invalidateAll} on
  *       stores that can remove a namespace (ARCUS {@code flush_prefix}, the in-memory store), or
  *       on any store for a cache with a near cache (a new generation of the namespace); else,
- *       on plain memcached, an {@link UnsupportedOperationException} says why</td></tr>
+ *       on plain memcached, an {@link UnsupportedOperationException} says why. <b>In a
+ *       transaction</b>: at once and again after the commit</td></tr>
+ *   <tr><td>{@code evict}, {@code put}, <b>in a transaction that rolled back</b></td><td>{@link
+ *       io.sustainablecache.WriteFence#rolledBack()}: the fence is removed, the next read loads
+ *       the unchanged data</td></tr>
  * </table>
  *
  * <p><b>Keys</b> are encoded by the manager's {@link KeyEncoder} and stored with {@link
@@ -77,6 +85,30 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * instances may serve the value it replaced past the near cache's bound. Without a near cache
  * they are counted ({@link io.sustainablecache.CacheStats#storeErrorCount()}), logged at DEBUG
  * and not thrown: the value is simply not cached, as when a read fails.
+ *
+ * <h2>Inside database transactions</h2>
+ * Unless the manager was built with {@link SustainableCacheManager.Builder#transactionAware
+ * transactionAware(false)}, and if spring-tx is on the class path: inside an active,
+ * non-read-only Spring transaction synchronization ({@code @Transactional}, {@code
+ * TransactionTemplate}, with any {@code PlatformTransactionManager}), {@code evict}, {@code
+ * evictIfPresent} and {@code put} fence their key at once ({@link SustainableCache#fence}: until
+ * the transaction ended, reads on every instance load without caching, and no load in flight can
+ * write) and complete after the transaction: after a commit the key is invalidated, or holds the
+ * value put; after a rollback the fence is removed. So a read that loads the old row between the
+ * change and the commit, on any instance, cannot leave it cached, and after the commit neither
+ * the writer nor anyone else reads the old value (other instances with a near cache: within its
+ * bound). Several changes of one key in one transaction fence it once; the last one decides what
+ * the commit writes; after a {@code clear} in the transaction every key it changed is
+ * invalidated after the commit, whatever came last. A
+ * {@code REQUIRES_NEW} transaction completes its own changes at its own end; a nested
+ * (savepoint) one's complete with the outer transaction, and a rollback to a savepoint turns
+ * the changes made since it into invalidations (never a value the database may not commit). A fence that cannot be placed is thrown ({@link StoreException}, to
+ * Spring's {@code CacheErrorHandler}): the key is not protected. Completing never throws: the
+ * store is retried in the background until the fence would expire (see {@link
+ * io.sustainablecache.WriteFence}). Outside a transaction, in a read-only one, and for {@code
+ * putIfAbsent} (conditional), writes act at once. Reactive (R2DBC) transactions are not seen:
+ * the {@link Cache} API is not reactive, so writes there act at once, unfenced, as outside a
+ * transaction.
  *
  * <h2>Calls on the store's threads</h2>
  * Every method returns promptly on a memcached client's I/O thread, as {@link SustainableCache}
@@ -98,15 +130,18 @@ public final class SustainableSpringCache implements Cache {
   private final boolean allowNullValues;
   /** Whether the cache has a near cache: then a failed write may break its bound. */
   private final boolean nearCache;
+  /** Writes inside transactions; {@code null} if not transaction-aware (or no spring-tx). */
+  private final TransactionalWrites transactional;
 
   SustainableSpringCache(String name, SustainableCache<Object> cache, KeyEncoder keys,
-      Class<?> valueType, boolean allowNullValues, boolean nearCache) {
+      Class<?> valueType, boolean allowNullValues, boolean nearCache, boolean transactionAware) {
     this.name = requireNonNull(name, "name");
     this.cache = requireNonNull(cache, "cache");
     this.keys = requireNonNull(keys, "keys");
     this.valueType = valueType;
     this.allowNullValues = allowNullValues;
     this.nearCache = nearCache;
+    this.transactional = transactionAware ? new TransactionalWrites(name, cache) : null;
   }
 
   /**
@@ -251,9 +286,13 @@ public final class SustainableSpringCache implements Cache {
    * cannot store must not fail that request (reads during the same outage log a rate-limited
    * WARN). With a near cache it is thrown, for Spring's {@code CacheErrorHandler}: the write may
    * have landed unrecorded, and other instances may then serve the replaced value past the bound.
+   * Inside a transaction (see the class comment) the key is fenced at once and gets the value
+   * after the commit; {@code put(key, null)} there invalidates the key after the commit (the next
+   * read loads, and caches the absence).
    *
    * @throws IllegalArgumentException if the value is not of the cache's value type
-   * @throws StoreException with a near cache, if the store failed (see above)
+   * @throws StoreException with a near cache, if the store failed (see above); inside a
+   *     transaction, if the fence could not be placed
    */
   @Override
   public void put(Object key, Object value) {
@@ -263,6 +302,13 @@ public final class SustainableSpringCache implements Cache {
     } else {
       checkType(value);
     }
+    if (transactional == null || !transactional.put(encoded, value)) {
+      store(encoded, value);
+    }
+  }
+
+  /** Writes at once: the value, or "no value" for {@code null}; a store failure as {@link #put}. */
+  private void store(String encoded, Object value) {
     try {
       if (value == null) {
         cache.putAbsent(encoded);
@@ -275,8 +321,9 @@ public final class SustainableSpringCache implements Cache {
   }
 
   /**
-   * Stores the value unless the key has one; a store failure is handled as {@link #put} does it
-   * (thrown with a near cache), and otherwise answers {@code null} (nothing was cached).
+   * Stores the value unless the key has one, at once, inside a transaction too (it is
+   * conditional); a store failure is handled as {@link #put} does it (thrown with a near cache),
+   * and otherwise answers {@code null} (nothing was cached).
    *
    * @throws StoreException with a near cache, if the store failed
    */
@@ -287,7 +334,7 @@ public final class SustainableSpringCache implements Cache {
       checkNullAllowed();
       ValueWrapper existing = get(key);
       if (existing == null) {
-        put(key, null);
+        store(encoded, null);
       }
       return existing;
     }
@@ -331,13 +378,23 @@ public final class SustainableSpringCache implements Cache {
     }
   }
 
+  /**
+   * Invalidates the key: at once, or, inside a transaction (see the class comment), fenced at
+   * once and invalidated after it.
+   *
+   * @throws StoreException if the store failed (the old value may still be served), or, inside a
+   *     transaction, if the fence could not be placed
+   */
   @Override
   public void evict(Object key) {
-    cache.invalidate(encodeKey(key));
+    String encoded = encodeKey(key);
+    if (transactional == null || !transactional.evict(encoded)) {
+      cache.invalidate(encoded);
+    }
   }
 
   /**
-   * Invalidates the key at once.
+   * Invalidates the key, as {@link #evict}.
    *
    * @param key the key
    * @return {@code false}: whether the key had a value is not determined
@@ -349,7 +406,8 @@ public final class SustainableSpringCache implements Cache {
   }
 
   /**
-   * Removes every entry of this cache's namespace.
+   * Removes every entry of this cache's namespace; inside a transaction (see the class comment)
+   * at once and again after the commit.
    *
    * @throws UnsupportedOperationException if the store cannot remove keys by prefix: plain
    *     memcached (spymemcached, or the ARCUS client against memcached servers) has no such
@@ -359,7 +417,9 @@ public final class SustainableSpringCache implements Cache {
   @Override
   public void clear() {
     try {
-      cache.invalidateAll();
+      if (transactional == null || !transactional.clear()) {
+        cache.invalidateAll();
+      }
     } catch (UnsupportedOperationException | IllegalStateException e) {
       throw new UnsupportedOperationException("cache '" + name + "' cannot be cleared: " + e.getMessage()
           + ". Clearing needs a store that removes every key of a namespace (ARCUS flush_prefix)."

@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,6 +39,9 @@ import org.springframework.cache.interceptor.SimpleKey;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Transactional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -127,9 +131,14 @@ public abstract class SpringCacheContract {
   }
 
   private SustainableCacheManager manager(CacheStore store) {
+    return manager(store, true);
+  }
+
+  private SustainableCacheManager manager(CacheStore store, boolean transactionAware) {
     SustainableCacheManager built = SustainableCacheManager.builder(store)
         .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build()).codec(ValueCodec.utf8(), String.class).build())
         .namespacePrefix(prefix)
+        .transactionAware(transactionAware)
         .build();
     closeables.add(built);
     return built;
@@ -629,6 +638,258 @@ public abstract class SpringCacheContract {
     assertThat(cache.putIfAbsent("k", "v")).isNull();
     assertThat(((SustainableSpringCache) cache).getNativeCache().stats().storeErrorCount())
         .isGreaterThanOrEqualTo(2);
+  }
+
+  // -- issue 21: writes inside database transactions (H2, DataSourceTransactionManager) ---------
+
+  /** Rounds of each race: every round is one write racing one read. */
+  private static final int ROUNDS = 6;
+
+  private BookTable bookTable() {
+    BookTable table = new BookTable();
+    closeables.add(table);
+    return table;
+  }
+
+  /**
+   * Issue 21, as users hit it: a transaction updates a row and evicts its key, and another
+   * instance reads the key (through the cache, loading the row) between the evict and the
+   * commit. The read sees the committed, old row; after the commit both instances read the new
+   * one, in every round. Without transaction awareness the read caches the old row on the
+   * evict's tombstone, as the issue measured (6 of 6).
+   */
+  @Test
+  void anEvictInsideATransaction_raceAReadOnAnotherInstance_noRoundIsStaleAfterTheCommit()
+      throws Exception {
+    BookTable table = bookTable();
+    assertThat(staleRoundsOfAnEvictRacingARead(manager, manager(store()), table)).isZero();
+  }
+
+  /** The same race with {@code transactionAware(false)}: every round is stale. */
+  @Test
+  void withoutTransactionAwareness_everyRoundOfTheSameRaceIsStale() throws Exception {
+    BookTable table = bookTable();
+    assertThat(staleRoundsOfAnEvictRacingARead(manager(store(), false), manager(store(), false),
+        table)).isEqualTo(ROUNDS);
+  }
+
+  private static int staleRoundsOfAnEvictRacingARead(SustainableCacheManager writer,
+      SustainableCacheManager reader, BookTable table) {
+    Cache writes = writer.getCache("titles");
+    Cache reads = reader.getCache("titles");
+    int stale = 0;
+    for (long id = 1; id <= ROUNDS; id++) {
+      long key = id;
+      table.insert(key, "old " + key);
+      assertThat(reads.get(key, () -> table.title(key))).isEqualTo("old " + key);
+      String during = table.template().execute(status -> {
+        table.update(key, "new " + key);
+        writes.evict(key);
+        return table.readElsewhere(() -> reads.get(key, () -> table.title(key)));
+      });
+      assertThat(during).as("the racing read, before the commit").isEqualTo("old " + key);
+      String afterOnReader = reads.get(key, () -> table.title(key));
+      String afterOnWriter = writes.get(key, () -> table.title(key));
+      if (!("new " + key).equals(afterOnReader) || !("new " + key).equals(afterOnWriter)) {
+        stale++;
+      }
+    }
+    return stale;
+  }
+
+  /**
+   * The same race with a near cache on both instances (1 s bound), the reader's instance never
+   * having held the key: the writer's instance reads the new row at once after the commit, the
+   * reader's within the bound (not after the 1 min TTL).
+   */
+  @Test
+  void withNearCaches_anEvictInsideATransaction_isSeenAtOnceByTheWriter_andWithinTheBoundElsewhere()
+      throws Exception {
+    BookTable table = bookTable();
+    Cache writes = nearManager(store(), "near.").getCache("titles");
+    Cache reads = nearManager(store(), "near.").getCache("titles");
+    for (long id = 1; id <= ROUNDS; id++) {
+      long key = id;
+      table.insert(key, "old " + key);
+      assertThat(writes.get(key, () -> table.title(key))).isEqualTo("old " + key);
+      String during = table.template().execute(status -> {
+        table.update(key, "new " + key);
+        writes.evict(key);
+        return table.readElsewhere(() -> reads.get(key, () -> table.title(key)));
+      });
+      assertThat(during).as("the racing read, before the commit").isEqualTo("old " + key);
+      assertThat(writes.get(key, () -> table.title(key))).as("the writer's instance, at once")
+          .isEqualTo("new " + key);
+      await().atMost(5, TimeUnit.SECONDS).untilAsserted(() ->
+          assertThat(reads.get(key, () -> table.title(key))).as("the reader's instance")
+              .isEqualTo("new " + key));
+    }
+  }
+
+  private SustainableCacheManager nearManager(CacheStore store, String namespace) {
+    SustainableCacheManager near = SustainableCacheManager.builder(store)
+        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL)
+                .nearCache(1_000, Duration.ofSeconds(1)).build())
+            .codec(ValueCodec.utf8(), String.class).build())
+        .namespacePrefix(prefix + namespace)
+        .build();
+    closeables.add(near);
+    return near;
+  }
+
+  /**
+   * {@code clear} inside a transaction: where the store can clear, at once and again after the
+   * commit (a value loaded during the transaction is gone); on plain memcached without a near
+   * cache it says why not, at once, as outside a transaction, and changes nothing.
+   */
+  @Test
+  void aClearInsideATransaction_clearsAtOnceAndAfterTheCommit_orSaysWhyNot() {
+    BookTable table = bookTable();
+    Cache titles = manager.getCache("titles");
+    titles.put(1L, "before");
+    table.template().executeWithoutResult(status -> {
+      if (clearSupported()) {
+        titles.clear();
+        assertThat(titles.get(1L)).as("cleared at once").isNull();
+        assertThat(table.readElsewhere(() -> titles.get(2L, () -> "loaded during it")))
+            .isEqualTo("loaded during it");
+      } else {
+        assertThatThrownBy(titles::clear).isInstanceOf(UnsupportedOperationException.class)
+            .hasMessageContaining("cannot be cleared");
+      }
+    });
+    if (clearSupported()) {
+      assertThat(titles.get(1L)).isNull();
+      assertThat(titles.get(2L)).as("loaded during the transaction").isNull();
+    } else {
+      assertThat(titles.get(1L, String.class)).isEqualTo("before");
+    }
+  }
+
+  /** A service whose writes are {@code @Transactional} and whose reads are cached. */
+  static class Library {
+    private final BookTable table;
+    private volatile Runnable beforeCommit = () -> {};
+
+    Library(BookTable table) {
+      this.table = table;
+    }
+
+    /** What each write's transaction runs just before its commit, after the cache's write. */
+    public void beforeCommit(Runnable action) {
+      beforeCommit = action;
+    }
+
+    @Cacheable(cacheNames = "titles", sync = true)
+    public String title(long id) {
+      return table.title(id);
+    }
+
+    @Transactional
+    @CacheEvict(cacheNames = "titles", key = "#p0")
+    public void rename(long id, String title) {
+      table.update(id, title);
+      BookTable.beforeCommit(beforeCommit);
+    }
+
+    @Transactional
+    @CachePut(cacheNames = "titles", key = "#p0")
+    public String retitle(long id, String title) {
+      table.update(id, title);
+      BookTable.beforeCommit(beforeCommit);
+      return title;
+    }
+  }
+
+  /** The transaction around the caching advice, so that the cache's writes run inside it. */
+  @Configuration(proxyBeanMethods = false)
+  @EnableTransactionManagement(order = 0)
+  @EnableCaching(order = 1)
+  static class LibraryApp {
+    @Bean
+    Library library(BookTable table) {
+      return new Library(table);
+    }
+
+    @Bean
+    PlatformTransactionManager transactionManager(BookTable table) {
+      return table.transactionManager();
+    }
+  }
+
+  private Library library(SustainableCacheManager cacheManager, BookTable table) {
+    AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+    context.registerBean("cacheManager", SustainableCacheManager.class, () -> cacheManager);
+    context.registerBean(BookTable.class, () -> table);
+    context.register(LibraryApp.class);
+    context.refresh();
+    closeables.add(context);
+    return context.getBean(Library.class);
+  }
+
+  /**
+   * {@code @CacheEvict} on a {@code @Transactional} method (the cache's advice inside the
+   * transaction's): a {@code @Cacheable(sync = true)} read between the evict and the commit
+   * reads the old row and leaves nothing cached; after the commit the new row is read.
+   */
+  @Test
+  void cacheEvictInsideTransactional_aSyncCacheableReadBeforeTheCommit_doesNotOutliveIt() {
+    BookTable table = bookTable();
+    Library library = library(manager, table);
+    table.insert(1, "old");
+    assertThat(library.title(1)).isEqualTo("old");
+    AtomicReference<String> during = new AtomicReference<>();
+    library.beforeCommit(() -> during.set(table.readElsewhere(() -> library.title(1))));
+    library.rename(1, "new");
+    assertThat(during).hasValue("old");
+    assertThat(library.title(1)).isEqualTo("new");
+  }
+
+  /**
+   * {@code @CachePut} on a {@code @Transactional} method: a read before the commit does not see
+   * the uncommitted value (it loads the committed row and caches nothing); after the commit the
+   * value put is cached, with no query.
+   */
+  @Test
+  void cachePutInsideTransactional_theValueIsCachedAfterTheCommit_notBefore() {
+    BookTable table = bookTable();
+    Library library = library(manager, table);
+    table.insert(1, "old");
+    assertThat(library.title(1)).isEqualTo("old");
+    AtomicReference<String> during = new AtomicReference<>();
+    library.beforeCommit(() -> during.set(table.readElsewhere(() -> library.title(1))));
+    assertThat(library.retitle(1, "new")).isEqualTo("new");
+    assertThat(during).as("not the uncommitted value").hasValue("old");
+    int queries = table.queries();
+    assertThat(library.title(1)).isEqualTo("new");
+    assertThat(table.queries()).as("the value put is cached").isEqualTo(queries);
+  }
+
+  /**
+   * A transaction that puts and evicts, then rolls back: afterwards the unchanged row is read and
+   * cached again (the next read does not query).
+   */
+  @Test
+  void aTransactionThatRollsBack_leavesTheUnchangedValue_cachedAgain() {
+    BookTable table = bookTable();
+    Cache titles = manager.getCache("titles");
+    table.insert(1, "one");
+    table.insert(2, "two");
+    assertThat(titles.get(1L, () -> table.title(1))).isEqualTo("one");
+    assertThat(titles.get(2L, () -> table.title(2))).isEqualTo("two");
+    table.template().executeWithoutResult(status -> {
+      table.update(1, "uncommitted one");
+      titles.put(1L, "uncommitted one");
+      table.update(2, "uncommitted two");
+      titles.evict(2L);
+      status.setRollbackOnly();
+    });
+    assertThat(titles.get(1L, () -> table.title(1))).isEqualTo("one");
+    assertThat(titles.get(2L, () -> table.title(2))).isEqualTo("two");
+    int queries = table.queries();
+    assertThat(titles.get(1L, () -> table.title(1))).isEqualTo("one");
+    assertThat(titles.get(2L, () -> table.title(2))).isEqualTo("two");
+    assertThat(table.queries()).as("cached again").isEqualTo(queries);
   }
 
   private static Object unwrap(Object retrieved) {

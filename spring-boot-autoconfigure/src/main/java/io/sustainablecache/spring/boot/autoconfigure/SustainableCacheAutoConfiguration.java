@@ -125,7 +125,8 @@ public final class SustainableCacheAutoConfiguration {
           .namespacePrefix(properties.getNamespacePrefix() == null ? ""
               : properties.getNamespacePrefix())
           .dynamic(properties.isDynamic())
-          .allowNullValues(properties.isAllowNullValues());
+          .allowNullValues(properties.isAllowNullValues())
+          .transactionAware(properties.isTransactionAware());
       for (Map.Entry<String, SustainableCacheProperties.Cache> e
           : properties.getCaches().entrySet()) {
         builder.cache(e.getKey(), specs.spec(e.getKey(), e.getValue(), properties,

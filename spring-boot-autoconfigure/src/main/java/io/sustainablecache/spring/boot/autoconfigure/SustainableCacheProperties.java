@@ -58,6 +58,14 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
    */
   private boolean allowNullValues = true;
 
+  /**
+   * Whether evict, put and clear inside a Spring-managed, non-read-only transaction fence their
+   * key at once and complete after the commit or rollback, so that a read of the old row before
+   * the commit cannot stay cached. Off: they act at once, as outside transactions. Needs
+   * spring-tx on the class path.
+   */
+  private boolean transactionAware = true;
+
   /** Per-cache settings, by cache name; each overrides the defaults above. */
   private Map<String, Cache> caches = new LinkedHashMap<>();
 
@@ -212,6 +220,24 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
    */
   public void setAllowNullValues(boolean allowNullValues) {
     this.allowNullValues = allowNullValues;
+  }
+
+  /**
+   * Whether writes inside transactions are fenced and completed after them.
+   *
+   * @return the flag; {@code true} unless set
+   */
+  public boolean isTransactionAware() {
+    return transactionAware;
+  }
+
+  /**
+   * Sets whether writes inside transactions are fenced and completed after them.
+   *
+   * @param transactionAware the flag
+   */
+  public void setTransactionAware(boolean transactionAware) {
+    this.transactionAware = transactionAware;
   }
 
   /**

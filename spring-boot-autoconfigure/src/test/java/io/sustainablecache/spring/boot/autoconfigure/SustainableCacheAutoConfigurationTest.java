@@ -151,6 +151,20 @@ final class SustainableCacheAutoConfigurationTest {
         });
   }
 
+  /** Issue 21: transaction-aware by default, off with sustainable-cache.transaction-aware. */
+  @Test
+  void transactionAwareIsBoundAndOnByDefault() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
+        .run(context -> assertThat(context.getBean(SustainableCacheManager.class)
+            .isTransactionAware()).isTrue());
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
+            "sustainable-cache.transaction-aware=false")
+        .run(context -> assertThat(context.getBean(SustainableCacheManager.class)
+            .isTransactionAware()).isFalse());
+  }
+
   @Test
   void createsTheManagerOverAUserStoreWhichAlwaysWins() {
     runner.withUserConfiguration(WithStore.class)

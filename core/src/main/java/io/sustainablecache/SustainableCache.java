@@ -372,8 +372,10 @@ public interface SustainableCache<V> extends AutoCloseable {
    * commit, and {@code docs/design.md}, "Writes inside database transactions".
    *
    * <p>A plain {@link #invalidate} or {@link #put} while a fence stands replaces it (the key is
-   * then not fenced any more, and the fence's release writes a tombstone); {@link #invalidateAll}
-   * leaves it standing.
+   * then not fenced any more, and the fence's release writes a tombstone). {@link #invalidateAll}
+   * with a near cache (a new generation) leaves it standing; ARCUS's {@code flush_prefix} (without
+   * a near cache) deletes it like every item of the namespace: loads may then cache the pre-commit
+   * row until the release, which writes a tombstone.
    *
    * @param key the caller's key, as for {@link #get}
    * @return the fence, to be completed exactly once; never {@code null}

@@ -6,7 +6,9 @@ package io.sustainablecache;
  * entry of another generation reads as a tombstone ({@link EntryReader}): {@code invalidateAll}
  * is one change of the generation, on plain memcached as on ARCUS. It changes in one place, when
  * the near tier applies a poll of the namespace's log that found another generation ({@link
- * NearTier}); the instance that calls {@code invalidateAll} waits for such a poll.
+ * NearTier}); the instance that calls {@code invalidateAll} waits for such a poll. With a log per
+ * node it is a mix of every node's log's generation: it changes when any of them does, and is
+ * unknown until every node's log was read once.
  *
  * <p>{@link #UNKNOWN} until a poll succeeded: then every entry reads as a miss and loads write
  * nothing. Thread-safe.
@@ -26,6 +28,14 @@ final class Generation {
   /** Whether the generation is known: a poll has succeeded. */
   boolean known() {
     return current != UNKNOWN;
+  }
+
+  /**
+   * Forgets the generation: {@link #UNKNOWN} until the near tier has polled every node's log
+   * again (after the store's node list changed).
+   */
+  void forget() {
+    current = UNKNOWN;
   }
 
   /** Sets the generation a poll found; only the near tier calls this. */

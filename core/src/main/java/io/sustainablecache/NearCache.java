@@ -3,12 +3,17 @@ package io.sustainablecache;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -22,7 +27,6 @@ final class NearCache<V> {
   private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
 
   private final NearTier<NearEntry<V>> tier;
-  private final NearLog log;
   private final Keys keys;
   private final CacheStore store;
   private final EntryReader<V> reader;
@@ -42,7 +46,7 @@ final class NearCache<V> {
   /** Whether a near hit decodes its own copy of the value ({@code nearCacheCopy}). */
   private final boolean copy;
 
-  private NearCache(NearTier<NearEntry<V>> tier, NearLog log, Keys keys, CacheConfig<V> config,
+  private NearCache(NearTier<NearEntry<V>> tier, Keys keys, CacheConfig<V> config,
       EntryReader<V> reader, StatsCounter stats) {
     this.staleSamples = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.recordFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
@@ -58,7 +62,6 @@ final class NearCache<V> {
     this.refreshPauseNanos = Math.max(1, config.nearStaleness().toNanos() / 2);
     this.maxValueSize = config.maxValueSize();
     this.tier = tier;
-    this.log = log;
     this.stats = stats;
     this.codec = config.codec();
     this.copy = config.nearCopy();
@@ -93,7 +96,7 @@ final class NearCache<V> {
     if (generation == null) {
       return null;
     }
-    NearLog log = new NearLog(config.store(), keys, config.random());
+    Layouts layouts = new Layouts(config.store(), keys, config.random());
     // A read or load that began longer ago than the synchronous API waits for one is refused.
     Duration fenceWindow = config.loadTimeout().plusSeconds(1);
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
@@ -118,17 +121,55 @@ final class NearCache<V> {
         newGeneration.run();
       }
     };
-    NearTier<NearEntry<V>> tier = new NearTier<>(log,
+    NearTier<NearEntry<V>> tier = new NearTier<>(layouts, layouts.get(),
         CaffeineEntries.bounded(config.nearMaximumSize(),
             config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
             () -> stats.increment(Counter.NEAR_EVICTION)),
-        config.nearStaleness(), fenceWindow, config.ticker()::read, keys::nearKeyOf, generation,
-        config.nearMaximumSize(), events);
-    near.set(new NearCache<>(tier, log, keys, config, reader, stats));
+        NearEntry::node, config.nearStaleness(), fenceWindow, config.ticker()::read,
+        keys::nearKeyOf, generation, config.nearMaximumSize(), events);
+    near.set(new NearCache<>(tier, keys, config, reader, stats));
     // Built on a thread that may not wait (Waiting), the first poll is not awaited.
     near.get().firstPoll(Waiting.allowed(config.store()) ? config.nearStaleness() : Duration.ZERO);
     tier.start(config.scheduler());
     return near.get();
+  }
+
+  /**
+   * The logs of a namespace: one per node when the store offers its nodes ({@link
+   * CacheStore#nodes()}), re-derived when their ids change; else the namespace's single log.
+   * Thread-safe.
+   */
+  private static final class Layouts implements Supplier<NearTier.Layout> {
+    private final CacheStore store;
+    private final Keys keys;
+    private final RandomGenerator random;
+    private NearTier.Layout current;
+
+    Layouts(CacheStore store, Keys keys, RandomGenerator random) {
+      this.store = store;
+      this.keys = keys;
+      this.random = random;
+    }
+
+    @Override
+    public synchronized NearTier.Layout get() {
+      Optional<StoreNodes> offered = store.nodes();
+      if (offered.isEmpty()) {
+        if (current == null) {
+          current = NearTier.Layout.single(new NearLog(store, keys, random));
+        }
+        return current; // a store that stopped offering nodes keeps its last layout
+      }
+      StoreNodes nodes = offered.get();
+      if (current == null || !current.ids().equals(nodes.ids())) {
+        List<NearLog> logs = new ArrayList<>(nodes.ids().size());
+        for (int i = 0; i < nodes.ids().size(); i++) {
+          logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, random));
+        }
+        current = new NearTier.Layout(nodes.ids(), List.copyOf(logs), nodes::nodeOf);
+      }
+      return current;
+    }
   }
 
   /**
@@ -240,8 +281,11 @@ final class NearCache<V> {
    */
   void offer(String storeKey, StoreItem item, Entry<V> entry, NearTier.Ticket ticket) {
     if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
-      tier.offer(keys.nearKeyOf(storeKey),
-          new NearEntry<>(entry, item.value().length, copy ? item.value() : null), ticket);
+      int node = tier.nodeOf(storeKey);
+      if (node >= 0) {
+        tier.offer(keys.nearKeyOf(storeKey),
+            new NearEntry<>(entry, item.value().length, copy ? item.value() : null, node), ticket);
+      }
     }
   }
 
@@ -274,9 +318,12 @@ final class NearCache<V> {
     if (entry == null) {
       tier.drop(key);
     } else if (tier.generation() == generation) { // set before the drop that comes with a change
-      tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null), ticket);
+      int node = tier.nodeOf(storeKey);
+      if (node >= 0) {
+        tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null, node), ticket);
+      }
     }
-    log.record(storeKey).whenComplete((done, failure) -> {
+    tier.record(storeKey).whenComplete((done, failure) -> {
       if (failure != null) {
         stats.increment(Counter.NEAR_RECORD_FAILURE);
         recordFailures.warn("the near cache's log could not record a refreshed key; other"
@@ -290,7 +337,7 @@ final class NearCache<V> {
    * The future fails if the record did (the caller must learn that the bound does not hold).
    */
   CompletableFuture<Void> changedByCaller(String storeKey) {
-    return log.record(storeKey)
+    return tier.record(storeKey)
         .whenComplete((done, failure) -> tier.drop(keys.nearKeyOf(storeKey)));
   }
 
@@ -301,7 +348,7 @@ final class NearCache<V> {
    * poll succeeds.
    */
   CompletableFuture<Void> invalidateAll() {
-    return log.recordAll().thenCompose(recorded -> tier.pollFromNow())
+    return tier.recordAll().thenCompose(recorded -> tier.pollFromNow())
         .whenComplete((done, failure) -> {
           if (failure != null) {
             tier.dropAll();

@@ -136,11 +136,29 @@ final class NearLog {
 
   private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
 
+  /** The name of the namespace's single log's items: {@code <ns>:\x7Fnear:…}. */
+  static final String SINGLE = "near";
+
+  /**
+   * The name of the items of a log per node ({@code <ns>:\x7Fnearn:…} on every node), apart
+   * from the single log's, so that the two layouts never read each other's items.
+   */
+  static final String PER_NODE = "nearn";
+
+  /** The namespace's single log in {@code store}. */
   NearLog(CacheStore store, Keys keys, RandomGenerator random) {
+    this(store, keys, SINGLE, random);
+  }
+
+  /**
+   * A log in {@code store} (the whole store, or one node's: {@link
+   * io.sustainablecache.spi.StoreNodes#on}) whose items are named {@code <ns>:\x7F<name>:…}.
+   */
+  NearLog(CacheStore store, Keys keys, String name, RandomGenerator random) {
     this.store = requireNonNull(store, "store");
-    this.sequenceKey = keys.internalKey("near:seq");
-    this.generationKey = keys.internalKey("near:gen");
-    this.slotPrefix = keys.internalKey("near:");
+    this.sequenceKey = keys.internalKey(name + ":seq");
+    this.generationKey = keys.internalKey(name + ":gen");
+    this.slotPrefix = keys.internalKey(name + ":");
     this.random = requireNonNull(random, "random");
   }
 

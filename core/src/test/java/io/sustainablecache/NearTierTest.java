@@ -84,6 +84,11 @@ final class NearTierTest {
     }
 
     @Override
+    public void removeIf(java.util.function.Predicate<String> filter) {
+      map.values().removeIf(filter);
+    }
+
+    @Override
     public void clear() {
       map.clear();
     }
@@ -398,6 +403,121 @@ final class NearTierTest {
     assertThat(replacedButWithinDelta)
         .as("near hits of a value already replaced (within Δ): the schedules reach the bound")
         .isPositive();
+  }
+
+  /**
+   * Issue 24: the bound on random schedules over a store with a log per node ({@link
+   * ClusterStore}, three nodes). A writer changes keys of every node, recording each in its
+   * node's log; nodes die (their operations fail at once), come back as they were, or come back
+   * empty (their values and their log lost; the writer writes the lost values again, as a load
+   * would); the reader reads through its tier and polls every node (a dead node's poll fails, the
+   * others apply). Every near hit must return a value that no change which returned more than Δ
+   * earlier had replaced, and keys of live nodes must keep being served near while a node is
+   * dead.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6})
+  void randomSchedulesOfDeadNodes_neverServeAValueReplacedMoreThanDeltaAgo(long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    io.sustainablecache.testing.FakeClock clock = FakeClock.atRoundSecond();
+    ClusterStore cluster = new ClusterStore(clock, 3);
+    NearTier.Layout layout = perNodeLayout(cluster, 7);
+    List<NearLog> writerLogs = perNodeLayout(cluster, 8).logs();
+    Entries held = new Entries();
+    NearTier<String> reader = new NearTier<>(() -> null, layout, held,
+        entry -> cluster.nodeOf(entry.substring(0, entry.indexOf('#'))), DELTA, FENCE, now::get,
+        UnaryOperator.identity(), new Generation(), SIZE, failure -> { });
+    List<String> names = new ArrayList<>();
+    for (int node = 0; node < 3; node++) {
+      for (int i = 0; i < 2; i++) {
+        names.add("ns:" + cluster.keyOn(node, "ns", "k" + i + "x"));
+      }
+    }
+    Map<String, Integer> version = new HashMap<>();
+    Map<String, List<long[]>> replacedAt = new HashMap<>();
+    names.forEach(k -> {
+      version.put(k, 0);
+      replacedAt.put(k, new ArrayList<>());
+      cluster.set(k, bytes(k + "#0"), 0).join();
+    });
+    boolean[] dead = new boolean[3];
+    int nearHits = 0;
+    int nearHitsWhileANodeWasDead = 0;
+
+    for (int step = 0; step < 20_000; step++) {
+      String key = names.get(random.nextInt(names.size()));
+      int node = cluster.nodeOf(key);
+      int op = random.nextInt(20);
+      if (op < 2) { // the writer changes a key; the change returns once recorded
+        int next = version.get(key) + 1;
+        try {
+          cluster.set(key, bytes(key + "#" + next), 0).join();
+          writerLogs.get(node).record(key).join();
+          replacedAt.get(key).add(new long[] {version.get(key), now.get()});
+          version.put(key, next);
+        } catch (CompletionException failed) {
+          assertThat(dead[node]).as("only a dead node's change fails").isTrue();
+        }
+      } else if (op < 9) { // the reader
+        String near = reader.get(key);
+        if (near != null) {
+          nearHits++;
+          if (dead[0] || dead[1] || dead[2]) {
+            nearHitsWhileANodeWasDead++;
+          }
+          int served = Integer.parseInt(near.substring(near.indexOf('#') + 1));
+          for (long[] change : replacedAt.get(key)) {
+            if (change[0] >= served) {
+              assertThat(now.get() - change[1])
+                  .as("seed %d step %d: %s served v%d, replaced %d ns ago", seed, step, key,
+                      served, now.get() - change[1])
+                  .isLessThanOrEqualTo(DELTA_NANOS);
+            }
+          }
+        } else if (!dead[node]) {
+          Ticket ticket = reader.ticket();
+          cluster.gets(key).join().ifPresent(item -> reader.offer(key, text(item.value()), ticket));
+        }
+      } else if (op < 12) { // the reader's polls: a dead node's fails, the others apply
+        try {
+          reader.poll().join();
+        } catch (CompletionException failed) {
+          assertThat(dead[0] || dead[1] || dead[2]).isTrue();
+        }
+      } else if (op == 12) { // a node dies, or comes back (one in three empty)
+        int which = random.nextInt(3);
+        if (!dead[which]) {
+          cluster.kill(which);
+          dead[which] = true;
+        } else if (random.nextInt(3) == 0) {
+          cluster.restart(which);
+          dead[which] = false;
+          for (String k : names) { // the lost values written again, as loads would
+            if (cluster.nodeOf(k) == which) {
+              cluster.set(k, bytes(k + "#" + version.get(k)), 0).join();
+            }
+          }
+        } else {
+          cluster.heal(which);
+          dead[which] = false;
+        }
+      } else {
+        now.addAndGet(random.nextLong(DELTA_NANOS / 4));
+      }
+    }
+    assertThat(nearHits).as("near hits in the schedule").isGreaterThan(1_000);
+    assertThat(nearHitsWhileANodeWasDead).as("near hits while a node was dead")
+        .isGreaterThan(nearHits / 10);
+  }
+
+  private static NearTier.Layout perNodeLayout(ClusterStore cluster, long seed) {
+    Keys keys = new Keys("ns", 250, KeyPolicy.REJECT);
+    io.sustainablecache.spi.StoreNodes nodes = cluster.nodes().orElseThrow();
+    List<NearLog> logs = new ArrayList<>();
+    for (int i = 0; i < nodes.ids().size(); i++) {
+      logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, new SplittableRandom(seed + i)));
+    }
+    return new NearTier.Layout(nodes.ids(), logs, nodes::nodeOf);
   }
 
   private static byte[] bytes(String text) {

@@ -1,0 +1,166 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 24, defect 5: over a store that offers its nodes ({@link ClusterStore}: three nodes, a
+ * dead node's operations failing at once, as {@code FailureMode.Cancel}), the near cache keeps a
+ * log per node, so that a dead node costs the keys it holds and nothing else. Two instances, A
+ * and B, in virtual time, through the public API.
+ */
+final class NearPerNodeTest {
+
+  private static final long DELTA_MILLIS = 1_000;
+  private static final Duration DELTA = Duration.ofMillis(DELTA_MILLIS);
+  private static final String NS = "pn";
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final ClusterStore cluster = new ClusterStore(clock, 3);
+  private final SustainableCache<String> a = cache();
+  private final SustainableCache<String> b = cache();
+  private final AtomicInteger loads = new AtomicInteger();
+  /** A key on each node: {@code onNode[i]} is on node i. */
+  private final String[] onNode = new String[3];
+
+  private SustainableCache<String> cache() {
+    return SustainableCache.builder(cluster).namespace(NS).ttl(Duration.ofMinutes(10))
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .nearCache(1_000, DELTA, 0).build();
+  }
+
+  @BeforeEach
+  void readEveryKeyOnBothInstances() {
+    scheduler.runDue();
+    for (int i = 0; i < 3; i++) {
+      onNode[i] = cluster.keyOn(i, NS, "k");
+      a.get(onNode[i], this::load);
+    }
+    pass(DELTA_MILLIS); // B's polls apply A's records of its loads
+    for (String key : onNode) {
+      b.get(key, this::load);
+      b.get(key, this::load);
+    }
+    assertThat(b.stats().nearHitCount()).as("B holds every key near").isEqualTo(3);
+  }
+
+  @AfterEach
+  void close() {
+    a.close();
+    b.close();
+  }
+
+  private String load(String key) {
+    loads.incrementAndGet();
+    return key + "@" + clock.millis();
+  }
+
+  /** Lets virtual time pass in steps of 100 ms, running the polls that fall due. */
+  private void pass(long millis) {
+    for (long t = 0; t < millis; t += 100) {
+      clock.advanceMillis(Math.min(100, millis - t));
+      scheduler.runDue();
+    }
+  }
+
+  /** Whether a read of the key on B is a near hit. */
+  private boolean nearHitOnB(String key) {
+    long before = b.stats().nearHitCount();
+    b.get(key, this::load);
+    return b.stats().nearHitCount() == before + 1;
+  }
+
+  @Test
+  void aDeadNode_stopsTheNearHitsOfItsKeysOnly_andTheOthersGoOnPastTheBound() {
+    cluster.kill(1);
+    pass(3 * DELTA_MILLIS);
+
+    assertThat(nearHitOnB(onNode[0])).as("a key of a live node, 3 Δ later").isTrue();
+    assertThat(nearHitOnB(onNode[2])).as("a key of a live node, 3 Δ later").isTrue();
+    assertThat(nearHitOnB(onNode[1])).as("a key of the dead node, 3 Δ later").isFalse();
+    assertThat(b.stats().nearPollFailureCount()).as("the dead node's polls fail").isPositive();
+  }
+
+  @Test
+  void whileANodeIsDead_changesOfTheOtherNodesKeysSucceed_andReachTheOtherInstanceWithinTheBound() {
+    cluster.kill(1);
+    pass(2 * DELTA_MILLIS);
+
+    a.put(onNode[0], "new0");
+    a.invalidate(onNode[2]);
+    assertThatThrownBy(() -> a.put(onNode[1], "new1")).as("the dead node's own key")
+        .isInstanceOf(RuntimeException.class);
+    pass(DELTA_MILLIS);
+
+    assertThat(b.get(onNode[0], this::load)).isEqualTo("new0");
+    assertThat(b.get(onNode[2], this::load)).as("invalidated: loaded again")
+        .startsWith(onNode[2] + "@" + clock.millis());
+    assertThat(a.stats().nearRecordFailureCount()).isZero();
+  }
+
+  @Test
+  void aNodeThatComesBackEmpty_resetsOnlyItsKeys() {
+    cluster.kill(1);
+    pass(2 * DELTA_MILLIS);
+    long resets = b.stats().nearResetCount();
+    cluster.restart(1);
+    pass(DELTA_MILLIS);
+
+    assertThat(b.stats().nearResetCount()).as("one reset: node 1's log was lost")
+        .isGreaterThan(resets);
+    assertThat(nearHitOnB(onNode[0])).as("node 0's key stays near").isTrue();
+    assertThat(nearHitOnB(onNode[2])).as("node 2's key stays near").isTrue();
+    assertThat(nearHitOnB(onNode[1])).as("node 1's key was dropped").isFalse();
+    assertThat(nearHitOnB(onNode[1])).as("then held near again").isTrue();
+  }
+
+  @Test
+  void aChangeOfTheNodeList_dropsEverything_andEveryNodesLogIsReadAgain() {
+    pass(DELTA_MILLIS);
+    long resets = b.stats().nearResetCount();
+    cluster.addNode();
+    pass(DELTA_MILLIS);
+
+    assertThat(b.stats().nearResetCount()).isGreaterThan(resets);
+    for (String key : onNode) {
+      assertThat(nearHitOnB(key)).as("%s after the list changed", key).isFalse();
+    }
+    a.put(onNode[0], "after");
+    pass(DELTA_MILLIS);
+    assertThat(b.get(onNode[0], this::load)).as("changes recorded in the new list's logs reach B")
+        .isEqualTo("after");
+    for (int node = 0; node < 4; node++) {
+      String key = cluster.keyOn(node, NS, "m");
+      b.get(key, this::load);
+      assertThat(nearHitOnB(key)).as("a key of node %d, read once", node).isTrue();
+    }
+  }
+
+  @Test
+  void invalidateAll_dropsEveryNodesKeys_everywhere_andFailsWhileANodeIsDead() {
+    a.invalidateAll();
+    pass(DELTA_MILLIS + 100);
+    int before = loads.get();
+    for (String key : onNode) {
+      assertThat(b.get(key, this::load)).as("a new generation: loaded again")
+          .startsWith(key + "@");
+    }
+    assertThat(loads.get() - before).as("each key loaded again once").isEqualTo(3);
+
+    cluster.kill(2);
+    assertThatThrownBy(a::invalidateAll).isInstanceOf(RuntimeException.class);
+  }
+}

@@ -7,7 +7,6 @@ import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -135,9 +134,9 @@ final class NearCache<V> {
   }
 
   /**
-   * The logs of a namespace: one per node when the store offers its nodes ({@link
-   * CacheStore#nodes()}), re-derived when their ids change; else the namespace's single log.
-   * Thread-safe.
+   * The logs of a namespace: one per node when the store offers two nodes or more ({@link
+   * CacheStore#nodes()}), re-derived when their ids change; else (no nodes offered, or one) the
+   * namespace's single log, so that a single server keeps the items it always had. Thread-safe.
    */
   private static final class Layouts implements Supplier<NearTier.Layout> {
     private final CacheStore store;
@@ -153,15 +152,14 @@ final class NearCache<V> {
 
     @Override
     public synchronized NearTier.Layout get() {
-      Optional<StoreNodes> offered = store.nodes();
-      if (offered.isEmpty()) {
-        if (current == null) {
-          current = NearTier.Layout.single(new NearLog(store, keys, random));
-        }
-        return current; // a store that stopped offering nodes keeps its last layout
+      StoreNodes nodes = store.nodes().filter(offered -> offered.ids().size() > 1).orElse(null);
+      if (current != null && (nodes == null ? current.logs().size() == 1
+          && current.ids().equals(NearTier.Layout.SINGLE) : current.ids().equals(nodes.ids()))) {
+        return current;
       }
-      StoreNodes nodes = offered.get();
-      if (current == null || !current.ids().equals(nodes.ids())) {
+      if (nodes == null) {
+        current = NearTier.Layout.single(new NearLog(store, keys, random));
+      } else {
         List<NearLog> logs = new ArrayList<>(nodes.ids().size());
         for (int i = 0; i < nodes.ids().size(); i++) {
           logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, random));

@@ -16,8 +16,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 
 /**
- * The invalidation log of one namespace in the shared store, which the near tiers of every
- * instance poll (design and argument: {@code docs/near-cache.md}). A change is <em>recorded</em>:
+ * The invalidation log of one namespace in the shared store, or of one node of it (a log per
+ * node, {@link NearTier.Layout}: the same protocol on each node's own items), which the near
+ * tiers of every instance poll (design and argument: {@code docs/near-cache.md}). A change is <em>recorded</em>:
  * the log's sequence, a memcached counter, is {@code incr}emented to {@code n} and slot {@code n
  * mod S} is set to {@code (n, store key)}. A <em>poll</em> reads the sequence, the namespace's
  * {@linkplain Generation generation} and the slots after the last number it applied in one

@@ -111,9 +111,12 @@ final class NearTier<E> {
    */
   record Layout(List<String> ids, List<NearLog> logs, ToIntFunction<String> nodeOf) {
 
+    /** The ids of the single log's layout. */
+    static final List<String> SINGLE = List.of("the store");
+
     /** The layout of the namespace's single log: one node, holding every key. */
     static Layout single(NearLog log) {
-      return new Layout(List.of("the store"), List.of(log), key -> 0);
+      return new Layout(SINGLE, List.of(log), key -> 0);
     }
   }
 

@@ -163,4 +163,20 @@ final class NearPerNodeTest {
     cluster.kill(2);
     assertThatThrownBy(a::invalidateAll).isInstanceOf(RuntimeException.class);
   }
+
+  @Test
+  void aStoreOfOneNode_keepsTheNamespacesSingleLog() {
+    ClusterStore single = new ClusterStore(clock, 1);
+    try (SustainableCache<String> one = SustainableCache.builder(single).namespace("one")
+        .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).clock(clock)
+        .ticker(clock.ticker()).scheduler(scheduler).nearCache(1_000, DELTA, 0).build()) {
+      one.put("k", "v");
+      assertThat(single.nodes().orElseThrow().on(0).gets("one:\u007Fnear:seq").join())
+          .as("the single log's sequence").isPresent();
+      assertThat(single.nodes().orElseThrow().on(0).gets("one:\u007Fnearn:seq").join())
+          .as("no log per node").isEmpty();
+    }
+    assertThat(cluster.nodes().orElseThrow().on(0).gets(NS + ":\u007Fnearn:seq").join())
+        .as("three nodes: a log per node").isPresent();
+  }
 }

@@ -95,7 +95,13 @@ final class NearCache<V> {
     if (generation == null) {
       return null;
     }
-    Layouts layouts = new Layouts(config.store(), keys, config.random());
+    RateLimitedLog mixedLayouts = new RateLimitedLog(Log.LOGGER, config.ticker());
+    Layouts layouts = new Layouts(config.store(), keys, config.random(), () -> mixedLayouts.warn(
+        "another instance records this namespace's changes in the other near-log layout (one"
+        + " log per node, or the single log): neither sees the other's changes, and their near"
+        + " caches may serve replaced values past the bound; give every instance of a namespace"
+        + " the same store settings (FailureMode.Cancel or not; one server or several), or"
+        + " upgrade them all at once"));
     // A read or load that began longer ago than the synchronous API waits for one is refused.
     Duration fenceWindow = config.loadTimeout().plusSeconds(1);
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
@@ -142,12 +148,14 @@ final class NearCache<V> {
     private final CacheStore store;
     private final Keys keys;
     private final RandomGenerator random;
+    private final Runnable otherLayoutWrites;
     private NearTier.Layout current;
 
-    Layouts(CacheStore store, Keys keys, RandomGenerator random) {
+    Layouts(CacheStore store, Keys keys, RandomGenerator random, Runnable otherLayoutWrites) {
       this.store = store;
       this.keys = keys;
       this.random = random;
+      this.otherLayoutWrites = otherLayoutWrites;
     }
 
     @Override
@@ -158,11 +166,12 @@ final class NearCache<V> {
         return current;
       }
       if (nodes == null) {
-        current = NearTier.Layout.single(new NearLog(store, keys, random));
+        current = NearTier.Layout.single(
+            new NearLog(store, keys, NearLog.SINGLE, random, otherLayoutWrites));
       } else {
         List<NearLog> logs = new ArrayList<>(nodes.ids().size());
         for (int i = 0; i < nodes.ids().size(); i++) {
-          logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, random));
+          logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, random, otherLayoutWrites));
         }
         current = new NearTier.Layout(nodes.ids(), List.copyOf(logs), nodes::nodeOf);
       }

@@ -115,6 +115,12 @@ final class NearLog {
   private final String generationKey;
   private final String slotPrefix;
   private final RandomGenerator random;
+  /** The other layout's sequence ({@link #SINGLE} or {@link #PER_NODE}), read by every poll. */
+  private final String otherSequenceKey;
+  /** Run when the other layout's sequence changed between two polls: someone writes it. */
+  private final Runnable otherLayoutWrites;
+  /** The other layout's sequence at the last poll: -1 before, 0 if absent or no number. */
+  private long otherSeen = -1;
 
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
@@ -156,11 +162,24 @@ final class NearLog {
    * io.sustainablecache.spi.StoreNodes#on}) whose items are named {@code <ns>:\x7F<name>:…}.
    */
   NearLog(CacheStore store, Keys keys, String name, RandomGenerator random) {
+    this(store, keys, name, random, () -> { });
+  }
+
+  /**
+   * A log as above that runs {@code otherLayoutWrites} (on the polling thread) when a poll finds
+   * that the other layout's sequence ({@code SINGLE}'s for {@code PER_NODE}, and the reverse)
+   * changed since the previous poll: an instance of the namespace on the other layout is
+   * recording changes this one does not read.
+   */
+  NearLog(CacheStore store, Keys keys, String name, RandomGenerator random,
+      Runnable otherLayoutWrites) {
     this.store = requireNonNull(store, "store");
     this.sequenceKey = keys.internalKey(name + ":seq");
     this.generationKey = keys.internalKey(name + ":gen");
     this.slotPrefix = keys.internalKey(name + ":");
     this.random = requireNonNull(random, "random");
+    this.otherSequenceKey = keys.internalKey((name.equals(SINGLE) ? PER_NODE : SINGLE) + ":seq");
+    this.otherLayoutWrites = requireNonNull(otherLayoutWrites, "otherLayoutWrites");
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -248,13 +267,29 @@ final class NearLog {
     List<String> keys = new ArrayList<>(BATCH + 2);
     keys.add(sequenceKey);
     keys.add(generationKey);
+    keys.add(otherSequenceKey);
     if (last != null) {
       for (int i = 1; i <= BATCH; i++) {
         addUnlessOwn(keys, last + i);
       }
     }
-    return store.getsAll(keys).thenCompose(items -> generation(items.get(generationKey))
-        .thenCompose(generation -> readFrom(last, items, generation)));
+    return store.getsAll(keys).thenCompose(items -> {
+      checkOtherLayout(items.get(otherSequenceKey));
+      return generation(items.get(generationKey))
+          .thenCompose(generation -> readFrom(last, items, generation));
+    });
+  }
+
+  /**
+   * Tells of the other layout's sequence changing between two polls (it stays in the store after
+   * a fleet moved to this layout, unchanged: only a change means someone writes it).
+   */
+  private void checkOtherLayout(StoreItem item) {
+    long seen = item == null ? 0 : number(item);
+    if (otherSeen >= 0 && seen != otherSeen && seen != 0) {
+      otherLayoutWrites.run();
+    }
+    otherSeen = seen;
   }
 
   /** The generation the item holds; created at a random value if it is missing or garbage. */

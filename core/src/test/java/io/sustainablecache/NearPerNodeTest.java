@@ -8,6 +8,8 @@ import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testing.ManualExecutor;
 import io.sustainablecache.testing.ManualScheduler;
 import java.time.Duration;
+import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -178,5 +180,38 @@ final class NearPerNodeTest {
     }
     assertThat(cluster.nodes().orElseThrow().on(0).gets(NS + ":\u007Fnearn:seq").join())
         .as("three nodes: a log per node").isPresent();
+  }
+
+  @Test
+  void aWriterOnTheOtherLayout_isToldOfByThePollsOfEither() {
+    Keys keys = new Keys(NS, 250, KeyPolicy.REJECT);
+    io.sustainablecache.spi.StoreNodes nodes = cluster.nodes().orElseThrow();
+    AtomicInteger perNodeWarnings = new AtomicInteger();
+    AtomicInteger singleWarnings = new AtomicInteger();
+    List<NearLog> perNode = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      perNode.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, new SplittableRandom(i),
+          perNodeWarnings::incrementAndGet));
+    }
+    NearLog single = new NearLog(cluster, keys, NearLog.SINGLE, new SplittableRandom(9),
+        singleWarnings::incrementAndGet);
+    perNode.forEach(log -> log.poll().join());
+    single.poll().join(); // creates the single log's sequence: an instance on that layout polls
+    perNode.forEach(log -> log.poll().join());
+    single.poll().join();
+    assertThat(perNodeWarnings).as("the single log's sequence created, seen by the poll of the"
+        + " node it is on").hasValue(1);
+    assertThat(singleWarnings).as("the logs per node unchanged since its first poll").hasValue(0);
+    perNode.forEach(log -> log.poll().join());
+    assertThat(perNodeWarnings).as("nothing changed: no warning").hasValue(1);
+
+    single.record(NS + ":" + onNode[0]).join();
+    perNode.forEach(log -> log.poll().join());
+    assertThat(perNodeWarnings).as("a record in the single log").hasValue(2);
+    int readBySingle = cluster.nodeOf(NS + ":\u007Fnearn:seq");
+    perNode.get(readBySingle).record(NS + ":" + onNode[readBySingle]).join();
+    single.poll().join();
+    assertThat(singleWarnings).as("a record in the log of the node the single log reads")
+        .hasValue(1);
   }
 }

@@ -245,16 +245,21 @@ final class NearTier<E> {
    */
   E get(String key) {
     long at = confirmedAt;
-    long now = ticker.getAsLong();
-    if (at != NEVER && now - at <= stalenessNanos) {
+    if (at != NEVER && ticker.getAsLong() - at <= stalenessNanos) {
       return entries.get(key);
     }
+    return getWhileANodeIsUnconfirmed(key);
+  }
+
+  /** {@link #get} when some node's confirmation is older than the bound: the entry's node's. */
+  private E getWhileANodeIsUnconfirmed(String key) {
     Nodes current = nodes;
     if (current.nodes.length == 1) {
       return null;
     }
     E entry = entries.get(key);
-    return entry != null && current.confirmed(nodeOfEntry.applyAsInt(entry), now) ? entry : null;
+    return entry != null && current.confirmed(nodeOfEntry.applyAsInt(entry), ticker.getAsLong())
+        ? entry : null;
   }
 
   /** Whether every node's last applied poll started within {@code Δ}: the serving rule. */

@@ -66,11 +66,11 @@ final class EntryReader<V> {
   }
 
   /**
-   * Decodes an item read at {@code now}.
+   * Decodes the item of {@code storeKey} read at {@code now}.
    *
    * @return the entry, never {@code null}
    */
-  Entry<V> read(StoreItem item, long now) {
+  Entry<V> read(String storeKey, StoreItem item, long now) {
     byte[] bytes = item.value();
     if (!Envelope.isValid(bytes)) {
       stats.increment(Counter.CORRUPT_ENTRY);
@@ -85,7 +85,7 @@ final class EntryReader<V> {
       mixedLog.warn(generation != null ? WITHOUT_NEAR_CACHE : WITH_NEAR_CACHE);
     }
     if (kind == Envelope.KIND_TOMBSTONE
-        || (generation != null && written != generation.current())) {
+        || (generation != null && written != generation.current(storeKey))) {
       // An entry of another generation (an invalidateAll since it was written; or before the
       // first poll, any entry) is a miss that fences out older loads as a tombstone does.
       return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());

@@ -262,7 +262,7 @@ final class NearCache<V> {
       if (failure != null || item.isEmpty()) {
         return; // nothing to compare with (a store error, or the item evicted or expired)
       }
-      Entry<V> current = reader.read(item.get(), now);
+      Entry<V> current = reader.read(keys.storeKey(key), item.get(), now);
       boolean replaced = served.casToken() == EntryWriter.NO_CAS // written here: token unknown
           ? current.fetchedAt() != served.fetchedAt() || current.kind() != served.kind()
           : current.casToken() != served.casToken();
@@ -324,7 +324,7 @@ final class NearCache<V> {
     String key = keys.nearKeyOf(storeKey);
     if (entry == null) {
       tier.drop(key);
-    } else if (tier.generation() == generation) { // set before the drop that comes with a change
+    } else if (tier.generation(storeKey) == generation) { // set before the drop of a change
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
         tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null, node), ticket);

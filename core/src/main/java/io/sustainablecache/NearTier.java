@@ -52,11 +52,11 @@ import java.util.function.UnaryOperator;
  *       read of this JVM that began before its own {@code invalidate} cannot put the old value
  *       back either.</li>
  * </ul>
- * It also keeps the namespace's {@link Generation}, a mix of every node's log's generation: a
- * poll that found another generation of its node sets it and then drops that node's keys (in
- * that order, so that a read that began after the drop judges entries by the new generation, and
- * one that began before is refused by the fence). When the store's node list changes, the tier
- * drops everything, forgets the generation and reads every node's log afresh.
+ * It also keeps the namespace's {@link Generation}, one per node: a poll that found another
+ * generation of its node sets it and then drops that node's keys (in that order, so that a read
+ * that began after the drop judges that node's entries by the new generation, and one that began
+ * before is refused by the fence). When the store's node list changes, the tier drops
+ * everything, forgets every generation and reads every node's log afresh.
  *
  * <p>Time is a monotonic ticker in nanoseconds (no cross-host clock is involved). Thread-safe.
  *
@@ -216,6 +216,7 @@ final class NearTier<E> {
     this.droppedVersions = new AtomicLongArray(stripes);
     this.stripeShift = Integer.SIZE - Integer.numberOfTrailingZeros(stripes);
     this.nodes = new Nodes(requireNonNull(initial, "initial"));
+    generation.reset(initial.nodeOf(), initial.logs().size());
   }
 
   /**
@@ -287,9 +288,12 @@ final class NearTier<E> {
     return nodes.nodes.length;
   }
 
-  /** The namespace's generation as this tier last set it ({@link Generation#UNKNOWN} before). */
-  long generation() {
-    return generation.current();
+  /**
+   * The generation of a store key's node as this tier last set it ({@link Generation#UNKNOWN}
+   * before).
+   */
+  long generation(String storeKey) {
+    return generation.current(storeKey);
   }
 
   /** Taken when a store read (or load) whose result may enter the tier begins. */
@@ -422,26 +426,19 @@ final class NearTier<E> {
 
   /**
    * Applies a node's poll: drops the keys it names, or the node's keys (everything with the
-   * single log) on a reset or a new generation of its log; then sets the namespace's generation,
-   * which combines every node's ({@link Nodes#generation}), before the drop.
+   * single log) on a reset or a new generation of its log, having set that node's generation
+   * first.
    */
   private void apply(Nodes current, Node node, NearLog.Poll poll) {
-    boolean first = !generation.known();
-    long previous = generation.current();
-    boolean newGeneration = poll.generation() != node.generation;
+    boolean first = !generation.known(node.index);
+    boolean newGeneration = poll.generation() != generation.current(node.index);
     if (newGeneration) {
-      node.generation = poll.generation();
-      long combined = current.generation();
-      if (combined == Generation.UNKNOWN) {
-        generation.forget();
-      } else {
-        generation.set(combined); // before the drop: see the class comment
-      }
+      generation.set(node.index, poll.generation()); // before the drop: see the class comment
     }
     if (newGeneration || poll instanceof NearLog.Poll.Reset) {
       dropNode(current, node.index);
       events.reset();
-      if (newGeneration && !first && generation.current() != previous) {
+      if (newGeneration && !first) {
         events.newGeneration();
       }
     } else {
@@ -469,7 +466,7 @@ final class NearTier<E> {
       next = new Nodes(layout);
       confirmedAt = NEVER;
       nodes = next;
-      generation.forget();
+      generation.reset(layout.nodeOf(), layout.logs().size());
       dropAll();
     }
     events.reset();
@@ -560,27 +557,6 @@ final class NearTier<E> {
       return node >= 0 && node < nodes.length ? dropped.get(node) : Long.MAX_VALUE;
     }
 
-    /**
-     * The namespace's generation: the single log's; with a log per node, a mix of every node's
-     * (so that it changes when any node's does), {@link Generation#UNKNOWN} until every node's
-     * log was read. Guarded by {@link #lock}.
-     */
-    long generation() {
-      if (nodes.length == 1) {
-        return nodes[0].generation;
-      }
-      long mixed = 0;
-      for (Node node : nodes) {
-        if (node.generation == Generation.UNKNOWN) {
-          return Generation.UNKNOWN;
-        }
-        mixed = (mixed ^ node.generation) * 0x9E3779B97F4A7C15L;
-        mixed ^= mixed >>> 29;
-      }
-      mixed &= Long.MAX_VALUE;
-      return mixed == 0 ? 1 : mixed;
-    }
-
     /** The oldest confirmation of the nodes. Called under {@link #lock}. */
     long oldestConfirmation() {
       long oldest = Long.MAX_VALUE;
@@ -603,8 +579,6 @@ final class NearTier<E> {
     private volatile long confirmedAt = NEVER;
     private final AtomicReference<CompletableFuture<NearLog.Poll>> polling =
         new AtomicReference<>();
-    /** The generation its log last showed; guarded by {@link #lock}. */
-    long generation = Generation.UNKNOWN;
     /** The last applied poll's sequence and start: changed only as a poll completes. */
     private long lastSequence;
     private long lastPollStarted = NEVER;

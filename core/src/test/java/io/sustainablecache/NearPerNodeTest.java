@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,8 @@ final class NearPerNodeTest {
   private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final ManualExecutor refreshes = new ManualExecutor();
   private final ClusterStore cluster = new ClusterStore(clock, 3);
+  /** The random bases of the instances' logs ({@link #neverEarlyRandomBases}). */
+  private final SplittableRandom bases = new SplittableRandom(24);
   private final SustainableCache<String> a = cache();
   private final SustainableCache<String> b = cache();
   private final AtomicInteger loads = new AtomicInteger();
@@ -40,8 +43,27 @@ final class NearPerNodeTest {
   private SustainableCache<String> cache() {
     return SustainableCache.builder(cluster).namespace(NS).ttl(Duration.ofMinutes(10))
         .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
-        .refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .refreshExecutor(refreshes).random(neverEarlyRandomBases())
         .nearCache(1_000, DELTA, 0).build();
+  }
+
+  /**
+   * Never an early refresh ({@code nextDouble() == 0}, as {@link FixedRandom#neverEarly()}), but
+   * seeded random {@code nextLong}s: a log's sequence and generation lost with a node are created
+   * again at another random base, as in production (a fixed base would create the same ones).
+   */
+  private RandomGenerator neverEarlyRandomBases() {
+    return new RandomGenerator() {
+      @Override
+      public long nextLong() {
+        return bases.nextLong();
+      }
+
+      @Override
+      public double nextDouble() {
+        return 0;
+      }
+    };
   }
 
   @BeforeEach
@@ -213,5 +235,42 @@ final class NearPerNodeTest {
     single.poll().join();
     assertThat(singleWarnings).as("a record in the log of the node the single log reads")
         .hasValue(1);
+  }
+
+  @Test
+  void aNodeThatComesBackEmpty_costsNoStoreEntryOfTheOtherNodes() {
+    cluster.kill(1);
+    pass(2 * DELTA_MILLIS);
+    cluster.restart(1);
+    pass(DELTA_MILLIS); // every instance polls node 1 again: its log and generation are new
+    int before = loads.get();
+    try (SustainableCache<String> c = cache()) {
+      assertThat(c.get(onNode[0], this::load)).as("a new instance reads node 0's entry")
+          .startsWith(onNode[0] + "@");
+      assertThat(c.get(onNode[2], this::load)).startsWith(onNode[2] + "@");
+      assertThat(loads.get() - before).as("loads: the other nodes' entries are still valid")
+          .isZero();
+      c.get(onNode[1], this::load);
+      assertThat(loads.get() - before).as("node 1's entry was lost with it").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anInstanceStartedWhileANodeIsDead_servesAndWritesTheOtherNodesKeys() {
+    cluster.kill(1);
+    pass(DELTA_MILLIS);
+    try (SustainableCache<String> c = cache()) {
+      scheduler.runDue();
+      int before = loads.get();
+      c.get(onNode[0], this::load);
+      c.get(onNode[0], this::load);
+      assertThat(loads.get() - before).as("node 0's entry, read from the store").isZero();
+      assertThat(c.stats().nearHitCount()).as("then held near").isEqualTo(1);
+      c.put(onNode[2], "from-c");
+      pass(DELTA_MILLIS);
+      assertThat(b.get(onNode[2], this::load)).isEqualTo("from-c");
+      assertThatThrownBy(() -> c.put(onNode[1], "x")).as("the dead node's key")
+          .isInstanceOf(RuntimeException.class);
+    }
   }
 }

@@ -146,16 +146,16 @@ final class NearTierTest {
 
   @Test
   void aResetOrInvalidateAll_dropsEverything() {
-    assertThat(generation.known()).isFalse();
+    assertThat(generation.known(0)).isFalse();
     tier.poll().join();
-    long first = generation.current();
+    long first = generation.current(0);
     assertThat(first).as("known from the first poll").isPositive();
     tier.offer("ns:a", "v1", tier.ticket());
     NearTier.Ticket before = tier.ticket();
     writer.recordAll().join();
     tier.poll().join();
     assertThat(entries.map).isEmpty();
-    assertThat(generation.current()).as("invalidateAll: a new generation")
+    assertThat(generation.current(0)).as("invalidateAll: a new generation")
         .isNotEqualTo(first).isPositive();
     assertThat(tier.offer("ns:a", "v1", before))
         .as("a read that began before the poll that changed the generation").isFalse();
@@ -177,7 +177,7 @@ final class NearTierTest {
     assertThat(fresh).isNotSameAs(running);
     hold.release();
     running.join();
-    assertThat(fresh.join().generation()).isEqualTo(generation.current())
+    assertThat(fresh.join().generation()).isEqualTo(generation.current(0))
         .as("the fresh poll read the new generation").isEqualTo(sequenceOfLog());
   }
 

@@ -573,7 +573,8 @@ final class NearTier<E> {
 
   /** One node's log, its confirmation and its polling schedule. */
   private final class Node {
-    final Nodes layout;
+    /** The nodes of the layout this node belongs to. */
+    final Nodes owner;
     final int index;
     final NearLog log;
     private volatile long confirmedAt = NEVER;
@@ -586,8 +587,8 @@ final class NearTier<E> {
     /** Guarded by {@link #schedule}. */
     Future<?> nextPoll;
 
-    Node(Nodes layout, int index, NearLog log) {
-      this.layout = layout;
+    Node(Nodes owner, int index, NearLog log) {
+      this.owner = owner;
       this.index = index;
       this.log = log;
     }
@@ -615,11 +616,11 @@ final class NearTier<E> {
       read.whenComplete((poll, failure) -> {
         if (poll != null) {
           synchronized (lock) {
-            if (nodes == layout) {
-              apply(layout, this, poll);
+            if (nodes == owner) {
+              apply(owner, this, poll);
               // lastPollStarted: the previous successful poll's, never older than confirmedAt
               confirmedAt = poll instanceof NearLog.Poll.Partial ? lastPollStarted : started;
-              NearTier.this.confirmedAt = layout.oldestConfirmation();
+              NearTier.this.confirmedAt = owner.oldestConfirmation();
             }
           }
           nextPollDelayNanos = delayAfter(poll, started);
@@ -666,7 +667,7 @@ final class NearTier<E> {
     /** Schedules this node's next poll, unless the tier is closed. Under {@link #schedule}. */
     void scheduleNextPoll(long delayNanos) {
       synchronized (schedule) {
-        if (!closed && nodes == layout) {
+        if (!closed && nodes == owner) {
           nextPoll = scheduler.schedule(this::pollAndContinue, delayNanos, TimeUnit.NANOSECONDS);
         }
       }
@@ -677,13 +678,13 @@ final class NearTier<E> {
      * changed (which starts the new nodes' schedules and ends this one's).
      */
     private void pollAndContinue() {
-      if (nodes != layout) {
+      if (nodes != owner) {
         return; // replaced
       }
       CompletableFuture<NearLog.Poll> poll;
       try {
         Layout fresh = layouts.get();
-        if (fresh != null && fresh != layout.layout) {
+        if (fresh != null && fresh != owner.layout) {
           switchTo(fresh);
           return;
         }

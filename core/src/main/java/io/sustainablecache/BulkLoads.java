@@ -340,7 +340,10 @@ final class BulkLoads<V> {
     Set<String> wanted = Collections.unmodifiableSet(keys);
     Thread starter = Thread.currentThread();
     long start = ticker.read();
-    long generation = loads.generation();
+    long[] generations = new long[flights.size()];
+    for (int i = 0; i < generations.length; i++) {
+      generations[i] = loads.generation(flights.get(i).storeKey);
+    }
     stats.increment(Counter.BULK_LOAD);
     stats.increment(Counter.LOADER_CALL);
     CompletionStage<? extends Map<String, ? extends V>> stage;
@@ -381,7 +384,7 @@ final class BulkLoads<V> {
           loads.failed(flight, failure, statsMillis);
         } else {
           Runnable write = loads.complete(flight,
-              new Loaded<>(loaded.get(i), end, elapsed, generation),
+              new Loaded<>(loaded.get(i), end, elapsed, generations[i]),
               writeBack, statsMillis);
           if (write != null) {
             writes.add(write);

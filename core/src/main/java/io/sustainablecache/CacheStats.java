@@ -421,7 +421,9 @@ public final class CacheStats {
    * Times the near cache dropped every entry because a poll of its log could not confirm that it
    * saw every change (a record evicted or overwritten, the log lost, more changes than its slots)
    * or found a new generation ({@code invalidateAll}, or the generation lost); each instance's
-   * first poll counts too.
+   * first poll counts too. With a log per node (a cluster under {@code FailureMode.Cancel}), a
+   * reset of one node's log drops that node's entries only and counts once, as does a change of
+   * the store's node list (which drops every entry).
    *
    * @return a non-negative count
    */

@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 
 /**
@@ -52,6 +53,11 @@ final class CaffeineEntries<E> implements NearTier.EntryMap<E> {
   @Override
   public void remove(String key) {
     cache.invalidate(key);
+  }
+
+  @Override
+  public void removeIf(Predicate<E> filter) {
+    cache.asMap().values().removeIf(filter);
   }
 
   @Override

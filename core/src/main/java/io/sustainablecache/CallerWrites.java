@@ -57,7 +57,7 @@ final class CallerWrites<V> {
 
   void put(String key, V value) {
     String storeKey = keys.storeKey(key);
-    finish(storeKey, set(storeKey, writer.encodePut(value, clock.millis()), "put"), "put", null);
+    finish(storeKey, set(storeKey, writer.encodePut(storeKey, value, clock.millis()), "put"), "put", null);
   }
 
   /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
@@ -67,7 +67,7 @@ final class CallerWrites<V> {
       return;
     }
     String storeKey = keys.storeKey(key);
-    finish(storeKey, set(storeKey, writer.encodeAbsentPut(clock.millis()), "putAbsent"),
+    finish(storeKey, set(storeKey, writer.encodeAbsentPut(storeKey, clock.millis()), "putAbsent"),
         "putAbsent", null);
   }
 
@@ -126,7 +126,7 @@ final class CallerWrites<V> {
 
   Optional<V> putIfAbsent(String key, V value) {
     String storeKey = keys.storeKey(key);
-    byte[] bytes = writer.encodePut(value, clock.millis()); // a value too large fails here
+    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
     return finish(storeKey, putIfAbsent(storeKey, bytes, 0), "putIfAbsent", Optional.empty());
   }
 
@@ -147,7 +147,7 @@ final class CallerWrites<V> {
     return read.thenCompose(found -> {
       long now = clock.millis();
       StoreItem item = found.orElse(null);
-      Entry<V> entry = item == null ? null : reader.read(item, now);
+      Entry<V> entry = item == null ? null : reader.read(storeKey, item, now);
       if (entry != null && entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()) {
         return CompletableFuture.completedFuture(Optional.of(entry.value()));
       }
@@ -178,7 +178,7 @@ final class CallerWrites<V> {
     String storeKey = keys.storeKey(key);
     registry.detach(storeKey);
     long now = clock.millis();
-    CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(now),
+    CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(storeKey, now),
         writer.tombstoneExptime(now));
     CompletableFuture<?> released = lease.onInvalidate(storeKey);
     finish(storeKey, landed(storeKey, tombstone, "invalidate").thenCompose(written -> {

@@ -68,11 +68,11 @@ final class EntryReader<V> {
   }
 
   /**
-   * Decodes an item read at {@code now}.
+   * Decodes the item of {@code storeKey} read at {@code now}.
    *
    * @return the entry, never {@code null}
    */
-  Entry<V> read(StoreItem item, long now) {
+  Entry<V> read(String storeKey, StoreItem item, long now) {
     byte[] bytes = item.value();
     if (!Envelope.isValid(bytes)) {
       stats.increment(Counter.CORRUPT_ENTRY);
@@ -90,7 +90,7 @@ final class EntryReader<V> {
       return fence(bytes, fetchedAt, now, item);
     }
     if (kind == Envelope.KIND_TOMBSTONE
-        || (generation != null && written != generation.current())) {
+        || (generation != null && written != generation.current(storeKey))) {
       // An entry of another generation (an invalidateAll since it was written; or before the
       // first poll, any entry) is a miss that fences out older loads as a tombstone does.
       return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());

@@ -94,7 +94,7 @@ final class EntryWriter<V> {
    * future tells whether the entry was stored; discards, skips and store errors are counted.
    */
   CompletableFuture<Boolean> writeLoad(String storeKey, Loaded<V> loaded, long casToken) {
-    long generation = generation();
+    long generation = generation(storeKey);
     if (generation == Generation.UNKNOWN) {
       return CompletableFuture.completedFuture(false); // no poll yet: written in no generation
     }
@@ -161,8 +161,8 @@ final class EntryWriter<V> {
    *
    * @throws IllegalArgumentException if the encoded entry exceeds {@code maxValueSize}
    */
-  byte[] encodePut(V value, long now) {
-    byte[] bytes = Envelope.encode(now, now + jittered(ttlMillis), 0, callerGeneration(),
+  byte[] encodePut(String storeKey, V value, long now) {
+    byte[] bytes = Envelope.encode(now, now + jittered(ttlMillis), 0, callerGeneration(storeKey),
         codec.encode(value));
     if (bytes.length > maxValueSize) {
       throw new IllegalArgumentException("value of " + bytes.length
@@ -177,8 +177,9 @@ final class EntryWriter<V> {
   }
 
   /** Encodes "no value" given by the caller ({@code putAbsent}), for {@code absentTtl}. */
-  byte[] encodeAbsentPut(long now) {
-    return Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0, callerGeneration());
+  byte[] encodeAbsentPut(String storeKey, long now) {
+    return Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0,
+        callerGeneration(storeKey));
   }
 
   /** The exptime of an entry encoded by {@link #encodePut} or {@link #encodeAbsentPut}. */
@@ -193,21 +194,25 @@ final class EntryWriter<V> {
   }
 
   /** A tombstone for an invalidation at {@code now}. */
-  byte[] tombstone(long now) {
-    return Envelope.encodeTombstone(now, callerGeneration());
+  byte[] tombstone(String storeKey, long now) {
+    return Envelope.encodeTombstone(now, callerGeneration(storeKey));
   }
 
   /**
-   * The generation entries are written in now: 0 (none) without a near cache, {@link
-   * Generation#UNKNOWN} before its first poll.
+   * The generation the entry of {@code storeKey} is written in now: 0 (none) without a near
+   * cache, the generation of the key's node with one ({@link Generation#UNKNOWN} before the
+   * first poll of its log).
    */
-  long generation() {
-    return generation == null ? 0 : generation.current();
+  long generation(String storeKey) {
+    return generation == null ? 0 : generation.current(storeKey);
   }
 
-  /** The generation of a caller's write; a store failure before the near cache's first poll. */
-  private long callerGeneration() {
-    long current = generation();
+  /**
+   * The generation of a caller's write; a store failure before the first poll of the key's
+   * node's log.
+   */
+  private long callerGeneration(String storeKey) {
+    long current = generation(storeKey);
     if (current == Generation.UNKNOWN) {
       throw new StoreException("the near cache has not read the namespace's generation yet: its"
           + " invalidation log could not be polled since the cache started");

@@ -454,7 +454,7 @@ final class FleetLease<V> {
       return null; // unchanged since our read
     }
     long now = clock.millis();
-    Entry<V> entry = reader.read(item, now);
+    Entry<V> entry = reader.read(flight.storeKey, item, now);
     if (!entry.answers() || now >= entry.expiresAt()) {
       return null;
     }

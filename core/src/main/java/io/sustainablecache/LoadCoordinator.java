@@ -251,9 +251,12 @@ final class LoadCoordinator<V> {
     return registry.readMark();
   }
 
-  /** The generation a load starting now belongs to: see {@link EntryWriter#generation()}. */
-  long generation() {
-    return writer.generation();
+  /**
+   * The generation a load of {@code storeKey} starting now belongs to: see {@link
+   * EntryWriter#generation(String)}.
+   */
+  long generation(String storeKey) {
+    return writer.generation(storeKey);
   }
 
   /**
@@ -272,7 +275,7 @@ final class LoadCoordinator<V> {
       CompletableFuture<Loaded<V>> own) {
     Thread starter = Thread.currentThread();
     long start = ticker.read();
-    long generation = writer.generation();
+    long generation = writer.generation(flight.storeKey);
     CompletionStage<? extends V> stage;
     flight.enterLoader(starter);
     stats.increment(Counter.LOADER_CALL);

@@ -10,7 +10,7 @@ package io.sustainablecache;
  * @param fetchedAt when the load completed, epoch milliseconds
  * @param loadMillis how long it took
  * @param generation the {@linkplain Generation generation} this instance knew when the load
- *     started ({@link EntryWriter#generation()}); the result is written only if it is still the
+ *     started ({@link EntryWriter#generation(String)}); the result is written only if it is still the
  *     namespace's when the write is issued
  */
 record Loaded<V>(V value, long fetchedAt, long loadMillis, long generation) {

@@ -3,12 +3,16 @@ package io.sustainablecache;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -22,7 +26,6 @@ final class NearCache<V> {
   private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
 
   private final NearTier<NearEntry<V>> tier;
-  private final NearLog log;
   private final Keys keys;
   private final CacheStore store;
   private final EntryReader<V> reader;
@@ -42,7 +45,7 @@ final class NearCache<V> {
   /** Whether a near hit decodes its own copy of the value ({@code nearCacheCopy}). */
   private final boolean copy;
 
-  private NearCache(NearTier<NearEntry<V>> tier, NearLog log, Keys keys, CacheConfig<V> config,
+  private NearCache(NearTier<NearEntry<V>> tier, Keys keys, CacheConfig<V> config,
       EntryReader<V> reader, StatsCounter stats) {
     this.staleSamples = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.recordFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
@@ -58,7 +61,6 @@ final class NearCache<V> {
     this.refreshPauseNanos = Math.max(1, config.nearStaleness().toNanos() / 2);
     this.maxValueSize = config.maxValueSize();
     this.tier = tier;
-    this.log = log;
     this.stats = stats;
     this.codec = config.codec();
     this.copy = config.nearCopy();
@@ -93,7 +95,13 @@ final class NearCache<V> {
     if (generation == null) {
       return null;
     }
-    NearLog log = new NearLog(config.store(), keys, config.random());
+    RateLimitedLog mixedLayouts = new RateLimitedLog(Log.LOGGER, config.ticker());
+    Layouts layouts = new Layouts(config.store(), keys, config.random(), () -> mixedLayouts.warn(
+        "another instance records this namespace's changes in the other near-log layout (one"
+        + " log per node, or the single log): neither sees the other's changes, and their near"
+        + " caches may serve replaced values past the bound; give every instance of a namespace"
+        + " the same store settings (FailureMode.Cancel or not; one server or several), or"
+        + " upgrade them all at once"));
     // A read or load that began longer ago than the synchronous API waits for one is refused.
     Duration fenceWindow = config.loadTimeout().plusSeconds(1);
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
@@ -118,17 +126,57 @@ final class NearCache<V> {
         newGeneration.run();
       }
     };
-    NearTier<NearEntry<V>> tier = new NearTier<>(log,
+    NearTier<NearEntry<V>> tier = new NearTier<>(layouts, layouts.get(),
         CaffeineEntries.bounded(config.nearMaximumSize(),
             config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
             () -> stats.increment(Counter.NEAR_EVICTION)),
-        config.nearStaleness(), fenceWindow, config.ticker()::read, keys::nearKeyOf, generation,
-        config.nearMaximumSize(), events);
-    near.set(new NearCache<>(tier, log, keys, config, reader, stats));
+        NearEntry::node, config.nearStaleness(), fenceWindow, config.ticker()::read,
+        keys::nearKeyOf, generation, config.nearMaximumSize(), events);
+    near.set(new NearCache<>(tier, keys, config, reader, stats));
     // Built on a thread that may not wait (Waiting), the first poll is not awaited.
     near.get().firstPoll(Waiting.allowed(config.store()) ? config.nearStaleness() : Duration.ZERO);
     tier.start(config.scheduler());
     return near.get();
+  }
+
+  /**
+   * The logs of a namespace: one per node when the store offers two nodes or more ({@link
+   * CacheStore#nodes()}), re-derived when their ids change; else (no nodes offered, or one) the
+   * namespace's single log, so that a single server keeps the items it always had. Thread-safe.
+   */
+  private static final class Layouts implements Supplier<NearTier.Layout> {
+    private final CacheStore store;
+    private final Keys keys;
+    private final RandomGenerator random;
+    private final Runnable otherLayoutWrites;
+    private NearTier.Layout current;
+
+    Layouts(CacheStore store, Keys keys, RandomGenerator random, Runnable otherLayoutWrites) {
+      this.store = store;
+      this.keys = keys;
+      this.random = random;
+      this.otherLayoutWrites = otherLayoutWrites;
+    }
+
+    @Override
+    public synchronized NearTier.Layout get() {
+      StoreNodes nodes = store.nodes().filter(offered -> offered.ids().size() > 1).orElse(null);
+      if (current != null && (nodes == null ? current.logs().size() == 1
+          && current.ids().equals(NearTier.Layout.SINGLE) : current.ids().equals(nodes.ids()))) {
+        return current;
+      }
+      if (nodes == null) {
+        current = NearTier.Layout.single(
+            new NearLog(store, keys, NearLog.SINGLE, random, otherLayoutWrites));
+      } else {
+        List<NearLog> logs = new ArrayList<>(nodes.ids().size());
+        for (int i = 0; i < nodes.ids().size(); i++) {
+          logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, random, otherLayoutWrites));
+        }
+        current = new NearTier.Layout(nodes.ids(), List.copyOf(logs), nodes::nodeOf);
+      }
+      return current;
+    }
   }
 
   /**
@@ -214,7 +262,7 @@ final class NearCache<V> {
       if (failure != null || item.isEmpty()) {
         return; // nothing to compare with (a store error, or the item evicted or expired)
       }
-      Entry<V> current = reader.read(item.get(), now);
+      Entry<V> current = reader.read(keys.storeKey(key), item.get(), now);
       boolean replaced = served.casToken() == EntryWriter.NO_CAS // written here: token unknown
           ? current.fetchedAt() != served.fetchedAt() || current.kind() != served.kind()
           : current.casToken() != served.casToken();
@@ -240,8 +288,11 @@ final class NearCache<V> {
    */
   void offer(String storeKey, StoreItem item, Entry<V> entry, NearTier.Ticket ticket) {
     if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
-      tier.offer(keys.nearKeyOf(storeKey),
-          new NearEntry<>(entry, item.value().length, copy ? item.value() : null), ticket);
+      int node = tier.nodeOf(storeKey);
+      if (node >= 0) {
+        tier.offer(keys.nearKeyOf(storeKey),
+            new NearEntry<>(entry, item.value().length, copy ? item.value() : null, node), ticket);
+      }
     }
   }
 
@@ -273,10 +324,13 @@ final class NearCache<V> {
     String key = keys.nearKeyOf(storeKey);
     if (entry == null) {
       tier.drop(key);
-    } else if (tier.generation() == generation) { // set before the drop that comes with a change
-      tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null), ticket);
+    } else if (tier.generation(storeKey) == generation) { // set before the drop of a change
+      int node = tier.nodeOf(storeKey);
+      if (node >= 0) {
+        tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null, node), ticket);
+      }
     }
-    log.record(storeKey).whenComplete((done, failure) -> {
+    tier.record(storeKey).whenComplete((done, failure) -> {
       if (failure != null) {
         stats.increment(Counter.NEAR_RECORD_FAILURE);
         recordFailures.warn("the near cache's log could not record a refreshed key; other"
@@ -290,7 +344,7 @@ final class NearCache<V> {
    * The future fails if the record did (the caller must learn that the bound does not hold).
    */
   CompletableFuture<Void> changedByCaller(String storeKey) {
-    return log.record(storeKey)
+    return tier.record(storeKey)
         .whenComplete((done, failure) -> tier.drop(keys.nearKeyOf(storeKey)));
   }
 
@@ -301,7 +355,7 @@ final class NearCache<V> {
    * poll succeeds.
    */
   CompletableFuture<Void> invalidateAll() {
-    return log.recordAll().thenCompose(recorded -> tier.pollFromNow())
+    return tier.recordAll().thenCompose(recorded -> tier.pollFromNow())
         .whenComplete((done, failure) -> {
           if (failure != null) {
             tier.dropAll();

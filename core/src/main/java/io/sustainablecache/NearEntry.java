@@ -23,6 +23,8 @@ final class NearEntry<V> {
 
   private final Entry<V> entry;
   private final int storedBytes;
+  /** The index of its key's node when it was read ({@link NearTier#nodeOf}); 0 for one log. */
+  private final int node;
   /** The stored bytes a near hit decodes its copy from; {@code null} if hits share the value. */
   private final byte[] copyFrom;
   /** No refresh claimed yet. */
@@ -39,11 +41,18 @@ final class NearEntry<V> {
    *     bounded by bytes
    * @param copyFrom the entry's stored bytes (never modified), to decode a copy of the value for
    *     every near hit; {@code null} to share the decoded value
+   * @param node the index of its key's node in the near tier's layout ({@link NearTier#nodeOf})
    */
-  NearEntry(Entry<V> entry, int storedBytes, byte[] copyFrom) {
+  NearEntry(Entry<V> entry, int storedBytes, byte[] copyFrom, int node) {
     this.entry = entry;
     this.storedBytes = storedBytes;
     this.copyFrom = copyFrom;
+    this.node = node;
+  }
+
+  /** The index of its key's node in the near tier's layout when it was read. */
+  int node() {
+    return node;
   }
 
   Entry<V> entry() {

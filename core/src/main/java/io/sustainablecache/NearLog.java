@@ -16,8 +16,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 
 /**
- * The invalidation log of one namespace in the shared store, which the near tiers of every
- * instance poll (design and argument: {@code docs/near-cache.md}). A change is <em>recorded</em>:
+ * The invalidation log of one namespace in the shared store, or of one node of it (a log per
+ * node, {@link NearTier.Layout}: the same protocol on each node's own items), which the near
+ * tiers of every instance poll (design and argument: {@code docs/near-cache.md}). A change is <em>recorded</em>:
  * the log's sequence, a memcached counter, is {@code incr}emented to {@code n} and slot {@code n
  * mod S} is set to {@code (n, store key)}. A <em>poll</em> reads the sequence, the namespace's
  * {@linkplain Generation generation} and the slots after the last number it applied in one
@@ -114,6 +115,12 @@ final class NearLog {
   private final String generationKey;
   private final String slotPrefix;
   private final RandomGenerator random;
+  /** The other layout's sequence ({@link #SINGLE} or {@link #PER_NODE}), read by every poll. */
+  private final String otherSequenceKey;
+  /** Run when the other layout's sequence changed between two polls: someone writes it. */
+  private final Runnable otherLayoutWrites;
+  /** The other layout's sequence at the last poll: -1 before, 0 if absent or no number. */
+  private long otherSeen = -1;
 
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
@@ -136,12 +143,43 @@ final class NearLog {
 
   private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
 
+  /** The name of the namespace's single log's items: {@code <ns>:\x7Fnear:…}. */
+  static final String SINGLE = "near";
+
+  /**
+   * The name of the items of a log per node ({@code <ns>:\x7Fnearn:…} on every node), apart
+   * from the single log's, so that the two layouts never read each other's items.
+   */
+  static final String PER_NODE = "nearn";
+
+  /** The namespace's single log in {@code store}. */
   NearLog(CacheStore store, Keys keys, RandomGenerator random) {
+    this(store, keys, SINGLE, random);
+  }
+
+  /**
+   * A log in {@code store} (the whole store, or one node's: {@link
+   * io.sustainablecache.spi.StoreNodes#on}) whose items are named {@code <ns>:\x7F<name>:…}.
+   */
+  NearLog(CacheStore store, Keys keys, String name, RandomGenerator random) {
+    this(store, keys, name, random, () -> { });
+  }
+
+  /**
+   * A log as above that runs {@code otherLayoutWrites} (on the polling thread) when a poll finds
+   * that the other layout's sequence ({@code SINGLE}'s for {@code PER_NODE}, and the reverse)
+   * changed since the previous poll: an instance of the namespace on the other layout is
+   * recording changes this one does not read.
+   */
+  NearLog(CacheStore store, Keys keys, String name, RandomGenerator random,
+      Runnable otherLayoutWrites) {
     this.store = requireNonNull(store, "store");
-    this.sequenceKey = keys.internalKey("near:seq");
-    this.generationKey = keys.internalKey("near:gen");
-    this.slotPrefix = keys.internalKey("near:");
+    this.sequenceKey = keys.internalKey(name + ":seq");
+    this.generationKey = keys.internalKey(name + ":gen");
+    this.slotPrefix = keys.internalKey(name + ":");
     this.random = requireNonNull(random, "random");
+    this.otherSequenceKey = keys.internalKey((name.equals(SINGLE) ? PER_NODE : SINGLE) + ":seq");
+    this.otherLayoutWrites = requireNonNull(otherLayoutWrites, "otherLayoutWrites");
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -229,13 +267,29 @@ final class NearLog {
     List<String> keys = new ArrayList<>(BATCH + 2);
     keys.add(sequenceKey);
     keys.add(generationKey);
+    keys.add(otherSequenceKey);
     if (last != null) {
       for (int i = 1; i <= BATCH; i++) {
         addUnlessOwn(keys, last + i);
       }
     }
-    return store.getsAll(keys).thenCompose(items -> generation(items.get(generationKey))
-        .thenCompose(generation -> readFrom(last, items, generation)));
+    return store.getsAll(keys).thenCompose(items -> {
+      checkOtherLayout(items.get(otherSequenceKey));
+      return generation(items.get(generationKey))
+          .thenCompose(generation -> readFrom(last, items, generation));
+    });
+  }
+
+  /**
+   * Tells of the other layout's sequence changing between two polls (it stays in the store after
+   * a fleet moved to this layout, unchanged: only a change means someone writes it).
+   */
+  private void checkOtherLayout(StoreItem item) {
+    long seen = item == null ? 0 : number(item);
+    if (otherSeen >= 0 && seen != otherSeen && seen != 0) {
+      otherLayoutWrites.run();
+    }
+    otherSeen = seen;
   }
 
   /** The generation the item holds; created at a random value if it is missing or garbage. */

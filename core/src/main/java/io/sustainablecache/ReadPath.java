@@ -165,7 +165,7 @@ final class ReadPath<V> {
    * near cache if the read took a {@link #nearTicket} ({@code null}: none).
    */
   Entry<V> entry(String storeKey, StoreItem item, long now, NearTier.Ticket ticket) {
-    Entry<V> entry = item == null ? null : reader.read(item, now);
+    Entry<V> entry = item == null ? null : reader.read(storeKey, item, now);
     if (ticket != null) {
       near.offer(storeKey, item, entry, ticket);
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.NearTier.Ticket;
 import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualScheduler;
@@ -18,6 +19,7 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -84,6 +86,11 @@ final class NearTierTest {
     }
 
     @Override
+    public void removeIf(java.util.function.Predicate<String> filter) {
+      map.values().removeIf(filter);
+    }
+
+    @Override
     public void clear() {
       map.clear();
     }
@@ -141,16 +148,16 @@ final class NearTierTest {
 
   @Test
   void aResetOrInvalidateAll_dropsEverything() {
-    assertThat(generation.known()).isFalse();
+    assertThat(generation.known(0)).isFalse();
     tier.poll().join();
-    long first = generation.current();
+    long first = generation.current(0);
     assertThat(first).as("known from the first poll").isPositive();
     tier.offer("ns:a", "v1", tier.ticket());
     NearTier.Ticket before = tier.ticket();
     writer.recordAll().join();
     tier.poll().join();
     assertThat(entries.map).isEmpty();
-    assertThat(generation.current()).as("invalidateAll: a new generation")
+    assertThat(generation.current(0)).as("invalidateAll: a new generation")
         .isNotEqualTo(first).isPositive();
     assertThat(tier.offer("ns:a", "v1", before))
         .as("a read that began before the poll that changed the generation").isFalse();
@@ -172,7 +179,7 @@ final class NearTierTest {
     assertThat(fresh).isNotSameAs(running);
     hold.release();
     running.join();
-    assertThat(fresh.join().generation()).isEqualTo(generation.current())
+    assertThat(fresh.join().generation()).isEqualTo(generation.current(0))
         .as("the fresh poll read the new generation").isEqualTo(sequenceOfLog());
   }
 
@@ -231,6 +238,41 @@ final class NearTierTest {
 
     assertThat(tier.offer("ns:a", "old", tier.ticket())).isFalse();
     assertThat(entries.map).doesNotContainKey("ns:a");
+  }
+
+  /**
+   * Issue 24: with a log per node, a reset of one node's log drops that node's keys through the
+   * fence too: a read of one of its keys that began before the reset cannot put the old value
+   * back, even when the reset runs between the insertion's put and its check; a key of another
+   * node is not refused.
+   */
+  @Test
+  void aResetOfOneNodesLog_refusesInsertionsOfItsKeysBegunBefore_andOnlyThose() {
+    FakeClock clock = FakeClock.atRoundSecond();
+    ClusterStore cluster = new ClusterStore(clock, 3);
+    Entries held = new Entries();
+    NearTier<String> reader = new NearTier<>(() -> null, perNodeLayout(cluster, 11), held,
+        entry -> cluster.nodeOf(entry.substring(0, entry.indexOf('#'))), DELTA, FENCE, now::get,
+        UnaryOperator.identity(), new Generation(), SIZE, failure -> { });
+    reader.poll().join();
+    String onOne = "ns:" + cluster.keyOn(1, "ns", "a");
+    String onTwo = "ns:" + cluster.keyOn(2, "ns", "a");
+
+    Ticket before = reader.ticket();
+    cluster.restart(1); // node 1's log lost: its next poll resets
+    reader.poll(1).join();
+    assertThat(reader.offer(onOne, onOne + "#old", before)).as("node 1's key, read before")
+        .isFalse();
+    assertThat(reader.offer(onTwo, onTwo + "#v", before)).as("node 2's key").isTrue();
+
+    cluster.restart(1);
+    held.afterPut = key -> {
+      if (key.equals(onOne)) {
+        reader.poll(1).join(); // the reset runs between the put and its check
+      }
+    };
+    assertThat(reader.offer(onOne, onOne + "#old", reader.ticket())).isFalse();
+    assertThat(held.map).doesNotContainKey(onOne).containsKey(onTwo);
   }
 
   @Test
@@ -398,6 +440,132 @@ final class NearTierTest {
     assertThat(replacedButWithinDelta)
         .as("near hits of a value already replaced (within Δ): the schedules reach the bound")
         .isPositive();
+  }
+
+  /**
+   * Issue 24: the bound on random schedules over a store with a log per node ({@link
+   * ClusterStore}, three nodes). A writer changes keys of every node, recording each in its
+   * node's log; nodes die (their operations fail at once), come back as they were, or come back
+   * empty (their values and their log lost; the writer writes the lost values again, as a load
+   * would); the reader reads through its tier and polls every node (a dead node's poll fails, the
+   * others apply). Every near hit must return a value that no change which returned more than Δ
+   * earlier had replaced, and keys of live nodes must keep being served near while a node is
+   * dead. One store read in four is offered some steps later, as a slow read's would be.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6})
+  void randomSchedulesOfDeadNodes_neverServeAValueReplacedMoreThanDeltaAgo(long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    io.sustainablecache.testing.FakeClock clock = FakeClock.atRoundSecond();
+    ClusterStore cluster = new ClusterStore(clock, 3);
+    NearTier.Layout layout = perNodeLayout(cluster, 7);
+    List<NearLog> writerLogs = perNodeLayout(cluster, 8).logs();
+    Entries held = new Entries();
+    NearTier<String> reader = new NearTier<>(() -> null, layout, held,
+        entry -> cluster.nodeOf(entry.substring(0, entry.indexOf('#'))), DELTA, FENCE, now::get,
+        UnaryOperator.identity(), new Generation(), SIZE, failure -> { });
+    List<String> names = new ArrayList<>();
+    for (int node = 0; node < 3; node++) {
+      for (int i = 0; i < 2; i++) {
+        names.add("ns:" + cluster.keyOn(node, "ns", "k" + i + "x"));
+      }
+    }
+    Map<String, Integer> version = new HashMap<>();
+    Map<String, List<long[]>> replacedAt = new HashMap<>();
+    names.forEach(k -> {
+      version.put(k, 0);
+      replacedAt.put(k, new ArrayList<>());
+      cluster.set(k, bytes(k + "#0"), 0).join();
+    });
+    boolean[] dead = new boolean[3];
+    Deque<Object[]> slowReads = new ArrayDeque<>();
+    int nearHits = 0;
+    int nearHitsWhileANodeWasDead = 0;
+
+    for (int step = 0; step < 20_000; step++) {
+      String key = names.get(random.nextInt(names.size()));
+      int node = cluster.nodeOf(key);
+      int op = random.nextInt(20);
+      if (op < 2) { // the writer changes a key; the change returns once recorded
+        int next = version.get(key) + 1;
+        try {
+          cluster.set(key, bytes(key + "#" + next), 0).join();
+          writerLogs.get(node).record(key).join();
+          replacedAt.get(key).add(new long[] {version.get(key), now.get()});
+          version.put(key, next);
+        } catch (CompletionException failed) {
+          assertThat(dead[node]).as("only a dead node's change fails").isTrue();
+        }
+      } else if (op < 8) { // the reader
+        String near = reader.get(key);
+        if (near != null) {
+          nearHits++;
+          if (dead[0] || dead[1] || dead[2]) {
+            nearHitsWhileANodeWasDead++;
+          }
+          int served = Integer.parseInt(near.substring(near.indexOf('#') + 1));
+          for (long[] change : replacedAt.get(key)) {
+            if (change[0] >= served) {
+              assertThat(now.get() - change[1])
+                  .as("seed %d step %d: %s served v%d, replaced %d ns ago", seed, step, key,
+                      served, now.get() - change[1])
+                  .isLessThanOrEqualTo(DELTA_NANOS);
+            }
+          }
+        } else if (!dead[node]) {
+          Ticket ticket = reader.ticket();
+          Optional<StoreItem> item = cluster.gets(key).join();
+          if (item.isPresent() && random.nextInt(4) == 0) { // ends some steps later
+            slowReads.add(new Object[] {key, text(item.get().value()), ticket});
+          } else {
+            item.ifPresent(it -> reader.offer(key, text(it.value()), ticket));
+          }
+        }
+      } else if (op < 10) { // a slow read ends and offers what it read
+        Object[] read = slowReads.poll();
+        if (read != null) {
+          reader.offer((String) read[0], (String) read[1], (Ticket) read[2]);
+        }
+      } else if (op < 12) { // the reader's polls: a dead node's fails, the others apply
+        try {
+          reader.poll().join();
+        } catch (CompletionException failed) {
+          assertThat(dead[0] || dead[1] || dead[2]).isTrue();
+        }
+      } else if (op == 12) { // a node dies, or comes back (one in three empty)
+        int which = random.nextInt(3);
+        if (!dead[which]) {
+          cluster.kill(which);
+          dead[which] = true;
+        } else if (random.nextInt(3) == 0) {
+          cluster.restart(which);
+          dead[which] = false;
+          for (String k : names) { // the lost values written again, as loads would
+            if (cluster.nodeOf(k) == which) {
+              cluster.set(k, bytes(k + "#" + version.get(k)), 0).join();
+            }
+          }
+        } else {
+          cluster.heal(which);
+          dead[which] = false;
+        }
+      } else {
+        now.addAndGet(random.nextLong(DELTA_NANOS / 4));
+      }
+    }
+    assertThat(nearHits).as("near hits in the schedule").isGreaterThan(1_000);
+    assertThat(nearHitsWhileANodeWasDead).as("near hits while a node was dead")
+        .isGreaterThan(nearHits / 10);
+  }
+
+  private static NearTier.Layout perNodeLayout(ClusterStore cluster, long seed) {
+    Keys keys = new Keys("ns", 250, KeyPolicy.REJECT);
+    io.sustainablecache.spi.StoreNodes nodes = cluster.nodes().orElseThrow();
+    List<NearLog> logs = new ArrayList<>();
+    for (int i = 0; i < nodes.ids().size(); i++) {
+      logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, new SplittableRandom(seed + i)));
+    }
+    return new NearTier.Layout(nodes.ids(), logs, nodes::nodeOf);
   }
 
   private static byte[] bytes(String text) {

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.NodeSnapshot;
 import io.sustainablecache.memcached.OperationDeadlines;
 import io.sustainablecache.memcached.OperationName;
 import io.sustainablecache.memcached.StoreFailures;
@@ -11,6 +12,7 @@ import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -188,6 +190,10 @@ public final class ArcusStore implements CacheStore {
   private final int maxKeyLength;
   private final boolean prefixFlush;
   private final MemcachedOperations<ClientAccess> operations;
+  /** The client whose node list {@link #nodes()} offers; {@code null}: none offered. */
+  private final ClientAccess.Real nodesOf;
+  /** The last snapshot of {@link #nodesOf}'s nodes; guarded by {@code this}. */
+  private NodeSnapshot snapshot;
 
   private ArcusStore(Builder builder) {
     this.clientDescription = builder.clientDescription;
@@ -197,6 +203,9 @@ public final class ArcusStore implements CacheStore {
     this.prefixFlush = builder.prefixFlush;
     this.operations = new MemcachedOperations<>(CLIENT, operationTimeout,
         new Arcus(builder.clients));
+    this.nodesOf = builder.nodesOf != null
+        && ClientAccess.Real.failureModeOf(builder.nodesOf.client) == FailureMode.Cancel
+        ? builder.nodesOf : null;
   }
 
   /**
@@ -254,8 +263,11 @@ public final class ArcusStore implements CacheStore {
   public static Builder builder(ArcusClient client) {
     requireNonNull(client, "client");
     ClientAccess.Real.requireAsciiProtocol(client);
-    return new Builder(new ClientAccess.Real(client), ClientAccess.Real.delimiterOf(client),
+    ClientAccess.Real access = new ClientAccess.Real(client);
+    Builder builder = new Builder(access, ClientAccess.Real.delimiterOf(client),
         "ArcusClient", ClientAccess.Real.managedByZooKeeper(client));
+    builder.nodesOf = access;
+    return builder;
   }
 
   /**
@@ -278,7 +290,10 @@ public final class ArcusStore implements CacheStore {
       delimiter = ClientAccess.Real.delimiterOf(members[0]);
       arcusServers = ClientAccess.Real.managedByZooKeeper(members[0]);
     }
-    return new Builder(new ClientAccess.Pool(pool), delimiter, "ArcusClientPool", arcusServers);
+    ClientAccess.Pool access = new ClientAccess.Pool(pool);
+    Builder builder = new Builder(access, delimiter, "ArcusClientPool", arcusServers);
+    builder.nodesOf = access.first();
+    return builder;
   }
 
   /** A builder over scripted clients, for the unit tests. */
@@ -437,6 +452,32 @@ public final class ArcusStore implements CacheStore {
   }
 
   /**
+   * {@inheritDoc}
+   *
+   * <p>Offered only when the client's failure mode is {@code FailureMode.Cancel} (the {@linkplain
+   * #recommendedSettings recommended settings}): then a dead node's operations fail at once and
+   * the near cache keeps a log per node. The snapshot follows the client's node list (ZooKeeper's
+   * cache list): a new one after every change. Over a pool, the nodes of its first client, whose
+   * connection the per-node stores use. With {@code Redistribute}, empty.
+   *
+   * @return {@inheritDoc}
+   */
+  @Override
+  public Optional<StoreNodes> nodes() {
+    if (nodesOf == null) {
+      return Optional.empty();
+    }
+    List<MemcachedNode> current = nodesOf.nodes();
+    synchronized (this) {
+      if (snapshot == null || !snapshot.holds(current)) {
+        snapshot = NodeSnapshot.of(current, nodesOf::primaryNode,
+            node -> operations.on(node, nodesOf), this);
+      }
+      return Optional.of(snapshot);
+    }
+  }
+
+  /**
    * Describes the configuration, for logs.
    *
    * @return for example {@code ArcusStore[client=ArcusClient, operationTimeout=700 ms,
@@ -507,6 +548,12 @@ public final class ArcusStore implements CacheStore {
             "the server of a key is down (" + node.getSocketAddress() + ")");
       }
       return node;
+    }
+
+    @Override
+    public String unreachable(MemcachedNode node) {
+      return node.isActive() || node.isFirstConnecting() ? null
+          : "the server is down (" + node.getSocketAddress() + ")";
     }
 
     @Override
@@ -603,6 +650,8 @@ public final class ArcusStore implements CacheStore {
     private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
     private int maxKeyLength = DEFAULT_MAX_KEY_LENGTH;
     private boolean prefixFlush;
+    /** The client whose nodes the store may offer ({@link ArcusStore#nodes()}), or none. */
+    private ClientAccess.Real nodesOf;
 
     private Builder(Supplier<? extends ClientAccess> clients, byte delimiter,
         String clientDescription, boolean prefixFlush) {

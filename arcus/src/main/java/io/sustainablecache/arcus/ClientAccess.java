@@ -2,11 +2,14 @@ package io.sustainablecache.arcus;
 
 import io.sustainablecache.memcached.MemcachedOperations;
 import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ArcusClientPool;
 import net.spy.memcached.BroadcastOpFactory;
 import net.spy.memcached.DefaultConnectionFactory;
+import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.MemcachedConnection;
 import net.spy.memcached.MemcachedNode;
@@ -101,6 +104,31 @@ interface ClientAccess extends MemcachedOperations.Connection {
       connection.broadcastOperation(factory);
     }
 
+    /** The client's nodes now, in its locator's order (its read-only copies unwrapped). */
+    List<MemcachedNode> nodes() {
+      List<MemcachedNode> nodes = new ArrayList<>();
+      for (MemcachedNode node : client.getNodeLocator().getAll()) {
+        nodes.add(node instanceof MemcachedNodeROImpl readOnly ? readOnly.getMemcachedNode()
+            : node);
+      }
+      return nodes;
+    }
+
+    /**
+     * The client's failure mode, which it keeps in a private field of its connection; {@code
+     * null} if it cannot be read (then the store offers no nodes).
+     */
+    static FailureMode failureModeOf(ArcusClient client) {
+      try {
+        Field field = MemcachedConnection.class.getDeclaredField("failureMode");
+        field.setAccessible(true);
+        return (FailureMode) field.get(client.getMemcachedConnection());
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        LOG.debug("Cannot read the ARCUS client's failure mode", e);
+        return null;
+      }
+    }
+
     @Override
     public void forgetLocally(String key) {
       LocalCacheManager frontCache = client.getLocalCacheManager();
@@ -178,6 +206,11 @@ interface ClientAccess extends MemcachedOperations.Connection {
       for (int i = 0; i < members.length; i++) {
         members[i] = new Real(clients[i]);
       }
+    }
+
+    /** The access to the pool's first client, or {@code null} for a pool without clients. */
+    Real first() {
+      return members.length == 0 ? null : members[0];
     }
 
     /**

@@ -4,6 +4,7 @@ import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -220,6 +221,12 @@ final class CountingStore implements CacheStore {
   @Override
   public CompletableFuture<Void> flushPrefix(String prefix) {
     return delegate.flushPrefix(prefix);
+  }
+
+  /** Forwarded: the delegate's nodes, whose stores this one does not count. */
+  @Override
+  public Optional<StoreNodes> nodes() {
+    return delegate.nodes();
   }
 
   @Override

@@ -192,6 +192,19 @@ public interface CacheStore {
   }
 
   /**
+   * The store's nodes, for a store that spreads keys over several servers and fails a dead
+   * server's operations at once (memcached clients with {@code FailureMode.Cancel}). With it,
+   * the near cache keeps an invalidation log per node, so that a dead node costs only the keys
+   * it holds; without it (the default, and for a client that sends a dead node's keys to
+   * another), one log for the namespace. A wrapper of another store forwards it.
+   *
+   * @return the current snapshot of the node list, or empty (the default)
+   */
+  default Optional<StoreNodes> nodes() {
+    return Optional.empty();
+  }
+
+  /**
    * The longest key, in bytes, this store accepts. The cache rejects longer keys before any
    * network call. Defaults to memcached's 250.
    *

@@ -69,6 +69,10 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
   private final OperationName casName;
   private final OperationName deleteName;
   private final OperationName incrName;
+  /** The node every operation goes to, or {@code null}: each key's own node. */
+  private final MemcachedNode pinnedNode;
+  /** The connection of {@link #pinnedNode}; {@code null} when not pinned. */
+  private final C pinnedConnection;
 
   /**
    * Creates the operations of one store.
@@ -87,6 +91,36 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     this.casName = OperationName.of(clientName, "cas");
     this.deleteName = OperationName.of(clientName, "delete");
     this.incrName = OperationName.of(clientName, "incr");
+    this.pinnedNode = null;
+    this.pinnedConnection = null;
+  }
+
+  private MemcachedOperations(MemcachedOperations<C> all, MemcachedNode node, C connection) {
+    this.client = all.client;
+    this.deadlines = all.deadlines;
+    this.getsName = all.getsName;
+    this.getsAllName = all.getsAllName;
+    this.addName = all.addName;
+    this.setName = all.setName;
+    this.casName = all.casName;
+    this.deleteName = all.deleteName;
+    this.incrName = all.incrName;
+    this.pinnedNode = node;
+    this.pinnedConnection = connection;
+  }
+
+  /**
+   * The same operations sent to one node whatever their keys hash to (for the near cache's log
+   * per node, {@link io.sustainablecache.spi.StoreNodes#on}): they fail at once while {@link
+   * Client#unreachable} names a problem with the node.
+   *
+   * @param node a node of {@code connection}'s client
+   * @param connection the connection that owns {@code node}, used for every operation
+   * @return operations pinned to the node, sharing this store's deadlines
+   */
+  public MemcachedOperations<C> on(MemcachedNode node, C connection) {
+    return new MemcachedOperations<>(this, requireNonNull(node, "node"),
+        requireNonNull(connection, "connection"));
   }
 
   /**
@@ -129,6 +163,12 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
      *     fails with its message
      */
     MemcachedNode nodeFor(C connection, String key);
+
+    /**
+     * Why an operation pinned to a node ({@link MemcachedOperations#on}) must fail at once, or
+     * {@code null} if it may be queued: the node is down, as {@link #nodeFor} judges it.
+     */
+    String unreachable(MemcachedNode node);
 
     /** A {@code gets} of several keys of one server, reporting to {@code callback}. */
     Operation bulkGets(MemcachedNode node, List<String> keys, GetsOperation.Callback callback);
@@ -216,7 +256,8 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     Map<MemcachedNode, List<String>> byNode = new LinkedHashMap<>();
     try {
       for (String key : new LinkedHashSet<>(keys)) {
-        byNode.computeIfAbsent(client.nodeFor(connection, key), n -> new ArrayList<>()).add(key);
+        byNode.computeIfAbsent(pinnedNode != null ? pinnedNode : client.nodeFor(connection, key),
+            n -> new ArrayList<>()).add(key);
       }
     } catch (IllegalStateException e) {
       pending.fail(e.getMessage(), null);
@@ -346,13 +387,18 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
   public C connection(PendingOperation<?> pending) {
     C connection;
     try {
-      connection = client.connection();
+      connection = pinnedConnection != null ? pinnedConnection : client.connection();
     } catch (RuntimeException e) {
       pending.fail(e);
       return null;
     }
     if (!connection.isRunning()) {
       pending.fail("the client is shut down", null);
+      return null;
+    }
+    String down = pinnedNode == null ? null : client.unreachable(pinnedNode);
+    if (down != null) {
+      pending.fail(down, null);
       return null;
     }
     return connection;
@@ -434,7 +480,11 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
       }
       boolean interrupted = Thread.interrupted();
       try {
-        connection.enqueue(key, op);
+        if (pinnedNode != null) {
+          connection.enqueue(pinnedNode, op);
+        } else {
+          connection.enqueue(key, op);
+        }
       } catch (RuntimeException e) {
         fail(e);
       } finally {

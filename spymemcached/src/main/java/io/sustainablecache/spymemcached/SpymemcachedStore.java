@@ -4,11 +4,13 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.NodeSnapshot;
 import io.sustainablecache.memcached.OperationDeadlines;
 import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Iterator;
@@ -172,12 +174,18 @@ public final class SpymemcachedStore implements CacheStore {
   private final Duration operationTimeout;
   private final int maxKeyLength;
   private final MemcachedOperations<Spymemcached> operations;
+  /** The client's fixed node list, under {@code FailureMode.Cancel} only; else empty. */
+  private final Optional<StoreNodes> nodes;
 
   private SpymemcachedStore(Builder builder) {
     this.operationTimeout = builder.operationTimeout;
     this.maxKeyLength = builder.maxKeyLength;
-    this.operations = new MemcachedOperations<>("spymemcached", operationTimeout,
-        new Spymemcached(builder.client.getConnection(), maxKeyLength));
+    Spymemcached client = new Spymemcached(builder.client.getConnection(), maxKeyLength);
+    this.operations = new MemcachedOperations<>("spymemcached", operationTimeout, client);
+    NodeLocator locator = builder.client.getConnection().getLocator();
+    this.nodes = client.failureMode != FailureMode.Cancel ? Optional.empty()
+        : Optional.of(NodeSnapshot.of(List.copyOf(locator.getAll()), locator::getPrimary,
+            node -> operations.on(node, client), this));
   }
 
   /**
@@ -332,6 +340,21 @@ public final class SpymemcachedStore implements CacheStore {
   }
 
   /**
+   * {@inheritDoc}
+   *
+   * <p>Offered only when the client's failure mode is {@code FailureMode.Cancel} (the {@linkplain
+   * #recommendedSettings recommended settings}): then a dead server's operations fail at once and
+   * the near cache keeps a log per server. With {@code Redistribute} or {@code Retry}, empty. A
+   * spymemcached client's node list never changes: the same snapshot every time.
+   *
+   * @return {@inheritDoc}
+   */
+  @Override
+  public Optional<StoreNodes> nodes() {
+    return nodes;
+  }
+
+  /**
    * {@inheritDoc} Here: a spymemcached client's I/O thread (its {@link
    * MemcachedConnection}, of any client), or a deadline thread of any timeout.
    *
@@ -430,6 +453,12 @@ public final class SpymemcachedStore implements CacheStore {
         }
       }
       throw new IllegalStateException("the server of a key is not connected");
+    }
+
+    @Override
+    public String unreachable(MemcachedNode node) {
+      return node.isActive() ? null
+          : "the server " + node.getSocketAddress() + " is not connected";
     }
 
     @Override

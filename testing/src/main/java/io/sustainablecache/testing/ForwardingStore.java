@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
@@ -108,6 +109,16 @@ public abstract class ForwardingStore implements CacheStore {
   @Override
   public boolean isCompletionThread(Thread thread) {
     return delegate.isCompletionThread(thread);
+  }
+
+  /**
+   * {@inheritDoc} Forwarded: the delegate's nodes (their stores bypass this wrapper).
+   *
+   * @return {@inheritDoc}
+   */
+  @Override
+  public Optional<StoreNodes> nodes() {
+    return delegate.nodes();
   }
 
   /** The SPI's refusal of {@code flushPrefix}, for subclasses that act like plain memcached. */

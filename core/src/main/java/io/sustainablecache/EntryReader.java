@@ -17,8 +17,9 @@ import org.slf4j.Logger;
  * fresh for longer than the TTL (an absence for longer than the absent TTL) after its load time,
  * and an entry loaded further in the future than the allowed clock skew counts as expired. In a
  * cache with a near cache, an entry of another {@linkplain Generation generation} than the
- * namespace's reads as a tombstone; a write fence reads as a fence in every generation. An entry written by an instance configured otherwise (with
- * a near cache when this one has none, or the reverse) draws a rate-limited warning: such a
+ * namespace's (of the key's node) reads as a tombstone; a write fence reads as a fence in every
+ * generation. An entry written by an instance configured otherwise (with a near cache when this
+ * one has none, or the reverse) draws a rate-limited warning: such a
  * fleet has no staleness bound. A cache without a namespace (never near-cached) whose key
  * starts with a near-cached namespace's prefix addresses that namespace's item, and is warned
  * of the same way, on both sides.

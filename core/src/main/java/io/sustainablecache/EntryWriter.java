@@ -188,9 +188,9 @@ final class EntryWriter<V> {
     return Exptime.of(Envelope.expiresAt(bytes) - fetchedAt + graceMillis, fetchedAt);
   }
 
-  /** A write fence placed at {@code now}; see {@link Envelope#encodeFence}. */
-  byte[] fence(long now, long until, long id, int holders, boolean shared) {
-    return Envelope.encodeFence(now, until, id, holders, shared, callerGeneration());
+  /** A write fence of the key placed at {@code now}; see {@link Envelope#encodeFence}. */
+  byte[] fence(String storeKey, long now, long until, long id, int holders, boolean shared) {
+    return Envelope.encodeFence(now, until, id, holders, shared, callerGeneration(storeKey));
   }
 
   /** A tombstone for an invalidation at {@code now}. */

@@ -114,7 +114,7 @@ final class WriteFences<V> {
     long until = now + fenceMillis;
     if (attempt == ATTEMPTS) {
       long id = newId();
-      return store.set(storeKey, writer.fence(now, until, id, 1, true), exptime(until, now))
+      return store.set(storeKey, writer.fence(storeKey, now, until, id, 1, true), exptime(until, now))
           .thenApply(done -> id);
     }
     return store.gets(storeKey).thenCompose(found -> {
@@ -125,13 +125,13 @@ final class WriteFences<V> {
         long id = Envelope.fenceId(standing);
         // this joiner's deadline is the latest (a planted fence's claim is not extended)
         long joinedUntil = at + fenceMillis;
-        byte[] joined = writer.fence(at, joinedUntil, id,
+        byte[] joined = writer.fence(storeKey, at, joinedUntil, id,
             Envelope.fenceHolders(standing) + 1, true);
         return swapped(store.cas(storeKey, item.casToken(), joined, exptime(joinedUntil, at)),
             storeKey, attempt, id);
       }
       long id = newId();
-      byte[] fresh = writer.fence(at, at + fenceMillis, id, 1, false);
+      byte[] fresh = writer.fence(storeKey, at, at + fenceMillis, id, 1, false);
       int exptime = exptime(at + fenceMillis, at);
       if (item == null) {
         return store.add(storeKey, fresh, exptime).thenCompose(added -> added
@@ -203,7 +203,7 @@ final class WriteFences<V> {
       }
       byte[] bytes;
       try {
-        bytes = writer.encodePut(value, clock.millis());
+        bytes = writer.encodePut(storeKey, value, clock.millis());
       } catch (IllegalArgumentException tooLarge) {
         complete(Outcome.COMMITTED, null);
         throw tooLarge;
@@ -288,11 +288,11 @@ final class WriteFences<V> {
           int holders = Envelope.fenceHolders(fence);
           if (holders > 1) { // the others release it
             long until = Envelope.expiresAt(fence);
-            byte[] fewer = writer.fence(Math.min(now, until), until, id, holders - 1, true);
+            byte[] fewer = writer.fence(storeKey, Math.min(now, until), until, id, holders - 1, true);
             return stored(store.cas(storeKey, item.casToken(), fewer, exptime(until, now)));
           }
           byte[] last = outcome == Outcome.COMMITTED && value != null
-              && !Envelope.fenceShared(fence) ? value : writer.tombstone(now);
+              && !Envelope.fenceShared(fence) ? value : writer.tombstone(storeKey, now);
           int exptime = last == value ? writer.putExptime(value) : writer.tombstoneExptime(now);
           return stored(store.cas(storeKey, item.casToken(), last, exptime))
               .thenCompose(stored -> stored ? changed() : CompletableFuture.completedFuture(false));
@@ -302,7 +302,7 @@ final class WriteFences<V> {
           return CompletableFuture.completedFuture(true);
         }
         // the fence expired before the commit: what loads cached meanwhile may predate it
-        return store.set(storeKey, writer.tombstone(now), writer.tombstoneExptime(now))
+        return store.set(storeKey, writer.tombstone(storeKey, now), writer.tombstoneExptime(now))
             .thenCompose(set -> changed());
       });
     }

@@ -314,6 +314,60 @@ final class WriteFenceTest {
   }
 
   @Test
+  void aCommitWithTheStoreDown_aReadOnAnotherInstanceAfterIt_doesNotJoinALoadBegunBeforeTheCommit() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = b.getAsync("k", key -> query); // fenced, reading the row
+    assertThat(loads).hasValue(0);
+
+    row.set("new"); // the commit
+    storeOfA.fail(Op.GETS, 1_000); // the release cannot read the key: the fence stands as it was
+    fence.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+
+    CompletableFuture<String> after = // begun after the commit
+        b.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+    query.complete("old"); // the load begun before the commit had read the old row
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).as("a read begun after committed() returned").isCompletedWithValue("new");
+  }
+
+  @Test
+  void aCommitWhoseSwapFails_aReadOnTheWriterAfterIt_doesNotJoinALoadBegunBeforeTheCommit() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = a.getAsync("k", key -> query); // fenced, reading the row
+
+    row.set("new");
+    storeOfA.fail(Op.CAS, 1_000); // the release reads its fence and cannot replace it
+    fence.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+
+    CompletableFuture<String> after =
+        a.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+    query.complete("old");
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).as("read-your-writes on the writer").isCompletedWithValue("new");
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_getAllOnAnotherInstanceAfterIt_doesNotJoinALoadBegunBeforeIt() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = b.getAsync("k", key -> query);
+
+    row.set("new");
+    storeOfA.fail(Op.GETS, 1_000);
+    fence.committed();
+
+    CompletableFuture<Map<String, String>> after = b.getAllAsync(List.of("k"),
+        keys -> CompletableFuture.completedFuture(Map.of("k", db("k"))));
+    query.complete("old");
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).isCompletedWithValue(Map.of("k", "new"));
+  }
+
+  @Test
   void aReleaseThatFailsUntilTheFenceExpired_isCountedAsAFailure_andTheKeyIsNeverStale() {
     WriteFence<String> fence = a.fence("k");
     row.set("new");

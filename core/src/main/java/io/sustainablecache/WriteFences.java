@@ -223,6 +223,12 @@ final class WriteFences<V> {
       CompletableFuture<Void> first = new CompletableFuture<>();
       attempt(outcome, value, 0, 0, first);
       awaitFirst(first);
+      if (outcome == Outcome.COMMITTED) {
+        // this JVM's loads registered before the commit may have read the old row; a release
+        // that failed, is on its way or left the fence to another holder did not void them, and
+        // a read that fails on the store could share them (within the near cache's bound)
+        registry.detach(storeKey);
+      }
     }
 
     /**

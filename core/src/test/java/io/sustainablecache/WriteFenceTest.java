@@ -368,6 +368,30 @@ final class WriteFenceTest {
   }
 
   @Test
+  void aCommitWithTheStoreDown_aFailedReadOnTheNearCachedWriterAfterIt_doesNotJoinALoadBegunBefore() {
+    try (SustainableCache<String> writer = cache(ForwardingStore.withoutFlushPrefix(storeOfA),
+        true)) {
+      scheduler.runDue(); // first poll
+      WriteFence<String> fence = writer.fence("k");
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> before = writer.getAsync("k", key -> query); // fenced
+
+      row.set("new");
+      storeOfA.fail(Op.GETS, Integer.MAX_VALUE); // the store is down: the release cannot read
+      fence.committed();
+
+      // a read that fails on the store may share a load registered less than the near bound ago,
+      // but not one begun before this instance's own commit
+      CompletableFuture<String> after =
+          writer.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+      query.complete("old");
+      assertThat(before).isCompletedWithValue("old");
+      assertThat(after).as("read-your-writes on the writer").isCompletedWithValue("new");
+      storeOfA.heal();
+    }
+  }
+
+  @Test
   void aReleaseThatFailsUntilTheFenceExpired_isCountedAsAFailure_andTheKeyIsNeverStale() {
     WriteFence<String> fence = a.fence("k");
     row.set("new");

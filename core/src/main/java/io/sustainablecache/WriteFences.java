@@ -239,7 +239,7 @@ final class WriteFences<V> {
         CompletableFuture<Void> first) {
       CompletableFuture<Boolean> done;
       try {
-        done = release(outcome, value);
+        done = release(outcome, value, conflicts + 1 == ATTEMPTS);
       } catch (RuntimeException e) {
         done = CompletableFuture.failedFuture(e);
       }
@@ -284,8 +284,12 @@ final class WriteFences<V> {
     /**
      * Reads the key and replaces this writer's hold on the fence; {@code true} once done (or
      * nothing to do), {@code false} if the key changed between the read and the write.
+     *
+     * @param lastAttempt whether this is the last attempt before a retry later: a fence that
+     *     expired before the commit is then replaced unconditionally
      */
-    private CompletableFuture<Boolean> release(Outcome outcome, byte[] value) {
+    private CompletableFuture<Boolean> release(Outcome outcome, byte[] value,
+        boolean lastAttempt) {
       return store.gets(storeKey).thenCompose(found -> {
         StoreItem item = found.orElse(null);
         byte[] fence = item == null ? null : fenceOf(item);
@@ -307,9 +311,17 @@ final class WriteFences<V> {
           // another writer's fence (this one expired), or nothing changed in the database
           return CompletableFuture.completedFuture(true);
         }
-        // the fence expired before the commit: what loads cached meanwhile may predate it
-        return store.set(storeKey, writer.tombstone(now), writer.tombstoneExptime(now))
-            .thenCompose(set -> changed());
+        // the fence expired before the commit: what loads cached meanwhile may predate it.
+        // Conditional on the read, so that another transaction's fence placed since is left to
+        // its holders (the next attempt reads it); unconditional if the key keeps changing
+        byte[] tombstone = writer.tombstone(now);
+        int exptime = writer.tombstoneExptime(now);
+        CompletableFuture<Boolean> replaced = lastAttempt
+            ? store.set(storeKey, tombstone, exptime).thenApply(set -> true)
+            : item == null ? store.add(storeKey, tombstone, exptime)
+            : stored(store.cas(storeKey, item.casToken(), tombstone, exptime));
+        return replaced.thenCompose(
+            done -> done ? changed() : CompletableFuture.completedFuture(false));
       });
     }
 

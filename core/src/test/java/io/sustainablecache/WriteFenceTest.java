@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
@@ -284,6 +285,28 @@ final class WriteFenceTest {
 
   // ---------------------------------------------------------------------------------------------
   // Failures
+
+  @Test
+  void aCommitAfterItsFenceExpired_doesNotOverwriteAFencePlacedWhileItsReleaseRead() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2)); // expired: the release will find nothing of its own
+    ScriptedStore.Hold reads = storeOfA.holdResponses(Op.GETS);
+    row.set("slow's");
+    CompletableFuture<Void> commit = CompletableFuture.runAsync(slow::committed);
+    await().atMost(Duration.ofSeconds(30)).until(() -> reads.waiting() == 1);
+
+    WriteFence<String> next = b.fence("k"); // another transaction, between the read and the write
+    reads.release();
+    assertThat(commit).succeedsWithin(Duration.ofSeconds(30));
+
+    assertThat(kind("k")).as("the other transaction's fence stands").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.get("k", this::db)).isEqualTo("slow's");
+    assertThat(kind("k")).as("nothing cached under it").isEqualTo(Envelope.KIND_FENCE);
+    row.set("next's");
+    next.committed();
+    assertThat(a.get("k", this::db)).isEqualTo("next's");
+  }
+
 
   @Test
   void aFenceThatCannotBePlaced_throws_andTheOldValueIsStillThere() {

@@ -89,7 +89,7 @@ final class WriteFences<V> {
     }
     registry.detach(storeKey);
     long startTick = ticker.read();
-    CompletableFuture<Long> placed = writes.landed(storeKey, place(storeKey, 0), "fence")
+    CompletableFuture<Long> placed = writes.landed(storeKey, place(storeKey, 0, null), "fence")
         .thenCompose(id -> {
           // loads this JVM started while the fence was on its way read the key before it landed
           registry.detach(storeKey);
@@ -104,17 +104,21 @@ final class WriteFences<V> {
 
   /**
    * Reads the key and swaps a fence in: joins the fence that stands, or starts one; after
-   * {@link #ATTEMPTS} reads that lost their swap, writes a new one unconditionally (shared: the
-   * fence it replaced may have had holders, so its last release writes a tombstone).
+   * {@link #ATTEMPTS} reads that lost their swap, writes one unconditionally, shared (the fence it
+   * replaced may have had holders, so its last release writes a tombstone): the last fence read,
+   * with one holder more, so that its holders still hold it (a holder that left meanwhile is
+   * counted once too often, and the fence then stands until it expires), or a new one.
    *
+   * @param lastSeen the fence the previous attempt read, or {@code null}
    * @return the id of the fence placed
    */
-  private CompletableFuture<Long> place(String storeKey, int attempt) {
+  private CompletableFuture<Long> place(String storeKey, int attempt, byte[] lastSeen) {
     long now = clock.millis();
     long until = now + fenceMillis;
     if (attempt == ATTEMPTS) {
-      long id = newId();
-      return store.set(storeKey, writer.fence(now, until, id, 1, true), exptime(until, now))
+      long id = lastSeen == null ? newId() : Envelope.fenceId(lastSeen);
+      int holders = lastSeen == null ? 1 : Envelope.fenceHolders(lastSeen) + 1;
+      return store.set(storeKey, writer.fence(now, until, id, holders, true), exptime(until, now))
           .thenApply(done -> id);
     }
     return store.gets(storeKey).thenCompose(found -> {
@@ -128,23 +132,24 @@ final class WriteFences<V> {
         byte[] joined = writer.fence(at, joinedUntil, id,
             Envelope.fenceHolders(standing) + 1, true);
         return swapped(store.cas(storeKey, item.casToken(), joined, exptime(joinedUntil, at)),
-            storeKey, attempt, id);
+            storeKey, attempt, id, standing);
       }
       long id = newId();
       byte[] fresh = writer.fence(at, at + fenceMillis, id, 1, false);
       int exptime = exptime(at + fenceMillis, at);
       if (item == null) {
         return store.add(storeKey, fresh, exptime).thenCompose(added -> added
-            ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1));
+            ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1, null));
       }
-      return swapped(store.cas(storeKey, item.casToken(), fresh, exptime), storeKey, attempt, id);
+      return swapped(store.cas(storeKey, item.casToken(), fresh, exptime), storeKey, attempt, id,
+          null);
     });
   }
 
   private CompletableFuture<Long> swapped(CompletableFuture<CasOutcome> cas, String storeKey,
-      int attempt, long id) {
+      int attempt, long id, byte[] standing) {
     return cas.thenCompose(outcome -> outcome == CasOutcome.STORED
-        ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1));
+        ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1, standing));
   }
 
   /**

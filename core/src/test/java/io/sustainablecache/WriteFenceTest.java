@@ -241,6 +241,36 @@ final class WriteFenceTest {
     assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
   }
 
+  @Test
+  void aWriterWhoseSwapsKeepLosing_setsAFenceThatTheFirstWriterStillHolds() {
+    WriteFence<String> first = a.fence("k");
+    AtomicInteger contended = new AtomicInteger(4); // every swap of the second writer loses
+    CacheStore contending = new ForwardingStore(server) {
+      @Override
+      public CompletableFuture<io.sustainablecache.spi.CasOutcome> cas(String key, long casToken,
+          byte[] value, int exptime) {
+        if (contended.getAndDecrement() > 0) { // another change lands between its read and swap
+          server.set(key, server.gets(key).join().orElseThrow().value(), 60).join();
+        }
+        return super.cas(key, casToken, value, exptime);
+      }
+    };
+    try (SustainableCache<String> c = cache(contending, false)) {
+      WriteFence<String> second = c.fence("k");
+      assertThat(contended.get()).as("four swaps lost").isZero();
+      row.set("second's");
+      second.committed();
+
+      assertThat(kind("k")).as("the first transaction is still open").isEqualTo(Envelope.KIND_FENCE);
+      assertThat(b.get("k", this::db)).isEqualTo("second's");
+      assertThat(kind("k")).as("nothing cached under it").isEqualTo(Envelope.KIND_FENCE);
+      row.set("first's");
+      first.committed();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+      assertThat(b.get("k", this::db)).isEqualTo("first's");
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // A writer that dies, a transaction longer than the fence
 

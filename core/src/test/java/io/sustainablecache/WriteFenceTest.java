@@ -445,6 +445,30 @@ final class WriteFenceTest {
   }
 
   @Test
+  void aFenceNeverReleased_thatExpiresBeforeALoadBegunBeforeItWrites_isNotOverwrittenByThatLoad() {
+    try (SustainableCache<String> reader = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).loadTimeout(Duration.ofSeconds(90)).fleetLease(false).build()) {
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> before = reader.getAsync("k", key -> query); // read: absent
+
+      WriteFence<String> fence = a.fence("k");
+      row.set("new");
+      storeOfA.fail(Op.GETS, Integer.MAX_VALUE); // the writer's release never lands
+      fence.committed();
+      clock.advance(FENCE.plusSeconds(2)); // the fence expired on the server
+      assertThat(raw("k")).isNull();
+
+      query.complete("old"); // the slow load had read the row before the commit
+      assertThat(before).isCompletedWithValue("old");
+      assertThat(reader.stats().skippedWriteCount()).isEqualTo(1);
+      assertThat(reader.get("k", this::db)).isEqualTo("new");
+      storeOfA.heal();
+    }
+  }
+
+  @Test
   void aReleaseThatFailsUntilTheFenceExpired_isCountedAsAFailure_andTheKeyIsNeverStale() {
     WriteFence<String> fence = a.fence("k");
     row.set("new");

@@ -499,6 +499,46 @@ final class WriteFenceTest {
     }
   }
 
+  @Test
+  void aFenceLandingWhileAnotherInstanceHoldsTheFleetLease_leavesNothingStaleForTheWaiter() {
+    ManualExecutor writesOfHolder = new ManualExecutor();
+    try (SustainableCache<String> holder = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(writesOfHolder).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).build();
+        SustainableCache<String> waiter = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).build()) {
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> held = holder.getAsync("k", key -> query); // wins the lease
+      CompletableFuture<String> waiting =
+          waiter.getAsync("k", key -> CompletableFuture.completedFuture(db(key))); // polls
+      assertThat(holder.stats().leaseWonCount()).isEqualTo(1);
+      assertThat(waiter.stats().leaseLostCount()).isEqualTo(1);
+
+      WriteFence<String> fence = a.fence("k");
+      clock.advanceMillis(200);
+      scheduler.runDue(); // the waiter's polls find the fence
+      query.complete("old"); // the holder had read the row before the commit
+      writesOfHolder.runAll();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+      row.set("new");
+      fence.committed();
+      for (int i = 0; i < 40 && !waiting.isDone(); i++) {
+        clock.advanceMillis(100);
+        scheduler.runDue();
+        refreshes.runAll();
+      }
+
+      assertThat(held).isCompletedWithValue("old"); // began before the commit
+      assertThat(waiting).isDone(); // began before the commit: either row
+      assertThat(kind("k")).as("the old row not cached").isNotEqualTo(Envelope.KIND_VALUE);
+      assertThat(holder.get("k", this::db)).isEqualTo("new");
+      assertThat(waiter.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Bulk reads, invalidateAll, near caches
 

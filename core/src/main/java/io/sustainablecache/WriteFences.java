@@ -312,6 +312,15 @@ final class WriteFences<V> {
           return stored(store.cas(storeKey, item.casToken(), last, exptime))
               .thenCompose(stored -> stored ? changed() : CompletableFuture.completedFuture(false));
         }
+        if (fence != null && outcome == Outcome.COMMITTED && !Envelope.fenceShared(fence)) {
+          // another writer's fence (this one expired): left to its holders, but marked shared,
+          // so that its last holder does not write its value over this commit, which the
+          // database may have ordered after that writer's
+          long until = Envelope.expiresAt(fence);
+          byte[] shared = writer.fence(Math.min(now, until), until, Envelope.fenceId(fence),
+              Envelope.fenceHolders(fence), true);
+          return stored(store.cas(storeKey, item.casToken(), shared, exptime(until, now)));
+        }
         if (fence != null || outcome == Outcome.ROLLED_BACK) {
           // another writer's fence (this one expired), or nothing changed in the database
           return CompletableFuture.completedFuture(true);

@@ -317,6 +317,21 @@ final class WriteFenceTest {
   // Failures
 
   @Test
+  void aCommitWhoseFenceExpiredAndWasReplaced_keepsTheNewFencesHolderFromWritingItsValue() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2));
+    WriteFence<String> next = b.fence("k");
+    row.set("next's"); // the second transaction commits first in the database
+    row.set("slow's"); // then the first, whose fence had expired
+    slow.committed(); // released first: the other fence is left to its holder
+
+    next.committed("next's"); // not the database's row: the first commit came after it
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("slow's");
+  }
+
+
+  @Test
   void aCommitAfterItsFenceExpired_doesNotOverwriteAFencePlacedWhileItsReleaseRead() {
     WriteFence<String> slow = a.fence("k");
     clock.advance(FENCE.plusSeconds(2)); // expired: the release will find nothing of its own

@@ -117,7 +117,7 @@ final class WriteFences<V> {
     long until = now + fenceMillis;
     if (attempt == ATTEMPTS) {
       long id = lastSeen == null ? newId() : Envelope.fenceId(lastSeen);
-      int holders = lastSeen == null ? 1 : Envelope.fenceHolders(lastSeen) + 1;
+      int holders = lastSeen == null ? 1 : oneMore(Envelope.fenceHolders(lastSeen));
       return store.set(storeKey, writer.fence(now, until, id, holders, true), exptime(until, now))
           .thenApply(done -> id);
     }
@@ -130,7 +130,7 @@ final class WriteFences<V> {
         // this joiner's deadline is the latest (a planted fence's claim is not extended)
         long joinedUntil = at + fenceMillis;
         byte[] joined = writer.fence(at, joinedUntil, id,
-            Envelope.fenceHolders(standing) + 1, true);
+            oneMore(Envelope.fenceHolders(standing)), true);
         return swapped(store.cas(storeKey, item.casToken(), joined, exptime(joinedUntil, at)),
             storeKey, attempt, id, standing);
       }
@@ -144,6 +144,15 @@ final class WriteFences<V> {
       return swapped(store.cas(storeKey, item.casToken(), fresh, exptime), storeKey, attempt, id,
           null);
     });
+  }
+
+  /**
+   * One holder more, saturating: a planted fence may claim the most holders an envelope carries,
+   * and its count must not wrap (the fence then stands until it expires, as with any count that
+   * never reaches zero).
+   */
+  private static int oneMore(int holders) {
+    return holders == Integer.MAX_VALUE ? holders : holders + 1;
   }
 
   private CompletableFuture<Long> swapped(CompletableFuture<CasOutcome> cas, String storeKey,

@@ -658,6 +658,23 @@ final class WriteFenceTest {
   }
 
   @Test
+  void aPlantedFenceWithTheMostHoldersAnEnvelopeCarries_canStillBeFenced_andExpires() {
+    long now = clock.millis();
+    server.set("f:planted", Envelope.encodeFence(now, now + 1_000, 7, Integer.MAX_VALUE, true, 0),
+        0).join(); // exptime 0: the server never expires it
+
+    WriteFence<String> fence = a.fence("planted");
+    assertThat(kind("planted")).isEqualTo(Envelope.KIND_FENCE);
+    row.set("new");
+    fence.committed();
+    assertThat(b.get("planted", this::db)).isEqualTo("new");
+    clock.advance(FENCE.plusSeconds(2)); // the joiner's expiry replaced the planted one's
+    assertThat(raw("planted")).isNull();
+    assertThat(b.get("planted", this::db)).isEqualTo("new");
+    assertThat(kind("planted")).as("cached again").isEqualTo(Envelope.KIND_VALUE);
+  }
+
+  @Test
   void planted_andTruncatedFences_areMisses_overwrittenByTheNextLoad() {
     byte[] fence = Envelope.encodeFence(clock.millis(), clock.millis() + 1_000, 7, 1, false, 0);
     server.set("f:truncated", java.util.Arrays.copyOf(fence, fence.length - 1), 60).join();

@@ -218,9 +218,9 @@ final class WriteFences<V> {
       byte[] bytes;
       try {
         bytes = writer.encodePut(value, clock.millis());
-      } catch (IllegalArgumentException tooLarge) {
+      } catch (RuntimeException unencodable) { // too large, or the codec failed
         complete(Outcome.COMMITTED, null);
-        throw tooLarge;
+        throw unencodable;
       }
       complete(Outcome.COMMITTED, bytes);
     }

@@ -208,6 +208,35 @@ final class WriteFenceTest {
     }
   }
 
+  @Test
+  void aValueTheCodecCannotEncode_leavesATombstone_andTheCallerIsTold() {
+    ValueCodec<String> utf8 = ValueCodec.utf8();
+    ValueCodec<String> failing = new ValueCodec<>() {
+      @Override
+      public byte[] encode(String value) {
+        if (value.equals("unencodable")) {
+          throw new IllegalStateException("the codec failed");
+        }
+        return utf8.encode(value);
+      }
+
+      @Override
+      public String decode(byte[] bytes, int offset, int length) {
+        return utf8.decode(bytes, offset, length);
+      }
+    };
+    try (SustainableCache<String> writer = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(failing).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .fenceTimeout(FENCE).build()) {
+      WriteFence<String> fence = writer.fence("k");
+      row.set("unencodable");
+      assertThatThrownBy(() -> fence.committed("unencodable"))
+          .isInstanceOf(IllegalStateException.class).hasMessage("the codec failed");
+      assertThat(kind("k")).as("released, not left standing until it expires")
+          .isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Two writers
 

@@ -165,6 +165,34 @@ final class WriteFenceTest {
   }
 
   @Test
+  void aFenceOnAKeyBeingRefreshedInline_failsTheRefreshsWrite_andTheCommitIsSeen() {
+    try (SustainableCache<String> per = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.alwaysEarly())
+        .refreshPolicy(RefreshPolicy.xfetch(1.0)).fenceTimeout(FENCE).fleetLease(false)
+        .build()) {
+      assertThat(per.get("k", key -> {
+        clock.advanceMillis(500); // a load time for XFetch to weigh
+        return "v0";
+      })).isEqualTo("v0");
+      clock.advance(TTL.minusSeconds(1)); // near its expiry: XFetch recomputes early
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> refreshing = per.getAsync("k", key -> query); // waits inline
+      assertThat(refreshing).isNotDone();
+
+      WriteFence<String> fence = a.fence("k");
+      row.set("new");
+      fence.committed();
+      query.complete("old"); // the recomputation had read the row before the commit
+
+      assertThat(refreshing).isCompletedWithValue("old"); // began before the commit
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+      assertThat(per.get("k", this::db)).isEqualTo("new");
+      assertThat(b.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
   void committedWithAValue_replacesTheFenceWithIt() {
     WriteFence<String> fence = a.fence("k");
     row.set("new");

@@ -328,6 +328,35 @@ final class WriteFenceTest {
     }
   }
 
+  @Test
+  void threeWritersInEveryOrder_holdTheFenceUntilTheLastCompletes_whichLeavesATombstone() {
+    try (SustainableCache<String> c = cache(server, false)) {
+      List<SustainableCache<String>> hosts = List.of(a, b, c);
+      int[][] orders = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+      for (int[] order : orders) {
+        String key = "k" + order[0] + order[1] + order[2];
+        List<WriteFence<String>> fences =
+            List.of(a.fence(key), b.fence(key), c.fence(key));
+        assertThat(Envelope.fenceHolders(raw(key))).isEqualTo(3);
+        for (int i = 0; i < 3; i++) {
+          WriteFence<String> writer = fences.get(order[i]);
+          row.set(key + " after " + i);
+          if (i == 1) {
+            writer.rolledBack();
+          } else {
+            writer.committed(row.get());
+          }
+          assertThat(kind(key)).as("order %s, step %d", key, i)
+              .isEqualTo(i < 2 ? Envelope.KIND_FENCE : Envelope.KIND_TOMBSTONE);
+          assertThat(hosts.get(i).get(key, this::db)).as("order %s, step %d", key, i)
+              .isEqualTo(row.get());
+          assertThat(kind(key)).as("nothing cached before the last completed")
+              .isEqualTo(i < 2 ? Envelope.KIND_FENCE : Envelope.KIND_VALUE);
+        }
+      }
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // A writer that dies, a transaction longer than the fence
 

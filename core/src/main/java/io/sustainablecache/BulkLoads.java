@@ -149,7 +149,7 @@ final class BulkLoads<V> {
     read.whenCompleteAsync((items, error) -> {
       try {
         afterRead(out, order, storeKeys, answers, toRefresh, items,
-            error == null ? LoadRequest.READ_OK : readMark, error, ticket, loader,
+            readMark, error, ticket, loader,
             loaderIdentity, loadOn);
       } catch (Throwable t) {
         out.completeExceptionally(t);
@@ -172,7 +172,7 @@ final class BulkLoads<V> {
 
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
       Map<String, String> storeKeys, Map<String, Object> answers,
-      List<LoadRequest<V>> toRefresh, Map<String, StoreItem> items, long failedReadMark,
+      List<LoadRequest<V>> toRefresh, Map<String, StoreItem> items, long readMark,
       Throwable readError, NearTier.Ticket ticket, AsyncBulkLoader<? extends V> loader,
       Object loaderIdentity, Executor loadOn) {
     boolean readFailed = readError != null;
@@ -187,7 +187,8 @@ final class BulkLoads<V> {
       Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
       Decision.Action action = reads.step(entry, now);
       LoadRequest<V> request =
-          LoadRequest.of(key.getKey(), key.getValue(), entry, failedReadMark);
+          LoadRequest.of(key.getKey(), key.getValue(), entry,
+              LoadRequest.markOf(entry, readFailed, readMark));
       switch (action) {
         case FRESH -> answers.put(key.getKey(), ReadPath.answer(entry));
         case REFRESH_BACKGROUND, STALE -> {

@@ -68,8 +68,11 @@ final class EntryWriter<V> {
     this.tombstoneLifetimeMillis = Math.max(config.lifetimeMillis(),
         config.loadTimeout().toMillis() + TOMBSTONE_MARGIN_MILLIS);
     long shortestValue = shortest(ttlMillis) + graceMillis;
-    this.fenceMillis = absentTtlMillis == 0 ? shortestValue
+    long shortestEntry = absentTtlMillis == 0 ? shortestValue
         : Math.min(shortestValue, shortest(absentTtlMillis) + graceMillis);
+    // a write fence that is never released (its writer died after the commit, or its release
+    // failed) leaves the key empty once it expired: fenceTimeout after it was placed
+    this.fenceMillis = Math.min(shortestEntry, config.fenceTimeout().toMillis());
   }
 
   /** The shortest TTL the jitter can give an entry of this TTL. */
@@ -79,11 +82,12 @@ final class EntryWriter<V> {
 
   /**
    * How old a load may be, from its start, when its write is issued: the shortest time any entry
-   * of this cache stays on the server ({@code ttl + grace}, less the jitter). An invalidation
-   * leaves a tombstone that outlives every load; the entry that replaces it lives at least this
-   * long. So a load younger than this that read the key before an invalidation always finds the
-   * tombstone or its successor when it writes, and fails its {@code cas} or {@code add}; an older
-   * one could find the key empty again, and is not written at all.
+   * of this cache stays on the server ({@code ttl + grace}, less the jitter), and no longer than
+   * {@code fenceTimeout}. An invalidation leaves a tombstone that outlives every load; the entry
+   * that replaces it lives at least this long, and so does a write fence that is never released.
+   * So a load younger than this that read the key before an invalidation or a fence always finds
+   * the tombstone, the fence or its successor when it writes, and fails its {@code cas} or {@code
+   * add}; an older one could find the key empty again, and is not written at all.
    */
   long fenceMillis() {
     return fenceMillis;

@@ -299,7 +299,9 @@ final class KeyRegistry {
    * registered after that mark or, with a near cache, less than its bound ago (see the class
    * comment); a flight it may not share it waits for ({@link After}: not a second load of the key
    * at once), unless it is the flight's own loader thread (a recursive load); with no flight it
-   * starts one, which it marks so that its value is remembered.
+   * starts one, which it marks so that its value is remembered. A miss whose read found a write
+   * fence ({@code fenced}) carries its read's mark as well and shares by the same rule, except
+   * that the near cache's bound does not widen it and its load is not remembered.
    */
   private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
       long now, long tombstoneAt, long failedReadMark, boolean fenced) {
@@ -328,7 +330,7 @@ final class KeyRegistry {
         flight = null;
       }
       if (flight != null && failedRead && !flight.inLoader(Thread.currentThread())
-          && !mayShare(flight, failedReadMark, tick)) {
+          && !mayShare(flight, failedReadMark, tick, fenced)) {
         if (!flight.hasOutcome()) {
           // its loader may have read the data before a change this read cannot see, and loading
           // beside it would load the key twice at once: begin again once it has ended
@@ -342,7 +344,7 @@ final class KeyRegistry {
           decided[0] = RECURSIVE;
         } else {
           decided[0] = origin == Flight.Origin.MISS ? new Joined<>(flight) : IN_FLIGHT;
-          if (failedRead) {
+          if (failedRead && !fenced) {
             flight.awaitedByFailedRead();
           }
         }
@@ -350,7 +352,7 @@ final class KeyRegistry {
       }
       Recent recent = state == null ? null : state.recent();
       if (failedRead && recent != null && tick < recent.forgetAt()
-          && mayShare(recent.flight(), failedReadMark, tick)) {
+          && mayShare(recent.flight(), failedReadMark, tick, fenced)) {
         decided[0] = new Joined<>(recent.flight()); // completed: its value
         return expired[0] == null ? state : state.withFlight(null);
       }
@@ -360,7 +362,7 @@ final class KeyRegistry {
       }
       Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken,
           sequence.incrementAndGet(), fenced);
-      if (failedRead) {
+      if (failedRead && !fenced) { // a fenced load's value may predate a commit: not remembered
         started.awaitedByFailedRead();
       }
       decided[0] = new Started<>(started);
@@ -579,13 +581,16 @@ final class KeyRegistry {
   }
 
   /**
-   * Whether a read that failed on the store after taking {@code failedReadMark} may have {@code
-   * flight}'s value (see the class comment): the flight registered after the read began, or,
-   * with a near cache, less than its bound ago ({@code tick} is now, ticker ms).
+   * Whether a read that failed on the store (or found a write fence) after taking {@code
+   * failedReadMark} may have {@code flight}'s value (see the class comment): the flight registered
+   * after the read began, or, with a near cache, less than its bound ago ({@code tick} is now,
+   * ticker ms) unless the read found a fence (a fence's token is unchanged after a commit whose
+   * release failed, so a flight registered before the read began may have read the row before a
+   * commit that returned before it; on the writer's instance the near bound does not excuse that).
    */
-  private boolean mayShare(Flight<?> flight, long failedReadMark, long tick) {
+  private boolean mayShare(Flight<?> flight, long failedReadMark, long tick, boolean fenced) {
     return flight.sequence > failedReadMark
-        || nearBoundMillis != 0 && tick - flight.startedTick < nearBoundMillis;
+        || !fenced && nearBoundMillis != 0 && tick - flight.startedTick < nearBoundMillis;
   }
 
   /** Counts one more key with a remembered load, unless there are enough already. */

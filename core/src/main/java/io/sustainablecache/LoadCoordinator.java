@@ -363,11 +363,12 @@ final class LoadCoordinator<V> {
       if (flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD);
       } else if (registry.tickMillis() - flight.startedTick >= writer.fenceMillis()) {
-        // Older than the shortest entry lifetime: an invalidation during the load could have
-        // been followed by an entry that expired already, leaving nothing to fence this write.
+        // Older than the shortest entry lifetime (or fenceTimeout): an invalidation or a write
+        // fence during the load could have been followed by an entry that expired already (or
+        // by a fence never released), leaving nothing to fence this write.
         stats.increment(Counter.SKIPPED_WRITE);
-        slowLoadLog.warn("a load took longer than the shortest entry lifetime (ttl + grace); its"
-            + " value was returned but not cached");
+        slowLoadLog.warn("a load took longer than the shortest entry lifetime (ttl + grace) or"
+            + " fenceTimeout; its value was returned but not cached");
       } else {
         writer.writeLoad(flight.storeKey, loaded, flight.casToken).thenAccept(stored -> {
           if (stored) {

@@ -13,10 +13,12 @@ package io.sustainablecache;
  *     before that invalidation is not joined (see {@link KeyRegistry#begin})
  * @param expectedLoadMillis the load time the entry measured, or -1 if the read found none
  * @param stale the entry served if the load fails and stale-on-error is on, or {@code null}
- * @param failedReadMark for a read that failed on the store, the registry's {@linkplain
- *     KeyRegistry#readMark mark} taken before it began: a miss may then take the result of a load
- *     of this JVM registered since, and does not join one registered before (see {@link
- *     KeyRegistry#begin}); {@link #READ_OK} for a read that did not fail
+ * @param failedReadMark for a read that failed on the store or found a write fence, the
+ *     registry's {@linkplain KeyRegistry#readMark mark} taken before it began: a miss may then
+ *     take the result of a load of this JVM registered since, and does not join one registered
+ *     before (see {@link KeyRegistry#begin}); {@link #READ_OK} for any other read. Under a fence
+ *     whose release failed the fence's token is unchanged after the commit, so a load registered
+ *     before the read began may have read the row before a commit that returned before it
  * @param fenced whether the read found a write fence: a database transaction is changing the
  *     key's data, so the load's result is returned to its callers and never cached, here or in
  *     the store (see {@link Flight#fenced})
@@ -30,7 +32,8 @@ record LoadRequest<V>(String key, String storeKey, long casToken, long tombstone
   /**
    * The request of a read that found {@code entry} ({@code null}: nothing, or the read failed).
    *
-   * @param failedReadMark see the record's component; {@link #READ_OK} if the read did not fail
+   * @param failedReadMark see the record's component ({@link #markOf}); taken for a read that
+   *     failed ({@code entry} is {@code null}) or found a write fence, ignored otherwise
    */
   static <V> LoadRequest<V> of(String key, String storeKey, Entry<V> entry,
       long failedReadMark) {
@@ -42,12 +45,21 @@ record LoadRequest<V>(String key, String storeKey, long casToken, long tombstone
     boolean fenced = entry.kind() == Entry.Kind.FENCE;
     return new LoadRequest<>(key, storeKey, entry.casToken(),
         entry.kind() == Entry.Kind.TOMBSTONE || fenced ? entry.fetchedAt() : -1,
-        answers ? entry.loadMillis() : -1, answers ? entry : null, READ_OK, fenced);
+        answers ? entry.loadMillis() : -1, answers ? entry : null,
+        fenced ? failedReadMark : READ_OK, fenced);
+  }
+
+  /**
+   * The {@link #failedReadMark} of a read that found {@code entry}: {@code readMark}, taken before
+   * the read, if the read failed or found a write fence; {@link #READ_OK} otherwise.
+   */
+  static long markOf(Entry<?> entry, boolean readFailed, long readMark) {
+    return readFailed || (entry != null && entry.kind() == Entry.Kind.FENCE) ? readMark : READ_OK;
   }
 
   /** Whether the read failed on the store. */
   boolean readFailed() {
-    return failedReadMark != READ_OK;
+    return failedReadMark != READ_OK && !fenced;
   }
 
   /**

@@ -193,7 +193,7 @@ final class ReadPath<V> {
     String storeKey = keys.storeKey(key);
     StoreItem item = null;
     long readMark = loads.readMark();
-    long failedReadMark = LoadRequest.READ_OK;
+    boolean readFailed = false;
     boolean mayWait = Waiting.allowed(store);
     try {
       if (!mayWait) {
@@ -202,7 +202,7 @@ final class ReadPath<V> {
       item = readNow(storeKey);
     } catch (StoreException e) {
       storeError("a read failed; treating it as a miss", e);
-      failedReadMark = readMark;
+      readFailed = true;
     }
     long now = clock.millis();
     Entry<V> entry = entry(storeKey, item, now, ticket);
@@ -210,7 +210,8 @@ final class ReadPath<V> {
     CallerRuns here = loader != null && waits(action) ? new CallerRuns(refresher.asExecutor())
         : null;
     CompletableFuture<Object> pending =
-        proceed(action, key, storeKey, entry, failedReadMark, loader, here, true);
+        proceed(action, key, storeKey, entry, LoadRequest.markOf(entry, readFailed, readMark),
+            loader, here, true);
     if (pending == null) {
       return answer(entry);
     }
@@ -262,8 +263,8 @@ final class ReadPath<V> {
         Executor on = continuation != null || loader == null || !waits(action) ? continuation
             : loaderExecutor(caller);
         CompletableFuture<Object> pending =
-            proceed(action, key, storeKey, entry, error != null ? readMark : LoadRequest.READ_OK,
-                loader, on, mayRetry);
+            proceed(action, key, storeKey, entry,
+                LoadRequest.markOf(entry, error != null, readMark), loader, on, mayRetry);
         if (pending == null) {
           out.complete(answer(entry));
         } else {

@@ -578,7 +578,10 @@ public final class SustainableCacheBuilder<V> {
    * its transaction commits lets loads cache the data from before the change until the writer's
    * {@link WriteFence#committed()} replaces it. Default: 30 s, longer than an OLTP transaction
    * should hold a row lock (a dead writer costs that long of uncached loads of its keys, each
-   * instance's concurrent readers sharing one load at a time).
+   * instance's concurrent readers sharing one load at a time). A load that runs longer than this
+   * is returned but not cached ({@link CacheStats#skippedWriteCount}): a fence never released
+   * must not be outlived by a load that read its key before it. Set the same value on every
+   * instance of a namespace.
    *
    * @param timeout 1 s to 1 day (the server's expiry has a one-second granularity)
    * @return this builder

@@ -52,6 +52,8 @@ public interface WriteFence<V> {
    * @throws NullPointerException if {@code value} is {@code null}
    * @throws IllegalArgumentException if the encoded value exceeds {@code maxValueSize} (the fence
    *     is then replaced by a tombstone)
+   * @throws RuntimeException what the codec threw if it could not encode {@code value} (the fence
+   *     is then replaced by a tombstone, as by {@link #committed()})
    */
   void committed(V value);
 

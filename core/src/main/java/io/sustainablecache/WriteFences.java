@@ -89,7 +89,7 @@ final class WriteFences<V> {
     }
     registry.detach(storeKey);
     long startTick = ticker.read();
-    CompletableFuture<Long> placed = writes.landed(storeKey, place(storeKey, 0), "fence")
+    CompletableFuture<Long> placed = writes.landed(storeKey, place(storeKey, 0, null), "fence")
         .thenCompose(id -> {
           // loads this JVM started while the fence was on its way read the key before it landed
           registry.detach(storeKey);
@@ -104,17 +104,22 @@ final class WriteFences<V> {
 
   /**
    * Reads the key and swaps a fence in: joins the fence that stands, or starts one; after
-   * {@link #ATTEMPTS} reads that lost their swap, writes a new one unconditionally (shared: the
-   * fence it replaced may have had holders, so its last release writes a tombstone).
+   * {@link #ATTEMPTS} reads that lost their swap, writes one unconditionally, shared (the fence it
+   * replaced may have had holders, so its last release writes a tombstone): the last fence read,
+   * with one holder more, so that its holders still hold it (a holder that left meanwhile is
+   * counted once too often, and the fence then stands until it expires), or a new one.
    *
+   * @param lastSeen the fence the previous attempt read, or {@code null}
    * @return the id of the fence placed
    */
-  private CompletableFuture<Long> place(String storeKey, int attempt) {
+  private CompletableFuture<Long> place(String storeKey, int attempt, byte[] lastSeen) {
     long now = clock.millis();
     long until = now + fenceMillis;
     if (attempt == ATTEMPTS) {
-      long id = newId();
-      return store.set(storeKey, writer.fence(storeKey, now, until, id, 1, true), exptime(until, now))
+      long id = lastSeen == null ? newId() : Envelope.fenceId(lastSeen);
+      int holders = lastSeen == null ? 1 : oneMore(Envelope.fenceHolders(lastSeen));
+      return store.set(storeKey, writer.fence(storeKey, now, until, id, holders, true),
+          exptime(until, now))
           .thenApply(done -> id);
     }
     return store.gets(storeKey).thenCompose(found -> {
@@ -126,25 +131,35 @@ final class WriteFences<V> {
         // this joiner's deadline is the latest (a planted fence's claim is not extended)
         long joinedUntil = at + fenceMillis;
         byte[] joined = writer.fence(storeKey, at, joinedUntil, id,
-            Envelope.fenceHolders(standing) + 1, true);
+            oneMore(Envelope.fenceHolders(standing)), true);
         return swapped(store.cas(storeKey, item.casToken(), joined, exptime(joinedUntil, at)),
-            storeKey, attempt, id);
+            storeKey, attempt, id, standing);
       }
       long id = newId();
       byte[] fresh = writer.fence(storeKey, at, at + fenceMillis, id, 1, false);
       int exptime = exptime(at + fenceMillis, at);
       if (item == null) {
         return store.add(storeKey, fresh, exptime).thenCompose(added -> added
-            ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1));
+            ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1, null));
       }
-      return swapped(store.cas(storeKey, item.casToken(), fresh, exptime), storeKey, attempt, id);
+      return swapped(store.cas(storeKey, item.casToken(), fresh, exptime), storeKey, attempt, id,
+          null);
     });
   }
 
+  /**
+   * One holder more, saturating: a planted fence may claim the most holders an envelope carries,
+   * and its count must not wrap (the fence then stands until it expires, as with any count that
+   * never reaches zero).
+   */
+  private static int oneMore(int holders) {
+    return holders == Integer.MAX_VALUE ? holders : holders + 1;
+  }
+
   private CompletableFuture<Long> swapped(CompletableFuture<CasOutcome> cas, String storeKey,
-      int attempt, long id) {
+      int attempt, long id, byte[] standing) {
     return cas.thenCompose(outcome -> outcome == CasOutcome.STORED
-        ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1));
+        ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1, standing));
   }
 
   /**
@@ -204,9 +219,9 @@ final class WriteFences<V> {
       byte[] bytes;
       try {
         bytes = writer.encodePut(storeKey, value, clock.millis());
-      } catch (IllegalArgumentException tooLarge) {
+      } catch (RuntimeException unencodable) { // too large, or the codec failed
         complete(Outcome.COMMITTED, null);
-        throw tooLarge;
+        throw unencodable;
       }
       complete(Outcome.COMMITTED, bytes);
     }
@@ -223,6 +238,12 @@ final class WriteFences<V> {
       CompletableFuture<Void> first = new CompletableFuture<>();
       attempt(outcome, value, 0, 0, first);
       awaitFirst(first);
+      if (outcome == Outcome.COMMITTED) {
+        // this JVM's loads registered before the commit may have read the old row; a release
+        // that failed, is on its way or left the fence to another holder did not void them, and
+        // a read that fails on the store could share them (within the near cache's bound)
+        registry.detach(storeKey);
+      }
     }
 
     /**
@@ -233,7 +254,7 @@ final class WriteFences<V> {
         CompletableFuture<Void> first) {
       CompletableFuture<Boolean> done;
       try {
-        done = release(outcome, value);
+        done = release(outcome, value, conflicts + 1 == ATTEMPTS);
       } catch (RuntimeException e) {
         done = CompletableFuture.failedFuture(e);
       }
@@ -278,8 +299,12 @@ final class WriteFences<V> {
     /**
      * Reads the key and replaces this writer's hold on the fence; {@code true} once done (or
      * nothing to do), {@code false} if the key changed between the read and the write.
+     *
+     * @param lastAttempt whether this is the last attempt before a retry later: a fence that
+     *     expired before the commit is then replaced unconditionally
      */
-    private CompletableFuture<Boolean> release(Outcome outcome, byte[] value) {
+    private CompletableFuture<Boolean> release(Outcome outcome, byte[] value,
+        boolean lastAttempt) {
       return store.gets(storeKey).thenCompose(found -> {
         StoreItem item = found.orElse(null);
         byte[] fence = item == null ? null : fenceOf(item);
@@ -288,7 +313,8 @@ final class WriteFences<V> {
           int holders = Envelope.fenceHolders(fence);
           if (holders > 1) { // the others release it
             long until = Envelope.expiresAt(fence);
-            byte[] fewer = writer.fence(storeKey, Math.min(now, until), until, id, holders - 1, true);
+            byte[] fewer =
+                writer.fence(storeKey, Math.min(now, until), until, id, holders - 1, true);
             return stored(store.cas(storeKey, item.casToken(), fewer, exptime(until, now)));
           }
           byte[] last = outcome == Outcome.COMMITTED && value != null
@@ -297,13 +323,30 @@ final class WriteFences<V> {
           return stored(store.cas(storeKey, item.casToken(), last, exptime))
               .thenCompose(stored -> stored ? changed() : CompletableFuture.completedFuture(false));
         }
+        if (fence != null && outcome == Outcome.COMMITTED && !Envelope.fenceShared(fence)) {
+          // another writer's fence (this one expired): left to its holders, but marked shared,
+          // so that its last holder does not write its value over this commit, which the
+          // database may have ordered after that writer's
+          long until = Envelope.expiresAt(fence);
+          byte[] shared = writer.fence(storeKey, Math.min(now, until), until,
+              Envelope.fenceId(fence), Envelope.fenceHolders(fence), true);
+          return stored(store.cas(storeKey, item.casToken(), shared, exptime(until, now)));
+        }
         if (fence != null || outcome == Outcome.ROLLED_BACK) {
           // another writer's fence (this one expired), or nothing changed in the database
           return CompletableFuture.completedFuture(true);
         }
-        // the fence expired before the commit: what loads cached meanwhile may predate it
-        return store.set(storeKey, writer.tombstone(storeKey, now), writer.tombstoneExptime(now))
-            .thenCompose(set -> changed());
+        // the fence expired before the commit: what loads cached meanwhile may predate it.
+        // Conditional on the read, so that another transaction's fence placed since is left to
+        // its holders (the next attempt reads it); unconditional if the key keeps changing
+        byte[] tombstone = writer.tombstone(storeKey, now);
+        int exptime = writer.tombstoneExptime(now);
+        CompletableFuture<Boolean> replaced = lastAttempt
+            ? store.set(storeKey, tombstone, exptime).thenApply(set -> true)
+            : item == null ? store.add(storeKey, tombstone, exptime)
+            : stored(store.cas(storeKey, item.casToken(), tombstone, exptime));
+        return replaced.thenCompose(
+            done -> done ? changed() : CompletableFuture.completedFuture(false));
       });
     }
 

@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
@@ -164,6 +165,34 @@ final class WriteFenceTest {
   }
 
   @Test
+  void aFenceOnAKeyBeingRefreshedInline_failsTheRefreshsWrite_andTheCommitIsSeen() {
+    try (SustainableCache<String> per = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.alwaysEarly())
+        .refreshPolicy(RefreshPolicy.xfetch(1.0)).fenceTimeout(FENCE).fleetLease(false)
+        .build()) {
+      assertThat(per.get("k", key -> {
+        clock.advanceMillis(500); // a load time for XFetch to weigh
+        return "v0";
+      })).isEqualTo("v0");
+      clock.advance(TTL.minusSeconds(1)); // near its expiry: XFetch recomputes early
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> refreshing = per.getAsync("k", key -> query); // waits inline
+      assertThat(refreshing).isNotDone();
+
+      WriteFence<String> fence = a.fence("k");
+      row.set("new");
+      fence.committed();
+      query.complete("old"); // the recomputation had read the row before the commit
+
+      assertThat(refreshing).isCompletedWithValue("old"); // began before the commit
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+      assertThat(per.get("k", this::db)).isEqualTo("new");
+      assertThat(b.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
   void committedWithAValue_replacesTheFenceWithIt() {
     WriteFence<String> fence = a.fence("k");
     row.set("new");
@@ -207,6 +236,35 @@ final class WriteFenceTest {
     }
   }
 
+  @Test
+  void aValueTheCodecCannotEncode_leavesATombstone_andTheCallerIsTold() {
+    ValueCodec<String> utf8 = ValueCodec.utf8();
+    ValueCodec<String> failing = new ValueCodec<>() {
+      @Override
+      public byte[] encode(String value) {
+        if (value.equals("unencodable")) {
+          throw new IllegalStateException("the codec failed");
+        }
+        return utf8.encode(value);
+      }
+
+      @Override
+      public String decode(byte[] bytes, int offset, int length) {
+        return utf8.decode(bytes, offset, length);
+      }
+    };
+    try (SustainableCache<String> writer = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(failing).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .fenceTimeout(FENCE).build()) {
+      WriteFence<String> fence = writer.fence("k");
+      row.set("unencodable");
+      assertThatThrownBy(() -> fence.committed("unencodable"))
+          .isInstanceOf(IllegalStateException.class).hasMessage("the codec failed");
+      assertThat(kind("k")).as("released, not left standing until it expires")
+          .isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Two writers
 
@@ -238,6 +296,65 @@ final class WriteFenceTest {
     assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
     first.rolledBack();
     assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  @Test
+  void aWriterWhoseSwapsKeepLosing_setsAFenceThatTheFirstWriterStillHolds() {
+    WriteFence<String> first = a.fence("k");
+    AtomicInteger contended = new AtomicInteger(4); // every swap of the second writer loses
+    CacheStore contending = new ForwardingStore(server) {
+      @Override
+      public CompletableFuture<io.sustainablecache.spi.CasOutcome> cas(String key, long casToken,
+          byte[] value, int exptime) {
+        if (contended.getAndDecrement() > 0) { // another change lands between its read and swap
+          server.set(key, server.gets(key).join().orElseThrow().value(), 60).join();
+        }
+        return super.cas(key, casToken, value, exptime);
+      }
+    };
+    try (SustainableCache<String> c = cache(contending, false)) {
+      WriteFence<String> second = c.fence("k");
+      assertThat(contended.get()).as("four swaps lost").isZero();
+      row.set("second's");
+      second.committed();
+
+      assertThat(kind("k")).as("the first transaction is still open").isEqualTo(Envelope.KIND_FENCE);
+      assertThat(b.get("k", this::db)).isEqualTo("second's");
+      assertThat(kind("k")).as("nothing cached under it").isEqualTo(Envelope.KIND_FENCE);
+      row.set("first's");
+      first.committed();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+      assertThat(b.get("k", this::db)).isEqualTo("first's");
+    }
+  }
+
+  @Test
+  void threeWritersInEveryOrder_holdTheFenceUntilTheLastCompletes_whichLeavesATombstone() {
+    try (SustainableCache<String> c = cache(server, false)) {
+      List<SustainableCache<String>> hosts = List.of(a, b, c);
+      int[][] orders = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+      for (int[] order : orders) {
+        String key = "k" + order[0] + order[1] + order[2];
+        List<WriteFence<String>> fences =
+            List.of(a.fence(key), b.fence(key), c.fence(key));
+        assertThat(Envelope.fenceHolders(raw(key))).isEqualTo(3);
+        for (int i = 0; i < 3; i++) {
+          WriteFence<String> writer = fences.get(order[i]);
+          row.set(key + " after " + i);
+          if (i == 1) {
+            writer.rolledBack();
+          } else {
+            writer.committed(row.get());
+          }
+          assertThat(kind(key)).as("order %s, step %d", key, i)
+              .isEqualTo(i < 2 ? Envelope.KIND_FENCE : Envelope.KIND_TOMBSTONE);
+          assertThat(hosts.get(i).get(key, this::db)).as("order %s, step %d", key, i)
+              .isEqualTo(row.get());
+          assertThat(kind(key)).as("nothing cached before the last completed")
+              .isEqualTo(i < 2 ? Envelope.KIND_FENCE : Envelope.KIND_VALUE);
+        }
+      }
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -286,6 +403,43 @@ final class WriteFenceTest {
   // Failures
 
   @Test
+  void aCommitWhoseFenceExpiredAndWasReplaced_keepsTheNewFencesHolderFromWritingItsValue() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2));
+    WriteFence<String> next = b.fence("k");
+    row.set("next's"); // the second transaction commits first in the database
+    row.set("slow's"); // then the first, whose fence had expired
+    slow.committed(); // released first: the other fence is left to its holder
+
+    next.committed("next's"); // not the database's row: the first commit came after it
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("slow's");
+  }
+
+
+  @Test
+  void aCommitAfterItsFenceExpired_doesNotOverwriteAFencePlacedWhileItsReleaseRead() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2)); // expired: the release will find nothing of its own
+    ScriptedStore.Hold reads = storeOfA.holdResponses(Op.GETS);
+    row.set("slow's");
+    CompletableFuture<Void> commit = CompletableFuture.runAsync(slow::committed);
+    await().atMost(Duration.ofSeconds(30)).until(() -> reads.waiting() == 1);
+
+    WriteFence<String> next = b.fence("k"); // another transaction, between the read and the write
+    reads.release();
+    assertThat(commit).succeedsWithin(Duration.ofSeconds(30));
+
+    assertThat(kind("k")).as("the other transaction's fence stands").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.get("k", this::db)).isEqualTo("slow's");
+    assertThat(kind("k")).as("nothing cached under it").isEqualTo(Envelope.KIND_FENCE);
+    row.set("next's");
+    next.committed();
+    assertThat(a.get("k", this::db)).isEqualTo("next's");
+  }
+
+
+  @Test
   void aFenceThatCannotBePlaced_throws_andTheOldValueIsStillThere() {
     b.put("k", "old");
     storeOfA.fail(Op.GETS, 1);
@@ -311,6 +465,108 @@ final class WriteFenceTest {
     assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
     assertThat(a.stats().fenceReleaseFailureCount()).isZero();
     assertThat(a.stats().storeErrorCount()).isGreaterThanOrEqualTo(3);
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_aReadOnAnotherInstanceAfterIt_doesNotJoinALoadBegunBeforeTheCommit() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = b.getAsync("k", key -> query); // fenced, reading the row
+    assertThat(loads).hasValue(0);
+
+    row.set("new"); // the commit
+    storeOfA.fail(Op.GETS, 1_000); // the release cannot read the key: the fence stands as it was
+    fence.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+
+    CompletableFuture<String> after = // begun after the commit
+        b.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+    query.complete("old"); // the load begun before the commit had read the old row
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).as("a read begun after committed() returned").isCompletedWithValue("new");
+  }
+
+  @Test
+  void aCommitWhoseSwapFails_aReadOnTheWriterAfterIt_doesNotJoinALoadBegunBeforeTheCommit() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = a.getAsync("k", key -> query); // fenced, reading the row
+
+    row.set("new");
+    storeOfA.fail(Op.CAS, 1_000); // the release reads its fence and cannot replace it
+    fence.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+
+    CompletableFuture<String> after =
+        a.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+    query.complete("old");
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).as("read-your-writes on the writer").isCompletedWithValue("new");
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_getAllOnAnotherInstanceAfterIt_doesNotJoinALoadBegunBeforeIt() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = b.getAsync("k", key -> query);
+
+    row.set("new");
+    storeOfA.fail(Op.GETS, 1_000);
+    fence.committed();
+
+    CompletableFuture<Map<String, String>> after = b.getAllAsync(List.of("k"),
+        keys -> CompletableFuture.completedFuture(Map.of("k", db("k"))));
+    query.complete("old");
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).isCompletedWithValue(Map.of("k", "new"));
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_aFailedReadOnTheNearCachedWriterAfterIt_doesNotJoinALoadBegunBefore() {
+    try (SustainableCache<String> writer = cache(ForwardingStore.withoutFlushPrefix(storeOfA),
+        true)) {
+      scheduler.runDue(); // first poll
+      WriteFence<String> fence = writer.fence("k");
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> before = writer.getAsync("k", key -> query); // fenced
+
+      row.set("new");
+      storeOfA.fail(Op.GETS, Integer.MAX_VALUE); // the store is down: the release cannot read
+      fence.committed();
+
+      // a read that fails on the store may share a load registered less than the near bound ago,
+      // but not one begun before this instance's own commit
+      CompletableFuture<String> after =
+          writer.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+      query.complete("old");
+      assertThat(before).isCompletedWithValue("old");
+      assertThat(after).as("read-your-writes on the writer").isCompletedWithValue("new");
+      storeOfA.heal();
+    }
+  }
+
+  @Test
+  void aFenceNeverReleased_thatExpiresBeforeALoadBegunBeforeItWrites_isNotOverwrittenByThatLoad() {
+    try (SustainableCache<String> reader = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).loadTimeout(Duration.ofSeconds(90)).fleetLease(false).build()) {
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> before = reader.getAsync("k", key -> query); // read: absent
+
+      WriteFence<String> fence = a.fence("k");
+      row.set("new");
+      storeOfA.fail(Op.GETS, Integer.MAX_VALUE); // the writer's release never lands
+      fence.committed();
+      clock.advance(FENCE.plusSeconds(2)); // the fence expired on the server
+      assertThat(raw("k")).isNull();
+
+      query.complete("old"); // the slow load had read the row before the commit
+      assertThat(before).isCompletedWithValue("old");
+      assertThat(reader.stats().skippedWriteCount()).isEqualTo(1);
+      assertThat(reader.get("k", this::db)).isEqualTo("new");
+      storeOfA.heal();
+    }
   }
 
   @Test
@@ -341,6 +597,46 @@ final class WriteFenceTest {
       assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
       hold.release();
       assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
+  @Test
+  void aFenceLandingWhileAnotherInstanceHoldsTheFleetLease_leavesNothingStaleForTheWaiter() {
+    ManualExecutor writesOfHolder = new ManualExecutor();
+    try (SustainableCache<String> holder = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(writesOfHolder).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).build();
+        SustainableCache<String> waiter = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).build()) {
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> held = holder.getAsync("k", key -> query); // wins the lease
+      CompletableFuture<String> waiting =
+          waiter.getAsync("k", key -> CompletableFuture.completedFuture(db(key))); // polls
+      assertThat(holder.stats().leaseWonCount()).isEqualTo(1);
+      assertThat(waiter.stats().leaseLostCount()).isEqualTo(1);
+
+      WriteFence<String> fence = a.fence("k");
+      clock.advanceMillis(200);
+      scheduler.runDue(); // the waiter's polls find the fence
+      query.complete("old"); // the holder had read the row before the commit
+      writesOfHolder.runAll();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+      row.set("new");
+      fence.committed();
+      for (int i = 0; i < 40 && !waiting.isDone(); i++) {
+        clock.advanceMillis(100);
+        scheduler.runDue();
+        refreshes.runAll();
+      }
+
+      assertThat(held).isCompletedWithValue("old"); // began before the commit
+      assertThat(waiting).isDone(); // began before the commit: either row
+      assertThat(kind("k")).as("the old row not cached").isNotEqualTo(Envelope.KIND_VALUE);
+      assertThat(holder.get("k", this::db)).isEqualTo("new");
+      assertThat(waiter.get("k", this::db)).isEqualTo("new");
     }
   }
 
@@ -445,6 +741,23 @@ final class WriteFenceTest {
     assertThat(b.get("outlived", this::db)).isEqualTo("old");
     assertThat(kind("outlived")).isEqualTo(Envelope.KIND_VALUE);
     assertThat(b.stats().corruptEntryCount()).isZero();
+  }
+
+  @Test
+  void aPlantedFenceWithTheMostHoldersAnEnvelopeCarries_canStillBeFenced_andExpires() {
+    long now = clock.millis();
+    server.set("f:planted", Envelope.encodeFence(now, now + 1_000, 7, Integer.MAX_VALUE, true, 0),
+        0).join(); // exptime 0: the server never expires it
+
+    WriteFence<String> fence = a.fence("planted");
+    assertThat(kind("planted")).isEqualTo(Envelope.KIND_FENCE);
+    row.set("new");
+    fence.committed();
+    assertThat(b.get("planted", this::db)).isEqualTo("new");
+    clock.advance(FENCE.plusSeconds(2)); // the joiner's expiry replaced the planted one's
+    assertThat(raw("planted")).isNull();
+    assertThat(b.get("planted", this::db)).isEqualTo("new");
+    assertThat(kind("planted")).as("cached again").isEqualTo(Envelope.KIND_VALUE);
   }
 
   @Test

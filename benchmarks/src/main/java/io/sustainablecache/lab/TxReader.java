@@ -30,8 +30,8 @@ import net.spy.memcached.ArcusClient;
  * and how long it took.
  *
  * <p>Arguments: {@code cacheAddress jdbcUrl namespace keys queryMillis readsPerSecond seconds
- * startAtWallMillis seed outPrefix}. Writes {@code outPrefix.reads} (per read: int key, long
- * version, long startNanos, long latencyNanos) and {@code outPrefix.stats} (one line: reads,
+ * startAtWallMillis seed outPrefix nearMillis} (0: no near cache). Writes {@code
+ * outPrefix.reads} (per read: int key, long version, long startNanos, long latencyNanos) and {@code outPrefix.stats} (one line: reads,
  * failed reads, loader calls, store errors).
  */
 final class TxReader {
@@ -43,9 +43,9 @@ final class TxReader {
   private TxReader() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 10) {
+    if (args.length != 11) {
       System.err.println("usage: TxReader cacheAddress jdbcUrl namespace keys queryMillis"
-          + " readsPerSecond seconds startAtWallMillis seed outPrefix");
+          + " readsPerSecond seconds startAtWallMillis seed outPrefix nearMillis");
       System.exit(2);
     }
     String jdbcUrl = args[1];
@@ -56,9 +56,10 @@ final class TxReader {
     long startAt = Long.parseLong(args[7]);
     long seed = Long.parseLong(args[8]);
     String out = args[9];
+    long nearMillis = Long.parseLong(args[10]);
 
     ArcusClient client = TxScenario.client(StampedeLab.StoreHandle.parseAddress(args[0]));
-    SustainableCache<String> cache = TxScenario.cache(client, args[2], null);
+    SustainableCache<String> cache = TxScenario.cache(client, args[2], null, nearMillis);
     AtomicLong loaderCalls = new AtomicLong();
     List<Connection> connections = new ArrayList<>();
     ThreadLocal<PreparedStatement> query = ThreadLocal.withInitial(() -> {

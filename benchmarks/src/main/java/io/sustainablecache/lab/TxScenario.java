@@ -99,6 +99,8 @@ final class TxScenario {
                            (default 500)   --keys N  rows (default 20)   --writers N  writer
                            threads (default 2)   --query-ms N  a load's time after its SELECT
                            (default 10)
+        --near-bound MS    writers and readers with a near cache of bound MS (10,000 entries);
+                           a fenced read may then be stale for up to MS (default 0: none)
         --repeat N         run each configuration N times (seeds S, S+1, ...); the table and
                            the chart show medians, tx.csv every run
         --out DIR          (default lab-results)   --no-charts   --seed N (default 42)
@@ -108,17 +110,20 @@ final class TxScenario {
 
   static final String CSV_HEADER = "mode,outage,seed,seconds,readers,writes,refused_writes,"
       + "lost_invalidations,reads,failed_reads,stale_after_commit,stale_after_write,"
+      + "stale_past_near_bound,"
       + "stale_keys_after_quiescence,store_ops_per_write,read_p50_ms,read_p99_ms,db_queries,"
       + "db_queries_per_s,fence_release_failures,writer_store_errors,reader_store_errors";
 
   static final String SELECT = "SELECT version FROM item WHERE id = ?";
   static final Duration TTL = Duration.ofMinutes(10);
   static final Duration OPERATION_TIMEOUT = Duration.ofMillis(500);
+  static final int NEAR_SIZE = 10_000;
   private static final long TAIL_MILLIS = 2_000;
   private static final long OUTAGE_MILLIS = 5_000;
 
   record Options(List<String> modes, List<Boolean> outages, int seconds, int readers, int rate,
-      int keys, int writers, long queryMillis, Path out, boolean charts, long seed, int repeat) {}
+      int keys, int writers, long queryMillis, Path out, boolean charts, long seed, int repeat,
+      long nearMillis) {}
 
   /**
    * One committed write: its key, the version it committed, when the commit returned and when the
@@ -136,12 +141,15 @@ final class TxScenario {
    * @param staleAfterCommit reads that began after a commit of their key had returned and
    *     returned an older version
    * @param staleAfterWrite the same, after the writer's whole write had returned
+   * @param stalePastBound the same, more than the near cache's bound after the write had
+   *     returned (without a near cache: {@code staleAfterWrite})
    * @param staleKeys keys whose cached value differed from their row after quiescence
    * @param storeOpsPerWrite the writers' store operations per committed write
    */
   record Result(String mode, boolean outage, long seed, int seconds, int readers, long writes,
       long refused,
       long lost, long reads, long failedReads, long staleAfterCommit, long staleAfterWrite,
+      long stalePastBound,
       long staleKeys, double storeOpsPerWrite, double p50Ms, double p99Ms, long dbQueries,
       long fenceReleaseFailures, long writerStoreErrors, long readerStoreErrors) {
 
@@ -154,13 +162,14 @@ final class TxScenario {
      * returned gets an older row, and nothing stale stays cached.
      */
     boolean ok() {
-      return !fenced() || staleAfterWrite == 0 && staleKeys == 0;
+      return !fenced() || stalePastBound == 0 && staleKeys == 0;
     }
 
     String csvRow() {
       return Scenarios.csv(mode, outage ? "on" : "off", seed, seconds, readers, writes, refused,
           lost,
-          reads, failedReads, staleAfterCommit, staleAfterWrite, staleKeys, storeOpsPerWrite,
+          reads, failedReads, staleAfterCommit, staleAfterWrite, stalePastBound, staleKeys,
+          storeOpsPerWrite,
           p50Ms, p99Ms, dbQueries, (double) dbQueries / seconds, fenceReleaseFailures,
           writerStoreErrors, readerStoreErrors);
     }
@@ -242,6 +251,7 @@ final class TxScenario {
     boolean charts = true;
     long seed = 42;
     int repeat = 1;
+    long nearMillis = 0;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
       switch (arg) {
@@ -276,11 +286,13 @@ final class TxScenario {
         case "--no-charts" -> charts = false;
         case "--seed" -> seed = number(args, ++i, arg);
         case "--repeat" -> repeat = number(args, ++i, arg);
+        case "--near-bound" -> nearMillis = number(args, ++i, arg);
         default -> throw new IllegalArgumentException("--tx: unknown option " + arg
             + " (see --tx --help)");
       }
     }
-    if (readers < 2 || writers < 1 || keys < 1 || rate < 2 || seconds < 2 || repeat < 1) {
+    if (readers < 2 || writers < 1 || keys < 1 || rate < 2 || seconds < 2 || repeat < 1
+        || nearMillis < 0) {
       throw new IllegalArgumentException("--tx needs 2 or more readers, a writer, a key, a rate"
           + " of 2 or more, 2 s or more per run and --repeat 1 or more");
     }
@@ -288,7 +300,7 @@ final class TxScenario {
       throw new IllegalArgumentException("--tx --outage needs 10 s or more per run");
     }
     return new Options(modes, outages, seconds, readers, rate, keys, writers, queryMillis, out,
-        charts, seed, repeat);
+        charts, seed, repeat, nearMillis);
   }
 
   private static String value(String[] args, int i, String option) {
@@ -376,7 +388,7 @@ final class TxScenario {
           Integer.toString(options.keys()), Long.toString(options.queryMillis()),
           Integer.toString(options.rate()), Integer.toString(readSeconds),
           Long.toString(startAt), Long.toString(seed * 100 + r),
-          dir.resolve("reader-" + r).toString());
+          dir.resolve("reader-" + r).toString(), Long.toString(options.nearMillis()));
       readers.add(new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(dir.resolve("reader-" + r + ".log").toFile()).start());
     }
@@ -414,14 +426,15 @@ final class TxScenario {
       readerStoreErrors += stats[3];
     }
     List<Commit> commits = List.copyOf(writers.commits);
-    long[] stale = stale(commits, reads, options.keys());
+    long[] stale = stale(commits, reads, options.keys(),
+        TimeUnit.MILLISECONDS.toNanos(options.nearMillis()));
     long staleKeys = staleKeys(address, jdbcUrl, namespace, options.keys());
     long[] sorted = Arrays.copyOf(reads.latencies, reads.size);
     Arrays.sort(sorted);
     CacheStats ws = writers.stats;
     Result result = new Result(mode, outage, seed, options.seconds(), options.readers(),
         commits.size(), writers.refused.get(), writers.lost.get(), reads.size, failedReads,
-        stale[0], stale[1], staleKeys,
+        stale[0], stale[1], stale[2], staleKeys,
         commits.isEmpty() ? 0 : (double) writers.storeOps.get() / commits.size(),
         LabRun.percentile(sorted, 0.50) / 1e6, LabRun.percentile(sorted, 0.99) / 1e6, dbQueries,
         ws.fenceReleaseFailureCount(), ws.storeErrorCount(), readerStoreErrors);
@@ -433,9 +446,10 @@ final class TxScenario {
 
   /**
    * The reads that returned a version older than one whose commit had returned before they
-   * began ({@code [0]}), and older than one whose whole write had returned ({@code [1]}).
+   * began ({@code [0]}), older than one whose whole write had returned ({@code [1]}), and older
+   * than one whose whole write had returned more than {@code boundNanos} before ({@code [2]}).
    */
-  static long[] stale(List<Commit> commits, Reads reads, int keys) {
+  static long[] stale(List<Commit> commits, Reads reads, int keys, long boundNanos) {
     long[][] byCommit = new long[keys][];
     long[][] byReturn = new long[keys][];
     long[][] maxByCommit = new long[keys][];
@@ -454,6 +468,7 @@ final class TxScenario {
     }
     long afterCommit = 0;
     long afterWrite = 0;
+    long pastBound = 0;
     for (int i = 0; i < reads.size; i++) {
       int k = reads.keys[i];
       if (reads.versions[i] < newest(byCommit[k], maxByCommit[k], reads.starts[i])) {
@@ -462,8 +477,12 @@ final class TxScenario {
       if (reads.versions[i] < newest(byReturn[k], maxByReturn[k], reads.starts[i])) {
         afterWrite++;
       }
+      if (reads.versions[i] < newest(byReturn[k], maxByReturn[k],
+          reads.starts[i] - boundNanos)) {
+        pastBound++;
+      }
     }
-    return new long[] {afterCommit, afterWrite};
+    return new long[] {afterCommit, afterWrite, pastBound};
   }
 
   private static long[] runningMax(List<Commit> commits) {
@@ -495,7 +514,7 @@ final class TxScenario {
   private static long staleKeys(InetSocketAddress address, String jdbcUrl, String namespace,
       int keys) throws SQLException {
     ArcusClient client = client(address);
-    try (SustainableCache<String> cache = cache(client, namespace, null);
+    try (SustainableCache<String> cache = cache(client, namespace, null, 0);
         Connection c = DriverManager.getConnection(jdbcUrl, "sa", "");
         PreparedStatement select = c.prepareStatement(SELECT)) {
       long stale = 0;
@@ -530,7 +549,7 @@ final class TxScenario {
       this.seed = seed;
       this.jdbcUrl = jdbcUrl;
       this.client = client(address);
-      this.cache = cache(client, namespace, storeOps);
+      this.cache = cache(client, namespace, storeOps, options.nearMillis());
     }
 
     /** Writes from {@code startAt} for the run's seconds, pausing memcached if given. */
@@ -677,16 +696,21 @@ final class TxScenario {
   /**
    * The scenario's cache: the core API over the ARCUS adapter, TTL 10 min (nothing is refreshed
    * during a run: a stale value stays until its key is written again), the default fence
-   * timeout; every store operation counted in {@code storeOps} if given.
+   * timeout; every store operation counted in {@code storeOps} if given; a near cache of bound
+   * {@code nearMillis} if that is positive.
    */
   static SustainableCache<String> cache(ArcusClient client, String namespace,
-      AtomicLong storeOps) {
+      AtomicLong storeOps, long nearMillis) {
     CacheStore store = ArcusStore.builder(client).operationTimeout(OPERATION_TIMEOUT).build();
     if (storeOps != null) {
       store = new CountingOps(store, storeOps);
     }
-    return SustainableCache.builder(store).namespace(namespace).ttl(TTL)
-        .codec(ValueCodec.utf8()).build();
+    var builder = SustainableCache.builder(store).namespace(namespace).ttl(TTL)
+        .codec(ValueCodec.utf8());
+    if (nearMillis > 0) {
+      builder.nearCache(NEAR_SIZE, Duration.ofMillis(nearMillis));
+    }
+    return builder.build();
   }
 
   private static int freePort() throws IOException {
@@ -771,6 +795,7 @@ final class TxScenario {
           first.readers(), median(g, Result::writes), median(g, Result::refused),
           median(g, Result::lost), median(g, Result::reads), median(g, Result::failedReads),
           median(g, Result::staleAfterCommit), median(g, Result::staleAfterWrite),
+          median(g, Result::stalePastBound),
           median(g, Result::staleKeys), medianOf(g, Result::storeOpsPerWrite),
           medianOf(g, Result::p50Ms), medianOf(g, Result::p99Ms), median(g, Result::dbQueries),
           median(g, Result::fenceReleaseFailures), median(g, Result::writerStoreErrors),
@@ -793,8 +818,9 @@ final class TxScenario {
     StringBuilder b = new StringBuilder();
     b.append(String.format(Locale.ROOT, "%ntransactions: %d writer threads, commit after 20-100"
         + " ms; %d reader JVMs x %d reads/s over %d rows; loads of %d ms after the SELECT;"
-        + " %d s per run%n", options.writers(), options.readers(), options.rate(),
-        options.keys(), options.queryMillis(), options.seconds()));
+        + " %d s per run; %s%n", options.writers(), options.readers(), options.rate(),
+        options.keys(), options.queryMillis(), options.seconds(), options.nearMillis() > 0
+            ? "near caches of bound " + options.nearMillis() + " ms" : "no near cache"));
     Map<Boolean, Double> plainP50 = new LinkedHashMap<>();
     results.stream().filter(r -> r.mode().equals("plain"))
         .forEach(r -> plainP50.put(r.outage(), r.p50Ms()));
@@ -804,6 +830,7 @@ final class TxScenario {
       rows.add(List.of(r.mode(), r.outage() ? "5 s" : "-", String.format("%,d", r.writes()),
           r.refused() + "/" + r.lost(), String.format("%,d", r.reads()),
           String.format("%,d", r.staleAfterCommit()), String.format("%,d", r.staleAfterWrite()),
+          String.format("%,d", r.stalePastBound()),
           Long.toString(r.staleKeys()), String.format(Locale.ROOT, "%.1f", r.storeOpsPerWrite()),
           String.format(Locale.ROOT, "%.2f", r.p50Ms()),
           String.format(Locale.ROOT, "%.2f", r.p99Ms()),
@@ -813,12 +840,14 @@ final class TxScenario {
           r.ok() ? (r.fenced() ? "ok" : "-") : "FAILED"));
     }
     b.append(Scenarios.table(List.of("mode", "outage", "writes", "refused/lost", "reads",
-        "stale_after_commit", "stale_after_write", "stale_keys", "store_ops/write", "p50_ms",
+        "stale_after_commit", "stale_after_write", "past_bound", "stale_keys", "store_ops/write", "p50_ms",
         "p99_ms", "p50_vs_plain", "db_queries/s", "release_fail/w_err/r_err", "check"), rows));
     b.append("""
         stale_after_commit: reads that began after a commit of their key had returned and
         returned an older version; stale_after_write: the same once the writer's invalidation
-        or fence completion had returned too (goal 0 for fenced); stale_keys: cached values
+        or fence completion had returned too (goal 0 for fenced without a near cache);
+        past_bound: the same, more than the near cache's bound after (goal 0 for fenced; without
+        a near cache, stale_after_write); stale_keys: cached values
         that differed from the row after quiescence (goal 0 for fenced); refused: writes rolled
         back because the invalidation (plain) or the fence failed before the commit; lost:
         after-commit invalidations that failed after the commit; store_ops/write: the writers'

@@ -48,6 +48,7 @@ final class TxScenarioIT {
     assertThat(fenced.apply("writes")).as(report).isPositive();
     assertThat(fenced.apply("reads")).as(report).isGreaterThan(1_000);
     assertThat(fenced.apply("stale_after_write")).as(report).isZero();
+    assertThat(fenced.apply("stale_past_near_bound")).as(report).isZero();
     assertThat(fenced.apply("stale_keys_after_quiescence")).as(report).isZero();
     assertThat(plain.apply("stale_after_commit")).as(report).isPositive();
     assertThat(plain.apply("stale_after_write")).as(report).isPositive();

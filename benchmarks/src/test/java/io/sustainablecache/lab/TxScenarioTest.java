@@ -33,17 +33,17 @@ final class TxScenarioTest {
         new long[] {0, 0, 200}, // after both
         new long[] {0, 1, 305}, // version 1 after version 2's commit, before its return
         new long[] {0, 2, 305}, // the newest
-        new long[] {1, 0, 1_000}), 2); // a key never written
+        new long[] {1, 0, 1_000}), 2, 0); // a key never written
 
-    assertThat(stale).containsExactly(3, 1);
+    assertThat(stale).containsExactly(3, 1, 1);
   }
 
   @Test
   void writesOfOtherKeys_doNotMakeAReadStale() {
     long[] stale = TxScenario.stale(List.of(new TxScenario.Commit(1, 5, 10, 20)),
-        reads(new long[] {0, 0, 100}), 2);
+        reads(new long[] {0, 0, 100}), 2, 0);
 
-    assertThat(stale).containsExactly(0, 0);
+    assertThat(stale).containsExactly(0, 0, 0);
   }
 
   @Test
@@ -52,9 +52,21 @@ final class TxScenarioTest {
     List<TxScenario.Commit> commits = List.of(new TxScenario.Commit(0, 1, 100, 500),
         new TxScenario.Commit(0, 2, 200, 250));
 
-    long[] stale = TxScenario.stale(commits, reads(new long[] {0, 1, 300}), 1);
+    long[] stale = TxScenario.stale(commits, reads(new long[] {0, 1, 300}), 1, 0);
 
-    assertThat(stale).containsExactly(1, 1);
+    assertThat(stale).containsExactly(1, 1, 1);
+  }
+
+  @Test
+  void withANearCache_aStaleReadPastTheBoundAfterTheWriteReturned_isCountedApart() {
+    // version 1 committed at 100, returned at 150; the bound is 1,000
+    List<TxScenario.Commit> commits = List.of(new TxScenario.Commit(0, 1, 100, 150));
+
+    long[] stale = TxScenario.stale(commits, reads(
+        new long[] {0, 0, 1_150}, // exactly the bound after the return: within it
+        new long[] {0, 0, 1_151}), 1, 1_000); // past it
+
+    assertThat(stale).containsExactly(2, 2, 1);
   }
 
   @Test
@@ -81,7 +93,7 @@ final class TxScenarioTest {
   }
 
   private static TxScenario.Result result(String mode, long seed, long writes, double p50) {
-    return new TxScenario.Result(mode, false, seed, 60, 2, writes, 0, 0, 1_000, 0, 0, 0, 0, 2.0,
-        p50, 10.0, 100, 0, 0, 0);
+    return new TxScenario.Result(mode, false, seed, 60, 2, writes, 0, 0, 1_000, 0, 0, 0, 0, 0,
+        2.0, p50, 10.0, 100, 0, 0, 0);
   }
 }

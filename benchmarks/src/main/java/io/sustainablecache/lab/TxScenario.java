@@ -74,7 +74,8 @@ import org.knowm.xchart.style.Styler;
  * value is compared with its row ({@code stale_keys}). With {@code --outage}, each configuration
  * runs again with the memcached process stopped ({@code SIGSTOP}, its items kept) for 5 s while
  * the writers commit. Exits 1 if a fenced configuration broke the fence's promise: a read that
- * began once a write had returned got an older row, or a stale key after quiescence. (A read that
+ * began once a write had returned (with {@code --near-bound}, more than the bound after) got an
+ * older row, or a stale key after quiescence. (A read that
  * began between the commit and the fence's completion may join a load of its instance that read
  * the row before the commit, as the fence's documentation allows: {@code stale_after_commit}.)
  */
@@ -220,22 +221,15 @@ final class TxScenario {
     if (System.getProperty("net.spy.log.LoggerImpl") == null) {
       System.setProperty("net.spy.log.LoggerImpl", "net.spy.memcached.compat.log.SLF4JLogger");
     }
-    quiet("net.spy.memcached", "error");
-    quiet("io.sustainablecache", "error");
-    quiet("io.sustainablecache.testkit", "warn");
+    NearScenario.quiet("net.spy.memcached", "error");
+    NearScenario.quiet("io.sustainablecache", "error");
+    NearScenario.quiet("io.sustainablecache.testkit", "warn");
     try {
       return new TxScenario(parse(args), out).run();
     } catch (IOException e) {
       throw new IllegalStateException("the transactions scenario could not write: " + e, e);
     } catch (SQLException e) {
       throw new IllegalStateException("the transactions scenario's database failed: " + e, e);
-    }
-  }
-
-  private static void quiet(String logger, String level) {
-    String property = "org.slf4j.simpleLogger.log." + logger;
-    if (System.getProperty(property) == null) {
-      System.setProperty(property, level);
     }
   }
 
@@ -263,7 +257,7 @@ final class TxScenario {
           outages = List.of(false);
         }
         case "--runs" -> {
-          modes = List.of(value(args, ++i, arg).split(","));
+          modes = List.of(NearScenario.value(args, ++i, arg).split(","));
           for (String mode : modes) {
             if (!MODES.contains(mode)) {
               throw new IllegalArgumentException("--runs: unknown run " + mode + "; known: "
@@ -271,7 +265,7 @@ final class TxScenario {
             }
           }
         }
-        case "--outage" -> outages = switch (value(args, ++i, arg)) {
+        case "--outage" -> outages = switch (NearScenario.value(args, ++i, arg)) {
           case "off" -> List.of(false);
           case "on" -> List.of(true);
           case "both" -> List.of(false, true);
@@ -283,7 +277,7 @@ final class TxScenario {
         case "--keys" -> keys = number(args, ++i, arg);
         case "--writers" -> writers = number(args, ++i, arg);
         case "--query-ms" -> queryMillis = number(args, ++i, arg);
-        case "--out" -> out = Path.of(value(args, ++i, arg));
+        case "--out" -> out = Path.of(NearScenario.value(args, ++i, arg));
         case "--no-charts" -> charts = false;
         case "--seed" -> seed = number(args, ++i, arg);
         case "--repeat" -> repeat = number(args, ++i, arg);
@@ -304,16 +298,9 @@ final class TxScenario {
         charts, seed, repeat, nearMillis);
   }
 
-  private static String value(String[] args, int i, String option) {
-    if (i >= args.length) {
-      throw new IllegalArgumentException(option + " needs a value");
-    }
-    return args[i];
-  }
-
   private static int number(String[] args, int i, String option) {
     try {
-      return Integer.parseInt(value(args, i, option).trim());
+      return Integer.parseInt(NearScenario.value(args, i, option).trim());
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(option + " expects a number: '" + args[i] + "'");
     }

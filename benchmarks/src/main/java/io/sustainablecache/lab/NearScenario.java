@@ -141,7 +141,8 @@ final class NearScenario {
     }
   }
 
-  private static void quiet(String logger, String level) {
+  /** Sets a simple logger's level unless the command line set it. */
+  static void quiet(String logger, String level) {
     String property = "org.slf4j.simpleLogger.log." + logger;
     if (System.getProperty(property) == null) {
       System.setProperty(property, level);
@@ -195,7 +196,8 @@ final class NearScenario {
         charts, seed, storm);
   }
 
-  private static String value(String[] args, int i, String option) {
+  /** The option's value: the next argument. */
+  static String value(String[] args, int i, String option) {
     if (i >= args.length) {
       throw new IllegalArgumentException(option + " needs a value");
     }

@@ -98,6 +98,13 @@ public final class StampedeLab {
                              starts (ARCUS adapter, ZooKeeper cache list), one killed under load;
                              writes cluster.csv. Its options: --cluster 3 --help
 
+      Transactions
+        --tx                 instead of the comparison: writes inside JDBC transactions (an H2
+                             server the lab starts) against a memcached the lab starts, reader
+                             JVMs checking every read: invalidate inside the transaction, after
+                             the commit, or fenced (SustainableCache.fence); writes tx.csv.
+                             --tx --help
+
       Output
         --out DIR            results.csv, results.txt and charts/ (default: lab-results)
         --no-charts          skip the PNG charts
@@ -269,6 +276,9 @@ public final class StampedeLab {
     }
     if (NearScenario.requested(args)) {
       return NearScenario.run(args, out);
+    }
+    if (TxScenario.requested(args)) {
+      return TxScenario.run(args, out);
     }
     System.setProperty("java.awt.headless", "true");
     Options options = parse(args);

@@ -178,6 +178,51 @@ public final class MemcachedCluster implements AutoCloseable {
     LOG.info("Restarted memcached node {} ({})", node, addresses.get(node));
   }
 
+  /**
+   * Stops a node's process with {@code SIGSTOP}: it keeps its items and its connections, but
+   * answers nothing (a server that hangs, or a network partition without resets) until {@link
+   * #resume(int)}; requests sent meanwhile are queued and answered then.
+   *
+   * @throws IllegalStateException if the node is not running, the cluster is closed, or the
+   *     signal could not be sent
+   */
+  public synchronized void pause(int node) {
+    signal(node, "STOP");
+    LOG.info("Paused memcached node {} ({})", node, addresses.get(node));
+  }
+
+  /**
+   * Continues a node's process stopped by {@link #pause(int)} ({@code SIGCONT}); harmless on a
+   * node that is not paused.
+   *
+   * @throws IllegalStateException if the node is not running, the cluster is closed, or the
+   *     signal could not be sent
+   */
+  public synchronized void resume(int node) {
+    signal(node, "CONT");
+    LOG.info("Resumed memcached node {} ({})", node, addresses.get(node));
+  }
+
+  private void signal(int node, String signal) {
+    requireOpen();
+    Process process = processes[node];
+    if (process == null || !process.isAlive()) {
+      throw new IllegalStateException("node " + node + " is not running");
+    }
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      if (!kill.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot run kill -" + signal + ": " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while sending SIG" + signal, e);
+    }
+  }
+
   /** Whether the node's process is running. */
   public synchronized boolean isRunning(int node) {
     Process process = processes[node];

@@ -57,6 +57,24 @@ class MemcachedClusterIT {
   }
 
   @Test
+  void aPausedNodeAnswersNothingAndKeepsItsItemsWhenResumed() throws IOException {
+    try (MemcachedCluster cluster = MemcachedCluster.start(1)) {
+      set(cluster.address(0), "key", "value");
+
+      cluster.pause(0);
+
+      assertThat(cluster.isRunning(0)).isTrue();
+      assertThatThrownBy(() -> cluster.holds(0, "key")).isInstanceOf(UncheckedIOException.class);
+
+      cluster.resume(0);
+
+      assertThat(cluster.holds(0, "key")).isTrue();
+      cluster.kill(0);
+      assertThatThrownBy(() -> cluster.pause(0)).isInstanceOf(IllegalStateException.class);
+    }
+  }
+
+  @Test
   void closeKillsEveryNode() {
     MemcachedCluster cluster = MemcachedCluster.start(2);
     cluster.close();

@@ -4,19 +4,16 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.MemcachedStore;
 import io.sustainablecache.memcached.NodeSnapshot;
 import io.sustainablecache.memcached.OperationDeadlines;
 import io.sustainablecache.memcached.OperationName;
 import io.sustainablecache.memcached.StoreFailures;
 import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -167,7 +164,7 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  * client down ({@code shutdown()}, which for a client created through ZooKeeper also closes its
  * ZooKeeper session) after the last use of the store. Operations started after that fail.
  */
-public final class ArcusStore implements CacheStore {
+public final class ArcusStore extends MemcachedStore {
 
   /** The client's default operation timeout, {@code DefaultConnectionFactory}'s 700 ms. */
   static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofMillis(700);
@@ -206,6 +203,11 @@ public final class ArcusStore implements CacheStore {
     this.nodesOf = builder.nodesOf != null
         && ClientAccess.Real.failureModeOf(builder.nodesOf.client) == FailureMode.Cancel
         ? builder.nodesOf : null;
+  }
+
+  @Override
+  protected MemcachedOperations<?> operations() {
+    return operations;
   }
 
   /**
@@ -301,90 +303,6 @@ public final class ArcusStore implements CacheStore {
       String description) {
     return new Builder(clients, delimiter, description, true);
   }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends {@code gets} and returns the stored bytes whatever their flags.
-   */
-  @Override
-  public CompletableFuture<Optional<StoreItem>> gets(String key) {
-    return operations.gets(key);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends one {@code gets} (or {@code mgets}) per node and per 200 keys, like the client's
-   * {@code asyncGetsBulk}. Fails as a whole if any key is invalid, if a key's node is down, or if
-   * any part fails.
-   *
-   * @throws NullPointerException if {@code keys} or one of them is {@code null}
-   */
-  @Override
-  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-    return operations.getsAll(keys);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * @return {@inheritDoc}; the future fails when the server answers anything but {@code STORED}
-   *     or {@code NOT_STORED}, for example when the value exceeds its item size
-   */
-  @Override
-  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-    return operations.add(key, value, exptime);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * @return {@inheritDoc}; the future fails with the server's answer when it is not {@code
-   *     STORED}
-   */
-  @Override
-  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-    return operations.set(key, value, exptime);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
-   *     STORED}, {@code EXISTS} or {@code NOT_FOUND}
-   */
-  @Override
-  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-      int exptime) {
-    return operations.cas(key, casToken, value, exptime);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Also drops the key from the client's front cache, if it has one.
-   *
-   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
-   *     DELETED} or {@code NOT_FOUND}
-   */
-  @Override
-  public CompletableFuture<Boolean> delete(String key) {
-    return operations.delete(key);
-  }
-  /**
-   * {@inheritDoc}
-   *
-   * <p>memcached's text protocol has no {@code incr} with a default: a missing counter costs an
-   * {@code add} (and, if another client created it meanwhile, a second {@code incr}).
-   *
-   * @return {@inheritDoc}
-   */
-  @Override
-  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
-    return operations.incr(key, delta, initial, exptime);
-  }
-
 
   /**
    * {@inheritDoc}

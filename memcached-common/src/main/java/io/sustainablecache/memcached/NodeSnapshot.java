@@ -3,16 +3,12 @@ package io.sustainablecache.memcached;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import net.spy.memcached.MemcachedNode;
 
@@ -106,7 +102,7 @@ public final class NodeSnapshot implements StoreNodes {
   }
 
   /** A store whose operations go to one node. */
-  private static final class PinnedStore implements CacheStore {
+  private static final class PinnedStore extends MemcachedStore {
 
     private final MemcachedOperations<?> operations;
     private final CacheStore parent;
@@ -117,39 +113,8 @@ public final class NodeSnapshot implements StoreNodes {
     }
 
     @Override
-    public CompletableFuture<Optional<StoreItem>> gets(String key) {
-      return operations.gets(key);
-    }
-
-    @Override
-    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-      return operations.getsAll(keys);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-      return operations.add(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-      return operations.set(key, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-        int exptime) {
-      return operations.cas(key, casToken, value, exptime);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> delete(String key) {
-      return operations.delete(key);
-    }
-
-    @Override
-    public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
-      return operations.incr(key, delta, initial, exptime);
+    protected MemcachedOperations<?> operations() {
+      return operations;
     }
 
     @Override

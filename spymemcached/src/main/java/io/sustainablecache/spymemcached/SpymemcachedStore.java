@@ -4,12 +4,11 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.memcached.MemcachedOperations;
+import io.sustainablecache.memcached.MemcachedStore;
 import io.sustainablecache.memcached.NodeSnapshot;
 import io.sustainablecache.memcached.OperationDeadlines;
 import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
 import java.util.Collection;
@@ -18,7 +17,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import net.spy.memcached.CachedData;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.DefaultHashAlgorithm;
@@ -157,7 +155,7 @@ import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
  * share one, and the caller shuts it down after the last store is no longer used. Operations
  * started after that fail.
  */
-public final class SpymemcachedStore implements CacheStore {
+public final class SpymemcachedStore extends MemcachedStore {
 
   /** memcached's longest key, in bytes. */
   static final int MEMCACHED_MAX_KEY_LENGTH = 250;
@@ -186,6 +184,11 @@ public final class SpymemcachedStore implements CacheStore {
     this.nodes = client.failureMode != FailureMode.Cancel ? Optional.empty()
         : Optional.of(NodeSnapshot.of(List.copyOf(locator.getAll()), locator::getPrimary,
             node -> operations.on(node, client), this));
+  }
+
+  @Override
+  protected MemcachedOperations<?> operations() {
+    return operations;
   }
 
   /**
@@ -240,103 +243,6 @@ public final class SpymemcachedStore implements CacheStore {
         .setMaxReconnectDelay(1)
         .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
         .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends {@code gets}.
-   *
-   * @param key {@inheritDoc}
-   * @return {@inheritDoc}; the value is the item's bytes whatever its flags
-   * @throws NullPointerException if {@code key} is {@code null}
-   */
-  @Override
-  public CompletableFuture<Optional<StoreItem>> gets(String key) {
-    return operations.gets(key);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends one multi-key {@code gets} per server and per {@value #BULK_CHUNK} keys (see the
-   * {@linkplain SpymemcachedStore class documentation}). Fails as a whole if any key is invalid,
-   * a key's server is not connected (under {@code FailureMode.Cancel}), or any part fails.
-   *
-   * @throws NullPointerException if {@code keys} or one of them is {@code null}
-   */
-  @Override
-  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-    return operations.getsAll(keys);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends {@code add} with a copy of the value.
-   *
-   * @return {@inheritDoc}; the future fails when the server answers anything but {@code STORED}
-   *     or {@code NOT_STORED}, for example when the value exceeds its item size
-   * @throws NullPointerException if {@code key} or {@code value} is {@code null}
-   */
-  @Override
-  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-    return operations.add(key, value, exptime);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends {@code set} with a copy of the value.
-   *
-   * @return {@inheritDoc}; the future fails with the server's answer when it is not {@code
-   *     STORED}
-   * @throws NullPointerException if {@code key} or {@code value} is {@code null}
-   */
-  @Override
-  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-    return operations.set(key, value, exptime);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends {@code cas} with a copy of the value.
-   *
-   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
-   *     STORED}, {@code EXISTS} or {@code NOT_FOUND}
-   * @throws NullPointerException if {@code key} or {@code value} is {@code null}
-   */
-  @Override
-  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-      int exptime) {
-    return operations.cas(key, casToken, value, exptime);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Sends {@code delete}.
-   *
-   * @return {@inheritDoc}; the future fails when the server answers anything but {@code
-   *     DELETED} or {@code NOT_FOUND}
-   * @throws NullPointerException if {@code key} is {@code null}
-   */
-  @Override
-  public CompletableFuture<Boolean> delete(String key) {
-    return operations.delete(key);
-  }
-  /**
-   * {@inheritDoc}
-   *
-   * <p>memcached's text protocol has no {@code incr} with a default: a missing counter costs an
-   * {@code add} (and, if another client created it meanwhile, a second {@code incr}).
-   *
-   * @return {@inheritDoc}
-   */
-  @Override
-  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
-    return operations.incr(key, delta, initial, exptime);
   }
 
   /**

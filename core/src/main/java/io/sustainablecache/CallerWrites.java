@@ -149,8 +149,9 @@ final class CallerWrites<V> {
 
   /**
    * Reads the key and adds (or swaps in) the value unless it holds a live one, or, for {@code
-   * changedSince} other than {@link Long#MIN_VALUE}, a fence or a miss written at or after that
-   * time (epoch ms); 3 attempts. Completes empty if the value was stored, otherwise with the
+   * changedSince} other than {@link Long#MIN_VALUE}, a fence or any other envelope written at or
+   * after that time (epoch ms: a tombstone, an absence, a value this cache cannot decode, such as
+   * another version's committed value); 3 attempts. Completes empty if the value was stored, otherwise with the
    * entry that kept it out.
    */
   private CompletableFuture<Optional<Entry<V>>> putUnless(String storeKey, byte[] bytes,
@@ -176,8 +177,7 @@ final class CallerWrites<V> {
       StoreItem item = found.orElse(null);
       Entry<V> entry = item == null ? null : reader.read(item, now);
       if (entry != null && (entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()
-          || loaded && (entry.kind() == Entry.Kind.FENCE || entry.kind() != Entry.Kind.CORRUPT
-              && entry.fetchedAt() >= changedSince))) {
+          || loaded && (entry.kind() == Entry.Kind.FENCE || entry.fetchedAt() >= changedSince))) {
         return CompletableFuture.completedFuture(Optional.of(entry));
       }
       int exptime = writer.putExptime(bytes);

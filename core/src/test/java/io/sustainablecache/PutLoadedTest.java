@@ -89,6 +89,35 @@ final class PutLoadedTest {
   }
 
   @Test
+  void aValueThisCacheCannotDecode_committedAfterTheReadBegan_isKept_andAnOlderOneReplaced() {
+    // another version of the service wrote the key: this one cannot decode its value
+    SustainableCache<String> otherVersion = SustainableCache.builder(server).namespace("p")
+        .ttl(TTL).codec(new ValueCodec<String>() {
+          @Override
+          public byte[] encode(String value) {
+            return ValueCodec.utf8().encode(value);
+          }
+
+          @Override
+          public String decode(byte[] bytes, int offset, int length) {
+            throw new IllegalArgumentException("written by another version");
+          }
+        }).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
+        .maxClockSkew(SKEW).fleetLease(false).build();
+    Instant readStart = clock.instant();
+    clock.advance(Duration.ofSeconds(5));
+    writer.fence("k").committed("new"); // committed after otherVersion's read began
+
+    assertThat(otherVersion.putLoaded("k", "old", readStart)).isFalse();
+    assertThat(writer.getIfPresent("k")).contains("new");
+
+    clock.advance(SKEW.plusMillis(1));
+    assertThat(otherVersion.putLoaded("k", "new", clock.instant())).isTrue();
+    otherVersion.close();
+  }
+
+  @Test
   void anEmptyKey_isFilled_andALiveValueIsKept() {
     assertThat(reader.putLoaded("k", "first", clock.instant())).isTrue();
     assertThat(writer.putLoaded("k", "second", clock.instant())).isFalse();

@@ -1,0 +1,80 @@
+package io.sustainablecache.hibernate;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.persister.entity.EntityPersister;
+import org.hibernate.type.BasicType;
+import org.hibernate.type.CompositeType;
+import org.hibernate.type.Type;
+
+/**
+ * The fingerprint of each entity's mapping, as this instance runs it: the entity's name, each
+ * property's name and type, and the version's type, hashed (SHA-256, first 8 bytes). Every
+ * instance running the same mapping computes the same fingerprint; a changed class (a property
+ * added, removed, renamed or of another type) has another. Entries carry the fingerprint they
+ * were written with ({@link EntryCodec}). Computed once per entity; thread-safe.
+ */
+final class EntitySchemas {
+
+  private final Function<String, String> describe;
+  private final Map<String, Long> fingerprints = new ConcurrentHashMap<>();
+
+  /** Fingerprints of the texts {@code describe} gives per entity name (tests give their own). */
+  EntitySchemas(Function<String, String> describe) {
+    this.describe = describe;
+  }
+
+  /** The mappings of a session factory's entities. */
+  static EntitySchemas of(SessionFactoryImplementor factory) {
+    return new EntitySchemas(entityName -> describe(
+        factory.getMappingMetamodel().getEntityDescriptor(entityName)));
+  }
+
+  /**
+   * The fingerprint of an entity's mapping.
+   *
+   * @throws RuntimeException (Hibernate's) if there is no such entity
+   */
+  long fingerprint(String entityName) {
+    return fingerprints.computeIfAbsent(entityName, name -> ByteBuffer.wrap(
+        java.util.HexFormat.of().parseHex(StoreKeys.sha256(describe.apply(name)), 0, 16))
+        .getLong());
+  }
+
+  /**
+   * The text a fingerprint is the hash of: the same on every instance running the same mapping
+   * (a type's name can hold a counter of the instance that built it, so it is not used).
+   */
+  static String describe(EntityPersister persister) {
+    StringBuilder text = new StringBuilder(persister.getEntityName());
+    describe(persister.getPropertyNames(), persister.getPropertyTypes(), text);
+    if (persister.isVersioned()) {
+      text.append("\nversion:");
+      describe(persister.getVersionType(), text);
+    }
+    return text.toString();
+  }
+
+  private static void describe(String[] names, Type[] types, StringBuilder text) {
+    for (int i = 0; i < names.length; i++) {
+      text.append('\n').append(names[i]).append(':');
+      describe(types[i], text);
+    }
+  }
+
+  private static void describe(Type type, StringBuilder text) {
+    text.append(type.getReturnedClass().getName());
+    if (type instanceof BasicType<?> basic) {
+      text.append(':').append(basic.getJdbcType().getDefaultSqlTypeCode());
+    } else if (type instanceof CompositeType composite) {
+      text.append('{');
+      describe(composite.getPropertyNames(), composite.getSubtypes(), text);
+      text.append('}');
+    } else {
+      text.append(':').append(type.getClass().getSimpleName());
+    }
+  }
+}

@@ -215,13 +215,35 @@ class HibernateSecondLevelCacheIT {
   }
 
   @Test
-  void anUpdateOfAReadOnlyEntity_isRefused() {
-    persist(one, Access.READ_ONLY, 1, "A");
-    assertThatThrownBy(() -> inTransaction(one, s -> {
-      s.find(ReadOnlyCoupon.class, 1L);
-      s.createMutationQuery("update ReadOnlyCoupon set code = 'B' where id = 1")
-          .executeUpdate();
-    })).isNotNull();
+  void aBulkUpdate_onPlainMemcachedWithoutANearRegion_failsBeforeItRuns_sayingWhy() {
+    persist(one, Access.NONSTRICT_READ_WRITE, 1, "A");
+    assertThat(code(one, Access.NONSTRICT_READ_WRITE, 1)).isEqualTo("A");
+
+    assertThatThrownBy(() -> inTransaction(one, s -> s.createMutationQuery(
+        "update NonstrictCoupon set code = 'B'").executeUpdate()))
+        .hasStackTraceContaining("plain memcached has no prefix flush");
+
+    assertThat(code(one, Access.NONSTRICT_READ_WRITE, 1)).as("not run").isEqualTo("A");
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
+  void aBulkUpdate_withANearRegion_emptiesTheRegion_onEveryInstance(Access access) {
+    Map<String, Object> near = Map.of(SustainableCacheRegionFactory.SETTINGS,
+        SKEW + ", near-cache=1000:1s");
+    database = new HookedDataSource("jdbc:h2:mem:" + prefix + "bulk;DB_CLOSE_DELAY=-1");
+    SessionFactoryImplementor first = factory("create", near);
+    SessionFactoryImplementor second = factory("none", store(MemcachedServer.shared()), near);
+    persist(first, access, 1, "A");
+    assertThat(code(second, access, 1)).isEqualTo("A");
+    assertThat(statementsOfRead(second, access, 1)).isZero();
+
+    inTransaction(first, s -> s.createMutationQuery("update " + access.type.getSimpleName()
+        + " set code = 'B'").executeUpdate());
+
+    assertThat(code(first, access, 1)).isEqualTo("B");
+    await().atMost(Duration.ofMillis(1_500)).pollInterval(Duration.ofMillis(20))
+        .until(() -> "B".equals(code(second, access, 1)));
   }
 
   @Test
@@ -459,6 +481,13 @@ class HibernateSecondLevelCacheIT {
     }
     assertThat(regionFactory(instance).stats("rw-coupon").orElseThrow().storeErrorCount())
         .isPositive();
+
+    update(instance, Access.NONSTRICT_READ_WRITE, 1, "C"); // its invalidations fail, logged
+    assertThat(code(instance, Access.NONSTRICT_READ_WRITE, 1)).isEqualTo("C");
+    assertThatThrownBy(() -> update(instance, Access.READ_WRITE, 1, "C"))
+        .as("READ_WRITE: the fence cannot be placed, so the update is refused")
+        .hasStackTraceContaining("could not be placed");
+    assertThat(code(instance, Access.READ_WRITE, 1)).as("rolled back").isEqualTo("A");
   }
 
   @Test

@@ -31,7 +31,9 @@ import org.hibernate.property.access.internal.PropertyAccessStrategyBackRefImpl;
 
 /**
  * Encodes a region's values, Hibernate's disassembled entity state ({@link StandardCacheEntryImpl}:
- * the subclass, the version and the disassembled property values), in a format of its own, with
+ * the subclass, the version and the disassembled property values), a collection's disassembled
+ * elements ({@link CollectionValue}) and a natural id's entity id ({@link NaturalIdValue}), in a
+ * format of its own, with
  * an allow-list of types: {@code null}, {@code String}, the primitives' boxes, {@code BigDecimal},
  * {@code BigInteger}, {@code UUID}, {@code byte[]}, {@code char[]}, the {@code java.time} values
  * ({@code LocalDate}, {@code LocalTime}, {@code LocalDateTime}, {@code Instant}, {@code
@@ -42,8 +44,8 @@ import org.hibernate.property.access.internal.PropertyAccessStrategyBackRefImpl;
  * named by the bytes except an enum's, which is loaded without initialization and used only if
  * it is an enum.
  *
- * <p>Each entity entry carries the {@linkplain EntitySchemas fingerprint} of its subclass's
- * mapping when it was written; an entry whose fingerprint differs from the running mapping's (a
+ * <p>Each entry carries the {@linkplain MappingFingerprints fingerprint} of its entity's (or
+ * collection's) mapping when it was written; an entry whose fingerprint differs from the running mapping's (a
  * changed class: other properties or types) does not decode. A value outside the allow-list does
  * not encode ({@link IllegalArgumentException}: the entry is not cached); bytes that do not decode
  * (foreign, truncated, another mapping) throw {@link IllegalArgumentException}, which the cache
@@ -55,6 +57,8 @@ final class EntryCodec implements ValueCodec<Object> {
   private static final byte MAGIC = 0x48;
   private static final byte VERSION = 1;
   private static final byte ENTITY = 1;
+  private static final byte COLLECTION = 2;
+  private static final byte NATURAL_ID = 3;
 
   private static final int MAX_DEPTH = 16;
 
@@ -113,34 +117,41 @@ final class EntryCodec implements ValueCodec<Object> {
     }
   }
 
-  private final EntitySchemas schemas;
+  private final MappingFingerprints fingerprints;
   private final ClassLoader enums;
 
-  EntryCodec(EntitySchemas schemas, ClassLoader enums) {
-    this.schemas = schemas;
+  EntryCodec(MappingFingerprints fingerprints, ClassLoader enums) {
+    this.fingerprints = fingerprints;
     this.enums = enums;
   }
 
   @Override
   public byte[] encode(Object value) {
-    if (!(value instanceof StandardCacheEntryImpl entry)) {
-      throw new IllegalArgumentException("not a value this region caches: "
-          + (value == null ? "null" : value.getClass().getName())
-          + " (structured or reference cache entries are not supported)");
-    }
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(128);
     DataOutputStream out = new DataOutputStream(bytes);
     try {
       out.writeByte(MAGIC);
       out.writeByte(VERSION);
-      out.writeByte(ENTITY);
-      out.writeLong(schemas.fingerprint(entry.getSubclass()));
-      writeString(out, entry.getSubclass());
-      write(out, entry.getVersion(), 0);
-      Serializable[] state = entry.getDisassembledState();
-      out.writeInt(state.length);
-      for (Serializable property : state) {
-        write(out, property, 0);
+      if (value instanceof StandardCacheEntryImpl entry) {
+        out.writeByte(ENTITY);
+        out.writeLong(fingerprints.fingerprint(entry.getSubclass()));
+        writeString(out, entry.getSubclass());
+        write(out, entry.getVersion(), 0);
+        writeState(out, entry.getDisassembledState());
+      } else if (value instanceof CollectionValue collection) {
+        out.writeByte(COLLECTION);
+        out.writeLong(fingerprints.collectionFingerprint(collection.role()));
+        writeString(out, collection.role());
+        writeState(out, collection.state());
+      } else if (value instanceof NaturalIdValue naturalId) {
+        out.writeByte(NATURAL_ID);
+        out.writeLong(fingerprints.fingerprint(naturalId.entityName()));
+        writeString(out, naturalId.entityName());
+        write(out, naturalId.id(), 0);
+      } else {
+        throw new IllegalArgumentException("not a value this region caches: "
+            + (value == null ? "null" : value.getClass().getName())
+            + " (structured or reference cache entries are not supported)");
       }
       out.flush();
     } catch (IOException e) {
@@ -149,33 +160,63 @@ final class EntryCodec implements ValueCodec<Object> {
     return bytes.toByteArray();
   }
 
+  private void writeState(DataOutputStream out, Serializable[] state) throws IOException {
+    out.writeInt(state.length);
+    for (Serializable value : state) {
+      write(out, value, 0);
+    }
+  }
+
+  private Serializable[] readState(ByteBuffer in) {
+    int count = count(in, 1);
+    Serializable[] state = new Serializable[count];
+    for (int i = 0; i < count; i++) {
+      state[i] = (Serializable) read(in, 0);
+    }
+    return state;
+  }
+
   @Override
   public Object decode(byte[] bytes, int offset, int length) {
     ByteBuffer in = ByteBuffer.wrap(bytes, offset, length);
     try {
-      if (in.get() != MAGIC || in.get() != VERSION || in.get() != ENTITY) {
+      if (in.get() != MAGIC || in.get() != VERSION) {
         throw new IllegalArgumentException("not an entry of this format");
       }
+      byte kind = in.get();
       long fingerprint = in.getLong();
-      String subclass = readString(in);
-      if (fingerprint != schemas.fingerprint(subclass)) {
-        throw new IllegalArgumentException("an entry of " + subclass + " written by another"
-            + " version of its mapping");
-      }
-      Object version = read(in, 0);
-      int count = count(in, 1);
-      Serializable[] state = new Serializable[count];
-      for (int i = 0; i < count; i++) {
-        state[i] = (Serializable) read(in, 0);
-      }
+      String name = readString(in);
+      Object value = switch (kind) {
+        case ENTITY -> {
+          check(fingerprint, fingerprints.fingerprint(name), name);
+          Object version = read(in, 0);
+          yield ENTRY.newInstance(readState(in), name, version);
+        }
+        case COLLECTION -> {
+          check(fingerprint, fingerprints.collectionFingerprint(name), name);
+          yield new CollectionValue(name, readState(in));
+        }
+        case NATURAL_ID -> {
+          check(fingerprint, fingerprints.fingerprint(name), name);
+          yield new NaturalIdValue(name, read(in, 0));
+        }
+        default -> throw new IllegalArgumentException("not an entry of this format");
+      };
       if (in.hasRemaining()) {
         throw new IllegalArgumentException("trailing bytes after the entry");
       }
-      return ENTRY.newInstance(state, subclass, version);
+      return value;
     } catch (BufferUnderflowException | ClassCastException e) {
       throw new IllegalArgumentException("a truncated or malformed entry", e);
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("StandardCacheEntryImpl could not be created", e);
+    }
+  }
+
+  private static void check(long written, long running, String name) {
+    if (written != running) {
+      throw new IllegalArgumentException("an entry of " + name + " written by another version"
+          + " of its mapping");
     }
   }
 

@@ -9,6 +9,7 @@ import java.time.temporal.TemporalAccessor;
 import java.util.HexFormat;
 import java.util.UUID;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.persister.collection.CollectionPersister;
 import org.hibernate.persister.entity.EntityPersister;
 
 /**
@@ -29,19 +30,43 @@ final class StoreKeys {
    */
   static CacheKey entity(Object id, EntityPersister persister, SessionFactoryImplementor factory,
       String tenant) {
+    return key(persister.getRootEntityName(), tenant, "", isBasic(id) ? id
+        : persister.getIdentifierType().disassemble(id, factory), id);
+  }
+
+  /** The key of a collection: {@code <role>/[<tenant>/]<owner's key>}. */
+  static CacheKey collection(Object id, CollectionPersister persister,
+      SessionFactoryImplementor factory, String tenant) {
+    return key(persister.getRole(), tenant, "", isBasic(id) ? id
+        : persister.getKeyType().disassemble(id, factory), id);
+  }
+
+  /**
+   * The key of a natural id's resolution: {@code <root entity name>/[<tenant>/]n<values>}; the
+   * values a basic value or an array of them.
+   */
+  static CacheKey naturalId(Object naturalIdValues, EntityPersister persister, String tenant) {
+    return key(persister.getRootEntityName(), tenant, "n", naturalIdValues, naturalIdValues);
+  }
+
+  private static CacheKey key(String name, String tenant, String marker, Object encoded,
+      Object id) {
     StringBuilder key = new StringBuilder();
-    escape(persister.getRootEntityName(), key);
+    escape(name, key);
     key.append('/');
     if (tenant != null) {
       escape(tenant, key);
       key.append('/');
     }
-    Object basic = id instanceof String || id instanceof Number || id instanceof UUID
-        || id instanceof Character || id instanceof Boolean || id instanceof TemporalAccessor
-        || id instanceof java.util.Date
-        ? id : persister.getIdentifierType().disassemble(id, factory);
-    value(basic, key);
+    key.append(marker);
+    value(encoded, key);
     return new CacheKey(key.toString(), id);
+  }
+
+  private static boolean isBasic(Object id) {
+    return id instanceof String || id instanceof Number || id instanceof UUID
+        || id instanceof Character || id instanceof Boolean || id instanceof TemporalAccessor
+        || id instanceof java.util.Date;
   }
 
   /** Appends a disassembled id value: basic values as text, arrays as {@code (a,b)}. */

@@ -50,8 +50,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Access types: {@code READ_ONLY}, {@code NONSTRICT_READ_WRITE} and {@code READ_WRITE} (the
  * default), whose soft locks are {@linkplain SustainableCache#fence write fences} on the store;
- * {@code TRANSACTIONAL} is not supported and fails the session factory's start. Entity regions
- * only in this release: cached collections, natural ids and the query cache fail the start with a
+ * {@code TRANSACTIONAL} is not supported and fails the session factory's start. Entity,
+ * collection and natural-id regions; the query cache is not built yet and fails the start with a
  * message saying so. See {@code docs/manual.md}, "Hibernate's second-level cache".
  *
  * <p>Thread-safe; Hibernate starts and stops it once per session factory.
@@ -181,13 +181,8 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   public DomainDataRegion buildDomainDataRegion(DomainDataRegionConfig config,
       DomainDataRegionBuildingContext context) {
     verifyStarted();
-    if (!config.getCollectionCaching().isEmpty() || !config.getNaturalIdCaching().isEmpty()) {
-      throw new CacheException("region " + config.getRegionName() + ": sustainable-cache caches"
-          + " entities only in this release; cached collections and natural ids are not built"
-          + " yet (remove @Cache from the collections and @NaturalIdCache from the entities)");
-    }
     SessionFactoryImplementor factory = context.getSessionFactory();
-    EntryCodec codec = new EntryCodec(EntitySchemas.of(factory), classLoader);
+    EntryCodec codec = new EntryCodec(MappingFingerprints.of(factory), classLoader);
     return new DomainRegion(config, this, context, cache(config.getRegionName(), codec));
   }
 

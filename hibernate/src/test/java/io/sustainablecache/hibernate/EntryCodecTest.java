@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 /** The region codec: every allow-listed type round-trips; anything else, and bad bytes, fail. */
 final class EntryCodecTest {
 
-  private final EntryCodec codec = new EntryCodec(new EntitySchemas(name -> "mapping of " + name),
+  private final EntryCodec codec = new EntryCodec(new MappingFingerprints(name -> "mapping of " + name),
       getClass().getClassLoader());
 
   private static StandardCacheEntryImpl entry(String subclass, Object version,
@@ -84,6 +84,28 @@ final class EntryCodecTest {
   }
 
   @Test
+  void collectionsAndNaturalIds_roundTrip_andAnotherMappingOfTheirsDoesNotDecode() {
+    CollectionValue tags = new CollectionValue("io.example.Shop.tags",
+        new Serializable[] {"a", null, 3L});
+    byte[] bytes = codec.encode(tags);
+    CollectionValue back = (CollectionValue) codec.decode(bytes, 0, bytes.length);
+    assertThat(back.role()).isEqualTo(tags.role());
+    assertThat(back.state()).containsExactly("a", null, 3L);
+    assertThat(back.toEntry().getState()).containsExactly("a", null, 3L);
+
+    byte[] naturalId = codec.encode(new NaturalIdValue("io.example.Shop", 42L));
+    assertThat(codec.decode(naturalId, 0, naturalId.length))
+        .isEqualTo(new NaturalIdValue("io.example.Shop", 42L));
+
+    EntryCodec changed = new EntryCodec(new MappingFingerprints(name -> "changed " + name),
+        getClass().getClassLoader());
+    assertThatThrownBy(() -> changed.decode(bytes, 0, bytes.length))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> changed.decode(naturalId, 0, naturalId.length))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void aTypeOffTheAllowList_isNotEncoded() throws ReflectiveOperationException {
     StandardCacheEntryImpl entry = entry("io.example.Coupon", null,
         new java.util.ArrayList<>(List.of(1)));
@@ -110,7 +132,7 @@ final class EntryCodecTest {
   @Test
   void anEntryOfAnotherMapping_doesNotDecode() throws ReflectiveOperationException {
     byte[] bytes = codec.encode(entry("io.example.Coupon", null, "code"));
-    EntryCodec changed = new EntryCodec(new EntitySchemas(name -> "another mapping of " + name),
+    EntryCodec changed = new EntryCodec(new MappingFingerprints(name -> "another mapping of " + name),
         getClass().getClassLoader());
 
     assertThatThrownBy(() -> changed.decode(bytes, 0, bytes.length))

@@ -1,5 +1,6 @@
 package io.sustainablecache.hibernate;
 
+import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
 import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
 import static io.sustainablecache.hibernate.Hibernates.statements;
@@ -127,12 +128,6 @@ class HibernateSecondLevelCacheIT {
 
   private static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {
     return (SustainableCacheRegionFactory) factory.getCache().getRegionFactory();
-  }
-
-  /** Waits until reads that begin now are later than the skew after changes made so far. */
-  private static void afterTheSkew() {
-    long until = System.currentTimeMillis() + 150;
-    await().pollInterval(Duration.ofMillis(10)).until(() -> System.currentTimeMillis() > until);
   }
 
   // ---------------------------------------------------------------------------------------------

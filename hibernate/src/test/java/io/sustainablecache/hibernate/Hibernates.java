@@ -92,6 +92,16 @@ final class Hibernates {
     }
   }
 
+  /**
+   * Waits until transactions that begin now begin later than the tests' {@code max-clock-skew}
+   * (100 ms) after the changes made so far: only their reads may replace those changes'
+   * tombstones.
+   */
+  static void afterTheSkew() {
+    long until = System.currentTimeMillis() + 150;
+    await().pollInterval(Duration.ofMillis(10)).until(() -> System.currentTimeMillis() > until);
+  }
+
   /** The statements this factory prepared so far. */
   static long statements(SessionFactory factory) {
     return factory.getStatistics().getPrepareStatementCount();

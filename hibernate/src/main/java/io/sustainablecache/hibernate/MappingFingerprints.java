@@ -5,32 +5,63 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.persister.collection.CollectionPersister;
 import org.hibernate.persister.entity.EntityPersister;
 import org.hibernate.type.BasicType;
 import org.hibernate.type.CompositeType;
 import org.hibernate.type.Type;
 
 /**
- * The fingerprint of each entity's mapping, as this instance runs it: the entity's name, each
- * property's name and type, and the version's type, hashed (SHA-256, first 8 bytes). Every
+ * The fingerprint of each entity's and collection's mapping, as this instance runs it: an
+ * entity's name, its id's type, each property's name and type, and the version's type; a
+ * collection's role and its key, index and element types; hashed (SHA-256, first 8 bytes). Every
  * instance running the same mapping computes the same fingerprint; a changed class (a property
  * added, removed, renamed or of another type) has another. Entries carry the fingerprint they
- * were written with ({@link EntryCodec}). Computed once per entity; thread-safe.
+ * were written with ({@link EntryCodec}). Computed once per name; thread-safe.
  */
-final class EntitySchemas {
+final class MappingFingerprints {
 
   private final Function<String, String> describe;
   private final Map<String, Long> fingerprints = new ConcurrentHashMap<>();
 
-  /** Fingerprints of the texts {@code describe} gives per entity name (tests give their own). */
-  EntitySchemas(Function<String, String> describe) {
+  /**
+   * Fingerprints of the texts {@code describe} gives per entity name, and per collection role
+   * prefixed with {@code "collection "} (tests give their own).
+   */
+  MappingFingerprints(Function<String, String> describe) {
     this.describe = describe;
   }
 
-  /** The mappings of a session factory's entities. */
-  static EntitySchemas of(SessionFactoryImplementor factory) {
-    return new EntitySchemas(entityName -> describe(
-        factory.getMappingMetamodel().getEntityDescriptor(entityName)));
+  /** The mappings of a session factory's entities and collections. */
+  static MappingFingerprints of(SessionFactoryImplementor factory) {
+    return new MappingFingerprints(name -> name.startsWith(COLLECTION)
+        ? describe(factory.getMappingMetamodel().getCollectionDescriptor(
+            name.substring(COLLECTION.length())))
+        : describe(factory.getMappingMetamodel().getEntityDescriptor(name)));
+  }
+
+  private static final String COLLECTION = "collection ";
+
+  /**
+   * The fingerprint of a collection role's mapping.
+   *
+   * @throws RuntimeException (Hibernate's) if there is no such collection
+   */
+  long collectionFingerprint(String role) {
+    return fingerprint(COLLECTION + role);
+  }
+
+  static String describe(CollectionPersister persister) {
+    StringBuilder text = new StringBuilder(COLLECTION).append(persister.getRole());
+    text.append("\nkey:");
+    describe(persister.getKeyType(), text);
+    if (persister.getIndexType() != null) {
+      text.append("\nindex:");
+      describe(persister.getIndexType(), text);
+    }
+    text.append("\nelement:");
+    describe(persister.getElementType(), text);
+    return text.toString();
   }
 
   /**
@@ -50,6 +81,8 @@ final class EntitySchemas {
    */
   static String describe(EntityPersister persister) {
     StringBuilder text = new StringBuilder(persister.getEntityName());
+    text.append("\nid:");
+    describe(persister.getIdentifierType(), text);
     describe(persister.getPropertyNames(), persister.getPropertyTypes(), text);
     if (persister.isVersioned()) {
       text.append("\nversion:");

@@ -23,6 +23,7 @@ import java.time.OffsetTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.hibernate.bytecode.enhance.spi.LazyPropertyInitializer;
@@ -32,8 +33,9 @@ import org.hibernate.property.access.internal.PropertyAccessStrategyBackRefImpl;
 /**
  * Encodes a region's values, Hibernate's disassembled entity state ({@link StandardCacheEntryImpl}:
  * the subclass, the version and the disassembled property values), a collection's disassembled
- * elements ({@link CollectionValue}) and a natural id's entity id ({@link NaturalIdValue}), in a
- * format of its own, with
+ * elements ({@link CollectionValue}), a natural id's entity id ({@link NaturalIdValue}), a query's
+ * results (Hibernate's query cache entry: its timestamp and rows) and a table's last update
+ * ({@code Long}), in a format of its own, with
  * an allow-list of types: {@code null}, {@code String}, the primitives' boxes, {@code BigDecimal},
  * {@code BigInteger}, {@code UUID}, {@code byte[]}, {@code char[]}, the {@code java.time} values
  * ({@code LocalDate}, {@code LocalTime}, {@code LocalDateTime}, {@code Instant}, {@code
@@ -45,7 +47,7 @@ import org.hibernate.property.access.internal.PropertyAccessStrategyBackRefImpl;
  * it is an enum.
  *
  * <p>Each entry carries the {@linkplain MappingFingerprints fingerprint} of its entity's (or
- * collection's) mapping when it was written; an entry whose fingerprint differs from the running mapping's (a
+ * collection's; for query results, every entity's) mapping when it was written; an entry whose fingerprint differs from the running mapping's (a
  * changed class: other properties or types) does not decode. A value outside the allow-list does
  * not encode ({@link IllegalArgumentException}: the entry is not cached); bytes that do not decode
  * (foreign, truncated, another mapping) throw {@link IllegalArgumentException}, which the cache
@@ -59,6 +61,8 @@ final class EntryCodec implements ValueCodec<Object> {
   private static final byte ENTITY = 1;
   private static final byte COLLECTION = 2;
   private static final byte NATURAL_ID = 3;
+  private static final byte QUERY = 4;
+  private static final byte TIMESTAMP = 5;
 
   private static final int MAX_DEPTH = 16;
 
@@ -148,6 +152,21 @@ final class EntryCodec implements ValueCodec<Object> {
         out.writeLong(fingerprints.fingerprint(naturalId.entityName()));
         writeString(out, naturalId.entityName());
         write(out, naturalId.id(), 0);
+      } else if (QueryItems.isItem(value)) {
+        out.writeByte(QUERY);
+        out.writeLong(fingerprints.all());
+        writeString(out, "");
+        out.writeLong(QueryItems.timestamp(value));
+        List<?> results = QueryItems.results(value);
+        out.writeInt(results.size());
+        for (Object row : results) {
+          write(out, row, 0);
+        }
+      } else if (value instanceof Long timestamp) {
+        out.writeByte(TIMESTAMP);
+        out.writeLong(0);
+        writeString(out, "");
+        out.writeLong(timestamp);
       } else {
         throw new IllegalArgumentException("not a value this region caches: "
             + (value == null ? "null" : value.getClass().getName())
@@ -200,6 +219,17 @@ final class EntryCodec implements ValueCodec<Object> {
           check(fingerprint, fingerprints.fingerprint(name), name);
           yield new NaturalIdValue(name, read(in, 0));
         }
+        case QUERY -> {
+          check(fingerprint, fingerprints.all(), "the query cache");
+          long timestamp = in.getLong();
+          int count = count(in, 1);
+          List<Object> results = new ArrayList<>(count);
+          for (int i = 0; i < count; i++) {
+            results.add(read(in, 0));
+          }
+          yield QueryItems.item(timestamp, results);
+        }
+        case TIMESTAMP -> in.getLong();
         default -> throw new IllegalArgumentException("not an entry of this format");
       };
       if (in.hasRemaining()) {

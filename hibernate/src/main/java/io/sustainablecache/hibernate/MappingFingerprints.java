@@ -1,6 +1,9 @@
 package io.sustainablecache.hibernate;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -21,6 +24,10 @@ import org.hibernate.type.Type;
  */
 final class MappingFingerprints {
 
+  /** The name under which {@link #all()} is computed. */
+  static final String ALL = "all mappings";
+  private static final String COLLECTION = "collection ";
+
   private final Function<String, String> describe;
   private final Map<String, Long> fingerprints = new ConcurrentHashMap<>();
 
@@ -34,13 +41,28 @@ final class MappingFingerprints {
 
   /** The mappings of a session factory's entities and collections. */
   static MappingFingerprints of(SessionFactoryImplementor factory) {
-    return new MappingFingerprints(name -> name.startsWith(COLLECTION)
-        ? describe(factory.getMappingMetamodel().getCollectionDescriptor(
-            name.substring(COLLECTION.length())))
-        : describe(factory.getMappingMetamodel().getEntityDescriptor(name)));
+    return new MappingFingerprints(name -> {
+      if (name.equals(ALL)) {
+        List<String> all = new ArrayList<>();
+        factory.getMappingMetamodel().forEachEntityDescriptor(entity -> all.add(
+            describe(entity)));
+        Collections.sort(all);
+        return String.join("\n\n", all);
+      }
+      return name.startsWith(COLLECTION)
+          ? describe(factory.getMappingMetamodel().getCollectionDescriptor(
+              name.substring(COLLECTION.length())))
+          : describe(factory.getMappingMetamodel().getEntityDescriptor(name));
+    });
   }
 
-  private static final String COLLECTION = "collection ";
+  /**
+   * The fingerprint of every entity's mapping: what a query's cached rows depend on (a query's
+   * SQL alone may stay the same when a column's type changes).
+   */
+  long all() {
+    return fingerprint(ALL);
+  }
 
   /**
    * The fingerprint of a collection role's mapping.

@@ -5,12 +5,14 @@ import io.sustainablecache.CacheStats;
 import io.sustainablecache.KeyPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spi.CacheStore;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.hibernate.boot.registry.classloading.spi.ClassLoaderService;
 import org.hibernate.boot.spi.SessionFactoryOptions;
 import org.hibernate.cache.CacheException;
@@ -21,6 +23,8 @@ import org.hibernate.cache.spi.DomainDataRegion;
 import org.hibernate.cache.spi.QueryResultsRegion;
 import org.hibernate.cache.spi.TimestampsRegion;
 import org.hibernate.cache.spi.access.AccessType;
+import org.hibernate.cache.spi.support.QueryResultsRegionTemplate;
+import org.hibernate.cache.spi.support.TimestampsRegionTemplate;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,8 +55,8 @@ import org.slf4j.LoggerFactory;
  * <p>Access types: {@code READ_ONLY}, {@code NONSTRICT_READ_WRITE} and {@code READ_WRITE} (the
  * default), whose soft locks are {@linkplain SustainableCache#fence write fences} on the store;
  * {@code TRANSACTIONAL} is not supported and fails the session factory's start. Entity,
- * collection and natural-id regions; the query cache is not built yet and fails the start with a
- * message saying so. See {@code docs/manual.md}, "Hibernate's second-level cache".
+ * collection, natural-id, query-results and timestamps regions; the timestamps region is never
+ * near-cached. See {@code docs/manual.md}, "Hibernate's second-level cache".
  *
  * <p>Thread-safe; Hibernate starts and stops it once per session factory.
  */
@@ -181,15 +185,20 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   public DomainDataRegion buildDomainDataRegion(DomainDataRegionConfig config,
       DomainDataRegionBuildingContext context) {
     verifyStarted();
-    SessionFactoryImplementor factory = context.getSessionFactory();
-    EntryCodec codec = new EntryCodec(MappingFingerprints.of(factory), classLoader);
-    return new DomainRegion(config, this, context, cache(config.getRegionName(), codec));
+    return new DomainRegion(config, this, context, cache(config.getRegionName(),
+        codec(context.getSessionFactory()), false));
   }
 
-  private SustainableCache<Object> cache(String regionName, EntryCodec codec) {
+  /** A region's settings: its own spec over every region's, over the defaults. */
+  private CacheSettings regionSettings(String name) {
+    return spec(REGION_PREFIX + name + ".settings",
+        configValues.get(REGION_PREFIX + name + ".settings")).withDefaults(settings);
+  }
+
+  private SustainableCache<Object> cache(String regionName, EntryCodec codec, boolean farOnly) {
     return caches.computeIfAbsent(regionName, name -> {
-      CacheSettings region = spec(REGION_PREFIX + name + ".settings",
-          configValues.get(REGION_PREFIX + name + ".settings")).withDefaults(settings);
+      CacheSettings merged = regionSettings(name);
+      CacheSettings region = farOnly ? withoutNearCache(merged) : merged;
       try {
         return SustainableCache.builder(store)
             .namespace(StoreKeys.namespace(namespacePrefix, name))
@@ -206,18 +215,32 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   @Override
   public QueryResultsRegion buildQueryResultsRegion(String regionName,
       SessionFactoryImplementor sessionFactory) {
-    throw queryCacheNotBuilt();
+    verifyStarted();
+    return new QueryResultsRegionTemplate(regionName, this, new QueryResultsStorage(
+        cache(regionName, codec(sessionFactory), false)));
   }
 
+  /** The timestamps region: never near-cached, whatever its settings say. */
   @Override
   public TimestampsRegion buildTimestampsRegion(String regionName,
       SessionFactoryImplementor sessionFactory) {
-    throw queryCacheNotBuilt();
+    verifyStarted();
+    SustainableCache<Object> cache = cache(regionName, codec(sessionFactory), true);
+    return new TimestampsRegionTemplate(regionName, this, new TimestampsStorage(cache,
+        this::nextTimestamp, regionSettings(regionName).maxClockSkew().orElseThrow().toMillis()));
   }
 
-  private static CacheException queryCacheNotBuilt() {
-    return new CacheException("sustainable-cache does not provide the query cache in this release:"
-        + " set hibernate.cache.use_query_cache=false");
+  private EntryCodec codec(SessionFactoryImplementor factory) {
+    return new EntryCodec(MappingFingerprints.of(factory), classLoader);
+  }
+
+  /** Settings without the near cache's (the spec format round-trips). */
+  private static CacheSettings withoutNearCache(CacheSettings settings) {
+    String spec = Arrays.stream(settings.toString().split(","))
+        .map(String::trim)
+        .filter(pair -> !pair.isEmpty() && !pair.startsWith("near-cache"))
+        .collect(Collectors.joining(", "));
+    return spec.isEmpty() ? CacheSettings.empty() : CacheSettings.parse(spec);
   }
 
   /**

@@ -106,6 +106,24 @@ final class EntryCodecTest {
   }
 
   @Test
+  void queryResultsAndTimestamps_roundTrip_andResultsOfAnotherMappingDoNotDecode() {
+    Object item = QueryItems.item(1234L, List.of(new Object[] {1L, "A"}, new Object[] {2L, "B"}));
+    byte[] bytes = codec.encode(item);
+    Object back = codec.decode(bytes, 0, bytes.length);
+    assertThat(QueryItems.timestamp(back)).isEqualTo(1234L);
+    assertThat(QueryItems.results(back)).hasSize(2);
+    assertThat((Object[]) QueryItems.results(back).get(1)).containsExactly(2L, "B");
+
+    byte[] timestamp = codec.encode(99L);
+    assertThat(codec.decode(timestamp, 0, timestamp.length)).isEqualTo(99L);
+
+    EntryCodec changed = new EntryCodec(new MappingFingerprints(name -> "changed " + name),
+        getClass().getClassLoader());
+    assertThatThrownBy(() -> changed.decode(bytes, 0, bytes.length))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void aTypeOffTheAllowList_isNotEncoded() throws ReflectiveOperationException {
     StandardCacheEntryImpl entry = entry("io.example.Coupon", null,
         new java.util.ArrayList<>(List.of(1)));

@@ -486,13 +486,6 @@ class HibernateSecondLevelCacheIT {
   }
 
   @Test
-  void theQueryCache_failsTheStartWithAMessage_untilItIsBuilt() {
-    assertThatThrownBy(() -> Hibernates.sessionFactory(database, "update", store, prefix,
-        Map.of(org.hibernate.cfg.AvailableSettings.USE_QUERY_CACHE, "true"), RwCoupon.class))
-        .hasStackTraceContaining("does not provide the query cache in this release");
-  }
-
-  @Test
   void theTransactionalAccessType_failsTheStartWithAMessage() {
     assertThatThrownBy(() -> Hibernates.sessionFactory(database, "update", store, prefix,
         Map.of(), TransactionalCoupon.class))

@@ -17,7 +17,8 @@ import org.hibernate.engine.spi.SharedSessionContractImplementor;
  * cached from now on valid; with the store down, every result is stale. Hibernate's default
  * would take a missing timestamp for "no update", and serve results cached before an update
  * whose timestamp memcached evicted. A timestamp that cannot be written fails the transaction that
- * changes the table ({@link CacheException}): other instances could not see the change. Thread-safe.
+ * changes the table ({@link CacheException}: Hibernate writes one in the flush, before the commit,
+ * and one after it): other instances could not see the change. Thread-safe.
  */
 final class TimestampsStorage implements StorageAccess {
 

@@ -4,6 +4,7 @@ import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spymemcached.SpymemcachedStore;
@@ -69,7 +70,7 @@ class QueryCacheIT {
     SessionFactoryImplementor factory = Hibernates.sessionFactory(database, schema, over, prefix,
         Map.of(AvailableSettings.USE_QUERY_CACHE, "true",
             SustainableCacheRegionFactory.SETTINGS, "max-clock-skew=100ms, near-cache=1000:10s"),
-        RwCoupon.class);
+        RwCoupon.class, NonstrictCoupon.class);
     closing.add(factory::close);
     return factory;
   }
@@ -131,6 +132,36 @@ class QueryCacheIT {
     store.delete(prefix + TIMESTAMPS + ":tRwCoupon").join();
 
     assertThat(codes(two)).containsExactly("A", "C");
+  }
+
+  @Test
+  void withMemcachedDown_queriesAreAnsweredByTheDatabase_andAChangeOfATableIsRolledBack() {
+    MemcachedServer server = MemcachedServer.startLocal();
+    closing.add(server::stop);
+    MemcachedClient client = Hibernates.connect(server.address(), Duration.ofSeconds(1));
+    closing.add(client::shutdown);
+    HookedDataSource database = new HookedDataSource("jdbc:h2:mem:" + prefix
+        + "down;DB_CLOSE_DELAY=-1");
+    SessionFactoryImplementor instance = factory(database, "create",
+        SpymemcachedStore.of(client));
+    inTransaction(instance, s -> {
+      s.persist(new RwCoupon(1, "A"));
+      s.persist(new NonstrictCoupon(1, "A"));
+    });
+    afterTheSkew();
+    assertThat(codes(instance)).containsExactly("A");
+    assertThat(statementsOf(instance, () -> codes(instance))).isZero();
+
+    server.stop();
+
+    assertThat(statementsOf(instance, () -> assertThat(codes(instance)).containsExactly("A")))
+        .as("no result is up to date without the timestamps").isPositive();
+    // NONSTRICT goes on when its invalidation fails; the table's timestamp must be written
+    assertThatThrownBy(() -> inTransaction(instance,
+            s -> s.find(NonstrictCoupon.class, 1L).code("B")))
+        .hasStackTraceContaining("update timestamp of NonstrictCoupon could not be written");
+    assertThat(Hibernates.find(instance, NonstrictCoupon.class, 1).code()).as("rolled back")
+        .isEqualTo("A");
   }
 
   private static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {

@@ -6,6 +6,7 @@ import io.sustainablecache.KeyPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spi.CacheStore;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -92,7 +93,7 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   protected void prepareForUse(SessionFactoryOptions options, Map<String, Object> values) {
     ClassLoader context = Thread.currentThread().getContextClassLoader();
     this.classLoader = context != null ? context : getClass().getClassLoader();
-    this.configValues = Map.copyOf(values);
+    this.configValues = new HashMap<>(values); // Map.copyOf would refuse a null value
     this.namespacePrefix = String.valueOf(values.getOrDefault(NAMESPACE_PREFIX, ""));
     this.settings = spec(SETTINGS, values.get(SETTINGS))
         .withDefaults(CacheSettings.parse(DEFAULT_SETTINGS));

@@ -33,6 +33,7 @@ final class CallerWrites<V> {
   private final FleetLease<V> lease;
   private final StatsCounter stats;
   private final long waitNanos;
+  private final long maxClockSkewMillis;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
   private final RateLimitedLog notAwaitedFailures;
@@ -52,6 +53,7 @@ final class CallerWrites<V> {
     this.lease = lease;
     this.stats = stats;
     this.waitNanos = waitNanos;
+    this.maxClockSkewMillis = config.maxClockSkew().toMillis();
     this.notAwaitedFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
   }
 
@@ -127,48 +129,76 @@ final class CallerWrites<V> {
   Optional<V> putIfAbsent(String key, V value) {
     String storeKey = keys.storeKey(key);
     byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
-    return finish(storeKey, putIfAbsent(storeKey, bytes, 0), "putIfAbsent", Optional.empty());
+    return finish(storeKey, putUnless(storeKey, bytes, Long.MIN_VALUE, 0)
+        .thenApply(held -> held.map(Entry::value)), "putIfAbsent", Optional.empty());
   }
 
-  /** Reads the key and adds (or swaps in) the value unless it holds a live one; 3 attempts. */
-  private CompletableFuture<Optional<V>> putIfAbsent(String storeKey, byte[] bytes, int attempt) {
+  /**
+   * Stores a value the caller loaded from a read of the source that began at {@code readStart}
+   * (epoch ms), unless the key holds a live value or a write fence, or was invalidated, fenced or
+   * released less than {@code maxClockSkew} before that read began or since (a tombstone or
+   * absence that recent): the read may then have seen the data before that change was committed.
+   */
+  boolean putLoaded(String key, V value, long readStart) {
+    String storeKey = keys.storeKey(key);
+    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // a value too large fails here
+    long changedSince = readStart - maxClockSkewMillis;
+    return finish(storeKey, putUnless(storeKey, bytes, changedSince, 0)
+        .thenApply(Optional::isEmpty), "putLoaded", false);
+  }
+
+  /**
+   * Reads the key and adds (or swaps in) the value unless it holds a live one, or, for {@code
+   * changedSince} other than {@link Long#MIN_VALUE}, a fence or any other envelope written at or
+   * after that time (epoch ms: a tombstone, an absence, a value this cache cannot decode, such as
+   * another version's committed value); 3 attempts. Completes empty if the value was stored, otherwise with the
+   * entry that kept it out.
+   */
+  private CompletableFuture<Optional<Entry<V>>> putUnless(String storeKey, byte[] bytes,
+      long changedSince, int attempt) {
+    boolean loaded = changedSince != Long.MIN_VALUE;
     if (attempt == 3) {
-      return CompletableFuture.failedFuture(new StoreException("putIfAbsent: the key kept"
-          + " changing between the read and the write (3 attempts)"));
+      return loaded ? CompletableFuture.completedFuture(Optional.of(new Entry<>(
+              Entry.Kind.CORRUPT, null, 0, 0, 0, 0)))
+          : CompletableFuture.failedFuture(new StoreException("putIfAbsent: the key kept"
+              + " changing between the read and the write (3 attempts)"));
     }
+    String operation = loaded ? "putLoaded" : "putIfAbsent";
     CompletableFuture<Optional<StoreItem>> read = new CompletableFuture<>();
     store.gets(storeKey).whenComplete((found, failure) -> {
       if (failure == null) {
         read.complete(found);
       } else {
-        read.completeExceptionally(storeFailure(failure, "putIfAbsent"));
+        read.completeExceptionally(storeFailure(failure, operation));
       }
     });
     return read.thenCompose(found -> {
       long now = clock.millis();
       StoreItem item = found.orElse(null);
       Entry<V> entry = item == null ? null : reader.read(storeKey, item, now);
-      if (entry != null && entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()) {
-        return CompletableFuture.completedFuture(Optional.of(entry.value()));
+      if (entry != null && (entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()
+          || loaded && (entry.kind() == Entry.Kind.FENCE || entry.fetchedAt() >= changedSince))) {
+        return CompletableFuture.completedFuture(Optional.of(entry));
       }
       if (entry != null && entry.kind() == Entry.Kind.FENCE) {
-        // a transaction is changing the key's data: what the caller offers may predate it
+        // putIfAbsent under a fence: a transaction is changing the key's data, and what the
+        // caller offers may predate the change: not written (as if stored and invalidated)
         stats.increment(Counter.SKIPPED_WRITE);
-        return CompletableFuture.completedFuture(Optional.<V>empty());
+        return CompletableFuture.completedFuture(Optional.<Entry<V>>empty());
       }
       int exptime = writer.putExptime(bytes);
       CompletableFuture<Boolean> stored = item == null
-          ? landed(storeKey, store.add(storeKey, bytes, exptime), "putIfAbsent")
-          : landed(storeKey, store.cas(storeKey, item.casToken(), bytes, exptime),
-              "putIfAbsent").thenApply(outcome -> outcome == CasOutcome.STORED);
+          ? landed(storeKey, store.add(storeKey, bytes, exptime), operation)
+          : landed(storeKey, store.cas(storeKey, item.casToken(), bytes, exptime), operation)
+              .thenApply(outcome -> outcome == CasOutcome.STORED);
       return stored.thenCompose(done -> {
         if (!done) {
-          return putIfAbsent(storeKey, bytes, attempt + 1);
+          return putUnless(storeKey, bytes, changedSince, attempt + 1);
         }
         registry.detach(storeKey);
-        return recorded(storeKey, "putIfAbsent").thenApply(recorded -> {
+        return recorded(storeKey, operation).thenApply(recorded -> {
           stats.increment(Counter.PUT);
-          return Optional.<V>empty();
+          return Optional.<Entry<V>>empty();
         });
       });
     });

@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import static java.util.Objects.requireNonNull;
 
+import java.time.Instant;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
@@ -131,6 +132,13 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   @Override
   public Optional<V> putIfAbsent(String key, V value) {
     return writes.putIfAbsent(key, requireNonNull(value, "value"));
+  }
+
+  @Override
+  public boolean putLoaded(String key, V value, Instant readStart) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    return writes.putLoaded(key, value, requireNonNull(readStart, "readStart").toEpochMilli());
   }
 
   @Override

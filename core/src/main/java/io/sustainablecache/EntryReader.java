@@ -109,12 +109,12 @@ final class EntryReader<V> {
     } catch (RuntimeException e) {
       stats.increment(Counter.CORRUPT_ENTRY);
       corruptLog.warn("the codec could not decode a stored value; treating it as a miss", e);
-      return corrupt(item);
+      return corrupt(item, fetchedAt);
     }
     if (value == null) {
       stats.increment(Counter.CORRUPT_ENTRY);
       corruptLog.warn(codec + " decoded a stored value as null; treating it as a miss");
-      return corrupt(item);
+      return corrupt(item, fetchedAt);
     }
     return new Entry<>(Entry.Kind.VALUE, value, fetchedAt, expiresAt, loadMillis,
         item.casToken());
@@ -141,7 +141,15 @@ final class EntryReader<V> {
   }
 
   private static <V> Entry<V> corrupt(StoreItem item) {
-    return new Entry<>(Entry.Kind.CORRUPT, null, 0, 0, 0, item.casToken());
+    return corrupt(item, 0);
+  }
+
+  /**
+   * A valid envelope whose value does not decode here (another version of the value's type, a
+   * planted payload): its envelope's time is kept, for {@link CallerWrites#putLoaded}.
+   */
+  private static <V> Entry<V> corrupt(StoreItem item, long fetchedAt) {
+    return new Entry<>(Entry.Kind.CORRUPT, null, fetchedAt, 0, 0, item.casToken());
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import io.sustainablecache.spi.CacheStore;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
@@ -299,6 +300,41 @@ public interface SustainableCache<V> extends AutoCloseable {
    *     stored
    */
   Optional<V> putIfAbsent(String key, V value);
+
+  /**
+   * Caches a value the caller loaded itself, as a load of the cache would: only if nothing
+   * changed the key since the caller's read of the source began. Made for callers whose read of
+   * the cache and whose load are separate steps, such as Hibernate's second-level cache. The
+   * value is stored (memcached {@code add}, or {@code cas} over what the key holds) unless the
+   * key holds
+   * <ul>
+   *   <li>a live value (the first load's value stays, as with {@link #putIfAbsent});</li>
+   *   <li>a {@linkplain #fence write fence}: a transaction is changing the data;</li>
+   *   <li>a tombstone or cached absence written less than {@link
+   *       SustainableCacheBuilder#maxClockSkew maxClockSkew} before {@code readStart}, or after
+   *       it: an {@link #invalidate}, or a fence's release, that may have followed a commit the
+   *       caller's read did not see.</li>
+   * </ul>
+   * So a value read before a fenced transaction committed is never cached after the fence's
+   * release, on any host, as long as the release's tombstone is in the store (it lives longer
+   * than the longest load, {@code max(ttl + grace, loadTimeout + 10 s)}). A caller whose read
+   * began before the change but after the tombstone expired is not fenced: keep reads shorter
+   * than that. Loads of this JVM in flight are voided, as by {@link #put}.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @param value the value loaded; never {@code null}
+   * @param readStart when the caller's read of the source began (no later than its first
+   *     statement; a transaction's start is safe), on this host's wall clock
+   * @return whether the value was stored; {@code false} also when the key kept changing between
+   *     this method's read and its write (3 attempts), or, on a thread that delivers the store's
+   *     answers, when the write had not completed at once
+   * @throws IllegalArgumentException if the key is invalid or the encoded value exceeds {@link
+   *     SustainableCacheBuilder#maxValueSize}
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws io.sustainablecache.spi.StoreException if the store failed; the value may or may not
+   *     be stored
+   */
+  boolean putLoaded(String key, V value, Instant readStart);
 
   /**
    * Removes the cached value, typically after the source data changed. When this method returns,

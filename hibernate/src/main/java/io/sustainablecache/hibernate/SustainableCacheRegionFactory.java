@@ -1,0 +1,267 @@
+package io.sustainablecache.hibernate;
+
+import io.sustainablecache.CacheSettings;
+import io.sustainablecache.CacheStats;
+import io.sustainablecache.KeyPolicy;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.spi.CacheStore;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.hibernate.boot.registry.classloading.spi.ClassLoaderService;
+import org.hibernate.boot.spi.SessionFactoryOptions;
+import org.hibernate.cache.CacheException;
+import org.hibernate.cache.cfg.spi.DomainDataRegionBuildingContext;
+import org.hibernate.cache.cfg.spi.DomainDataRegionConfig;
+import org.hibernate.cache.spi.AbstractRegionFactory;
+import org.hibernate.cache.spi.DomainDataRegion;
+import org.hibernate.cache.spi.QueryResultsRegion;
+import org.hibernate.cache.spi.TimestampsRegion;
+import org.hibernate.cache.spi.access.AccessType;
+import org.hibernate.cache.spi.support.QueryResultsRegionTemplate;
+import org.hibernate.cache.spi.support.TimestampsRegionTemplate;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hibernate's second-level cache over a {@link CacheStore} (ARCUS or memcached): one {@link
+ * SustainableCache} per region. Select it with {@code
+ * hibernate.cache.region.factory_class=sustainable} (or this class's name) and give it a store
+ * with {@value #STORE}.
+ *
+ * <h2>Settings</h2>
+ * <table>
+ *   <caption>Hibernate properties</caption>
+ *   <tr><th>property</th><th>value</th><th>default</th></tr>
+ *   <tr><td>{@value #STORE}</td><td>a {@link CacheStore} instance (Spring passes its bean), a
+ *       {@code Supplier<CacheStore>} instance, or the name of a class implementing {@code
+ *       Supplier<CacheStore>} with a public no-argument constructor. A supplier this factory
+ *       created and that implements {@link AutoCloseable} is closed when the session factory
+ *       closes; a store or supplier passed in is the caller's to close.</td><td>required</td></tr>
+ *   <tr><td>{@value #NAMESPACE_PREFIX}</td><td>put before each region's name to make its
+ *       namespace (the prefix of its keys)</td><td>none</td></tr>
+ *   <tr><td>{@value #SETTINGS}</td><td>a {@link CacheSettings} spec for every region, e.g.
+ *       {@code ttl=10m, near-cache=10000:1s}</td><td>{@value #DEFAULT_SETTINGS}</td></tr>
+ *   <tr><td>{@value #REGION_PREFIX}{@code <region name>.settings}</td><td>a spec for one region,
+ *       over {@value #SETTINGS}</td><td>none</td></tr>
+ * </table>
+ *
+ * <p>Access types: {@code READ_ONLY}, {@code NONSTRICT_READ_WRITE} and {@code READ_WRITE} (the
+ * default), whose soft locks are {@linkplain SustainableCache#fence write fences} on the store;
+ * {@code TRANSACTIONAL} is not supported and fails the session factory's start. Entity,
+ * collection, natural-id, query-results and timestamps regions; the timestamps region is never
+ * near-cached. See {@code docs/manual.md}, "Hibernate's second-level cache".
+ *
+ * <p>Thread-safe; Hibernate starts and stops it once per session factory.
+ */
+public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
+
+  /** The short name registered with Hibernate for {@code hibernate.cache.region.factory_class}. */
+  public static final String SHORT_NAME = "sustainable";
+  /** The property that gives the store: a {@link CacheStore}, or a supplier of one. */
+  public static final String STORE = "hibernate.cache.sustainable.store";
+  /** The property whose value is put before each region's name to make its namespace. */
+  public static final String NAMESPACE_PREFIX = "hibernate.cache.sustainable.namespace-prefix";
+  /** The property with the {@link CacheSettings} spec of every region. */
+  public static final String SETTINGS = "hibernate.cache.sustainable.settings";
+  /** The prefix of one region's properties: {@code <prefix><region name>.settings}. */
+  public static final String REGION_PREFIX = "hibernate.cache.sustainable.region.";
+  /** The settings under {@value #SETTINGS}. */
+  public static final String DEFAULT_SETTINGS = "ttl=10m, max-clock-skew=2s";
+
+  private static final Logger LOG = LoggerFactory.getLogger(SustainableCacheRegionFactory.class);
+
+  private final Map<String, SustainableCache<Object>> caches = new ConcurrentHashMap<>();
+  private volatile CacheStore store;
+  private volatile AutoCloseable ownedSupplier;
+  private volatile String namespacePrefix;
+  private volatile CacheSettings settings;
+  private volatile Map<String, Object> configValues;
+  private volatile ClassLoader classLoader;
+
+  /** Created by Hibernate, from the class name or {@value #SHORT_NAME}. */
+  public SustainableCacheRegionFactory() {}
+
+  @Override
+  protected void prepareForUse(SessionFactoryOptions options, Map<String, Object> values) {
+    ClassLoader context = Thread.currentThread().getContextClassLoader();
+    this.classLoader = context != null ? context : getClass().getClassLoader();
+    this.configValues = new HashMap<>(values); // Map.copyOf would refuse a null value
+    this.namespacePrefix = String.valueOf(values.getOrDefault(NAMESPACE_PREFIX, ""));
+    this.settings = spec(SETTINGS, values.get(SETTINGS))
+        .withDefaults(CacheSettings.parse(DEFAULT_SETTINGS));
+    this.store = resolveStore(values.get(STORE),
+        options.getServiceRegistry().requireService(ClassLoaderService.class));
+  }
+
+  private CacheStore resolveStore(Object setting, ClassLoaderService classes) {
+    if (setting instanceof CacheStore given) {
+      return given;
+    }
+    Object supplier = setting;
+    if (setting instanceof String className && !className.isBlank()) {
+      try {
+        supplier = classes.classForName(className.trim()).getConstructor().newInstance();
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        throw new CacheException(STORE + ": cannot create " + className + " with a public"
+            + " no-argument constructor", e);
+      }
+      if (supplier instanceof AutoCloseable closeable) {
+        ownedSupplier = closeable;
+      }
+    }
+    if (supplier instanceof Supplier<?> s) {
+      Object supplied = s.get();
+      if (supplied instanceof CacheStore given) {
+        return given;
+      }
+      throw new CacheException(STORE + ": " + supplier.getClass().getName()
+          + " supplied " + (supplied == null ? "null" : supplied.getClass().getName())
+          + ", not a io.sustainablecache.spi.CacheStore");
+    }
+    throw new CacheException(setting == null
+        ? "sustainable-cache needs a store: set " + STORE + " to a CacheStore instance (e.g."
+            + " SpymemcachedStore.of(client), ArcusStore.of(client)) or to the name of a class"
+            + " implementing java.util.function.Supplier<CacheStore>"
+        : STORE + " must be a CacheStore, a Supplier<CacheStore> or the name of a class"
+            + " implementing Supplier<CacheStore>: " + setting.getClass().getName());
+  }
+
+  private static CacheSettings spec(String property, Object value) {
+    if (value == null || String.valueOf(value).isBlank()) {
+      return CacheSettings.empty();
+    }
+    try {
+      return CacheSettings.parse(String.valueOf(value));
+    } catch (IllegalArgumentException e) {
+      throw new CacheException(property + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  protected void releaseFromUse() {
+    caches.values().forEach(SustainableCache::close);
+    caches.clear();
+    AutoCloseable owned = ownedSupplier;
+    ownedSupplier = null;
+    if (owned != null) {
+      try {
+        owned.close();
+      } catch (Exception e) {
+        LOG.warn("closing the store supplier {} failed", owned, e);
+      }
+    }
+  }
+
+  @Override
+  public AccessType getDefaultAccessType() {
+    return AccessType.READ_WRITE;
+  }
+
+  @Override
+  public boolean isMinimalPutsEnabledByDefault() {
+    return false; // every put from a load reads the key first anyway
+  }
+
+  /** Wall-clock milliseconds: the session's transaction start that {@link SustainableCache#putLoaded} takes. */
+  @Override
+  public long nextTimestamp() {
+    return System.currentTimeMillis();
+  }
+
+  /** One minute, in {@link #nextTimestamp()}'s unit. */
+  @Override
+  public long getTimeout() {
+    return 60_000;
+  }
+
+  @Override
+  public DomainDataRegion buildDomainDataRegion(DomainDataRegionConfig config,
+      DomainDataRegionBuildingContext context) {
+    verifyStarted();
+    return new DomainRegion(config, this, context, cache(config.getRegionName(),
+        codec(context.getSessionFactory()), false));
+  }
+
+  /** A region's settings: its own spec over every region's, over the defaults. */
+  private CacheSettings regionSettings(String name) {
+    return spec(REGION_PREFIX + name + ".settings",
+        configValues.get(REGION_PREFIX + name + ".settings")).withDefaults(settings);
+  }
+
+  private SustainableCache<Object> cache(String regionName, EntryCodec codec, boolean farOnly) {
+    return caches.computeIfAbsent(regionName, name -> {
+      CacheSettings merged = regionSettings(name);
+      CacheSettings region = farOnly ? withoutNearCache(merged) : merged;
+      try {
+        return SustainableCache.builder(store)
+            .namespace(StoreKeys.namespace(namespacePrefix, name))
+            .settings(region)
+            .keyPolicy(KeyPolicy.HASH)
+            .codec(codec)
+            .build();
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        throw new CacheException("region " + name + ": " + e.getMessage(), e);
+      }
+    });
+  }
+
+  @Override
+  public QueryResultsRegion buildQueryResultsRegion(String regionName,
+      SessionFactoryImplementor sessionFactory) {
+    verifyStarted();
+    return new QueryResultsRegionTemplate(regionName, this, new QueryResultsStorage(
+        cache(regionName, codec(sessionFactory), false)));
+  }
+
+  /** The timestamps region: never near-cached, whatever its settings say. */
+  @Override
+  public TimestampsRegion buildTimestampsRegion(String regionName,
+      SessionFactoryImplementor sessionFactory) {
+    verifyStarted();
+    SustainableCache<Object> cache = cache(regionName, codec(sessionFactory), true);
+    return new TimestampsRegionTemplate(regionName, this, new TimestampsStorage(cache,
+        this::nextTimestamp, regionSettings(regionName).maxClockSkew().orElseThrow().toMillis()));
+  }
+
+  private EntryCodec codec(SessionFactoryImplementor factory) {
+    return new EntryCodec(MappingFingerprints.of(factory), classLoader);
+  }
+
+  /** Settings without the near cache's (the spec format round-trips). */
+  private static CacheSettings withoutNearCache(CacheSettings settings) {
+    String spec = Arrays.stream(settings.toString().split(","))
+        .map(String::trim)
+        .filter(pair -> !pair.isEmpty() && !pair.startsWith("near-cache"))
+        .collect(Collectors.joining(", "));
+    return spec.isEmpty() ? CacheSettings.empty() : CacheSettings.parse(spec);
+  }
+
+  /**
+   * The library's counters of one region.
+   *
+   * @param regionName the region's name as Hibernate reports it (with its prefix, if any)
+   * @return the region's counters, or empty if there is no such region
+   * @throws NullPointerException if {@code regionName} is {@code null}
+   */
+  public Optional<CacheStats> stats(String regionName) {
+    SustainableCache<Object> cache = caches.get(regionName);
+    return cache == null ? Optional.empty() : Optional.of(cache.stats());
+  }
+
+  /**
+   * The names of the regions built so far.
+   *
+   * @return a sorted snapshot, never {@code null}
+   */
+  public Set<String> regionNames() {
+    return new TreeSet<>(caches.keySet());
+  }
+}

@@ -1,0 +1,494 @@
+package io.sustainablecache.hibernate;
+
+import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
+import static io.sustainablecache.hibernate.Hibernates.find;
+import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.statements;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.sustainablecache.CacheStats;
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spymemcached.SpymemcachedStore;
+import io.sustainablecache.testkit.MemcachedServer;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectOutputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
+import net.spy.memcached.MemcachedClient;
+import org.hibernate.Session;
+import org.hibernate.SessionFactory;
+import org.hibernate.Transaction;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.stat.CacheRegionStatistics;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Hibernate over H2 with its second-level cache in a real memcached (spymemcached adapter): each
+ * access type read, updated, deleted and rolled back; two session factories over one memcached as
+ * two instances of a service; bad bytes under a region's keys; memcached down. Statements are
+ * counted with Hibernate's statistics.
+ */
+class HibernateSecondLevelCacheIT {
+
+  /** Hosts of one machine agree on the time; the provider's default is 2 s. */
+  private static final String SKEW = "max-clock-skew=100ms";
+
+  /** The access types, with their coupon entity. */
+  enum Access {
+    READ_WRITE(RwCoupon.class, "rw-coupon", RwCoupon::new),
+    NONSTRICT_READ_WRITE(NonstrictCoupon.class, "nonstrict-coupon", NonstrictCoupon::new),
+    READ_ONLY(ReadOnlyCoupon.class, "read-only-coupon", ReadOnlyCoupon::new);
+
+    final Class<? extends Coupon> type;
+    final String region;
+    final BiFunction<Long, String, Coupon> create;
+
+    Access(Class<? extends Coupon> type, String region, BiFunction<Long, String, Coupon> create) {
+      this.type = type;
+      this.region = region;
+      this.create = create;
+    }
+  }
+
+  private final List<AutoCloseable> closing = new ArrayList<>();
+  private final String prefix = "h" + UUID.randomUUID().toString().substring(0, 8) + "-";
+  private HookedDataSource database;
+  private CacheStore store;
+  private SessionFactoryImplementor one;
+
+  @BeforeEach
+  void start() {
+    database = new HookedDataSource("jdbc:h2:mem:" + prefix + ";DB_CLOSE_DELAY=-1");
+    store = store(MemcachedServer.shared());
+    one = factory("create", Map.of());
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    for (int i = closing.size() - 1; i >= 0; i--) {
+      closing.get(i).close();
+    }
+  }
+
+  private CacheStore store(MemcachedServer server) {
+    MemcachedClient client = Hibernates.connect(server.address(), Duration.ofSeconds(1));
+    closing.add(client::shutdown);
+    return SpymemcachedStore.of(client);
+  }
+
+  /** Another instance of the service: its own session factory and client. */
+  private SessionFactoryImplementor factory(String schema, Map<String, Object> settings) {
+    return factory(schema, store, settings);
+  }
+
+  private SessionFactoryImplementor factory(String schema, CacheStore over,
+      Map<String, Object> settings) {
+    Map<String, Object> all = new HashMap<>(settings);
+    all.putIfAbsent(SustainableCacheRegionFactory.SETTINGS, SKEW);
+    SessionFactoryImplementor factory = Hibernates.sessionFactory(database, schema, over, prefix,
+        all, RwCoupon.class, NonstrictCoupon.class, ReadOnlyCoupon.class);
+    closing.add(factory::close);
+    return factory;
+  }
+
+  private static void persist(SessionFactory factory, Access access, long id, String code) {
+    inTransaction(factory, s -> s.persist(access.create.apply(id, code)));
+  }
+
+  private static void update(SessionFactory factory, Access access, long id, String code) {
+    inTransaction(factory, s -> s.find(access.type, id).code(code));
+  }
+
+  private static String code(SessionFactory factory, Access access, long id) {
+    Coupon coupon = find(factory, access.type, id);
+    return coupon == null ? null : coupon.code();
+  }
+
+  /** Reads the entity and returns the statements the read prepared. */
+  private static long statementsOfRead(SessionFactory factory, Access access, long id) {
+    long before = statements(factory);
+    find(factory, access.type, id);
+    return statements(factory) - before;
+  }
+
+  private static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {
+    return (SustainableCacheRegionFactory) factory.getCache().getRegionFactory();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads
+
+  @ParameterizedTest
+  @EnumSource(Access.class)
+  void anEntityIsCached_andReadWithoutSql_withHibernatesAndTheLibrarysStatistics(Access access) {
+    persist(one, access, 1, "A");
+    assertThat(code(one, access, 1)).isEqualTo("A"); // NONSTRICT caches on this first read
+
+    assertThat(statementsOfRead(one, access, 1)).as("a second-level cache hit").isZero();
+    assertThat(code(one, access, 1)).isEqualTo("A");
+
+    CacheRegionStatistics region = one.getStatistics().getDomainDataRegionStatistics(
+        access.region);
+    assertThat(region.getHitCount()).isGreaterThanOrEqualTo(2);
+    assertThat(region.getPutCount()).isEqualTo(1);
+    assertThat(region.getMissCount()).isEqualTo(access == Access.NONSTRICT_READ_WRITE ? 1 : 0);
+    CacheStats stats = regionFactory(one).stats(access.region).orElseThrow();
+    assertThat(stats.hitCount()).isEqualTo(region.getHitCount());
+    assertThat(stats.putCount()).isEqualTo(1);
+    assertThat(regionFactory(one).regionNames()).contains(access.region);
+  }
+
+  @Test
+  void theShortNameSelectsTheProvider() {
+    assertThat(one.getCache().getRegionFactory())
+        .isInstanceOf(SustainableCacheRegionFactory.class);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Changes per access type
+
+  @ParameterizedTest
+  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
+  void anUpdate_isReadAfterTheCommit(Access access) {
+    persist(one, access, 1, "A");
+    assertThat(code(one, access, 1)).isEqualTo("A");
+
+    update(one, access, 1, "B");
+
+    long before = statements(one);
+    assertThat(code(one, access, 1)).isEqualTo("B");
+    if (access == Access.READ_WRITE) {
+      assertThat(statements(one) - before).as("READ_WRITE caches the committed state")
+          .isZero();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Access.class)
+  void aDelete_leavesNoEntityCached(Access access) {
+    persist(one, access, 1, "A");
+    assertThat(code(one, access, 1)).isEqualTo("A");
+
+    inTransaction(one, s -> s.remove(s.find(access.type, 1L)));
+
+    assertThat(code(one, access, 1)).isNull();
+    assertThat(code(one, access, 1)).isNull();
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
+  void aRollback_leavesTheCommittedEntity_andItIsCachedAgain(Access access) {
+    persist(one, access, 1, "A");
+    assertThat(code(one, access, 1)).isEqualTo("A");
+
+    try (Session session = one.openSession()) {
+      Transaction tx = session.beginTransaction();
+      session.find(access.type, 1L).code("B");
+      session.flush(); // the update reaches the database (and, READ_WRITE, the fence the store)
+      tx.rollback();
+    }
+
+    assertThat(code(one, access, 1)).isEqualTo("A");
+    afterTheSkew();
+    assertThat(code(one, access, 1)).isEqualTo("A"); // cached again by this read
+    assertThat(statementsOfRead(one, access, 1)).isZero();
+  }
+
+  @Test
+  void aBulkUpdate_onPlainMemcachedWithoutANearRegion_failsBeforeItRuns_sayingWhy() {
+    persist(one, Access.NONSTRICT_READ_WRITE, 1, "A");
+    assertThat(code(one, Access.NONSTRICT_READ_WRITE, 1)).isEqualTo("A");
+
+    assertThatThrownBy(() -> inTransaction(one, s -> s.createMutationQuery(
+        "update NonstrictCoupon set code = 'B'").executeUpdate()))
+        .hasStackTraceContaining("plain memcached has no prefix flush");
+
+    assertThat(code(one, Access.NONSTRICT_READ_WRITE, 1)).as("not run").isEqualTo("A");
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
+  void aBulkUpdate_withANearRegion_emptiesTheRegion_onEveryInstance(Access access) {
+    Map<String, Object> near = Map.of(SustainableCacheRegionFactory.SETTINGS,
+        SKEW + ", near-cache=1000:1s");
+    database = new HookedDataSource("jdbc:h2:mem:" + prefix + "bulk;DB_CLOSE_DELAY=-1");
+    SessionFactoryImplementor first = factory("create", near);
+    SessionFactoryImplementor second = factory("none", store(MemcachedServer.shared()), near);
+    persist(first, access, 1, "A");
+    assertThat(code(second, access, 1)).isEqualTo("A");
+    assertThat(statementsOfRead(second, access, 1)).isZero();
+
+    inTransaction(first, s -> s.createMutationQuery("update " + access.type.getSimpleName()
+        + " set code = 'B'").executeUpdate());
+
+    assertThat(code(first, access, 1)).isEqualTo("B");
+    await().atMost(Duration.ofMillis(1_500)).pollInterval(Duration.ofMillis(20))
+        .until(() -> "B".equals(code(second, access, 1)));
+  }
+
+  @Test
+  void aVersionedEntity_isCachedWithItsVersion_afterEachUpdate() {
+    persist(one, Access.READ_WRITE, 1, "A");
+    for (int i = 1; i <= 3; i++) {
+      update(one, Access.READ_WRITE, 1, "v" + i);
+      long before = statements(one);
+      RwCoupon coupon = find(one, RwCoupon.class, 1);
+      assertThat(statements(one) - before).as("read from the cache").isZero();
+      assertThat(coupon.version).isEqualTo(i);
+      assertThat(coupon.code).isEqualTo("v" + i);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // READ_WRITE: the fence
+
+  @Test
+  void whileATransactionHoldsTheFence_readersGoToTheDatabase_andCacheNothing() {
+    SessionFactoryImplementor two = factory("none", Map.of());
+    persist(one, Access.READ_WRITE, 1, "A");
+    assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("A");
+
+    try (Session writer = one.openSession()) {
+      Transaction tx = writer.beginTransaction();
+      writer.find(RwCoupon.class, 1L).code("B");
+      writer.flush(); // lockItem: the fence
+
+      for (int i = 0; i < 2; i++) {
+        assertThat(statementsOfRead(two, Access.READ_WRITE, 1)).as("read %d goes to the database",
+            i).isEqualTo(1);
+      }
+      assertThat(code(two, Access.READ_WRITE, 1)).as("the committed row").isEqualTo("A");
+      tx.commit(); // afterUpdate: the fence replaced by the committed state
+    }
+
+    assertThat(statementsOfRead(two, Access.READ_WRITE, 1)).isZero();
+    assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("B");
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
+  void aRowReadBeforeAnUpdateCommitted_isNotCachedAfterTheCommit(Access access) {
+    SessionFactoryImplementor two = factory("none", Map.of());
+    persist(one, access, 1, "A");
+    one.getCache().evictEntityData(access.type, 1L);
+    afterTheSkew();
+
+    // a reader on instance two reads "A", and before it puts it into the cache, instance one
+    // updates the row to "B" and commits
+    database.afterNextQuery(() -> update(one, access, 1, "B"));
+    assertThat(code(two, access, 1)).as("the reader's own answer").isEqualTo("A");
+
+    assertThat(code(two, access, 1)).isEqualTo("B");
+    assertThat(code(one, access, 1)).isEqualTo("B");
+  }
+
+  @Test
+  void aRowReadBeforeADeleteCommitted_isNotCachedAfterTheCommit() {
+    SessionFactoryImplementor two = factory("none", Map.of());
+    persist(one, Access.READ_WRITE, 1, "A");
+    one.getCache().evictEntityData(RwCoupon.class, 1L);
+    afterTheSkew();
+
+    database.afterNextQuery(() -> inTransaction(one, s -> s.remove(s.find(RwCoupon.class, 1L))));
+    assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("A");
+
+    assertThat(code(two, Access.READ_WRITE, 1)).as("no deleted entity cached").isNull();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Two instances
+
+  @ParameterizedTest
+  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
+  void anUpdateCommittedOnOneInstance_isReadOnTheOtherAtOnce(Access access) {
+    SessionFactoryImplementor two = factory("none", store(MemcachedServer.shared()), Map.of());
+    persist(one, access, 1, "A");
+    assertThat(code(two, access, 1)).isEqualTo("A");
+    assertThat(statementsOfRead(two, access, 1)).isZero();
+
+    update(one, access, 1, "B");
+
+    assertThat(code(two, access, 1)).isEqualTo("B");
+  }
+
+  @Test
+  void withANearRegion_anUpdateOnOneInstance_isReadOnTheOtherWithinTheBound() {
+    Map<String, Object> near = Map.of(SustainableCacheRegionFactory.SETTINGS,
+        SKEW + ", near-cache=1000:1s");
+    database = new HookedDataSource("jdbc:h2:mem:" + prefix + "near;DB_CLOSE_DELAY=-1");
+    SessionFactoryImplementor first = factory("create", near);
+    SessionFactoryImplementor second = factory("none", store(MemcachedServer.shared()), near);
+    persist(first, Access.READ_WRITE, 1, "A");
+    assertThat(code(second, Access.READ_WRITE, 1)).isEqualTo("A");
+    assertThat(code(second, Access.READ_WRITE, 1)).isEqualTo("A");
+    assertThat(regionFactory(second).stats("rw-coupon").orElseThrow().nearHitCount())
+        .as("served from the near region").isPositive();
+
+    update(first, Access.READ_WRITE, 1, "B");
+    long committed = System.nanoTime();
+
+    await().atMost(Duration.ofMillis(1_500)).pollInterval(Duration.ofMillis(20))
+        .until(() -> "B".equals(code(second, Access.READ_WRITE, 1)));
+    assertThat(Duration.ofNanos(System.nanoTime() - committed)).as("within the bound (1 s)")
+        .isLessThanOrEqualTo(Duration.ofMillis(1_100));
+  }
+
+  @Test
+  void concurrentReadersAndAWriter_leaveNoStaleEntityCached() throws Exception {
+    SessionFactoryImplementor two = factory("none", store(MemcachedServer.shared()), Map.of());
+    persist(one, Access.READ_WRITE, 1, "v0");
+    AtomicBoolean writing = new AtomicBoolean(true);
+    List<Thread> readers = new ArrayList<>();
+    List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < 4; i++) {
+      SessionFactory reading = i % 2 == 0 ? one : two;
+      Thread reader = new Thread(() -> {
+        try {
+          while (writing.get()) {
+            find(reading, RwCoupon.class, 1);
+          }
+        } catch (Throwable t) {
+          failures.add(t);
+        }
+      });
+      reader.start();
+      readers.add(reader);
+    }
+    for (int i = 1; i <= 40; i++) {
+      update(i % 2 == 0 ? one : two, Access.READ_WRITE, 1, "v" + i);
+    }
+    writing.set(false);
+    for (Thread reader : readers) {
+      reader.join(10_000);
+    }
+
+    assertThat(failures).isEmpty();
+    for (SessionFactory instance : List.of(one, two)) {
+      for (int i = 0; i < 2; i++) {
+        assertThat(code(instance, Access.READ_WRITE, 1)).isEqualTo("v40");
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Bad input
+
+  private String storeKeyOfCoupon1() {
+    return prefix + "rw-coupon:" + RwCoupon.class.getName() + "/1";
+  }
+
+  private byte[] cachedBytes() {
+    return store.gets(storeKeyOfCoupon1()).join().orElseThrow().value();
+  }
+
+  private void plantAndRead(byte[] bytes) {
+    store.set(storeKeyOfCoupon1(), bytes, 600).join();
+    afterTheSkew(); // a valid envelope's time counts: reads must begin after it to replace it
+
+    long before = statements(one);
+    assertThat(code(one, Access.READ_WRITE, 1)).isEqualTo("A");
+    assertThat(statements(one) - before).as("a miss").isEqualTo(1);
+    assertThat(statementsOfRead(one, Access.READ_WRITE, 1)).as("cached again").isZero();
+  }
+
+  @Test
+  void foreignTruncatedOrSerializedBytesUnderARegionKey_areAMiss() throws IOException {
+    persist(one, Access.READ_WRITE, 1, "A");
+    assertThat(statementsOfRead(one, Access.READ_WRITE, 1)).as("cached on insert").isZero();
+    byte[] good = cachedBytes();
+    assertThat(Envelope.kind(good)).isEqualTo(Envelope.KIND_VALUE);
+
+    plantAndRead("foreign bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    plantAndRead(Arrays.copyOf(good, good.length - 5)); // a truncated entry
+    ByteArrayOutputStream serialized = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(serialized)) {
+      out.writeObject(new HashMap<>(Map.of("planted", 1)));
+    }
+    byte[] header = Arrays.copyOf(good, Envelope.HEADER_SIZE);
+    byte[] planted = Arrays.copyOf(header, header.length + serialized.size());
+    System.arraycopy(serialized.toByteArray(), 0, planted, header.length, serialized.size());
+    plantAndRead(planted); // a valid envelope around a Java serialization stream
+
+    assertThat(regionFactory(one).stats("rw-coupon").orElseThrow().corruptEntryCount())
+        .as("each planted entry counted by the read and by the put that replaced it")
+        .isEqualTo(6);
+  }
+
+  @Test
+  void anEntryWrittenByAnotherVersionOfTheEntityMapping_isAMiss() {
+    SessionFactoryImplementor v1 = Hibernates.sessionFactory(database, "update", store, prefix,
+        Map.of(SustainableCacheRegionFactory.SETTINGS, SKEW), Product.class);
+    closing.add(v1::close);
+    inTransaction(v1, s -> s.persist(new Product(7, "pen", 5)));
+    long before = statements(v1);
+    assertThat(find(v1, Product.class, 7).stock).isEqualTo(5);
+    assertThat(statements(v1) - before).as("cached by v1").isZero();
+
+    // the next version maps Product without stock (orm.xml): a property fewer
+    SessionFactoryImplementor v2 = Hibernates.sessionFactory(database, "none", store, prefix,
+        Map.of(SustainableCacheRegionFactory.SETTINGS, SKEW), "product-v2.orm.xml",
+        Product.class);
+    closing.add(v2::close);
+
+    before = statements(v2);
+    Product product = find(v2, Product.class, 7);
+    assertThat(statements(v2) - before).as("v1's entry is a miss for v2").isEqualTo(1);
+    assertThat(product.name).isEqualTo("pen");
+    assertThat(product.stock).as("not mapped by v2").isNull();
+    assertThat(regionFactory(v2).stats("product").orElseThrow().corruptEntryCount()).isPositive();
+  }
+
+  @Test
+  void withMemcachedDown_readsAndInsertsAreAnsweredByTheDatabase_andNothingIsThrown() {
+    MemcachedServer server = MemcachedServer.startLocal();
+    closing.add(server::stop);
+    CacheStore dying = store(server);
+    database = new HookedDataSource("jdbc:h2:mem:" + prefix + "down;DB_CLOSE_DELAY=-1");
+    SessionFactoryImplementor instance = factory("create", dying, Map.of());
+    for (Access access : Access.values()) {
+      persist(instance, access, 1, "A");
+      assertThat(code(instance, access, 1)).isEqualTo("A");
+    }
+
+    server.stop();
+
+    for (Access access : Access.values()) {
+      long before = statements(instance);
+      assertThat(code(instance, access, 1)).isEqualTo("A");
+      assertThat(statements(instance) - before).as("from the database").isEqualTo(1);
+      persist(instance, access, 2, "B");
+      assertThat(code(instance, access, 2)).isEqualTo("B");
+    }
+    assertThat(regionFactory(instance).stats("rw-coupon").orElseThrow().storeErrorCount())
+        .isPositive();
+
+    update(instance, Access.NONSTRICT_READ_WRITE, 1, "C"); // its invalidations fail, logged
+    assertThat(code(instance, Access.NONSTRICT_READ_WRITE, 1)).isEqualTo("C");
+    assertThatThrownBy(() -> update(instance, Access.READ_WRITE, 1, "C"))
+        .as("READ_WRITE: the fence cannot be placed, so the update is refused")
+        .hasStackTraceContaining("could not be placed");
+    assertThat(code(instance, Access.READ_WRITE, 1)).as("rolled back").isEqualTo("A");
+  }
+
+  @Test
+  void theTransactionalAccessType_failsTheStartWithAMessage() {
+    assertThatThrownBy(() -> Hibernates.sessionFactory(database, "update", store, prefix,
+        Map.of(), TransactionalCoupon.class))
+        .hasStackTraceContaining("does not support the TRANSACTIONAL access type");
+  }
+}

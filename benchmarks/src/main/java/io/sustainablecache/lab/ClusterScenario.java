@@ -123,28 +123,14 @@ final class ClusterScenario {
 
   /** Runs the scenario the command line describes; returns the exit status. */
   static int run(String[] args, PrintStream out) {
-    if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
-      out.print(USAGE);
+    if (ScenarioStart.help(args, USAGE, out)) {
       return 0;
     }
-    System.setProperty("java.awt.headless", "true");
-    if (System.getProperty("net.spy.log.LoggerImpl") == null) {
-      // The ARCUS client logs to standard error unless told to use SLF4J.
-      System.setProperty("net.spy.log.LoggerImpl", "net.spy.memcached.compat.log.SLF4JLogger");
-    }
     // A dead node makes the client log a refused reconnect with its stack trace every second,
-    // and ZooKeeper logs every session: keep the table readable (-D... overrides these).
-    quiet("net.spy.memcached", "error");
-    quiet("org.apache.zookeeper", "error");
-    quiet("io.sustainablecache.testkit", "warn");
+    // and ZooKeeper logs every session: keep the table readable.
+    ScenarioStart.prepare("net.spy.memcached", "error", "org.apache.zookeeper", "error",
+        "io.sustainablecache.testkit", "warn");
     return new ClusterScenario(parse(args), out).run();
-  }
-
-  private static void quiet(String logger, String level) {
-    String property = "org.slf4j.simpleLogger.log." + logger;
-    if (System.getProperty(property) == null) {
-      System.setProperty(property, level);
-    }
   }
 
   static Options parse(String[] args) {

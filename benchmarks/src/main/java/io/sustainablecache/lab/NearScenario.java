@@ -123,29 +123,15 @@ final class NearScenario {
   }
 
   static int run(String[] args, PrintStream out) {
-    if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
-      out.print(USAGE);
+    if (ScenarioStart.help(args, USAGE, out)) {
       return 0;
     }
-    System.setProperty("java.awt.headless", "true");
-    if (System.getProperty("net.spy.log.LoggerImpl") == null) {
-      System.setProperty("net.spy.log.LoggerImpl", "net.spy.memcached.compat.log.SLF4JLogger");
-    }
-    quiet("net.spy.memcached", "error");
-    quiet("io.sustainablecache", "error");
-    quiet("io.sustainablecache.testkit", "warn");
+    ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
+        "io.sustainablecache.testkit", "warn");
     try {
       return new NearScenario(parse(args), out).run();
     } catch (IOException e) {
       throw new IllegalStateException("the near scenario could not write its results: " + e, e);
-    }
-  }
-
-  /** Sets a simple logger's level unless the command line set it. */
-  static void quiet(String logger, String level) {
-    String property = "org.slf4j.simpleLogger.log." + logger;
-    if (System.getProperty(property) == null) {
-      System.setProperty(property, level);
     }
   }
 

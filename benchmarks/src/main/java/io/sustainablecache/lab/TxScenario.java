@@ -213,17 +213,11 @@ final class TxScenario {
   }
 
   static int run(String[] args, PrintStream out) {
-    if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
-      out.print(USAGE);
+    if (ScenarioStart.help(args, USAGE, out)) {
       return 0;
     }
-    System.setProperty("java.awt.headless", "true");
-    if (System.getProperty("net.spy.log.LoggerImpl") == null) {
-      System.setProperty("net.spy.log.LoggerImpl", "net.spy.memcached.compat.log.SLF4JLogger");
-    }
-    NearScenario.quiet("net.spy.memcached", "error");
-    NearScenario.quiet("io.sustainablecache", "error");
-    NearScenario.quiet("io.sustainablecache.testkit", "warn");
+    ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
+        "io.sustainablecache.testkit", "warn");
     try {
       return new TxScenario(parse(args), out).run();
     } catch (IOException e) {

@@ -122,7 +122,7 @@ public abstract class WriteFenceContract {
       throws Exception {
     SustainableCache<String> a = cache(newStore());
     SustainableCache<String> b = cache(newStore());
-    int trials = 200;
+    int trials = 100;
     for (int trial = 0; trial < trials; trial++) {
       String key = "race-" + trial;
       AtomicReference<String> row = new AtomicReference<>("old");

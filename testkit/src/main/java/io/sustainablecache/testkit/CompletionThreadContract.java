@@ -7,9 +7,7 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
-import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.assertj.core.api.InstanceOfAssertFactories;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -37,50 +34,19 @@ import org.junit.jupiter.api.Timeout;
  * <p>Subclasses create stores over their client, against a real memcached.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class CompletionThreadContract {
+public abstract class CompletionThreadContract extends ServerContract {
 
   static final long PROMPT_MILLIS = 300;
   static final long OPERATION_TIMEOUT_MILLIS = 2_000;
 
   private final String namespace = "ct-" + UUID.randomUUID().toString().substring(0, 8);
-  private final List<CacheStore> opened = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
 
   /** Creates the contract; subclasses are instantiated by JUnit. */
   protected CompletionThreadContract() {}
 
-  /**
-   * How the adapter under test connects a store over a client of its own to a server, and shuts
-   * the client down ({@link StoreConnector#of}). Called whenever a test connects or closes a
-   * store: return the same instance every time.
-   *
-   * @return this test's connector; never {@code null}
-   */
-  protected abstract StoreConnector connector();
-
-  private CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    return connector().connect(address, operationTimeout);
-  }
-
-  private void closeStore(CacheStore store) {
-    connector().close(store);
-  }
-
-  @AfterEach
-  final void closeEverything() throws Exception {
-    for (AutoCloseable closeable : closeables) {
-      closeable.close();
-    }
-    for (CacheStore store : opened) {
-      closeStore(store);
-    }
-  }
 
   private CacheStore newStore() {
-    CacheStore store = storeConnectedTo(MemcachedServer.shared().address(),
-        Duration.ofMillis(OPERATION_TIMEOUT_MILLIS));
-    opened.add(store);
-    return store;
+    return newStore(Duration.ofMillis(OPERATION_TIMEOUT_MILLIS));
   }
 
   private SustainableCacheBuilder<String> builder(CacheStore store, boolean near) {
@@ -92,7 +58,7 @@ public abstract class CompletionThreadContract {
 
   private SustainableCache<String> cache(CacheStore store, boolean near) {
     SustainableCache<String> cache = builder(store, near).build();
-    closeables.add(cache);
+    closeAfter(cache);
     return cache;
   }
 
@@ -180,7 +146,7 @@ public abstract class CompletionThreadContract {
       time(took, answers, "stats", cache::stats);
       time(took, answers, "build", () -> {
         SustainableCache<String> built = builder(store, near).build();
-        closeables.add(built);
+        closeAfter(built);
         return built;
       });
     });

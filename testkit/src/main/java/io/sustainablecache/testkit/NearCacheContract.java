@@ -8,17 +8,14 @@ import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.ForwardingStore;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -33,39 +30,19 @@ import org.junit.jupiter.api.Timeout;
  * deterministically in the core.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-public abstract class NearCacheContract {
+public abstract class NearCacheContract extends ServerContract {
 
   static final long DELTA_MILLIS = 300;
   private static final Duration DELTA = Duration.ofMillis(DELTA_MILLIS);
 
   private final String namespace = "near-" + UUID.randomUUID().toString().substring(0, 8);
-  private final List<CacheStore> opened = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
 
   /** Creates the contract; subclasses are instantiated by JUnit. */
   protected NearCacheContract() {}
 
-  /**
-   * How the adapter under test connects a store over a client of its own to a server, and shuts
-   * the client down ({@link StoreConnector#of}). Called whenever a test connects or closes a
-   * store: return the same instance every time.
-   *
-   * @return this test's connector; never {@code null}
-   */
-  protected abstract StoreConnector connector();
-
-  private CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    return connector().connect(address, operationTimeout);
-  }
-
-  private void closeStore(CacheStore store) {
-    connector().close(store);
-  }
 
   private CacheStore newStore() {
-    CacheStore store = storeConnectedTo(MemcachedServer.shared().address(), Duration.ofSeconds(2));
-    opened.add(store);
-    return store;
+    return newStore(Duration.ofSeconds(2));
   }
 
   private SustainableCache<String> host(CacheStore store) {
@@ -73,18 +50,8 @@ public abstract class NearCacheContract {
         .ttl(Duration.ofMinutes(5)).codec(ValueCodec.utf8())
         .nearCache(1_000, DELTA, 0) // no sampling: every store read here is a near miss's
         .build();
-    closeables.add(cache);
+    closeAfter(cache);
     return cache;
-  }
-
-  @AfterEach
-  final void closeEverything() throws Exception {
-    for (AutoCloseable closeable : closeables) {
-      closeable.close();
-    }
-    for (CacheStore store : opened) {
-      closeStore(store);
-    }
   }
 
   /** Waits until the cache's near cache has confirmed itself once (its first poll). */

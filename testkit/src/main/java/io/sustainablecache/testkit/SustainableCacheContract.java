@@ -30,7 +30,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -53,7 +52,7 @@ import org.junit.jupiter.api.Timeout;
  * <p>Subclasses create stores over their client; every store a test creates is closed after it.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-public abstract class SustainableCacheContract {
+public abstract class SustainableCacheContract extends ServerContract {
 
   static final int COLD_MISS_RACE_TRIALS = 10_000;
   static final int READ_AFTER_INVALIDATE_TRIALS = 1_000;
@@ -61,58 +60,24 @@ public abstract class SustainableCacheContract {
   static final int LATE_ADD_TIMED_OUT_TRIALS = 5;
 
   private final String namespace = "it-" + UUID.randomUUID().toString().substring(0, 8);
-  private final List<CacheStore> opened = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
 
   /** Creates the contract; subclasses are instantiated by JUnit. */
   protected SustainableCacheContract() {}
 
-  /**
-   * How the adapter under test connects a store over a client of its own to a server, and shuts
-   * the client down ({@link StoreConnector#of}). Called whenever a test connects or closes a
-   * store: return the same instance every time.
-   *
-   * @return this test's connector; never {@code null}
-   */
-  protected abstract StoreConnector connector();
-
-  private CacheStore storeConnectedTo(InetSocketAddress address, Duration operationTimeout) {
-    return connector().connect(address, operationTimeout);
-  }
-
-  private void closeStore(CacheStore store) {
-    connector().close(store);
-  }
-
-  private CacheStore newStore(InetSocketAddress address, Duration timeout) {
-    CacheStore store = storeConnectedTo(address, timeout);
-    opened.add(store);
-    return store;
-  }
 
   private CacheStore newStore() {
-    return newStore(MemcachedServer.shared().address(), Duration.ofSeconds(2));
+    return newStore(Duration.ofSeconds(2));
   }
 
   private SustainableCache<String> cache(CacheStore store, Duration ttl, RefreshPolicy policy) {
     SustainableCache<String> cache = SustainableCache.builder(store).namespace(namespace)
         .ttl(ttl).refreshPolicy(policy).codec(ValueCodec.utf8()).build();
-    closeables.add(cache);
+    closeAfter(cache);
     return cache;
   }
 
   private SustainableCache<String> cache(CacheStore store) {
     return cache(store, Duration.ofSeconds(30), RefreshPolicy.sustainable());
-  }
-
-  @AfterEach
-  final void closeEverything() throws Exception {
-    for (AutoCloseable closeable : closeables) {
-      closeable.close();
-    }
-    for (CacheStore store : opened) {
-      closeStore(store);
-    }
   }
 
   private Optional<byte[]> raw(CacheStore store, String key) {
@@ -288,9 +253,9 @@ public abstract class SustainableCacheContract {
   @Test
   void aTtlOfAYear_isStoredAndReadBackByAnotherInstance() {
     Duration year = Duration.ofDays(365);
-    SustainableCache<String> a = closing(SustainableCache.builder(newStore()).namespace(namespace)
+    SustainableCache<String> a = closeAfter(SustainableCache.builder(newStore()).namespace(namespace)
         .ttl(year).grace(year).codec(ValueCodec.utf8()).build());
-    SustainableCache<String> b = closing(SustainableCache.builder(newStore()).namespace(namespace)
+    SustainableCache<String> b = closeAfter(SustainableCache.builder(newStore()).namespace(namespace)
         .ttl(year).grace(year).codec(ValueCodec.utf8()).build());
     assertThat(a.get("long-lived", key -> "v")).isEqualTo("v");
     await().atMost(Duration.ofSeconds(5))
@@ -312,7 +277,7 @@ public abstract class SustainableCacheContract {
     System.setErr(new java.io.PrintStream(captured, true, StandardCharsets.UTF_8));
     try {
       CacheStore store = newStore();
-      SustainableCache<String> cache = closing(SustainableCache.builder(store)
+      SustainableCache<String> cache = closeAfter(SustainableCache.builder(store)
           .namespace(namespace).ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8())
           .maxValueSize(200).build());
       store.set(namespace + ":" + secret + "-foreign", "not an envelope"
@@ -365,7 +330,7 @@ public abstract class SustainableCacheContract {
   @Test
   void aFailureMarkerPlantedWithNoExpiry_failsMissesOnlyUntilItsEnd() {
     CacheStore store = newStore();
-    SustainableCache<String> cache = closing(SustainableCache.builder(store)
+    SustainableCache<String> cache = closeAfter(SustainableCache.builder(store)
         .namespace(namespace).ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8())
         .maxClockSkew(Duration.ofMillis(200)).build());
     long notBefore = System.currentTimeMillis() + 1_000;
@@ -386,7 +351,7 @@ public abstract class SustainableCacheContract {
   @Test
   void aPlantedFailureMarkerClaimingALongFailure_failsMissesOnlyForTheBackOffCap() {
     CacheStore store = newStore();
-    SustainableCache<String> cache = closing(SustainableCache.builder(store)
+    SustainableCache<String> cache = closeAfter(SustainableCache.builder(store)
         .namespace(namespace).ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8())
         .failureBackoff(Duration.ofMillis(200), Duration.ofSeconds(1))
         .maxClockSkew(Duration.ofSeconds(5)).build());
@@ -418,11 +383,6 @@ public abstract class SustainableCacheContract {
   private void plantLease(CacheStore store, String key, String value) {
     store.set(namespace + ":" + key + "\u007Flease", value.getBytes(StandardCharsets.US_ASCII), 0)
         .join();
-  }
-
-  private SustainableCache<String> closing(SustainableCache<String> cache) {
-    closeables.add(cache);
-    return cache;
   }
 
   // ---------------------------------------------------------------------------------------------

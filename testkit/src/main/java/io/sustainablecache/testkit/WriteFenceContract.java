@@ -20,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -35,38 +34,16 @@ import org.junit.jupiter.api.Timeout;
  * closed after it.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class WriteFenceContract {
+public abstract class WriteFenceContract extends ServerContract {
 
   private final String namespace = "fence-" + UUID.randomUUID().toString().substring(0, 8);
-  private final List<CacheStore> opened = new ArrayList<>();
-  private final List<AutoCloseable> closeables = new ArrayList<>();
 
   /** Creates the contract; subclasses are instantiated by JUnit. */
   protected WriteFenceContract() {}
 
-  /**
-   * How the adapter under test connects a store over a client of its own ({@link
-   * StoreConnector#of}); return the same instance every time.
-   *
-   * @return this test's connector; never {@code null}
-   */
-  protected abstract StoreConnector connector();
-
-  @AfterEach
-  final void closeEverything() throws Exception {
-    for (AutoCloseable closeable : closeables) {
-      closeable.close();
-    }
-    for (CacheStore store : opened) {
-      connector().close(store);
-    }
-  }
 
   private CacheStore newStore() {
-    CacheStore store = connector().connect(MemcachedServer.shared().address(),
-        Duration.ofSeconds(2));
-    opened.add(store);
-    return store;
+    return newStore(Duration.ofSeconds(2));
   }
 
   private SustainableCache<String> cache(CacheStore store) {
@@ -76,7 +53,7 @@ public abstract class WriteFenceContract {
   private SustainableCache<String> cache(CacheStore store, Duration fenceTimeout) {
     SustainableCache<String> cache = SustainableCache.builder(store).namespace(namespace)
         .ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).fenceTimeout(fenceTimeout).build();
-    closeables.add(cache);
+    closeAfter(cache);
     return cache;
   }
 

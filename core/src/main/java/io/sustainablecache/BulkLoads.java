@@ -70,20 +70,7 @@ final class BulkLoads<V> {
       // on a thread that may not wait, the loader queued here runs, and nothing is waited for
       return here.drive(result, mayWait ? waitNanos : 0);
     } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof CacheLoadException failure) {
-        if (failure.getCause() instanceof Error error) {
-          throw error;
-        }
-        throw new CacheLoadException(failure.getMessage(), failure.getCause());
-      }
-      if (cause instanceof RuntimeException runtime) {
-        throw runtime;
-      }
-      if (cause instanceof Error error) {
-        throw error;
-      }
-      throw new CacheLoadException("the bulk load failed", cause);
+      throw Failures.rethrow(e.getCause());
     } catch (TimeoutException e) {
       throw new CacheLoadException(mayWait ? "gave up waiting for a bulk load" : "keys are being"
           + " loaded by another thread, and this thread delivers the store's answers, so it does"
@@ -206,7 +193,7 @@ final class BulkLoads<V> {
 
     Map<String, CompletableFuture<Loaded<V>>> waits = new LinkedHashMap<>();
     List<Flight<V>> own = new ArrayList<>();
-    RuntimeException[] failure = new RuntimeException[1];
+    Throwable[] failure = new Throwable[1];
     for (LoadRequest<V> wanted : toLoad) {
       KeyRegistry.Begin begin = registry.begin(wanted, Flight.Origin.MISS, now);
       if (begin instanceof KeyRegistry.Started<?> started) {
@@ -247,12 +234,13 @@ final class BulkLoads<V> {
               }
               if (!answerStale(answers, wanted) && failure[0] == null) {
                 failure[0] = wait.isCompletedExceptionally()
-                    ? asLoadFailure(wait) : new CacheLoadException("a key could not be loaded:"
+                    ? wait.handle((value, thrown) -> thrown).join()
+                    : new CacheLoadException("a key could not be loaded:"
                         + " the load it joined ended without a value", null);
               }
             }
             if (failure[0] != null) {
-              out.completeExceptionally(failure[0]);
+              out.completeExceptionally(Failures.forCaller(failure[0]));
               return;
             }
             out.complete(result(order, answers));
@@ -300,17 +288,6 @@ final class BulkLoads<V> {
     stats.increment(Counter.STALE_ON_ERROR);
     answers.put(wanted.key(), ReadPath.answer(wanted.stale()));
     return true;
-  }
-
-  private static RuntimeException asLoadFailure(CompletableFuture<?> failed) {
-    try {
-      failed.join();
-      return new IllegalStateException("not failed");
-    } catch (RuntimeException e) {
-      Throwable cause = EntryWriter.unwrap(e);
-      return cause instanceof RuntimeException runtime ? runtime
-          : new CacheLoadException("the load failed", cause);
-    }
   }
 
   /**

@@ -380,18 +380,7 @@ final class ReadPath<V> {
     try {
       return here.drive(pending, patienceNanos);
     } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof CacheLoadException failure) {
-        // with this thread's stack
-        throw new CacheLoadException(failure.getMessage(), failure.getCause());
-      }
-      if (cause instanceof RuntimeException runtime) {
-        throw runtime;
-      }
-      if (cause instanceof Error error) {
-        throw error;
-      }
-      throw new CacheLoadException("the load failed", cause);
+      throw Failures.rethrow(e.getCause());
     } catch (TimeoutException e) {
       throw new CacheLoadException(patienceNanos == 0 ? "the key is being loaded by another"
           + " thread, and this thread delivers the store's answers, so it does not wait"
@@ -404,8 +393,7 @@ final class ReadPath<V> {
 
   /**
    * The answer of a load that failed with {@code failure}: the stale entry if allowed, otherwise
-   * thrown (a {@link CacheLoadException} with this thread's stack; an {@link Error} of the loader
-   * as it is).
+   * thrown as {@link Failures} says.
    */
   Object staleOrThrow(Throwable failure, Entry<V> stale) {
     if (stale != null && serveStaleOnError && failure instanceof CacheLoadException) {
@@ -414,21 +402,7 @@ final class ReadPath<V> {
           failure.getCause() == null ? failure : failure.getCause());
       return answer(stale);
     }
-    if (failure instanceof CacheLoadException loadFailure) {
-      if (loadFailure.getCause() instanceof Error error
-          && !(loadFailure instanceof Backoff.RememberedFailure)) {
-        throw error; // the load this caller shared failed with an Error: rethrow it as it is
-      }
-      // every caller gets its own exception, with this thread's stack
-      throw new CacheLoadException(loadFailure.getMessage(), loadFailure.getCause());
-    }
-    if (failure instanceof RuntimeException runtime) {
-      throw runtime;
-    }
-    if (failure instanceof Error error) {
-      throw error;
-    }
-    throw new CacheLoadException("the load failed", failure);
+    throw Failures.rethrow(failure);
   }
 
   /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */

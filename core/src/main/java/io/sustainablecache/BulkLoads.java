@@ -25,14 +25,14 @@ import java.util.concurrent.TimeoutException;
  * {@code getAll}: one bulk read for all keys, the decision per key, one bulk loader call for all
  * the keys this JVM must load (keys already loading are joined), and pipelined writes. The keys
  * found in their refresh window go to {@link BulkRefreshes}, which coalesces them into bulk loader
- * calls made by {@link #load}. Thread-safe.
+ * calls; every load goes through the {@link LoadPipeline}, as a single key's does. Thread-safe.
  */
 final class BulkLoads<V> {
 
   private final Keys keys;
   private final ReadPath<V> reads;
   private final KeyRegistry registry;
-  private final LoadCoordinator<V> loads;
+  private final LoadPipeline<V> loads;
   private final Refresher refresher;
   private final CacheStore store;
   private final InstantSource clock;
@@ -43,8 +43,7 @@ final class BulkLoads<V> {
   private final BulkRefreshes<V> refreshes;
 
   BulkLoads(CacheConfig<V> config, Keys keys, ReadPath<V> reads, KeyRegistry registry,
-      LoadCoordinator<V> loads, Refresher refresher, FleetLease<V> lease, StatsCounter stats,
-      long waitNanos) {
+      LoadPipeline<V> loads, Refresher refresher, StatsCounter stats, long waitNanos) {
     this.keys = keys;
     this.reads = reads;
     this.registry = registry;
@@ -56,16 +55,15 @@ final class BulkLoads<V> {
     this.stats = stats;
     this.serveStaleOnError = config.serveStaleOnError();
     this.waitNanos = waitNanos;
-    this.refreshes = new BulkRefreshes<>(config, registry, loads, refresher, lease, stats,
-        waitNanos, (flights, bulkLoader) -> load(flights, bulkLoader, true));
+    this.refreshes = new BulkRefreshes<>(config, loads, refresher, stats);
   }
 
   Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
     CallerRuns here = new CallerRuns(refresher.asExecutor());
     boolean mayWait = Waiting.allowed(store);
     CompletableFuture<Map<String, V>> result = run(keys,
-        wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted)), loader, here, here,
-        mayWait);
+        LoadPipeline.Batch.of(wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted))),
+        loader, here, here, mayWait);
     try {
       // on a thread that may not wait, the loader queued here runs, and nothing is waited for
       return here.drive(result, mayWait ? waitNanos : 0);
@@ -83,19 +81,19 @@ final class BulkLoads<V> {
 
   CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
       AsyncBulkLoader<? extends V> loader) {
-    return run(keys, loader, loader, LoadCoordinator.DIRECT,
+    return run(keys, LoadPipeline.Batch.of(loader), loader, LoadPipeline.DIRECT,
         reads.loaderExecutor(Thread.currentThread()), true);
   }
 
   /**
    * @param continuation where the decisions run after the bulk read: the synchronous caller's
    *     thread (so that a recursive load is detected), or the thread that completed the read
-   * @param loadOn where the bulk loader starts (see {@link LoadCoordinator#miss})
+   * @param loadOn where the bulk loader starts (see {@link LoadPipeline#misses})
    * @param readStore {@code false} for a synchronous call on a thread that may not wait (see
    *     {@link Waiting}): the keys the near cache does not answer are read as a failed read
    */
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
-      AsyncBulkLoader<? extends V> loader, Object loaderIdentity, Executor continuation,
+      LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
       Executor loadOn, boolean readStore) {
     // The keys the near cache answers, with the read step; the others are read from the store.
     NearCache<V> near = reads.near();
@@ -160,7 +158,7 @@ final class BulkLoads<V> {
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
       Map<String, String> storeKeys, Map<String, Object> answers,
       List<LoadRequest<V>> toRefresh, Map<String, StoreItem> items, long readMark,
-      Throwable readError, NearTier.Ticket ticket, AsyncBulkLoader<? extends V> loader,
+      Throwable readError, NearTier.Ticket ticket, LoadPipeline.Batch<V> loader,
       Object loaderIdentity, Executor loadOn) {
     boolean readFailed = readError != null;
     if (readFailed) {
@@ -190,41 +188,14 @@ final class BulkLoads<V> {
       }
     }
     refreshes.refresh(toRefresh, loader, loaderIdentity);
-
-    Map<String, CompletableFuture<Loaded<V>>> waits = new LinkedHashMap<>();
-    List<Flight<V>> own = new ArrayList<>();
-    Throwable[] failure = new Throwable[1];
-    for (LoadRequest<V> wanted : toLoad) {
-      KeyRegistry.Begin begin = registry.begin(wanted, Flight.Origin.MISS, now);
-      if (begin instanceof KeyRegistry.Started<?> started) {
-        Flight<V> flight = cast(started.flight());
-        own.add(flight);
-        waits.put(wanted.key(), flight.answer());
-      } else if (begin instanceof KeyRegistry.Joined<?> joined) {
-        Flight<V> flight = cast(joined.flight());
-        waits.put(wanted.key(), flight.answer());
-      } else if (begin instanceof KeyRegistry.After<?> after) {
-        waits.put(wanted.key(), afterEnded(wanted, after.flight(), loader, loadOn));
-      } else if (begin instanceof KeyRegistry.Remembered remembered) {
-        stats.increment(Counter.FAILURE_REMEMBERED);
-        if (!answerStale(answers, wanted) && failure[0] == null) {
-          failure[0] = Backoff.exception(remembered.failure(), registry.tickMillis());
-        }
-      } else if (failure[0] == null) {
-        failure[0] = LoadCoordinator.recursive();
-      }
-    }
-    if (!own.isEmpty()) {
-      startLoad(own, loader, !readFailed, loadOn);
-    }
-    CompletableFuture.allOf(waits.values().toArray(new CompletableFuture<?>[0]))
+    List<CompletableFuture<Loaded<V>>> waits = loads.misses(toLoad, loader, loadOn);
+    CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
         .whenComplete((ignored, error) -> {
           try {
-            for (LoadRequest<V> wanted : toLoad) {
-              CompletableFuture<Loaded<V>> wait = waits.get(wanted.key());
-              if (wait == null) {
-                continue;
-              }
+            Throwable failure = null;
+            for (int i = 0; i < toLoad.size(); i++) {
+              LoadRequest<V> wanted = toLoad.get(i);
+              CompletableFuture<Loaded<V>> wait = waits.get(i);
               if (!wait.isCompletedExceptionally()) {
                 Loaded<V> loaded = wait.join();
                 if (loaded.wasLoaded()) {
@@ -232,15 +203,15 @@ final class BulkLoads<V> {
                   continue;
                 }
               }
-              if (!answerStale(answers, wanted) && failure[0] == null) {
-                failure[0] = wait.isCompletedExceptionally()
+              if (!answerStale(answers, wanted) && failure == null) {
+                failure = wait.isCompletedExceptionally()
                     ? wait.handle((value, thrown) -> thrown).join()
-                    : new CacheLoadException("a key could not be loaded:"
-                        + " the load it joined ended without a value", null);
+                    : new CacheLoadException("a key could not be loaded: the load it joined"
+                        + " ended without a value", null);
               }
             }
-            if (failure[0] != null) {
-              out.completeExceptionally(Failures.forCaller(failure[0]));
+            if (failure != null) {
+              out.completeExceptionally(Failures.forCaller(failure));
               return;
             }
             out.complete(result(order, answers));
@@ -248,36 +219,6 @@ final class BulkLoads<V> {
             out.completeExceptionally(t);
           }
         });
-  }
-
-  /**
-   * A key whose failed read may not share {@code older} ({@link KeyRegistry.After}): begins
-   * again once that flight has ended, as a load of its own (one bulk loader call for the key) or
-   * joining a load registered since.
-   */
-  private CompletableFuture<Loaded<V>> afterEnded(LoadRequest<V> wanted, Flight<?> older,
-      AsyncBulkLoader<? extends V> loader, Executor on) {
-    return older.ended().thenCompose(ended -> {
-      KeyRegistry.Begin begin = registry.begin(wanted, Flight.Origin.MISS, clock.millis());
-      if (begin instanceof KeyRegistry.Started<?> started) {
-        Flight<V> flight = cast(started.flight());
-        startLoad(List.of(flight), loader, false, on);
-        return flight.answer();
-      }
-      if (begin instanceof KeyRegistry.Joined<?> joined) {
-        Flight<V> flight = cast(joined.flight());
-        return flight.answer();
-      }
-      if (begin instanceof KeyRegistry.After<?> after) {
-        return afterEnded(wanted, after.flight(), loader, on);
-      }
-      if (begin instanceof KeyRegistry.Remembered remembered) {
-        stats.increment(Counter.FAILURE_REMEMBERED);
-        return CompletableFuture.failedFuture(
-            Backoff.exception(remembered.failure(), registry.tickMillis()));
-      }
-      return CompletableFuture.failedFuture(LoadCoordinator.recursive());
-    });
   }
 
   /** Answers a key with its stale entry, if allowed; whether it did. */
@@ -288,97 +229,6 @@ final class BulkLoads<V> {
     stats.increment(Counter.STALE_ON_ERROR);
     answers.put(wanted.key(), ReadPath.answer(wanted.stale()));
     return true;
-  }
-
-  /**
-   * Starts one bulk load of a caller's flights on {@code on}; if it refuses (a synchronous caller
-   * that left), on the refresh executor; if that refuses too, the flights end without loading.
-   */
-  private void startLoad(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader,
-      boolean writeBack, Executor on) {
-    Refusable task = Refusable.of(() -> load(flights, loader, writeBack),
-        () -> flights.forEach(loads::abandon));
-    try {
-      on.execute(task);
-    } catch (RejectedExecutionException e) {
-      refresher.submit(task);
-    }
-  }
-
-  /**
-   * One bulk loader call for the given flights, on this thread; completes each flight with its
-   * key's value (or none), writes each and deregisters it.
-   */
-  private void load(List<Flight<V>> flights, AsyncBulkLoader<? extends V> loader,
-      boolean writeBack) {
-    Set<String> keys = new LinkedHashSet<>();
-    for (Flight<V> flight : flights) {
-      keys.add(flight.key);
-    }
-    Set<String> wanted = Collections.unmodifiableSet(keys);
-    Thread starter = Thread.currentThread();
-    long start = ticker.read();
-    long[] generations = new long[flights.size()];
-    for (int i = 0; i < generations.length; i++) {
-      generations[i] = loads.generation(flights.get(i).storeKey);
-    }
-    stats.increment(Counter.BULK_LOAD);
-    stats.increment(Counter.LOADER_CALL);
-    CompletionStage<? extends Map<String, ? extends V>> stage;
-    flights.forEach(flight -> {
-      flight.enterLoader(starter);
-    });
-    try {
-      stage = requireNonNull(loader.loadAll(wanted), "the bulk loader returned a null stage");
-    } catch (Throwable t) {
-      stage = CompletableFuture.failedFuture(t);
-    } finally {
-      flights.forEach(Flight::leaveLoader);
-    }
-    stage.whenComplete((values, error) -> {
-      long end = clock.millis(); // the values' load time, for other hosts
-      long elapsed = loads.elapsedMillis(start);
-      Throwable failure = error != null ? EntryWriter.unwrap(error)
-          : values == null ? new NullPointerException("the bulk loader returned a null map")
-          : null;
-      List<V> loaded = new ArrayList<>(flights.size());
-      if (failure == null) {
-        try { // the caller's map: its get may throw, which fails the load at once
-          for (Flight<V> flight : flights) {
-            loaded.add(values.get(flight.key));
-          }
-        } catch (Throwable t) {
-          failure = t;
-        }
-      }
-      // The flights complete here, on whichever thread completed the stage: their callers
-      // never wait for the executor. Only the writes are handed to it when that thread is a
-      // foreign one (an async driver's event loop), as for single keys.
-      List<Runnable> writes = new ArrayList<>(flights.size());
-      for (int i = 0; i < flights.size(); i++) {
-        Flight<V> flight = flights.get(i);
-        long statsMillis = i == 0 ? elapsed : 0; // the call's time, counted once
-        if (failure != null) {
-          loads.failed(flight, failure, statsMillis);
-        } else {
-          Runnable write = loads.complete(flight,
-              new Loaded<>(loaded.get(i), end, elapsed, generations[i]),
-              writeBack, statsMillis);
-          if (write != null) {
-            writes.add(write);
-          }
-        }
-      }
-      if (writes.isEmpty()) {
-        return;
-      }
-      Runnable writeAll = () -> writes.forEach(Runnable::run);
-      if (Thread.currentThread() == starter) {
-        writeAll.run();
-      } else {
-        refresher.submit(Refusable.of(writeAll, writeAll)); // refused: written on this thread
-      }
-    });
   }
 
   @SuppressWarnings("unchecked")

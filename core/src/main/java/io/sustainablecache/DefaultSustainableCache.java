@@ -11,8 +11,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The {@link SustainableCache} implementation: a facade. Reads go through the {@link ReadPath}
- * (single keys) and {@link BulkLoads} ({@code getAll}), which share one read step; loads through
- * the {@link LoadCoordinator}; per-key state lives in the {@link KeyRegistry}; decoding in the
+ * (single keys) and {@link BulkLoads} ({@code getAll}), which share one read step; loads, single
+ * and bulk, through the one {@link LoadPipeline}; per-key state lives in the {@link KeyRegistry}; decoding in the
  * {@link EntryReader}; writing in the {@link EntryWriter}; the caller's own writes ({@code put},
  * {@code invalidate}) in {@link CallerWrites}.
  */
@@ -46,11 +46,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     LoadTimes loadTimes = new LoadTimes();
     FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
         storeErrorLog);
-    LoadCoordinator<V> loads = new LoadCoordinator<>(registry, writer, refresher, lease,
+    LoadPipeline<V> loads = new LoadPipeline<>(registry, writer, refresher, lease,
         config.clock(), config.ticker(), stats, loadTimes, waitNanos);
     this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
         waitNanos, near);
-    this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, lease, stats,
+    this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, stats,
         waitNanos);
     this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
         waitNanos, near);

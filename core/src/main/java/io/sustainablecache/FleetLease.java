@@ -7,6 +7,7 @@ import io.sustainablecache.LeaseValues.FailureMarker;
 import io.sustainablecache.LeaseValues.Lease;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -38,7 +39,7 @@ import org.slf4j.Logger;
  * its compare-and-set against the tombstone anyway). A store error while taking a lease lets the
  * instance load (fail open): a duplicate load is better than none. Plain hits never touch the
  * lease. The lease decides and never completes a flight: each method returns a {@link
- * LeaseStep} that {@link LoadCoordinator#afterLease} acts on (it owns the flight's outcome).
+ * LeaseStep} that the {@link LoadPipeline} acts on (it owns the flight's outcome).
  * Thread-safe.
  */
 final class FleetLease<V> {
@@ -122,13 +123,15 @@ final class FleetLease<V> {
   }
 
   /**
-   * Takes the key's lease before a miss loads; if another instance holds it, waits for that
-   * instance's write, or answers at once with that instance's failure (see {@link
-   * #readLostLease}). Polls run on the scheduler; the returned future completes on whatever
-   * thread answered last (callers continue on their own executor).
+   * Takes the key's lease before a miss loads; if another instance holds it, answers at once
+   * with that instance's failure (see {@link #readLostLease}), or with {@link
+   * LeaseStep.WaitForPeer}: its future completes once that instance's write appears, or it fails,
+   * or the bounded wait ends (polls run on the scheduler and complete on whatever thread answered
+   * last: callers continue on their own executor). So a batch of misses loads the keys it won at
+   * once, while it waits for the others.
    *
-   * @return a future of the step: load now, another instance's fresh write or failure, or skip
-   *     (the flight was completed meanwhile); never failing
+   * @return a future of the step: load now, another instance's fresh write or failure, wait for
+   *     the holder, or skip (the flight was completed meanwhile); never failing
    */
   CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight) {
     return acquire(flight).thenApply(taken -> {
@@ -141,10 +144,9 @@ final class FleetLease<V> {
       if (flight.completed()) { // timed out, or voided and answered, meanwhile
         return LeaseStep.<V>skip();
       }
-      return taken.marker() == null ? null : readLostLease(flight, taken.marker());
-    }).thenCompose(step -> {
+      LeaseStep<V> step = taken.marker() == null ? null : readLostLease(flight, taken.marker());
       if (step != null) {
-        return CompletableFuture.completedFuture(step);
+        return step;
       }
       // wait for the holder's write
       long expected = expectedLoadMillis(flight);
@@ -152,14 +154,14 @@ final class FleetLease<V> {
       long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
       CompletableFuture<LeaseStep<V>> decided = new CompletableFuture<>();
       poll(flight, CacheConfig.millis(ticker) + waitMillis, pollMillis, decided);
-      return decided;
+      return new LeaseStep.WaitForPeer<>(decided);
     });
   }
 
   /**
    * After the holder's load (its write issued, or its failure recorded): releases the lease,
    * except that a failed load whose key now backs off ({@code failure}, the record its {@link
-   * KeyRegistry#finish} made) keeps it for the whole back-off, rewritten
+   * KeyRegistry#end} made) keeps it for the whole back-off, rewritten
    * as a {@link FailureMarker} with an exptime
    * that covers the back-off: the other instances do not load the key meanwhile, and their
    * misses fail fast with this failure instead of waiting for a write that will not come (see
@@ -253,9 +255,10 @@ final class FleetLease<V> {
 
   /** {@code add}s the claim; if the key holds a lease already, reads and contests it. */
   private CompletableFuture<Taken> add(Flight<V> flight, Claim claim) {
-    return store.add(claim.leaseKey(), claim.value(), claim.exptime()).thenCompose(added -> {
+    CompletableFuture<Boolean> add = store.add(claim.leaseKey(), claim.value(), claim.exptime());
+    return add.thenCompose(added -> {
       if (added) {
-        return won(flight, claim.until());
+        return won(flight, claim.until(), store.gets(flight.storeKey));
       }
       return store.gets(claim.leaseKey()).thenCompose(current -> {
         if (current.isEmpty()) { // released since our add: as lost, the holder wrote
@@ -299,17 +302,22 @@ final class FleetLease<V> {
     return store.cas(claim.leaseKey(), current.casToken(), claim.value(), claim.exptime())
         .thenCompose(outcome -> {
           if (outcome == CasOutcome.STORED) {
-            return won(flight, claim.until());
+            return won(flight, claim.until(), store.gets(flight.storeKey));
           }
           stats.increment(Counter.LEASE_LOST);
           return CompletableFuture.completedFuture(Taken.LOST);
         });
   }
 
-  /** This instance holds the lease until {@code until}: re-reads the item, as described. */
-  private CompletableFuture<Taken> won(Flight<V> flight, long until) {
+  /**
+   * This instance holds the lease until {@code until}; {@code reread} is the item read again
+   * after the lease was taken: if another instance wrote it since this instance's first read,
+   * that value is taken and the lease released at once.
+   */
+  private CompletableFuture<Taken> won(Flight<V> flight, long until,
+      CompletableFuture<Optional<StoreItem>> reread) {
     flight.holdLease(until);
-    return store.gets(flight.storeKey).handle((item, error) -> {
+    return reread.handle((item, error) -> {
       Loaded<V> written = error == null && item.isPresent() ? written(flight, item.get()) : null;
       if (written != null) {
         // another instance wrote since our read: nothing to load, release the lease at once
@@ -424,8 +432,8 @@ final class FleetLease<V> {
     }
     CacheLoadException cause = new CacheLoadException("another instance's load of this key"
         + " failed; it holds the fleet lease while the key backs off", null);
-    KeyRegistry.Failure failure = registry.finishRemembered(flight, marker.failures(),
-        Math.min(marker.notBefore(), now + honoured), cause, now);
+    KeyRegistry.Failure failure = registry.end(flight, new Ending.PeerFailed(marker.failures(),
+        Math.min(marker.notBefore(), now + honoured), cause, now));
     if (failure == null) { // no longer registered (voided, timed out): as any lost lease
       return null;
     }

@@ -22,22 +22,22 @@ import java.util.function.BiConsumer;
  *   <tr><th>method</th><th>called by</th><th>from</th><th>to</th></tr>
  *   <tr><td>(constructor)</td><td>{@code KeyRegistry.begin}</td><td>-</td>
  *       <td>registered: callers of the key join it</td></tr>
- *   <tr><td>{@link #expectLoadMillis}</td><td>{@code LoadCoordinator}</td><td>registered</td>
+ *   <tr><td>{@link #expectLoadMillis}</td><td>{@code LoadPipeline}</td><td>registered</td>
  *       <td>registered, with the entry's load time for the lease's length</td></tr>
  *   <tr><td>{@link #holdLease}</td><td>{@code FleetLease}</td><td>registered</td>
  *       <td>lease held until a time</td></tr>
- *   <tr><td>{@link #enterLoader}</td><td>{@code LoadCoordinator.run}, {@code BulkLoads.load}</td>
+ *   <tr><td>{@link #enterLoader}</td><td>{@code LoadPipeline.run}</td>
  *       <td>registered</td><td>in the loader call, on one thread (a call of the cache for the
  *       same key from that thread is a recursive load); load started</td></tr>
  *   <tr><td>{@link #leaveLoader}</td><td>the same</td><td>in the loader call</td>
  *       <td>loading: the loader's stage is pending</td></tr>
- *   <tr><td>{@link #deliver}</td><td>{@code LoadCoordinator.complete}, {@code
- *       LoadCoordinator.afterLease} (the value another instance wrote)</td>
+ *   <tr><td>{@link #deliver}</td><td>{@code LoadPipeline.complete}, {@code
+ *       LoadPipeline.afterLease} (the value another instance wrote)</td>
  *       <td>any but completed</td><td>completed with a value: callers have their answer</td></tr>
- *   <tr><td>{@link #fail}</td><td>{@code LoadCoordinator.failed} and {@code .afterLease}
+ *   <tr><td>{@link #fail}</td><td>{@code LoadPipeline.failed} and {@code .afterLease}
  *       (another instance's failure marker), {@code KeyRegistry.timedOut}</td>
  *       <td>any but completed</td><td>completed with a failure</td></tr>
- *   <tr><td>{@link #endUnloaded}</td><td>{@code KeyRegistry.abandon}</td><td>any but
+ *   <tr><td>{@link #endUnloaded}</td><td>{@code KeyRegistry.end(NotLoaded)}</td><td>any but
  *       completed</td><td>completed without a value: callers read again</td></tr>
  *   <tr><td>{@link #voidIt}</td><td>{@code KeyRegistry.detach} ({@code invalidate},
  *       {@code put}), {@code begin} (superseded by a newer tombstone or by a failed read begun after it
@@ -93,6 +93,12 @@ final class Flight<V> {
    * the key's data): the load's result is returned to its callers and never written.
    */
   final boolean fenced;
+  /**
+   * Whether the load's result is written to the store: not after a read that failed on the store
+   * (the server just failed) nor after one that found a write fence ({@link
+   * LoadRequest#writeBack}). A flight that does not write does not take the fleet lease either.
+   */
+  final boolean writeBack;
   /** Completed once, by {@link #deliver}, {@link #fail} or {@link #endUnloaded}; never exposed. */
   private final CompletableFuture<Loaded<V>> result = new CompletableFuture<>();
 
@@ -107,8 +113,9 @@ final class Flight<V> {
   private volatile boolean awaitedByFailedRead;
 
   Flight(String key, String storeKey, Origin origin, long startedAt, long startedTick,
-      long casToken, long sequence, boolean fenced) {
+      long casToken, long sequence, boolean fenced, boolean writeBack) {
     this.fenced = fenced;
+    this.writeBack = writeBack && !fenced;
     this.key = key;
     this.storeKey = storeKey;
     this.origin = origin;

@@ -26,8 +26,10 @@ import java.util.function.ObjLongConsumer;
  *   (flight)        --begin-->   (flight)              a miss whose store read failed after it
  *                                                      registered waits for it to end, then
  *                                                      begins again (see below)
- *   (flight, f?)    --finish-->  (none) | (failure)    success forgets failures, failure records one
- *   (flight, f?)    --finishRemembered--> (failure)   a miss lost the fleet lease to another
+ *   (flight, f?)    --end(Succeeded|PeerDelivered|Failed)--> (none) | (failure)
+ *                                                      success forgets failures, failure records one
+ *   (flight, f?)    --end(NotLoaded)--> (f?)           it ended without loading: callers read again
+ *   (flight, f?)    --end(PeerFailed)--> (failure)     a miss lost the fleet lease to another
  *                                                      instance's failed load: its failure is adopted
  *   (failure)       --begin-->   (failure)             within its back-off: misses fail fast,
  *                                                      refreshes are skipped
@@ -37,7 +39,7 @@ import java.util.function.ObjLongConsumer;
  *   (failure)       --sweep-->   (none)                a failure older than its window is forgotten
  *   (any)           --sighted--> (any, sighting)      another instance's failure marker, first
  *                                                      seen now (kept while the same one is seen)
- *   (flight)        --finish-->  (recent)              a load a failed read awaited is remembered
+ *   (flight)        --end(Succeeded)--> (recent)       a load a failed read awaited is remembered
  *   (recent)        --begin-->   (recent)              a miss whose store read failed, begun before
  *                                                      that load registered, joins it (its value)
  *   (recent)        --sweep-->   (none)                once no read begun before it can be running
@@ -182,7 +184,7 @@ final class KeyRegistry {
   /** What {@link #begin} decided. */
   sealed interface Begin permits Started, Joined, After, Remembered, Busy, Recursive {}
 
-  /** A new flight, registered; the caller must run it (or {@link #abandon} it). */
+  /** A new flight, registered; the caller must run it (or {@link #end} it). */
   record Started<V>(Flight<V> flight) implements Begin {}
 
   /** A miss joins the flight already loading the key. */
@@ -361,7 +363,7 @@ final class KeyRegistry {
         return expired[0] == null ? state : state.withFlight(null);
       }
       Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken,
-          sequence.incrementAndGet(), fenced);
+          sequence.incrementAndGet(), fenced, !failedRead);
       if (failedRead && !fenced) { // a fenced load's value may predate a commit: not remembered
         started.awaitedByFailedRead();
       }
@@ -378,6 +380,29 @@ final class KeyRegistry {
   }
 
   /**
+   * Ends a flight the pipeline ran, for the reason given: the one way it deregisters a flight
+   * (the registry ends flights that time out itself, {@link #detach} voids them). A flight that is
+   * no longer registered (voided, timed out) changes nothing, except that {@link Ending.NotLoaded}
+   * still completes it without a value.
+   *
+   * @return the failure record this made ({@link Ending.Failed} with back-off on, or {@link
+   *     Ending.PeerFailed}), or {@code null}
+   */
+  Failure end(Flight<?> flight, Ending ending) {
+    if (ending instanceof Ending.Failed failed) {
+      return finish(flight, failed.cause(), clock.millis());
+    }
+    if (ending instanceof Ending.PeerFailed peer) {
+      return finishRemembered(flight, peer.count(), peer.notBefore(), peer.cause(), peer.now());
+    }
+    if (ending instanceof Ending.NotLoaded) {
+      abandon(flight);
+      return null;
+    }
+    return finish(flight, null, clock.millis()); // Succeeded, PeerDelivered
+  }
+
+  /**
    * Deregisters a flight that ended (its write, if any, issued): a success forgets the key's
    * failures, and is remembered if a read that failed on the store awaited it (see the class
    * comment); a failure records one and starts or extends the key's back-off. A flight that is
@@ -388,7 +413,7 @@ final class KeyRegistry {
    * @return the failure record this finish made, or {@code null} (a success, no back-off, or a
    *     flight no longer registered)
    */
-  Failure finish(Flight<?> flight, Throwable failure, long now) {
+  private Failure finish(Flight<?> flight, Throwable failure, long now) {
     cancelTimeout(flight);
     long tick = tickMillis();
     Failure[] recorded = new Failure[1];
@@ -425,7 +450,7 @@ final class KeyRegistry {
    * Deregisters a flight that never ran (its refresh was rejected, or it lost the fleet lease)
    * and completes it with {@link Loaded#notLoaded()}, so that joined callers read again.
    */
-  <V> void abandon(Flight<V> flight) {
+  private <V> void abandon(Flight<V> flight) {
     cancelTimeout(flight);
     states.computeIfPresent(flight.storeKey, (k, state) -> state.flight() != flight
         ? state : state.withFlight(null));
@@ -468,7 +493,7 @@ final class KeyRegistry {
    *
    * @return the failure recorded, or {@code null} if the flight was no longer registered
    */
-  Failure finishRemembered(Flight<?> flight, int count, long notBefore, Throwable cause,
+  private Failure finishRemembered(Flight<?> flight, int count, long notBefore, Throwable cause,
       long now) {
     cancelTimeout(flight);
     long tick = tickMillis();

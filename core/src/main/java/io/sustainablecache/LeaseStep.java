@@ -2,7 +2,7 @@ package io.sustainablecache;
 
 /**
  * What the fleet lease decided about a flight before it loads: a value that {@link
- * LoadCoordinator#afterLease} acts on. The lease never completes a flight itself.
+ * LoadPipeline} acts on. The lease never completes a flight itself.
  *
  * @param <V> the value type
  */
@@ -25,6 +25,14 @@ sealed interface LeaseStep<V> {
    * flight fails with {@code failure}, which the registry remembers already.
    */
   record Failed<V>(Throwable failure) implements LeaseStep<V> {}
+
+  /**
+   * A miss lost the lease to a holder that is loading: wait for its write (polled on the
+   * scheduler, a bounded time); {@code decided} completes with the step that ends the wait
+   * (another instance's write or failure, load after all, or skip), never failing.
+   */
+  record WaitForPeer<V>(java.util.concurrent.CompletableFuture<LeaseStep<V>> decided)
+      implements LeaseStep<V> {}
 
   @SuppressWarnings("unchecked")
   static <V> LeaseStep<V> load() {

@@ -4,6 +4,7 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -39,7 +40,7 @@ final class ReadPath<V> {
   private final CacheStore store;
   private final Keys keys;
   private final EntryReader<V> reader;
-  private final LoadCoordinator<V> loads;
+  private final LoadPipeline<V> loads;
   private final Refresher refresher;
   private final RefreshPolicy policy;
   private final Policies.Mode mode;
@@ -54,7 +55,7 @@ final class ReadPath<V> {
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
 
-  ReadPath(CacheConfig<V> config, Keys keys, EntryReader<V> reader, LoadCoordinator<V> loads,
+  ReadPath(CacheConfig<V> config, Keys keys, EntryReader<V> reader, LoadPipeline<V> loads,
       Refresher refresher, StatsCounter stats, RateLimitedLog storeErrorLog, long waitNanos,
       NearCache<V> near) {
     this.near = near;
@@ -289,7 +290,7 @@ final class ReadPath<V> {
    * is there and never loads.
    *
    * @param failedReadMark see {@link LoadRequest#failedReadMark}
-   * @param on where a loader starts (see {@link LoadCoordinator#miss})
+   * @param on where a loader starts (see {@link LoadPipeline#misses})
    * @param mayRetry whether a joined load that ended without a value may be followed by one more
    *     read
    */
@@ -308,12 +309,12 @@ final class ReadPath<V> {
       case REFRESH_BACKGROUND:
       case STALE:
         loads.refreshInBackground(LoadRequest.of(key, storeKey, entry, LoadRequest.READ_OK),
-            loader);
+            LoadPipeline.Batch.ofOne(loader));
         return null;
       case REFRESH_INLINE: {
         CompletableFuture<Loaded<V>> refresh =
             loads.refreshInline(LoadRequest.of(key, storeKey, entry, LoadRequest.READ_OK),
-                loader, on);
+                LoadPipeline.Batch.ofOne(loader), on);
         if (refresh == null) {
           hit(entry); // another load is refreshing it: the reader does not wait
           return null;
@@ -325,7 +326,8 @@ final class ReadPath<V> {
       default: {
         LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, failedReadMark);
         CompletableFuture<Object> answer = new CompletableFuture<>();
-        loads.miss(request, loader, on).whenComplete((loaded, error) -> {
+        loads.misses(List.of(request), LoadPipeline.Batch.ofOne(loader), on).get(0)
+            .whenComplete((loaded, error) -> {
           try {
             if (error != null) {
               answer.complete(staleOrThrow(EntryWriter.unwrap(error), request.stale()));

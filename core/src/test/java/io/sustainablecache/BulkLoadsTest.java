@@ -259,4 +259,28 @@ final class BulkLoadsTest {
     assertThatThrownBy(() -> cache.getAll(List.of("a"), null))
         .isInstanceOf(NullPointerException.class);
   }
+
+  /**
+   * The caller whose own synchronous loader outlives the load timeout was never waiting: it gets
+   * the value when the loader returns, for {@code getAll} as for {@code get} (one pipeline; a
+   * {@code getAll} failed with the timeout before issue 23). Joined callers fail at the timeout.
+   */
+  @Test
+  void aSynchronousLoaderOutlivingTheLoadTimeout_stillAnswersItsOwnCaller_getAndGetAlike() {
+    build(builder().loadTimeout(Duration.ofSeconds(1)));
+    Runnable outliveTheTimeout = () -> {
+      clock.advance(Duration.ofSeconds(2));
+      scheduler.runDue(); // the flight times out while its loader runs
+    };
+
+    assertThat(cache.getAll(List.of("a", "b"), keys -> {
+      outliveTheTimeout.run();
+      return db.loadAll(keys);
+    })).containsExactly(Map.entry("a", "a!"), Map.entry("b", "b!"));
+    assertThat(cache.get("c", key -> {
+      outliveTheTimeout.run();
+      return key + "!";
+    })).isEqualTo("c!");
+    assertThat(cache.stats().loadTimeoutCount()).isEqualTo(3);
+  }
 }

@@ -518,4 +518,44 @@ final class FleetLeaseTest {
     assertThat(caches.get(2).getAll(List.of("a", "b"), db))
         .containsExactly(Map.entry("a", "a1"), Map.entry("b", "b1"));
   }
+
+  @Test
+  void fourInstancesGetAllTheSameColdPage_loadEachKeyOnce_theOthersReadTheWinnersWrites() {
+    List<SustainableCache<String>> caches = fleetOf(4);
+    List<String> page = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      page.add("p" + i);
+    }
+    AtomicInteger keysLoaded = new AtomicInteger();
+    List<CompletableFuture<Map<String, String>>> queries = new ArrayList<>();
+    List<CompletableFuture<Map<String, String>>> reads = new ArrayList<>();
+    for (SustainableCache<String> cache : caches) {
+      reads.add(cache.getAllAsync(page, keys -> {
+        keysLoaded.addAndGet(keys.size());
+        CompletableFuture<Map<String, String>> query = new CompletableFuture<>();
+        queries.add(query);
+        return query.thenApply(values -> {
+          Map<String, String> found = new java.util.HashMap<>();
+          keys.forEach(key -> found.put(key, key + "!"));
+          return found;
+        });
+      }));
+    }
+    assertThat(queries).as("one bulk query: the instance that won every lease").hasSize(1);
+
+    clock.advanceMillis(100);
+    queries.get(0).complete(Map.of()); // the winner's writes land
+    executors.forEach(ManualExecutor::runAll); // writes after an async load run on the executor
+    clock.advanceMillis(300);
+    scheduler.runDue(); // the others' polls find them
+
+    for (CompletableFuture<Map<String, String>> read : reads) {
+      assertThat(read).isCompleted();
+      Map<String, String> values = read.join();
+      assertThat(values).hasSize(100);
+      page.forEach(key -> assertThat(values).containsEntry(key, key + "!"));
+    }
+    assertThat(keysLoaded).as("each key of the page loaded once across the fleet").hasValue(100);
+    assertThat(caches.stream().mapToLong(c -> c.stats().leaseWonCount()).sum()).isEqualTo(100);
+  }
 }

@@ -95,7 +95,7 @@ public final class KeyRegistryLinearizabilityTest {
     if (flight == null) {
       return "none";
     }
-    registry.finish(flight, null, now);
+    registry.end(flight, Ending.SUCCEEDED);
     return "finished #" + flight.casToken;
   }
 
@@ -105,7 +105,7 @@ public final class KeyRegistryLinearizabilityTest {
     if (flight == null) {
       return "none";
     }
-    registry.finish(flight, new IllegalStateException("db down"), now);
+    registry.end(flight, new Ending.Failed(new IllegalStateException("db down")));
     return "failed #" + flight.casToken;
   }
 
@@ -115,7 +115,7 @@ public final class KeyRegistryLinearizabilityTest {
     if (flight == null) {
       return "none";
     }
-    registry.abandon(flight);
+    registry.end(flight, Ending.NOT_LOADED);
     return "abandoned #" + flight.casToken;
   }
 

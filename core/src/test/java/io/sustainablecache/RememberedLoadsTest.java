@@ -44,7 +44,7 @@ final class RememberedLoadsTest {
   private void load(KeyRegistry.Begin begin) {
     Flight<String> flight = ((KeyRegistry.Started<String>) begin).flight();
     flight.deliver(new Loaded<>("value of " + flight.key, clock.millis(), 1, 0));
-    registry.finish(flight, null, clock.millis());
+    registry.end(flight, Ending.SUCCEEDED);
   }
 
   /** Remembers a load of {@code key}: a failed read starts it, and it loads. */
@@ -56,8 +56,8 @@ final class RememberedLoadsTest {
   void aFailedLoadOfAnotherKey_doesNotHoldRememberedLoadsPastTheirWindow() {
     KeyRegistry.Begin bad = registry.begin("bad", "r:bad", Flight.Origin.MISS, 0, clock.millis(),
         -1);
-    registry.finish(((KeyRegistry.Started<?>) bad).flight(), new IllegalStateException("db"),
-        clock.millis()); // its failure record is kept for up to a minute
+    registry.end(((KeyRegistry.Started<?>) bad).flight(),
+        new Ending.Failed(new IllegalStateException("db"))); // its failure record is kept for up to a minute
     for (int i = 0; i < KeyRegistry.MAX_REMEMBERED_LOADS; i++) {
       remember("k" + i);
     }

@@ -253,12 +253,16 @@ final class FleetLease<V> {
    */
   private record Claim(String leaseKey, byte[] value, int exptime, long until, long now) {}
 
-  /** {@code add}s the claim; if the key holds a lease already, reads and contests it. */
+  /**
+   * {@code add}s the claim, and reads the item in the same round trip (pipelined behind the
+   * {@code add}: see {@link #won}); if the key holds a lease already, reads and contests it.
+   */
   private CompletableFuture<Taken> add(Flight<V> flight, Claim claim) {
     CompletableFuture<Boolean> add = store.add(claim.leaseKey(), claim.value(), claim.exptime());
+    CompletableFuture<Optional<StoreItem>> reread = store.gets(flight.storeKey);
     return add.thenCompose(added -> {
       if (added) {
-        return won(flight, claim.until(), store.gets(flight.storeKey));
+        return won(flight, claim.until(), reread);
       }
       return store.gets(claim.leaseKey()).thenCompose(current -> {
         if (current.isEmpty()) { // released since our add: as lost, the holder wrote
@@ -313,6 +317,16 @@ final class FleetLease<V> {
    * This instance holds the lease until {@code until}; {@code reread} is the item read again
    * after the lease was taken: if another instance wrote it since this instance's first read,
    * that value is taken and the lease released at once.
+   *
+   * <p>After an {@code add}, that read is issued together with the {@code add}, not after its
+   * answer: a cold miss waits for two sequential round trips before its loader runs (the read,
+   * then the {@code add} with the re-read), not three. It is safe: on one connection memcached
+   * answers requests in the order they were sent, so the re-read sees the server as it is after
+   * the {@code add}; a holder issues its write before it deletes its lease, so if the {@code add}
+   * found the lease gone, the re-read finds the holder's write. A client that spreads the two
+   * requests over connections may read before the {@code add}: a write landing in between is then
+   * missed, and this instance loads once more; its write is conditional on the token of its first
+   * read and fails against the newer item, so it costs a duplicate load, never a wrong value.
    */
   private CompletableFuture<Taken> won(Flight<V> flight, long until,
       CompletableFuture<Optional<StoreItem>> reread) {

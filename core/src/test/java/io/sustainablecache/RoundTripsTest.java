@@ -1,0 +1,136 @@
+package io.sustainablecache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How many <em>sequential</em> store round trips a cold {@code get} waits for before its loader
+ * runs (issue 23: three before, the read, the lease's {@code add} and a re-read after it). The
+ * store holds every operation until the test releases a round: the operations issued so far are
+ * answered together, in the order they were issued (as memcached answers one connection), and
+ * what their answers issue waits for the next round.
+ */
+final class RoundTripsTest {
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore server = InMemoryStore.create(clock);
+  private final RoundStore store = new RoundStore(server);
+  private final SustainableCache<String> cache = SustainableCache.builder(store).namespace("r")
+      .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+      .scheduler(ManualScheduler.on(clock.ticker())).refreshExecutor(new ManualExecutor())
+      .random(FixedRandom.neverEarly()).build(); // the fleet lease is on by default
+
+  @AfterEach
+  void close() {
+    cache.close();
+  }
+
+  @Test
+  void aColdGet_reachesItsLoaderAfterTwoSequentialRoundTrips_withTheFleetLease() {
+    AtomicInteger loaderCalls = new AtomicInteger();
+    CompletableFuture<String> read = cache.getAsync("cold", key -> {
+      loaderCalls.incrementAndGet();
+      return CompletableFuture.completedFuture("v");
+    });
+    int rounds = 0;
+    while (loaderCalls.get() == 0 && store.pending() > 0) {
+      store.releaseRound();
+      rounds++;
+    }
+
+    assertThat(loaderCalls).as("the loader ran").hasValue(1);
+    assertThat(rounds).as("sequential round trips before the loader").isEqualTo(2);
+    while (store.pending() > 0) {
+      store.releaseRound();
+    }
+    assertThat(read).isCompletedWithValue("v");
+    assertThat(server.gets("r:cold").join()).as("written").isPresent();
+    assertThat(server.gets("r:cold\u007Flease").join()).as("the lease released").isEmpty();
+  }
+
+  /** Holds every operation until {@link #releaseRound}; then runs them in order on the server. */
+  private static final class RoundStore extends ForwardingStore {
+    private final List<Runnable> held = new ArrayList<>();
+
+    RoundStore(CacheStore server) {
+      super(server);
+    }
+
+    synchronized int pending() {
+      return held.size();
+    }
+
+    /** Answers every operation issued so far, in order; what they issue waits for the next. */
+    void releaseRound() {
+      List<Runnable> round;
+      synchronized (this) {
+        round = new ArrayList<>(held);
+        held.clear();
+      }
+      round.forEach(Runnable::run);
+    }
+
+    private synchronized <T> CompletableFuture<T> hold(Supplier<CompletableFuture<T>> op) {
+      CompletableFuture<T> answer = new CompletableFuture<>();
+      held.add(() -> op.get().whenComplete((value, error) -> {
+        if (error != null) {
+          answer.completeExceptionally(error);
+        } else {
+          answer.complete(value);
+        }
+      }));
+      return answer;
+    }
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      return hold(() -> delegate().gets(key));
+    }
+
+    @Override
+    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      return hold(() -> delegate().getsAll(keys));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      return hold(() -> delegate().add(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return hold(() -> delegate().set(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return hold(() -> delegate().cas(key, casToken, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      return hold(() -> delegate().delete(key));
+    }
+  }
+}

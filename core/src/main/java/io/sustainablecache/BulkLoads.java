@@ -38,7 +38,6 @@ final class BulkLoads<V> {
   private final InstantSource clock;
   private final Ticker ticker;
   private final StatsCounter stats;
-  private final boolean serveStaleOnError;
   private final long waitNanos;
   private final BulkRefreshes<V> refreshes;
 
@@ -53,7 +52,6 @@ final class BulkLoads<V> {
     this.clock = config.clock();
     this.ticker = config.ticker();
     this.stats = stats;
-    this.serveStaleOnError = config.serveStaleOnError();
     this.waitNanos = waitNanos;
     this.refreshes = new BulkRefreshes<>(config, loads, refresher, stats);
   }
@@ -203,11 +201,15 @@ final class BulkLoads<V> {
                   continue;
                 }
               }
-              if (!answerStale(answers, wanted) && failure == null) {
-                failure = wait.isCompletedExceptionally()
-                    ? wait.handle((value, thrown) -> thrown).join()
-                    : new CacheLoadException("a key could not be loaded: the load it joined"
-                        + " ended without a value", null);
+              Throwable keyFailure = wait.isCompletedExceptionally()
+                  ? EntryWriter.unwrap(wait.handle((value, thrown) -> thrown).join())
+                  : new CacheLoadException("a key could not be loaded: the load it joined"
+                      + " ended without a value", null);
+              Object stale = reads.staleOnError(keyFailure, wanted.stale());
+              if (stale != null) {
+                answers.put(wanted.key(), stale);
+              } else if (failure == null) {
+                failure = keyFailure;
               }
             }
             if (failure != null) {
@@ -219,16 +221,6 @@ final class BulkLoads<V> {
             out.completeExceptionally(t);
           }
         });
-  }
-
-  /** Answers a key with its stale entry, if allowed; whether it did. */
-  private boolean answerStale(Map<String, Object> answers, LoadRequest<V> wanted) {
-    if (wanted.stale() == null || !serveStaleOnError) {
-      return false;
-    }
-    stats.increment(Counter.STALE_ON_ERROR);
-    answers.put(wanted.key(), ReadPath.answer(wanted.stale()));
-    return true;
   }
 
   @SuppressWarnings("unchecked")

@@ -398,13 +398,27 @@ final class ReadPath<V> {
    * thrown as {@link Failures} says.
    */
   Object staleOrThrow(Throwable failure, Entry<V> stale) {
-    if (stale != null && serveStaleOnError && failure instanceof CacheLoadException) {
-      stats.increment(Counter.STALE_ON_ERROR);
-      staleOnErrorLog.warn("reloading an expired entry failed; serving the stale value",
-          failure.getCause() == null ? failure : failure.getCause());
-      return answer(stale);
+    Object answer = staleOnError(failure, stale);
+    if (answer != null) {
+      return answer;
     }
     throw Failures.rethrow(failure);
+  }
+
+  /**
+   * The one stale-on-error rule, for {@code get} and {@code getAll}: the answer of the stale entry
+   * a failed load of the key had ({@code null}: none), counted and logged, if stale-on-error is on
+   * and the failure is a load's ({@link CacheLoadException}: the loader's, a timeout, a
+   * remembered one; not a recursive load); otherwise {@code null}.
+   */
+  Object staleOnError(Throwable failure, Entry<V> stale) {
+    if (stale == null || !serveStaleOnError || !(failure instanceof CacheLoadException)) {
+      return null;
+    }
+    stats.increment(Counter.STALE_ON_ERROR);
+    staleOnErrorLog.warn("reloading an expired entry failed; serving the stale value",
+        failure.getCause() == null ? failure : failure.getCause());
+    return answer(stale);
   }
 
   /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */

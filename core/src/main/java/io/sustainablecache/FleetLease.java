@@ -425,9 +425,9 @@ final class FleetLease<V> {
    * miss read (or the item is absent: it left the server, nothing newer was written); one about
    * another version is a leftover (an {@code invalidate}'s tombstone or a {@code put} came
    * since, even if the marker landed after the invalidation deleted the lease), and the miss
-   * waits as for any holder ({@code null}). Another instance's marker is that failure at once,
-   * remembered in the registry as well (this instance backs off too, counting on from the
-   * marker's failures). This instance's own marker is a lease it holds: it loads under it again
+   * waits as for any holder ({@code null}). Another instance's marker is that failure at once
+   * ({@link LeaseStep.Failed}: the pipeline ends the flight with it, and the registry remembers
+   * it, so this instance backs off too, counting on from the marker's failures). This instance's own marker is a lease it holds: it loads under it again
    * (a failure marks it anew, a success deletes it). Never reads the item: values only come from
    * the polls.
    */
@@ -446,13 +446,8 @@ final class FleetLease<V> {
     }
     CacheLoadException cause = new CacheLoadException("another instance's load of this key"
         + " failed; it holds the fleet lease while the key backs off", null);
-    KeyRegistry.Failure failure = registry.end(flight, new Ending.PeerFailed(marker.failures(),
+    return new LeaseStep.Failed<>(new Ending.PeerFailed(marker.failures(),
         Math.min(marker.notBefore(), now + honoured), cause, now));
-    if (failure == null) { // no longer registered (voided, timed out): as any lost lease
-      return null;
-    }
-    stats.increment(Counter.FAILURE_REMEMBERED);
-    return new LeaseStep.Failed<>(Backoff.exception(failure, registry.tickMillis()));
   }
 
   /**

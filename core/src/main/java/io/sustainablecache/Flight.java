@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 /**
@@ -9,55 +10,81 @@ import java.util.function.BiConsumer;
  * KeyRegistry} from the moment it is decided until its write has been issued (or it ended without
  * one), so that every caller of the key in between joins it instead of loading again.
  *
+ * <h2>States</h2>
+ * A flight's life is one {@link State}, held with its {@linkplain #voided voided} mark in one
+ * atomic field and changed only through one gate, {@link #transition}, which refuses a pair that
+ * is not in this table (it counts the refusal and throws {@link IllegalStateException}, as
+ * resilience4j's {@code CircuitBreakerStateMachine.stateTransition} does). Every flight the
+ * {@link LoadPipeline} starts ends exactly once, in {@code ENDED}.
+ *
+ * <table>
+ *   <caption>The states of a flight and who moves it</caption>
+ *   <tr><th>from</th><th>to</th><th>when (by whom)</th></tr>
+ *   <tr><td>-</td><td>{@code REGISTERED}</td><td>{@code KeyRegistry.begin} registered it:
+ *       callers of the key join it</td></tr>
+ *   <tr><td>{@code REGISTERED}</td><td>{@code LEASING}</td><td>it writes back and the fleet lease
+ *       is on: the pipeline asks {@code FleetLease} for the key's lease</td></tr>
+ *   <tr><td>{@code LEASING}</td><td>{@code WAITING_FOR_PEER}</td><td>a miss lost the lease to a
+ *       holder that is loading: it waits (a bounded time) for that instance's write</td></tr>
+ *   <tr><td>{@code REGISTERED}, {@code LEASING}, {@code WAITING_FOR_PEER}</td>
+ *       <td>{@code LOADING}</td><td>the pipeline's runner calls the loader (no lease, the lease
+ *       won, or the wait for the peer ran out)</td></tr>
+ *   <tr><td>{@code LOADING}</td><td>{@code WRITING}</td><td>the load delivered a value that is
+ *       written back: the write is issued</td></tr>
+ *   <tr><td>any but {@code ENDED}</td><td>{@code ENDED}</td><td>{@code LoadPipeline.end}: loaded
+ *       and written (or not written: no write back, fenced, voided), failed, another instance's
+ *       write or failure taken, or not loaded (a refresh that lost the lease or was refused);
+ *       the flight is then deregistered ({@code KeyRegistry.end})</td></tr>
+ * </table>
+ *
+ * <p>{@linkplain #voidIt Voiding} ({@code invalidate}, {@code put}, a newer tombstone, a timeout)
+ * is a mark, not a state: it can come in any state, and the flight goes on (its callers still get
+ * its result) but never writes. A load timeout fails the flight's callers and deregisters it
+ * ({@code KeyRegistry}), without changing its state: the pipeline still ends it when its load (or
+ * its wait) is over.
+ *
  * <p>Its outcome completes once: with the load's value ({@link #deliver}), without one ({@link
  * #endUnloaded}), or with a failure ({@link #fail}: the loader's, a timeout, or another
  * instance's remembered failure). Callers see it only through {@link #answer()} and {@link
- * #whenCompleted}.
- *
- * <h2>States and transitions</h2>
- * A flight's state is changed only by the methods of this class, each one transition:
- *
- * <table>
- *   <caption>Transitions of a flight</caption>
- *   <tr><th>method</th><th>called by</th><th>from</th><th>to</th></tr>
- *   <tr><td>(constructor)</td><td>{@code KeyRegistry.begin}</td><td>-</td>
- *       <td>registered: callers of the key join it</td></tr>
- *   <tr><td>{@link #expectLoadMillis}</td><td>{@code LoadPipeline}</td><td>registered</td>
- *       <td>registered, with the entry's load time for the lease's length</td></tr>
- *   <tr><td>{@link #holdLease}</td><td>{@code FleetLease}</td><td>registered</td>
- *       <td>lease held until a time</td></tr>
- *   <tr><td>{@link #enterLoader}</td><td>{@code LoadPipeline.run}</td>
- *       <td>registered</td><td>in the loader call, on one thread (a call of the cache for the
- *       same key from that thread is a recursive load); load started</td></tr>
- *   <tr><td>{@link #leaveLoader}</td><td>the same</td><td>in the loader call</td>
- *       <td>loading: the loader's stage is pending</td></tr>
- *   <tr><td>{@link #deliver}</td><td>{@code LoadPipeline.complete}, {@code
- *       LoadPipeline.afterLease} (the value another instance wrote)</td>
- *       <td>any but completed</td><td>completed with a value: callers have their answer</td></tr>
- *   <tr><td>{@link #fail}</td><td>{@code LoadPipeline.failed} and {@code .afterLease}
- *       (another instance's failure marker), {@code KeyRegistry.timedOut}</td>
- *       <td>any but completed</td><td>completed with a failure</td></tr>
- *   <tr><td>{@link #endUnloaded}</td><td>{@code KeyRegistry.end(NotLoaded)}</td><td>any but
- *       completed</td><td>completed without a value: callers read again</td></tr>
- *   <tr><td>{@link #voidIt}</td><td>{@code KeyRegistry.detach} ({@code invalidate},
- *       {@code put}), {@code begin} (superseded by a newer tombstone or by a failed read begun after it
- *       registered), {@code timedOut}</td>
- *       <td>any</td><td>voided: deregistered, never writes (its callers still get its
- *       result)</td></tr>
- *   <tr><td>{@link #releaseLease}</td><td>{@code FleetLease.afterLoad}</td><td>lease held</td>
- *       <td>lease not held (deleted, or rewritten as a failure marker)</td></tr>
- *   <tr><td>{@link #timeoutTask} / {@link #cancelTimeout}</td><td>{@code KeyRegistry}</td>
- *       <td>registered</td><td>with / without its load-timeout task</td></tr>
- *   <tr><td>{@link #awaitedByFailedRead}</td><td>{@code KeyRegistry.begin}</td>
- *       <td>registered</td><td>started or joined by a read that failed on the store: its value
- *       is remembered for a while once it loaded ({@code KeyRegistry.finish})</td></tr>
- * </table>
- *
- * <p>Deregistration (finished, abandoned, detached, timed out) is the registry's: a flight is
- * ended once the registry no longer maps its key to it. Every field is volatile: the transitions
- * happen on callers' threads, refresh threads and client threads.
+ * #whenCompleted}. The other fields (the thread inside the loader, the lease held, the expected
+ * load time, the timeout task) are volatile: the transitions happen on callers' threads, refresh
+ * threads and client threads.
  */
 final class Flight<V> {
+
+  /** Where a flight is in its life; see the class comment for the table of transitions. */
+  enum State {
+    /** Registered: callers of the key join it. */
+    REGISTERED,
+    /** Taking the key's fleet lease. */
+    LEASING,
+    /** A miss that lost the lease, waiting for the holder's write. */
+    WAITING_FOR_PEER,
+    /** The loader was called and its result is pending. */
+    LOADING,
+    /** Loaded; the write is being issued. */
+    WRITING,
+    /** Ended and deregistered: terminal. */
+    ENDED;
+
+    private static final State[] VALUES = values();
+
+    /** Whether the table allows {@code this -> to}. */
+    boolean mayBecome(State to) {
+      return switch (this) {
+        case REGISTERED -> to == LEASING || to == LOADING || to == ENDED;
+        case LEASING -> to == WAITING_FOR_PEER || to == LOADING || to == ENDED;
+        case WAITING_FOR_PEER -> to == LOADING || to == ENDED;
+        case LOADING -> to == WRITING || to == ENDED;
+        case WRITING -> to == ENDED;
+        case ENDED -> false;
+      };
+    }
+  }
+
+  /** The mark of a voided flight, beside its state's ordinal in {@link #state}. */
+  private static final int VOIDED = 1 << 3;
+  private static final int STATE_BITS = VOIDED - 1;
 
   /** Why the flight loads. */
   enum Origin {
@@ -105,7 +132,10 @@ final class Flight<V> {
   /** The thread inside the loader call right now, for detecting recursive loads. */
   private volatile Thread loaderThread;
   private volatile boolean loadStarted;
-  private volatile boolean voided;
+  /** The {@link State}'s ordinal, with the {@link #VOIDED} mark: the one field of the state. */
+  private final AtomicInteger state = new AtomicInteger(State.REGISTERED.ordinal());
+  /** How many transitions the gate refused (for the model checks; always 0 in a sound run). */
+  private final AtomicInteger refused = new AtomicInteger();
   private volatile Future<?> timeout;
   private volatile boolean leaseHeld;
   private volatile long leaseUntil;
@@ -264,14 +294,46 @@ final class Flight<V> {
     return loadStarted;
   }
 
-  /** The flight writes nothing from now on. */
+  /** The flight writes nothing from now on: marked, in whatever state it is. */
   void voidIt() {
-    voided = true;
+    state.getAndUpdate(current -> current | VOIDED);
   }
 
   /** Whether the flight was voided. */
   boolean voided() {
-    return voided;
+    return (state.get() & VOIDED) != 0;
+  }
+
+  /** The flight's state now. */
+  State state() {
+    return State.VALUES[state.get() & STATE_BITS];
+  }
+
+  /**
+   * The one gate of the flight's state: moves it to {@code to} if the table (class comment)
+   * allows that from its state now, keeping the voided mark.
+   *
+   * @return the state it left
+   * @throws IllegalStateException if the table does not allow it (counted: {@link
+   *     #refusedTransitions})
+   */
+  State transition(State to) {
+    while (true) {
+      int current = state.get();
+      State from = State.VALUES[current & STATE_BITS];
+      if (!from.mayBecome(to)) {
+        refused.incrementAndGet();
+        throw new IllegalStateException("a flight may not go from " + from + " to " + to);
+      }
+      if (state.compareAndSet(current, (current & VOIDED) | to.ordinal())) {
+        return from;
+      }
+    }
+  }
+
+  /** How many transitions the gate refused; for the model checks. */
+  int refusedTransitions() {
+    return refused.get();
   }
 
   /** The task that times the load out. */
@@ -289,6 +351,7 @@ final class Flight<V> {
 
   @Override
   public String toString() {
-    return "Flight[" + origin + ", started " + startedAt + (voided ? ", voided" : "") + "]";
+    return "Flight[" + origin + ", " + state() + ", started " + startedAt
+        + (voided() ? ", voided" : "") + "]";
   }
 }

@@ -8,6 +8,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.ObjLongConsumer;
 
 /**
@@ -246,6 +247,8 @@ final class KeyRegistry {
   private final long loadTimeoutMillis;
   private final Backoff backoff;
   private final long maxSkewMillis;
+  /** Told of every flight registered, for the model checks; {@code null}: nobody. */
+  private volatile Consumer<Flight<?>> begun;
 
   KeyRegistry(CacheConfig<?> config, StatsCounter stats) {
     this.clock = config.clock();
@@ -375,6 +378,10 @@ final class KeyRegistry {
     }
     if (decided[0] instanceof Started<?> started) {
       scheduleTimeout(started.flight());
+      Consumer<Flight<?>> listener = begun;
+      if (listener != null) {
+        listener.accept(started.flight());
+      }
     }
     return decided[0];
   }
@@ -635,6 +642,14 @@ final class KeyRegistry {
   /** How many keys have a remembered load; for tests. */
   int rememberedCount() {
     return remembered.get();
+  }
+
+  /**
+   * Tells {@code listener} of every flight registered from now on, on the registering thread; for
+   * the model checks, which check that each one ends exactly once in a legal sequence of states.
+   */
+  void onBegun(Consumer<Flight<?>> listener) {
+    begun = listener;
   }
 
   /** The flight registered for a key, or {@code null}; for tests. */

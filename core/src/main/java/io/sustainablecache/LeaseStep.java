@@ -22,9 +22,10 @@ sealed interface LeaseStep<V> {
 
   /**
    * Another instance's load failed and the key backs off fleet-wide (its failure marker): the
-   * flight fails with {@code failure}, which the registry remembers already.
+   * pipeline ends the flight with {@code ending} (the registry remembers the failure, so this
+   * instance backs off too) and fails its callers with it.
    */
-  record Failed<V>(Throwable failure) implements LeaseStep<V> {}
+  record Failed<V>(Ending.PeerFailed ending) implements LeaseStep<V> {}
 
   /**
    * A miss lost the lease to a holder that is loading: wait for its write (polled on the

@@ -321,6 +321,7 @@ final class LoadPipeline<V> {
     List<CompletableFuture<LeaseStep<V>>> steps = new ArrayList<>(leased.size());
     for (Leg<V> leg : leased) {
       Flight<V> flight = leg.flight();
+      flight.transition(Flight.State.LEASING);
       steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight)
           : lease.beforeRefresh(flight));
     }
@@ -347,17 +348,23 @@ final class LoadPipeline<V> {
       Executor on) {
     Flight<V> flight = leg.flight();
     if (step instanceof LeaseStep.WaitForPeer<V> wait) {
+      flight.transition(Flight.State.WAITING_FOR_PEER);
       wait.decided().whenComplete((decided, error) -> {
         List<Leg<V>> late = new ArrayList<>(1);
         afterLease(leg, decided, late, loader, on);
         start(late, loader, on, new CompletableFuture<>());
       });
     } else if (step instanceof LeaseStep.Written<V> written) {
-      if (flight.deliver(written.loaded())) {
-        end(flight, Ending.PEER_DELIVERED);
-      }
+      flight.deliver(written.loaded());
+      end(flight, Ending.PEER_DELIVERED);
     } else if (step instanceof LeaseStep.Failed<V> failed) {
-      flight.fail(failed.failure()); // the registry recorded it (Ending.PeerFailed)
+      KeyRegistry.Failure failure = end(flight, failed.ending());
+      if (failure == null) { // no longer registered (voided, timed out): its callers read again
+        flight.endUnloaded();
+      } else {
+        stats.increment(Counter.FAILURE_REMEMBERED);
+        flight.fail(Backoff.exception(failure, registry.tickMillis()));
+      }
     } else if (step instanceof LeaseStep.Skip<V>) {
       abandon(flight);
     } else {
@@ -422,6 +429,7 @@ final class LoadPipeline<V> {
       keys.add(flight.key);
       generations[i] = writer.generation(flight.storeKey);
     }
+    legs.forEach(leg -> leg.flight().transition(Flight.State.LOADING));
     Thread starter = Thread.currentThread();
     long start = ticker.read();
     if (loader.bulk()) {
@@ -528,6 +536,7 @@ final class LoadPipeline<V> {
       end(flight, Ending.SUCCEEDED);
       return null;
     }
+    flight.transition(Flight.State.WRITING);
     return () -> write(flight, loaded);
   }
 
@@ -574,9 +583,18 @@ final class LoadPipeline<V> {
   // ---------------------------------------------------------------------------------------------
   // Ends
 
-  /** Ends a flight for {@code ending} and releases the fleet lease it held (or marks it failed). */
-  private void end(Flight<V> flight, Ending ending) {
-    lease.afterLoad(flight, registry.end(flight, ending));
+  /**
+   * Ends a flight for {@code ending}, the one place the pipeline does: moves it to {@link
+   * Flight.State#ENDED} (the gate refuses a second end), deregisters it ({@link KeyRegistry#end}),
+   * and releases the fleet lease it held (or keeps it as a failure marker).
+   *
+   * @return the failure record the registry made, or {@code null}
+   */
+  private KeyRegistry.Failure end(Flight<V> flight, Ending ending) {
+    flight.transition(Flight.State.ENDED);
+    KeyRegistry.Failure failure = registry.end(flight, ending);
+    lease.afterLoad(flight, failure);
+    return failure;
   }
 
   /**

@@ -65,6 +65,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *       no cause: a timeout, or a key without a value), or a loader's {@link Error} rethrown as
  *       it is; no caller gets a value no successful load produced; and a caller whose own loader
  *       ran (the leader) gets exactly that load's outcome, or a timeout.</li>
+ *   <li><b>Flight states:</b> every flight the registry registered ended exactly once, in a legal
+ *       sequence of states: at quiescence each is {@code ENDED} and its gate ({@link
+ *       Flight#transition}) refused no transition (a second end, or any pair not in
+ *       {@link Flight}'s table, is refused and counted).</li>
  * </ol>
  */
 final class PerKeyStateHarness {
@@ -125,6 +129,8 @@ final class PerKeyStateHarness {
   private final AtomicInteger lateWrites = new AtomicInteger();
   private final Queue<Call> calls = new ConcurrentLinkedQueue<>();
   private final Queue<String> violations = new ConcurrentLinkedQueue<>();
+  /** Every flight the registry registered, for the check of their states. */
+  private final Queue<Flight<?>> begun = new ConcurrentLinkedQueue<>();
 
   /**
    * @param keys how many keys the operations use ({@code key} arguments are below it)
@@ -146,6 +152,7 @@ final class PerKeyStateHarness {
         .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(executor).random(FixedRandom.neverEarly()).loadTimeout(LOAD_TIMEOUT)
         .fleetLease(fleetLease).build();
+    cache.registry().onBegun(begun::add);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -346,6 +353,12 @@ final class PerKeyStateHarness {
     }
     for (Call call : calls) {
       check(call);
+    }
+    for (Flight<?> flight : begun) {
+      if (flight.state() != Flight.State.ENDED || flight.refusedTransitions() != 0) {
+        violation("a flight did not end exactly once in a legal sequence of states: " + flight
+            + ", " + flight.refusedTransitions() + " transition(s) refused");
+      }
     }
     return List.copyOf(violations);
   }

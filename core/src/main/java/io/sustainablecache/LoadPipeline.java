@@ -300,8 +300,7 @@ final class LoadPipeline<V> {
    * The one "lease each, load the winners" step: takes the fleet lease of every flight that writes
    * back (all requests issued at once, so pipelined on the connection), acts on what each lease
    * decided, and starts one load of the winners (with the flights that take no lease) on {@code
-   * on}. A miss that waits for a peer's write is decided later, alone: it loads by itself if the
-   * peer's write does not come.
+   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}).
    *
    * @return completes once the winners' loader call returned, or nothing is left to load now (for
    *     a refresh thread, which waits for it)
@@ -327,34 +326,69 @@ final class LoadPipeline<V> {
     }
     CompletableFuture.allOf(steps.toArray(new CompletableFuture<?>[0]))
         .whenComplete((ignored, error) -> {
+          List<Leg<V>> waiting = new ArrayList<>();
+          List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>();
           for (int i = 0; i < leased.size(); i++) {
             Leg<V> leg = leased.get(i);
-            afterLease(leg, steps.get(i).getNow(null), winners, loader, on);
+            LeaseStep<V> step = steps.get(i).getNow(null);
+            if (step instanceof LeaseStep.WaitForPeer<V> wait) {
+              leg.flight().transition(Flight.State.WAITING_FOR_PEER);
+              waiting.add(leg);
+              waits.add(wait.decided());
+            } else {
+              afterLease(leg, step, winners);
+            }
           }
           start(winners, loader, on, launched);
+          if (!waiting.isEmpty()) {
+            afterPeers(waiting, waits, loader, on);
+          }
         });
     return launched;
+  }
+
+  /**
+   * Misses that wait for peers' writes: each is answered as soon as its peer's write (or
+   * failure) is seen; those whose wait ran out without one are loaded together, with one loader
+   * call once every wait of the batch has ended (their bounds end together), not one call each.
+   */
+  private void afterPeers(List<Leg<V>> waiting, List<CompletableFuture<LeaseStep<V>>> waits,
+      Batch<V> loader, Executor on) {
+    for (int i = 0; i < waiting.size(); i++) {
+      Leg<V> leg = waiting.get(i);
+      waits.get(i).whenComplete((decided, error) -> {
+        if (!loads(decided)) {
+          afterLease(leg, decided, new ArrayList<>(0)); // a write, a failure or skip: at once
+        }
+      });
+    }
+    CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
+        .whenComplete((ignored, error) -> {
+          List<Leg<V>> load = new ArrayList<>();
+          for (int i = 0; i < waiting.size(); i++) {
+            if (loads(waits.get(i).getNow(null))) {
+              load.add(waiting.get(i));
+            }
+          }
+          start(load, loader, on, new CompletableFuture<>());
+        });
+  }
+
+  /** Whether a lease's decision is to load: {@link LeaseStep.Load}, or none (fail open). */
+  private static boolean loads(LeaseStep<?> step) {
+    return step == null || step instanceof LeaseStep.Load<?>;
   }
 
   /**
    * Acts on what the fleet lease decided for one flight (the lease never completes a flight):
    * adds it to {@code winners}; or answers it with another instance's write; or fails it with
    * another instance's remembered failure; or ends it without loading (a refresh that lost the
-   * lease, a flight completed meanwhile); or, for a miss that waits for a peer, acts on that
-   * decision when it comes, loading the flight alone if it must. A {@code null} step (a failed
-   * future, which the lease never returns) loads: the lease fails open.
+   * lease, a flight completed meanwhile). A {@code null} step (a failed future, which the lease
+   * never returns) loads: the lease fails open.
    */
-  private void afterLease(Leg<V> leg, LeaseStep<V> step, List<Leg<V>> winners, Batch<V> loader,
-      Executor on) {
+  private void afterLease(Leg<V> leg, LeaseStep<V> step, List<Leg<V>> winners) {
     Flight<V> flight = leg.flight();
-    if (step instanceof LeaseStep.WaitForPeer<V> wait) {
-      flight.transition(Flight.State.WAITING_FOR_PEER);
-      wait.decided().whenComplete((decided, error) -> {
-        List<Leg<V>> late = new ArrayList<>(1);
-        afterLease(leg, decided, late, loader, on);
-        start(late, loader, on, new CompletableFuture<>());
-      });
-    } else if (step instanceof LeaseStep.Written<V> written) {
+    if (step instanceof LeaseStep.Written<V> written) {
       flight.deliver(written.loaded());
       end(flight, Ending.PEER_DELIVERED);
     } else if (step instanceof LeaseStep.Failed<V> failed) {
@@ -483,6 +517,10 @@ final class LoadPipeline<V> {
         failure = t;
       }
     }
+    if (failure == null) {
+      // a key of a bulk call appears after the whole call: what a peer waiting for it expects
+      loadTimes.recordSuccess(elapsed, 1);
+    }
     List<Runnable> writes = new ArrayList<>(legs.size());
     for (int i = 0; i < legs.size(); i++) {
       Leg<V> leg = legs.get(i);
@@ -524,7 +562,6 @@ final class LoadPipeline<V> {
    */
   private Runnable complete(Flight<V> flight, Loaded<V> loaded, long statsMillis) {
     stats.recordLoad(statsMillis, loaded.value() == null);
-    loadTimes.recordSuccess(statsMillis, 1); // a bulk call's time comes with its first key
     if (flight.fenced) {
       stats.increment(Counter.FENCED_LOAD);
     }

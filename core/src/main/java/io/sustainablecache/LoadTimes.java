@@ -19,7 +19,8 @@ final class LoadTimes {
    * Records a successful load call.
    *
    * @param elapsedMillis how long the call took
-   * @param keys how many keys it loaded (a bulk call's time is spread over its keys)
+   * @param keys how many loads it counts as (the pipeline counts a bulk call as one: each of its
+   *     keys appears after the whole call, which is what a peer waiting for one expects)
    */
   void recordSuccess(long elapsedMillis, int keys) {
     millis.add(Math.max(0, elapsedMillis));

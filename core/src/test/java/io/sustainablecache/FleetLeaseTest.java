@@ -558,4 +558,29 @@ final class FleetLeaseTest {
     assertThat(keysLoaded).as("each key of the page loaded once across the fleet").hasValue(100);
     assertThat(caches.stream().mapToLong(c -> c.stats().leaseWonCount()).sum()).isEqualTo(100);
   }
+
+  @Test
+  void aGetAllWhosePeerDoesNotDeliverInTime_loadsTheKeysItWaitedForWithOneCall() {
+    List<SustainableCache<String>> caches = fleetOf(2);
+    List<String> page = List.of("a", "b", "c", "d", "e");
+    List<Integer> bCalls = new ArrayList<>();
+    caches.get(0).getAllAsync(page, keys -> new CompletableFuture<>()); // a holder that hangs
+    CompletableFuture<Map<String, String>> read = caches.get(1).getAllAsync(page, keys -> {
+      bCalls.add(keys.size());
+      Map<String, String> found = new java.util.HashMap<>();
+      keys.forEach(key -> found.put(key, key + "!"));
+      return CompletableFuture.completedFuture(found);
+    });
+    assertThat(bCalls).as("lost every lease: waits").isEmpty();
+
+    for (int i = 0; i < 20 && !read.isDone(); i++) { // polls until the wait's bound
+      clock.advanceMillis(POLL_MILLIS);
+      scheduler.runDue();
+      executors.forEach(ManualExecutor::runAll);
+    }
+
+    assertThat(read).isCompleted();
+    assertThat(read.join()).hasSize(5).containsEntry("a", "a!");
+    assertThat(bCalls).as("one bulk call for the keys whose wait ran out").containsExactly(5);
+  }
 }

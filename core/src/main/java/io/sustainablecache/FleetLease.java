@@ -7,6 +7,9 @@ import io.sustainablecache.LeaseValues.FailureMarker;
 import io.sustainablecache.LeaseValues.Lease;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -152,9 +155,8 @@ final class FleetLease<V> {
       long expected = expectedLoadMillis(flight);
       long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
       long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
-      CompletableFuture<LeaseStep<V>> decided = new CompletableFuture<>();
-      poll(flight, CacheConfig.millis(ticker) + waitMillis, pollMillis, decided);
-      return new LeaseStep.WaitForPeer<>(decided);
+      return new LeaseStep.WaitForPeer<>(new CompletableFuture<>(),
+          CacheConfig.millis(ticker) + waitMillis, pollMillis);
     });
   }
 
@@ -363,61 +365,105 @@ final class FleetLease<V> {
   }
 
   /**
-   * A miss that lost the lease reads the item and the lease together, at once and then every
-   * {@code pollMillis} until {@code deadline} (ticker ms: a wait on this host): the holder's
-   * write is the step ({@link LeaseStep.Written}); a failure marker (the holder's load failed and
-   * its key backs off) is one at once ({@link LeaseStep.Failed}, remembered here as well); at the
-   * deadline the miss loads itself.
+   * Misses that lost their leases ({@link LeaseStep.WaitForPeer}, a batch's together) poll for the
+   * holders' writes: every {@code pollMillis} until their deadlines (ticker ms: waits on this
+   * host), one read of all their items (a {@code getsAll}; a {@code gets} for one key), and, for
+   * those still without a value, one read of their leases. A holder's write is that miss's step
+   * ({@link LeaseStep.Written}); a failure marker (the holder's load failed and its key backs off)
+   * is one at once ({@link LeaseStep.Failed}); a flight completed meanwhile skips; at its deadline
+   * a miss loads itself. Never fails: a store error reads as "nothing yet", a scheduler that
+   * refuses, or anything thrown, loads.
    */
-  private void poll(Flight<V> flight, long deadline, long pollMillis,
-      CompletableFuture<LeaseStep<V>> decided) {
-    if (flight.completed()) { // invalidated and completed elsewhere, or timed out
-      decided.complete(LeaseStep.skip());
-      return;
-    }
+  void awaitPeers(List<Flight<V>> flights, List<LeaseStep.WaitForPeer<V>> waits) {
+    List<Integer> open = new ArrayList<>(flights.size());
     long now = CacheConfig.millis(ticker);
-    if (now >= deadline) {
-      decided.complete(LeaseStep.load()); // the holder did not deliver in time: load ourselves
+    long delay = Long.MAX_VALUE;
+    for (int i = 0; i < flights.size(); i++) {
+      LeaseStep.WaitForPeer<V> wait = waits.get(i);
+      if (wait.decided().isDone()) {
+        continue;
+      }
+      if (flights.get(i).completed()) { // invalidated and completed elsewhere, or timed out
+        wait.decided().complete(LeaseStep.skip());
+      } else if (now >= wait.deadline()) {
+        wait.decided().complete(LeaseStep.load()); // no write in time: load ourselves
+      } else {
+        open.add(i);
+        delay = Math.min(delay, Math.min(wait.pollMillis(), wait.deadline() - now));
+      }
+    }
+    if (open.isEmpty()) {
       return;
     }
     try {
-      scheduler.schedule(() -> store.gets(flight.storeKey).whenComplete((item, error) -> {
-        try {
-          Loaded<V> written =
-              error == null && item.isPresent() ? written(flight, item.get()) : null;
-          if (written != null) {
-            decided.complete(new LeaseStep.Written<>(written));
-          } else {
-            readLease(flight).whenComplete((step, leaseError) -> {
-              if (step != null) { // the holder failed meanwhile
-                decided.complete(step);
-              } else {
-                poll(flight, deadline, pollMillis, decided);
-              }
-            });
-          }
-        } catch (Throwable t) {
-          decided.complete(LeaseStep.load());
-        }
-      }), Math.min(pollMillis, deadline - now), TimeUnit.MILLISECONDS);
+      scheduler.schedule(() -> pollOnce(flights, waits, open), delay, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      decided.complete(LeaseStep.load());
+      open.forEach(i -> waits.get(i).decided().complete(LeaseStep.load()));
     }
   }
 
-  /**
-   * Reads the lease a miss lost while it polls: a failure marker in force is read by {@link
-   * #readLostLease}; anything else (a holder, a lapsed or invalid value, nothing) means wait
-   * ({@code null}). Never failing.
-   */
-  private CompletableFuture<LeaseStep<V>> readLease(Flight<V> flight) {
-    return store.gets(keys.leaseKey(flight.storeKey)).handle((current, error) -> {
-      if (error != null || current.isEmpty()) {
-        return null;
+  /** One poll of {@link #awaitPeers}: the items, then the leases of those still waiting. */
+  private void pollOnce(List<Flight<V>> flights, List<LeaseStep.WaitForPeer<V>> waits,
+      List<Integer> open) {
+    List<String> storeKeys = new ArrayList<>(open.size());
+    open.forEach(i -> storeKeys.add(flights.get(i).storeKey));
+    readAll(storeKeys).whenComplete((items, error) -> {
+      try {
+        List<Integer> still = new ArrayList<>(open.size());
+        for (int i : open) {
+          Flight<V> flight = flights.get(i);
+          StoreItem item = error == null ? items.get(flight.storeKey) : null;
+          Loaded<V> written = item == null ? null : written(flight, item);
+          if (written != null) {
+            waits.get(i).decided().complete(new LeaseStep.Written<>(written));
+          } else {
+            still.add(i);
+          }
+        }
+        if (still.isEmpty()) {
+          return;
+        }
+        List<String> leaseKeys = new ArrayList<>(still.size());
+        still.forEach(i -> leaseKeys.add(keys.leaseKey(flights.get(i).storeKey)));
+        readAll(leaseKeys).whenComplete((leases, leaseError) -> {
+          try {
+            for (int i : still) {
+              StoreItem current = leaseError == null
+                  ? leases.get(keys.leaseKey(flights.get(i).storeKey)) : null;
+              LeaseStep<V> step = current == null ? null : readLease(flights.get(i), current);
+              if (step != null) { // the holder failed meanwhile
+                waits.get(i).decided().complete(step);
+              }
+            }
+            awaitPeers(flights, waits);
+          } catch (Throwable t) {
+            still.forEach(i -> waits.get(i).decided().complete(LeaseStep.load()));
+          }
+        });
+      } catch (Throwable t) {
+        open.forEach(i -> waits.get(i).decided().complete(LeaseStep.load()));
       }
-      Lease lease = values.judge(current.get().value(), clock.millis());
-      return lease.state() == Lease.State.MARKED ? readLostLease(flight, lease.marker()) : null;
     });
+  }
+
+  /** Reads items: a {@code getsAll}, or a {@code gets} for one key (as a single miss did). */
+  private CompletableFuture<Map<String, StoreItem>> readAll(List<String> storeKeys) {
+    if (storeKeys.size() == 1) {
+      String key = storeKeys.get(0);
+      return store.gets(key).thenApply(item -> item.isPresent() ? Map.of(key, item.get())
+          : Map.of());
+    }
+    return store.getsAll(storeKeys);
+  }
+
+  /**
+   * Judges the lease a waiting miss read ({@code current}): a failure marker in force is read by
+   * {@link #readLostLease}; anything else (a holder, a lapsed or invalid value) means wait
+   * ({@code null}).
+   */
+  private LeaseStep<V> readLease(Flight<V> flight, StoreItem current) {
+    Lease lease = values.judge(current.value(), clock.millis());
+    return lease.state() == Lease.State.MARKED ? readLostLease(flight, lease.marker()) : null;
   }
 
   /**

@@ -28,12 +28,14 @@ sealed interface LeaseStep<V> {
   record Failed<V>(Ending.PeerFailed ending) implements LeaseStep<V> {}
 
   /**
-   * A miss lost the lease to a holder that is loading: wait for its write (polled on the
-   * scheduler, a bounded time); {@code decided} completes with the step that ends the wait
-   * (another instance's write or failure, load after all, or skip), never failing.
+   * A miss lost the lease to a holder that is loading: wait for its write, polled on the
+   * scheduler every {@code pollMillis} until {@code deadline} (ticker ms) by {@link
+   * FleetLease#awaitPeers}, together with the other misses of its batch; {@code decided}
+   * completes with the step that ends the wait (another instance's write or failure, load after
+   * all, or skip), never failing.
    */
-  record WaitForPeer<V>(java.util.concurrent.CompletableFuture<LeaseStep<V>> decided)
-      implements LeaseStep<V> {}
+  record WaitForPeer<V>(java.util.concurrent.CompletableFuture<LeaseStep<V>> decided,
+      long deadline, long pollMillis) implements LeaseStep<V> {}
 
   @SuppressWarnings("unchecked")
   static <V> LeaseStep<V> load() {

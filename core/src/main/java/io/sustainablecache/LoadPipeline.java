@@ -327,6 +327,8 @@ final class LoadPipeline<V> {
     CompletableFuture.allOf(steps.toArray(new CompletableFuture<?>[0]))
         .whenComplete((ignored, error) -> {
           List<Leg<V>> waiting = new ArrayList<>();
+          List<Flight<V>> waitingFlights = new ArrayList<>();
+          List<LeaseStep.WaitForPeer<V>> waitSteps = new ArrayList<>();
           List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>();
           for (int i = 0; i < leased.size(); i++) {
             Leg<V> leg = leased.get(i);
@@ -334,6 +336,8 @@ final class LoadPipeline<V> {
             if (step instanceof LeaseStep.WaitForPeer<V> wait) {
               leg.flight().transition(Flight.State.WAITING_FOR_PEER);
               waiting.add(leg);
+              waitingFlights.add(leg.flight());
+              waitSteps.add(wait);
               waits.add(wait.decided());
             } else {
               afterLease(leg, step, winners);
@@ -342,6 +346,7 @@ final class LoadPipeline<V> {
           start(winners, loader, on, launched);
           if (!waiting.isEmpty()) {
             afterPeers(waiting, waits, loader, on);
+            lease.awaitPeers(waitingFlights, waitSteps); // one poll for the batch's items
           }
         });
     return launched;

@@ -105,6 +105,11 @@ public final class StampedeLab {
                              the commit, or fenced (SustainableCache.fence); writes tx.csv.
                              --tx --help
 
+      Bulk reads across a fleet
+        --bulk-fleet         instead of the comparison: N JVMs read the same cold page with
+                             getAll at once against a memcached the lab starts (issue 23);
+                             writes bulk-fleet.csv. --bulk-fleet --help
+
       Output
         --out DIR            results.csv, results.txt and charts/ (default: lab-results)
         --no-charts          skip the PNG charts
@@ -279,6 +284,9 @@ public final class StampedeLab {
     }
     if (TxScenario.requested(args)) {
       return TxScenario.run(args, out);
+    }
+    if (BulkFleetScenario.requested(args)) {
+      return BulkFleetScenario.run(args, out);
     }
     System.setProperty("java.awt.headless", "true");
     Options options = parse(args);

@@ -111,8 +111,8 @@ final class FleetLease<V> {
    * @return a future of the step: load (this instance holds the lease, or the store failed),
    *     skip (another instance holds it), or another instance's fresh write; never failing
    */
-  CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight) {
-    return acquire(flight).thenApply(taken -> {
+  CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight, Rereads rereads) {
+    return acquire(flight, rereads).thenApply(taken -> {
       if (taken.written() != null) {
         return new LeaseStep.Written<V>(taken.writtenValue());
       }
@@ -136,8 +136,8 @@ final class FleetLease<V> {
    * @return a future of the step: load now, another instance's fresh write or failure, wait for
    *     the holder, or skip (the flight was completed meanwhile); never failing
    */
-  CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight) {
-    return acquire(flight).thenApply(taken -> {
+  CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight, Rereads rereads) {
+    return acquire(flight, rereads).thenApply(taken -> {
       if (taken.written() != null) {
         return new LeaseStep.Written<V>(taken.writtenValue());
       }
@@ -194,6 +194,28 @@ final class FleetLease<V> {
     });
   }
 
+  /**
+   * The re-read of a batch's items after their leases' {@code add}s: one {@code getsAll}, sent by
+   * {@link #send} once every {@code add} of the batch was sent, so that it is pipelined behind
+   * them (see {@link #won}). {@code null} where a flight re-reads its item alone.
+   */
+  static final class Rereads {
+    private final CompletableFuture<Map<String, StoreItem>> items = new CompletableFuture<>();
+  }
+
+  /** Sends a batch's re-read ({@link Rereads}) of {@code flights}' items. */
+  void send(Rereads rereads, List<Flight<V>> flights) {
+    List<String> storeKeys = new ArrayList<>(flights.size());
+    flights.forEach(flight -> storeKeys.add(flight.storeKey));
+    store.getsAll(storeKeys).whenComplete((items, error) -> {
+      if (error == null) {
+        rereads.items.complete(items);
+      } else {
+        rereads.items.completeExceptionally(error);
+      }
+    });
+  }
+
   /** {@code invalidate}: voids every instance's lease on the key. */
   CompletableFuture<?> onInvalidate(String storeKey) {
     if (!enabled) {
@@ -223,7 +245,7 @@ final class FleetLease<V> {
    * @return a future of what was taken: won (load), or lost (with the holder's failure marker if
    *     it is in force); never failing
    */
-  private CompletableFuture<Taken> acquire(Flight<V> flight) {
+  private CompletableFuture<Taken> acquire(Flight<V> flight, Rereads rereads) {
     long now = clock.millis();
     long leaseMillis = leaseMillis(flight);
     int exptime = (int) ((leaseMillis + 999) / 1000) + 1;
@@ -237,9 +259,9 @@ final class FleetLease<V> {
       // ours, kept after a failed load: read it (normally our marker) instead of adding; gone
       // (expired, or deleted by an invalidate): add as anyone would
       taken = store.gets(claim.leaseKey()).thenCompose(current -> current.isPresent()
-          ? contest(flight, claim, current.get()) : add(flight, claim));
+          ? contest(flight, claim, current.get()) : add(flight, claim, null));
     } else {
-      taken = add(flight, claim);
+      taken = add(flight, claim, rereads);
     }
     return taken.exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
@@ -257,11 +279,14 @@ final class FleetLease<V> {
 
   /**
    * {@code add}s the claim, and reads the item in the same round trip (pipelined behind the
-   * {@code add}: see {@link #won}); if the key holds a lease already, reads and contests it.
+   * {@code add}: see {@link #won}): its own {@code gets}, or, for a batch ({@code rereads}), the
+   * batch's one {@code getsAll} sent behind all of the batch's {@code add}s; if the key holds a
+   * lease already, reads and contests it.
    */
-  private CompletableFuture<Taken> add(Flight<V> flight, Claim claim) {
+  private CompletableFuture<Taken> add(Flight<V> flight, Claim claim, Rereads rereads) {
     CompletableFuture<Boolean> add = store.add(claim.leaseKey(), claim.value(), claim.exptime());
-    CompletableFuture<Optional<StoreItem>> reread = store.gets(flight.storeKey);
+    CompletableFuture<Optional<StoreItem>> reread = rereads == null ? store.gets(flight.storeKey)
+        : rereads.items.thenApply(items -> Optional.ofNullable(items.get(flight.storeKey)));
     return add.thenCompose(added -> {
       if (added) {
         return won(flight, claim.until(), reread);

@@ -318,11 +318,18 @@ final class LoadPipeline<V> {
       return launched;
     }
     List<CompletableFuture<LeaseStep<V>>> steps = new ArrayList<>(leased.size());
+    // a batch's winners re-read their items with one getsAll behind all the adds
+    FleetLease.Rereads rereads = leased.size() > 1 ? new FleetLease.Rereads() : null;
+    List<Flight<V>> leasedFlights = new ArrayList<>(leased.size());
     for (Leg<V> leg : leased) {
       Flight<V> flight = leg.flight();
       flight.transition(Flight.State.LEASING);
-      steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight)
-          : lease.beforeRefresh(flight));
+      leasedFlights.add(flight);
+      steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight, rereads)
+          : lease.beforeRefresh(flight, rereads));
+    }
+    if (rereads != null) {
+      lease.send(rereads, leasedFlights);
     }
     CompletableFuture.allOf(steps.toArray(new CompletableFuture<?>[0]))
         .whenComplete((ignored, error) -> {

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
  * runs (issue 23: three before, the read, the lease's {@code add} and a re-read after it). The
  * store holds every operation until the test releases a round: the operations issued so far are
  * answered together, in the order they were issued (as memcached answers one connection), and
- * what their answers issue waits for the next round.
+ * what their answers issue waits for the next round. A cold {@code getAll} waits for two as well,
+ * its winners re-reading their items with one {@code getsAll} behind all the leases' {@code add}s.
  */
 final class RoundTripsTest {
 
@@ -68,9 +69,40 @@ final class RoundTripsTest {
     assertThat(server.gets("r:cold\u007Flease").join()).as("the lease released").isEmpty();
   }
 
+  @Test
+  void aColdGetAll_reachesItsLoaderAfterTwoSequentialRoundTrips_rereadingItsItemsWithOneGetsAll() {
+    List<String> page = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      page.add("p" + i);
+    }
+    AtomicInteger loaderCalls = new AtomicInteger();
+    CompletableFuture<Map<String, String>> read = cache.getAllAsync(page, keys -> {
+      loaderCalls.incrementAndGet();
+      Map<String, String> values = new java.util.HashMap<>();
+      keys.forEach(key -> values.put(key, key + "!"));
+      return CompletableFuture.completedFuture(values);
+    });
+    int rounds = 0;
+    while (loaderCalls.get() == 0 && store.pending() > 0) {
+      store.releaseRound();
+      rounds++;
+    }
+
+    assertThat(loaderCalls).as("one bulk loader call").hasValue(1);
+    assertThat(rounds).as("sequential round trips before the loader").isEqualTo(2);
+    assertThat(store.singleReads).as("no gets per key: the re-read is one getsAll").hasValue(0);
+    assertThat(store.bulkReads).as("the read and the re-read").hasValue(2);
+    while (store.pending() > 0) {
+      store.releaseRound();
+    }
+    assertThat(read.join()).hasSize(100).containsEntry("p7", "p7!");
+  }
+
   /** Holds every operation until {@link #releaseRound}; then runs them in order on the server. */
   private static final class RoundStore extends ForwardingStore {
     private final List<Runnable> held = new ArrayList<>();
+    final AtomicInteger singleReads = new AtomicInteger();
+    final AtomicInteger bulkReads = new AtomicInteger();
 
     RoundStore(CacheStore server) {
       super(server);
@@ -104,11 +136,13 @@ final class RoundTripsTest {
 
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      singleReads.incrementAndGet();
       return hold(() -> delegate().gets(key));
     }
 
     @Override
     public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      bulkReads.incrementAndGet();
       return hold(() -> delegate().getsAll(keys));
     }
 

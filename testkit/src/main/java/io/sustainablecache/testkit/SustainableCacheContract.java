@@ -170,7 +170,9 @@ public abstract class SustainableCacheContract extends ServerContract {
 
     assertThat(loaded).hasSize(100).isEqualTo(again);
     assertThat(calls).hasValue(1);
-    assertThat(store.bulkReads.sum()).isEqualTo(2);
+    // the read, the winner's re-read behind the fleet leases' adds (issue 23: a getAll's misses
+    // take the lease per key, pipelined), and the second getAll's read
+    assertThat(store.bulkReads.sum()).isEqualTo(3);
     assertThat(store.singleReads.sum()).isZero();
     // issue 15: one bulk query is one loader call, for a hundred keys loaded
     assertThat(cache.stats().loaderCallCount()).isEqualTo(1);

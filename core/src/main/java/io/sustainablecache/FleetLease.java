@@ -109,7 +109,7 @@ final class FleetLease<V> {
    * Takes the key's lease before a refresh loads.
    *
    * @return a future of the step: load (this instance holds the lease, or the store failed),
-   *     skip (another instance holds it), or another instance's fresh write; never failing
+   *     lost (another instance holds it), or another instance's fresh write; never failing
    */
   CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight, Rereads rereads) {
     return acquire(flight, rereads).thenApply(taken -> {
@@ -118,10 +118,9 @@ final class FleetLease<V> {
       }
       if (!taken.won()) {
         // remembered past the lease's longest life, to recognise a takeover
-        registry.leaseLost(flight.storeKey, flight.casToken, 4 * leaseMillis(flight) + 2_000);
-        return LeaseStep.skip();
+        return new LeaseStep.Lost<V>(4 * leaseMillis(flight) + 2_000);
       }
-      return LeaseStep.load();
+      return taken.held() ? LeaseStep.<V>won() : LeaseStep.<V>load();
     });
   }
 
@@ -142,7 +141,7 @@ final class FleetLease<V> {
         return new LeaseStep.Written<V>(taken.writtenValue());
       }
       if (taken.won()) {
-        return LeaseStep.<V>load();
+        return taken.held() ? LeaseStep.<V>won() : LeaseStep.<V>load();
       }
       if (flight.completed()) { // timed out, or voided and answered, meanwhile
         return LeaseStep.<V>skip();
@@ -313,7 +312,7 @@ final class FleetLease<V> {
         || lease.state() == Lease.State.MARKED || lease.state() == Lease.State.MARK_ENDING)) {
       stats.increment(Counter.LEASE_LOST);
       return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
-          ? new Taken(false, lease.marker(), null) : Taken.LOST);
+          ? new Taken(false, false, lease.marker(), null) : Taken.LOST);
     }
     if (outlived && lease.state() != Lease.State.MARKED) {
       // its back-off ended by this host's clock too and its holder has not retried: an ordinary
@@ -364,14 +363,10 @@ final class FleetLease<V> {
         // another instance wrote since our read: nothing to load, release the lease at once
         stats.increment(Counter.LEASE_LOST);
         afterLoad(flight, null);
-        return new Taken(false, null, written);
+        return new Taken(false, false, null, written);
       }
       stats.increment(Counter.LEASE_WON);
-      if (registry.leaseWon(flight.storeKey, flight.casToken)) {
-        stats.increment(Counter.LEASE_TAKEOVER);
-        log.debug("took over a lease that ran out without its holder writing");
-      }
-      return Taken.WON;
+      return Taken.HELD; // the pipeline tells the registry (a takeover, if it lost it before)
     });
   }
 
@@ -379,9 +374,12 @@ final class FleetLease<V> {
    * What taking the lease ended in: won; lost (with a failure marker in force, if any); or won
    * and released at once because another instance wrote the key meanwhile ({@code written}).
    */
-  private record Taken(boolean won, FailureMarker marker, Loaded<?> written) {
-    static final Taken WON = new Taken(true, null, null);
-    static final Taken LOST = new Taken(false, null, null);
+  private record Taken(boolean won, boolean held, FailureMarker marker, Loaded<?> written) {
+    /** Won: this instance holds the lease. */
+    static final Taken HELD = new Taken(true, true, null, null);
+    /** Load without the lease: taking it failed on the store (fail open). */
+    static final Taken WON = new Taken(true, false, null, null);
+    static final Taken LOST = new Taken(false, false, null, null);
 
     @SuppressWarnings("unchecked")
     <V> Loaded<V> writtenValue() {

@@ -8,13 +8,20 @@ package io.sustainablecache;
  */
 sealed interface LeaseStep<V> {
 
-  /** Load now: this instance holds the key's lease, or the store failed (the lease fails open). */
-  record Load<V>() implements LeaseStep<V> {}
+  /**
+   * Load now: this instance won the key's lease ({@code won}: the pipeline tells the registry,
+   * which recognises a takeover of a lease it lost before), or holds it from a failed load of its
+   * own, or the store failed (the lease fails open).
+   */
+  record Load<V>(boolean won) implements LeaseStep<V> {}
 
   /**
-   * Do not load: another instance holds the lease (a refresh keeps serving the current value), or
-   * the flight was completed meanwhile (timed out, or voided and answered).
+   * A refresh lost the lease to another instance: it does not load, and the pipeline remembers
+   * the loss for {@code rememberMillis} (past the lease's longest life) to recognise a takeover.
    */
+  record Lost<V>(long rememberMillis) implements LeaseStep<V> {}
+
+  /** Do not load: the flight was completed meanwhile (timed out, or voided and answered). */
   record Skip<V>() implements LeaseStep<V> {}
 
   /** Another instance wrote the key since this flight's read: its value answers the flight. */
@@ -42,6 +49,12 @@ sealed interface LeaseStep<V> {
     return (LeaseStep<V>) Holder.LOAD;
   }
 
+  /** {@link Load} of a lease this instance won. */
+  @SuppressWarnings("unchecked")
+  static <V> LeaseStep<V> won() {
+    return (LeaseStep<V>) Holder.WON;
+  }
+
   @SuppressWarnings("unchecked")
   static <V> LeaseStep<V> skip() {
     return (LeaseStep<V>) Holder.SKIP;
@@ -49,7 +62,8 @@ sealed interface LeaseStep<V> {
 
   /** The shared instances of the two steps without data. */
   final class Holder {
-    static final Load<?> LOAD = new Load<>();
+    static final Load<?> LOAD = new Load<>(false);
+    static final Load<?> WON = new Load<>(true);
     static final Skip<?> SKIP = new Skip<>();
 
     private Holder() {}

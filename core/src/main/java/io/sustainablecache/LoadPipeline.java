@@ -413,7 +413,15 @@ final class LoadPipeline<V> {
       }
     } else if (step instanceof LeaseStep.Skip<V>) {
       abandon(flight);
+    } else if (step instanceof LeaseStep.Lost<V> lost) {
+      registry.leaseLost(flight.storeKey, flight.casToken, lost.rememberMillis());
+      abandon(flight);
     } else {
+      if (step instanceof LeaseStep.Load<V> load && load.won()
+          && registry.leaseWon(flight.storeKey, flight.casToken)) {
+        stats.increment(Counter.LEASE_TAKEOVER);
+        log.debug("took over a lease that ran out without its holder writing");
+      }
       winners.add(leg);
     }
   }

@@ -92,12 +92,12 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
-  public Optional<Optional<V>> findIfPresent(String key) {
+  public Lookup<V> findIfPresent(String key) {
     return cached(reads.read(key, null));
   }
 
   @Override
-  public CompletableFuture<Optional<Optional<V>>> findIfPresentAsync(String key) {
+  public CompletableFuture<Lookup<V>> findIfPresentAsync(String key) {
     return reads.readAsync(key, null).thenApply(this::cached);
   }
 
@@ -200,13 +200,13 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         : Optional.of((V) answer);
   }
 
-  /** A peek's answer: empty if nothing is cached, else the value or empty for "no value". */
+  /** A peek's answer as the typed result {@link SustainableCache#findIfPresent} returns. */
   @SuppressWarnings("unchecked")
-  private Optional<Optional<V>> cached(Object answer) {
+  private Lookup<V> cached(Object answer) {
     if (answer == ReadPath.NOT_CACHED) {
-      return Optional.empty();
+      return new Lookup.NotCached<>();
     }
-    return Optional.of(answer == ReadPath.ABSENT ? Optional.empty() : Optional.of((V) answer));
+    return answer == ReadPath.ABSENT ? new Lookup.CachedAbsent<>() : new Lookup.Hit<>((V) answer);
   }
 
   /** A synchronous loader as an asynchronous one: it runs inside {@code load}, on that thread. */

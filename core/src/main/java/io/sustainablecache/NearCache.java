@@ -76,16 +76,6 @@ final class NearCache<V> {
     }
   }
 
-  /** Whether the store implements {@link CacheStore#incr} (the SPI's default refuses). */
-  static boolean hasCounters(CacheStore store) {
-    try {
-      return store.getClass().getMethod("incr", String.class, int.class, long.class, int.class)
-          .getDeclaringClass() != CacheStore.class;
-    } catch (NoSuchMethodException e) {
-      return false;
-    }
-  }
-
   /**
    * The near cache the configuration asks for, polling already; {@code null} for none ({@code
    * generation == null}). {@code newGeneration} runs when a poll found another generation.

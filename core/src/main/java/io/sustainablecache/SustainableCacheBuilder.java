@@ -789,9 +789,9 @@ public final class SustainableCacheBuilder<V> {
       throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"
           + " com.github.ben-manes.caffeine:caffeine (the core's optional dependency)");
     }
-    if (nearStaleness != null && !NearCache.hasCounters(store)) {
+    if (nearStaleness != null && !store.hasCounters()) {
       throw new IllegalStateException("nearCache needs a store with counters (CacheStore.incr);"
-          + " " + store.getClass().getName() + " does not implement it");
+          + " " + store.getClass().getName() + " has none (CacheStore.hasCounters)");
     }
     if (nearStaleness != null && namespace == null) {
       throw new IllegalStateException("nearCache needs a namespace (SustainableCacheBuilder"

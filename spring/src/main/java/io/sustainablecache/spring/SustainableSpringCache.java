@@ -3,6 +3,7 @@ package io.sustainablecache.spring;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.Lookup;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spi.StoreException;
 import java.util.Optional;
@@ -193,11 +194,12 @@ public final class SustainableSpringCache implements Cache {
    * What a peek found, as Spring reads it: {@code null} for nothing cached (and, without {@code
    * allowNullValues}, for a cached "no value"), otherwise a wrapper of the value or {@code null}.
    */
-  private ValueWrapper wrapper(Optional<Optional<Object>> found) {
-    if (found.isEmpty() || found.get().isEmpty() && !allowNullValues) {
-      return null;
+  private ValueWrapper wrapper(Lookup<Object> found) {
+    if (found instanceof Lookup.Hit<Object> hit) {
+      return new SimpleValueWrapper(hit.value());
     }
-    return new SimpleValueWrapper(found.get().orElse(null));
+    return found instanceof Lookup.CachedAbsent && allowNullValues
+        ? new SimpleValueWrapper(null) : null;
   }
 
   @Override

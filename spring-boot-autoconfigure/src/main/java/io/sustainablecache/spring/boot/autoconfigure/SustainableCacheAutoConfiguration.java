@@ -95,15 +95,12 @@ public final class SustainableCacheAutoConfiguration {
       }
       CacheStoreFactory factory = CacheStoreFactory.find(properties.getClient(),
           SustainableCacheAutoConfiguration.class.getClassLoader());
-      CacheStoreFactory.Settings settings = CacheStoreFactory.Settings.builder()
+      CacheStoreFactory.Settings.Builder settings = CacheStoreFactory.Settings.builder()
           .addresses(properties.getAddresses())
-          .zooKeeper(properties.getArcus().getZookeeper())
-          .serviceCode(properties.getArcus().getServiceCode())
-          .arcusServers(properties.getArcus().getServers())
           .operationTimeout(properties.getOperationTimeout())
-          .maxKeyLength(properties.getMaxKeyLength() == null ? 0 : properties.getMaxKeyLength())
-          .build();
-      CacheStoreFactory.OpenedStore opened = factory.open(settings);
+          .maxKeyLength(properties.getMaxKeyLength() == null ? 0 : properties.getMaxKeyLength());
+      properties.getArcus().options().forEach(settings::option);
+      CacheStoreFactory.OpenedStore opened = factory.open(settings.build());
       LOG.info("sustainable-cache store: {}", opened.description());
       return opened;
     }

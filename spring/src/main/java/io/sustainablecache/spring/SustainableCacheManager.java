@@ -270,8 +270,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     try {
       SustainableCache<Object> cache = build(spec, namespace);
       Class<?> valueType = spec.valueType().orElse(null);
-      boolean near = spec.settings().nearCacheMaximumSize().isPresent()
-          || spec.settings().nearCacheMaximumBytes().isPresent();
+      boolean near = spec.settings().hasNearCache();
       return new SustainableSpringCache(name, cache, keyEncoder, valueType, allowNullValues,
           near, transactionAware);
     } catch (RuntimeException e) {

@@ -136,7 +136,7 @@ public abstract class SpringCacheContract {
 
   private SustainableCacheManager manager(CacheStore store, boolean transactionAware) {
     SustainableCacheManager built = SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build()).codec(ValueCodec.utf8(), String.class).build())
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=" + TTL)).codec(ValueCodec.utf8(), String.class).build())
         .namespacePrefix(prefix)
         .transactionAware(transactionAware)
         .build();
@@ -555,7 +555,7 @@ public abstract class SpringCacheContract {
   @Test
   void reactiveAndFutureCacheableWithoutSync_theSecondCallIsAHit_andNoCallWaits() {
     SustainableCacheManager withLists = SustainableCacheManager.builder(manager.store())
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build())
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=" + TTL))
             .codec(ValueCodec.utf8(), String.class).build())
         .cache("fluxes", CacheSpec.builder().codec(ValueCodec.javaSerialization(ArrayList.class,
             "java.util.ArrayList;java.lang.String"), ArrayList.class).build())
@@ -606,8 +606,7 @@ public abstract class SpringCacheContract {
       }
     };
     SustainableCacheManager near = SustainableCacheManager.builder(failingIncr)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL)
-                .nearCache(1_000, Duration.ofSeconds(1)).build())
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=" + TTL + ", near-cache=1000:1s"))
             .codec(ValueCodec.utf8(), String.class).build())
         .namespacePrefix(prefix + "near.")
         .build();
@@ -728,8 +727,7 @@ public abstract class SpringCacheContract {
 
   private SustainableCacheManager nearManager(CacheStore store, String namespace) {
     SustainableCacheManager near = SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL)
-                .nearCache(1_000, Duration.ofSeconds(1)).build())
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=" + TTL + ", near-cache=1000:1s"))
             .codec(ValueCodec.utf8(), String.class).build())
         .namespacePrefix(prefix + namespace)
         .build();

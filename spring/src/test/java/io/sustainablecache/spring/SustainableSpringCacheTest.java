@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.CacheSettings;
-import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testing.FakeClock;
@@ -38,10 +37,7 @@ final class SustainableSpringCacheTest {
   private Cache cache(CacheStore over, FixedRandom random) {
     manager = SustainableCacheManager.builder(over)
         .defaults(CacheSpec.builder()
-            .settings(CacheSettings.builder()
-                .ttl(TTL)
-                .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
-                .build())
+            .settings(CacheSettings.parse("ttl=" + TTL + ", refresh-policy=sustainable:1.0:1.0"))
             .codec(ValueCodec.utf8(), String.class)
             .customizer(b -> b.clock(clock).ticker(clock.ticker()).random(random)
             .refreshExecutor(refreshes))
@@ -203,7 +199,7 @@ final class SustainableSpringCacheTest {
   @Test
   void withoutNullValues_nullsAreRefusedAsSpringsOwnCachesRefuseThem() throws Exception {
     manager = SustainableCacheManager.builder(store).allowNullValues(false)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build()).codec(ValueCodec.utf8(), String.class)
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=" + TTL)).codec(ValueCodec.utf8(), String.class)
             .customizer(b -> b.clock(clock).ticker(clock.ticker()).refreshExecutor(refreshes))
             .build())
         .build();

@@ -6,7 +6,7 @@ import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spymemcached.SpymemcachedStore;
+import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import net.spy.memcached.MemcachedClient;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
@@ -54,10 +53,10 @@ class CollectionAndNaturalIdIT {
   }
 
   private CacheStore store() {
-    MemcachedClient client = Hibernates.connect(MemcachedServer.shared().address(),
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(MemcachedServer.shared().address(),
         Duration.ofSeconds(1));
-    closing.add(client::shutdown);
-    return SpymemcachedStore.of(client);
+    closing.add(opened);
+    return opened.store();
   }
 
   private SessionFactoryImplementor factory(HookedDataSource database, String schema,

@@ -11,7 +11,7 @@ import static org.awaitility.Awaitility.await;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spymemcached.SpymemcachedStore;
+import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
-import net.spy.memcached.MemcachedClient;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
@@ -38,7 +37,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Hibernate over H2 with its second-level cache in a real memcached (spymemcached adapter): each
+ * Hibernate over H2 with its second-level cache in a real memcached (each adapter: the spymemcached
+ * and the ARCUS failsafe executions of this module run every IT once each): each
  * access type read, updated, deleted and rolled back; two session factories over one memcached as
  * two instances of a service; bad bytes under a region's keys; memcached down. Statements are
  * counted with Hibernate's statistics.
@@ -86,9 +86,10 @@ class HibernateSecondLevelCacheIT {
   }
 
   private CacheStore store(MemcachedServer server) {
-    MemcachedClient client = Hibernates.connect(server.address(), Duration.ofSeconds(1));
-    closing.add(client::shutdown);
-    return SpymemcachedStore.of(client);
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(server.address(),
+        Duration.ofSeconds(1));
+    closing.add(opened);
+    return opened.store();
   }
 
   /** Another instance of the service: its own session factory and client. */
@@ -151,6 +152,17 @@ class HibernateSecondLevelCacheIT {
     assertThat(stats.hitCount()).isEqualTo(region.getHitCount());
     assertThat(stats.putCount()).isEqualTo(1);
     assertThat(regionFactory(one).regionNames()).contains(access.region);
+  }
+
+  @Test
+  void theTestsRunOverOneAdapter_theOneThisExecutionIsFor() {
+    CacheStoreFactory only = CacheStoreFactory.find(null, getClass().getClassLoader());
+    String client = System.getProperty(Hibernates.CLIENT);
+    if (client != null) {
+      assertThat(only.client()).isEqualTo(client);
+    }
+    assertThat(store.getClass().getSimpleName()).isEqualTo(
+        only.client().equals(CacheStoreFactory.ARCUS) ? "ArcusStore" : "SpymemcachedStore");
   }
 
   @Test

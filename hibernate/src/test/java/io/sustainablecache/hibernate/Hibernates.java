@@ -3,15 +3,12 @@ package io.sustainablecache.hibernate;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spymemcached.SpymemcachedStore;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.sustainablecache.spi.CacheStoreFactory;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import net.spy.memcached.MemcachedClient;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
 import org.hibernate.cfg.AvailableSettings;
@@ -24,18 +21,30 @@ final class Hibernates {
 
   private Hibernates() {}
 
-  /** A spymemcached client with the recommended settings, connected. */
-  static MemcachedClient connect(InetSocketAddress address, Duration operationTimeout) {
-    MemcachedClient client;
-    try {
-      client = new MemcachedClient(SpymemcachedStore.recommendedSettings()
-          .setOpTimeout(operationTimeout.toMillis()).setDaemon(true).build(), List.of(address));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    await("the client to connect").atMost(Duration.ofSeconds(5)).pollInterval(
-        Duration.ofMillis(10)).until(() -> client.getAvailableServers().contains(address));
-    return client;
+  /**
+   * The system property naming the adapter the integration tests run over ({@code spymemcached}
+   * or {@code arcus}: one failsafe execution each, each with only its adapter on the class path);
+   * unset, the only adapter on the class path.
+   */
+  static final String CLIENT = "sustainable-cache.it.client";
+
+  /**
+   * A store over a new client of this run's adapter, connected to {@code address}: found through
+   * {@link CacheStoreFactory}, so the tests link neither client (ARCUS's {@code new
+   * ArcusClient(cf, addresses)} over plain memcached, or spymemcached's {@code MemcachedClient}).
+   * Close it after the session factories over it.
+   */
+  static CacheStoreFactory.OpenedStore open(InetSocketAddress address,
+      Duration operationTimeout) {
+    return adapter().open(CacheStoreFactory.Settings.builder()
+        .addresses(List.of(address.getHostString() + ":" + address.getPort()))
+        .operationTimeout(operationTimeout)
+        .build());
+  }
+
+  /** This run's adapter: the one {@value #CLIENT} names, or the only one on the class path. */
+  static CacheStoreFactory adapter() {
+    return CacheStoreFactory.find(System.getProperty(CLIENT), Hibernates.class.getClassLoader());
   }
 
   /**

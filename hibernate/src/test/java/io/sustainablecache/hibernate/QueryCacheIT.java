@@ -7,14 +7,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spymemcached.SpymemcachedStore;
+import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import net.spy.memcached.MemcachedClient;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
@@ -59,10 +58,10 @@ class QueryCacheIT {
   }
 
   private CacheStore store() {
-    MemcachedClient client = Hibernates.connect(MemcachedServer.shared().address(),
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(MemcachedServer.shared().address(),
         Duration.ofSeconds(1));
-    closing.add(client::shutdown);
-    return SpymemcachedStore.of(client);
+    closing.add(opened);
+    return opened.store();
   }
 
   private SessionFactoryImplementor factory(HookedDataSource database, String schema,
@@ -138,12 +137,13 @@ class QueryCacheIT {
   void withMemcachedDown_queriesAreAnsweredByTheDatabase_andAChangeOfATableIsRolledBack() {
     MemcachedServer server = MemcachedServer.startLocal();
     closing.add(server::stop);
-    MemcachedClient client = Hibernates.connect(server.address(), Duration.ofSeconds(1));
-    closing.add(client::shutdown);
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(server.address(),
+        Duration.ofSeconds(1));
+    closing.add(opened);
     HookedDataSource database = new HookedDataSource("jdbc:h2:mem:" + prefix
         + "down;DB_CLOSE_DELAY=-1");
     SessionFactoryImplementor instance = factory(database, "create",
-        SpymemcachedStore.of(client));
+        opened.store());
     inTransaction(instance, s -> {
       s.persist(new RwCoupon(1, "A"));
       s.persist(new NonstrictCoupon(1, "A"));

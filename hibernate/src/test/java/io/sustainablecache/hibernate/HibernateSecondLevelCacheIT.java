@@ -3,6 +3,7 @@ package io.sustainablecache.hibernate;
 import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
 import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -132,9 +133,6 @@ class HibernateSecondLevelCacheIT {
     return statements(factory) - before;
   }
 
-  private static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {
-    return (SustainableCacheRegionFactory) factory.getCache().getRegionFactory();
-  }
 
   // ---------------------------------------------------------------------------------------------
   // Reads

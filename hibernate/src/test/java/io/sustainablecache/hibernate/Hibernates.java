@@ -116,6 +116,11 @@ final class Hibernates {
     return factory.getStatistics().getPrepareStatementCount();
   }
 
+  /** The provider of {@code factory}. */
+  static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {
+    return (SustainableCacheRegionFactory) factory.getCache().getRegionFactory();
+  }
+
   static Statistics statistics(SessionFactory factory) {
     return factory.getStatistics();
   }

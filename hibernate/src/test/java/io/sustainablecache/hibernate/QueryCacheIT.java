@@ -2,6 +2,7 @@ package io.sustainablecache.hibernate;
 
 import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -164,7 +165,18 @@ class QueryCacheIT {
         .isEqualTo("A");
   }
 
-  private static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {
-    return (SustainableCacheRegionFactory) factory.getCache().getRegionFactory();
+
+  @Test
+  void plantedBytesUnderATablesTimestamp_makeItsResultsStale_answeredByTheDatabase() {
+    assertThat(codes(one)).containsExactly("A", "B");
+    assertThat(statementsOf(one, () -> codes(one))).as("cached").isZero();
+    String key = prefix + TIMESTAMPS + ":tRwCoupon";
+    assertThat(store.gets(key).join()).as("the table's timestamp").isPresent();
+    store.set(key, "planted".getBytes(java.nio.charset.StandardCharsets.UTF_8), 600).join();
+
+    assertThat(statementsOf(one, () -> assertThat(codes(one)).containsExactly("A", "B")))
+        .as("a timestamp that does not decode counts as an update now").isPositive();
+    assertThat(regionFactory(one).stats(TIMESTAMPS).orElseThrow().corruptEntryCount())
+        .isPositive();
   }
 }

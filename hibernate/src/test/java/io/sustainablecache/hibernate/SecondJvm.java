@@ -2,6 +2,7 @@ package io.sustainablecache.hibernate;
 
 import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 
 import io.sustainablecache.hibernate.HibernateSecondLevelCacheIT.Access;
@@ -84,8 +85,8 @@ final class SecondJvm {
         return Long.toString(reads);
       }
       case "near-hits":
-        return Long.toString(((SustainableCacheRegionFactory) factory.getCache()
-            .getRegionFactory()).stats(access.region).orElseThrow().nearHitCount());
+        return Long.toString(regionFactory(factory).stats(access.region).orElseThrow()
+            .nearHitCount());
       default:
         throw new IllegalArgumentException("unknown command: " + String.join(" ", command));
     }

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
@@ -155,6 +156,38 @@ class HibernateSecondLevelCacheIT {
     assertThat(stats.hitCount()).isEqualTo(region.getHitCount());
     assertThat(stats.putCount()).isEqualTo(1);
     assertThat(regionFactory(one).regionNames()).contains(access.region);
+  }
+
+  @Test
+  void eachRegion_hasMicrometerMetersTaggedWithItsName_removedWhenTheSessionFactoryCloses() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    SessionFactoryImplementor metered = factory("none",
+        Map.of(SustainableCacheRegionFactory.METER_REGISTRY, registry));
+    persist(metered, Access.READ_WRITE, 1, "A");
+    assertThat(code(metered, Access.READ_WRITE, 1)).isEqualTo("A");
+    assertThat(code(metered, Access.READ_WRITE, 1)).isEqualTo("A");
+
+    CacheStats stats = regionFactory(metered).stats("rw-coupon").orElseThrow();
+    assertThat(registry.get("cache.gets").tags("cache", "rw-coupon", "cache.manager", "hibernate",
+        "result", "hit").functionCounter().count()).isEqualTo(stats.hitCount()).isEqualTo(2);
+    assertThat(registry.get("cache.puts").tags("cache", "rw-coupon").functionCounter().count())
+        .isEqualTo(1);
+    assertThat(regionFactory(metered).regionNames()).hasSize(3).allSatisfy(region -> assertThat(
+        registry.find("cache.gets").tags("cache", region, "cache.manager", "hibernate").meters())
+        .as("region %s", region).isNotEmpty());
+    assertThat(registry.get("cache.gets").tags("cache", "read-only-coupon", "result", "hit")
+        .functionCounter().count()).as("each region its own").isZero();
+
+    metered.close();
+
+    assertThat(registry.find("cache.gets").tag("cache.manager", "hibernate").meters()).isEmpty();
+  }
+
+  @Test
+  void aMeterRegistrySettingThatIsNoRegistry_failsTheStartSayingWhy() {
+    assertThatThrownBy(() -> factory("none",
+        Map.of(SustainableCacheRegionFactory.METER_REGISTRY, "registry")))
+        .hasStackTraceContaining("must be an io.micrometer.core.instrument.MeterRegistry");
   }
 
   @Test

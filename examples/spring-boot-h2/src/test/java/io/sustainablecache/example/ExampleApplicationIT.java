@@ -141,11 +141,16 @@ final class ExampleApplicationIT {
     long hits = region.getHitCount();
     long statements = statistics.getPrepareStatementCount();
     assertThat(get("/coupons/2").body()).contains("\"percentOff\":25");
-    assertThat(region.getHitCount() - hits).as("a second-level cache hit").isEqualTo(1);
+    assertThat(region.getHitCount() - hits).as("a second-level cache hit (region: %s; library: %s)",
+        region, provider.stats(Coupon.REGION)).isEqualTo(1);
     assertThat(statistics.getPrepareStatementCount()).as("no SQL").isEqualTo(statements);
     CacheStats library = provider.stats(Coupon.REGION).orElseThrow();
     assertThat(library.hitCount()).as("read from memcached").isPositive();
     assertThat(library.storeErrorCount()).isZero();
+    HttpResponse<String> meter = get(
+        "/actuator/metrics/cache.gets?tag=cache:coupon&tag=cache.manager:hibernate&tag=result:hit");
+    assertThat(meter.statusCode()).as("the region's meters in Actuator").isEqualTo(200);
+    assertThat(meter.body()).contains("\"name\":\"cache.gets\"");
 
     HttpResponse<String> updated = http.send(HttpRequest.newBuilder(URI.create(
             "http://127.0.0.1:" + port + "/coupons/2?percentOff=30"))

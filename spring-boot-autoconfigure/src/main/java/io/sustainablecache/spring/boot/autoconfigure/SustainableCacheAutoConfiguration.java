@@ -231,7 +231,9 @@ public final class SustainableCacheAutoConfiguration {
    * Hibernate's second-level cache, when {@code sustainable-cache-hibernate} and Spring Boot's
    * Hibernate support are on the class path: the store bean (the one this auto-configuration
    * opened, or the user's) becomes the provider's {@value SustainableCacheRegionFactory#STORE},
-   * unless the JPA properties already set one. The provider itself is chosen by the user ({@code
+   * unless the JPA properties already set one; with Micrometer, the application's registry
+   * becomes its {@value SustainableCacheRegionFactory#METER_REGISTRY}. The provider itself is
+   * chosen by the user ({@code
    * spring.jpa.properties.hibernate.cache.region.factory_class=sustainable}); without that
    * setting the store is handed over and not used.
    */
@@ -248,6 +250,27 @@ public final class SustainableCacheAutoConfiguration {
           store.ifUnique(s -> properties.put(SustainableCacheRegionFactory.STORE, s));
         }
       };
+    }
+
+    /**
+     * Each region's meters ({@code cache.gets{cache=<region>,cache.manager=hibernate}}, ...) in
+     * the application's {@code MeterRegistry}, unless the JPA properties already name one.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"io.micrometer.core.instrument.MeterRegistry",
+        "io.sustainablecache.micrometer.SustainableCacheMetrics"})
+    static class HibernateMetricsConfiguration {
+
+      @Bean
+      HibernatePropertiesCustomizer sustainableCacheHibernateMeters(
+          ObjectProvider<io.micrometer.core.instrument.MeterRegistry> registry) {
+        return properties -> {
+          if (!properties.containsKey(SustainableCacheRegionFactory.METER_REGISTRY)) {
+            registry.ifUnique(r -> properties.put(SustainableCacheRegionFactory.METER_REGISTRY,
+                r));
+          }
+        };
+      }
     }
   }
 

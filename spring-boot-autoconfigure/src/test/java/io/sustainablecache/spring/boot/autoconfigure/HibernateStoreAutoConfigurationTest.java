@@ -2,6 +2,8 @@ package io.sustainablecache.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testing.InMemoryStore;
@@ -14,12 +16,14 @@ import org.springframework.boot.hibernate.autoconfigure.HibernatePropertiesCusto
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.cache.annotation.EnableCaching;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Issue 22: the store bean handed to Hibernate's second-level cache provider through a {@link
- * HibernatePropertiesCustomizer}, when the Hibernate module is on the class path.
+ * Issue 22: the store bean (and the meter registry) handed to Hibernate's second-level cache
+ * provider through {@link HibernatePropertiesCustomizer}s, when the Hibernate module is on the
+ * class path.
  */
 final class HibernateStoreAutoConfigurationTest {
 
@@ -39,10 +43,22 @@ final class HibernateStoreAutoConfigurationTest {
     }
   }
 
-  private static Map<String, Object> customized(HibernatePropertiesCustomizer customizer,
+  @Configuration(proxyBeanMethods = false)
+  static class WithMeterRegistry {
+    static final MeterRegistry REGISTRY = new SimpleMeterRegistry();
+
+    @Bean
+    MeterRegistry meterRegistry() {
+      return REGISTRY;
+    }
+  }
+
+  /** The JPA properties after every customizer, as Spring Boot applies them. */
+  private static Map<String, Object> customized(ApplicationContext context,
       Map<String, Object> given) {
     Map<String, Object> properties = new HashMap<>(given);
-    customizer.customize(properties);
+    context.getBeansOfType(HibernatePropertiesCustomizer.class).values()
+        .forEach(customizer -> customizer.customize(properties));
     return properties;
   }
 
@@ -50,9 +66,7 @@ final class HibernateStoreAutoConfigurationTest {
   void theStoreBean_becomesTheProvidersStore() {
     runner.withUserConfiguration(WithStore.class).run(context -> {
       assertThat(context).hasNotFailed();
-      HibernatePropertiesCustomizer customizer = context.getBean(
-          HibernatePropertiesCustomizer.class);
-      assertThat(customized(customizer, Map.of()))
+      assertThat(customized(context, Map.of()))
           .containsEntry(SustainableCacheRegionFactory.STORE, WithStore.STORE);
     });
   }
@@ -61,8 +75,7 @@ final class HibernateStoreAutoConfigurationTest {
   void aStoreGivenInTheJpaProperties_isKept() {
     Object mine = "com.example.MyStoreSupplier";
     runner.withUserConfiguration(WithStore.class).run(context -> assertThat(customized(
-        context.getBean(HibernatePropertiesCustomizer.class),
-        Map.of(SustainableCacheRegionFactory.STORE, mine)))
+        context, Map.of(SustainableCacheRegionFactory.STORE, mine)))
         .containsEntry(SustainableCacheRegionFactory.STORE, mine));
   }
 
@@ -70,9 +83,32 @@ final class HibernateStoreAutoConfigurationTest {
   void withoutAStoreBean_nothingIsPut() {
     runner.run(context -> {
       assertThat(context).hasNotFailed();
-      assertThat(customized(context.getBean(HibernatePropertiesCustomizer.class), Map.of()))
-          .doesNotContainKey(SustainableCacheRegionFactory.STORE);
+      assertThat(customized(context, Map.of()))
+          .doesNotContainKey(SustainableCacheRegionFactory.STORE)
+          .doesNotContainKey(SustainableCacheRegionFactory.METER_REGISTRY);
     });
+  }
+
+  @Test
+  void theMeterRegistry_becomesTheProvidersRegistry_unlessTheJpaPropertiesNameOne() {
+    runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class).run(context -> {
+      assertThat(customized(context, Map.of()))
+          .containsEntry(SustainableCacheRegionFactory.STORE, WithStore.STORE)
+          .containsEntry(SustainableCacheRegionFactory.METER_REGISTRY, WithMeterRegistry.REGISTRY);
+      Object mine = new SimpleMeterRegistry();
+      assertThat(customized(context, Map.of(SustainableCacheRegionFactory.METER_REGISTRY, mine)))
+          .containsEntry(SustainableCacheRegionFactory.METER_REGISTRY, mine);
+    });
+  }
+
+  @Test
+  void withoutTheMicrometerModule_theStoreIsStillPut_andNoRegistry() {
+    runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class)
+        .withClassLoader(new FilteredClassLoader(
+            io.sustainablecache.micrometer.SustainableCacheMetrics.class))
+        .run(context -> assertThat(customized(context, Map.of()))
+            .containsEntry(SustainableCacheRegionFactory.STORE, WithStore.STORE)
+            .doesNotContainKey(SustainableCacheRegionFactory.METER_REGISTRY));
   }
 
   @Test

@@ -1,8 +1,10 @@
 package io.sustainablecache.hibernate;
 
 import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
+import static io.sustainablecache.hibernate.Hibernates.codeInDatabase;
 import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.lastOldRead;
 import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,7 +32,6 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import jakarta.persistence.PersistenceException;
-import org.hibernate.CacheMode;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
@@ -382,7 +383,8 @@ class HibernateSecondLevelCacheIT {
 
   @ParameterizedTest
   @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
-  void withANearRegion_anUpdateOnOneInstance_isReadOnTheOtherWithinTheBound(Access access) {
+  void withANearRegion_anUpdateOnOneInstance_isReadOnTheOtherWithinTheBound(Access access)
+      throws Exception {
     database = new HookedDataSource("jdbc:h2:mem:" + prefix + "near;DB_CLOSE_DELAY=-1");
     SessionFactoryImplementor first = factory("create", near(Duration.ofSeconds(1)));
     SessionFactoryImplementor second = factory("none", store(MemcachedServer.shared()),
@@ -393,7 +395,7 @@ class HibernateSecondLevelCacheIT {
     update(first, access, 1, "B");
     long committed = System.nanoTime();
 
-    assertThat(lastOldRead(second, access, "B", committed))
+    assertThat(lastOldRead(() -> code(second, access, 1), "B", committed))
         .as("the last read of the old entity began within the bound (1 s) after the commit")
         .isLessThanOrEqualTo(Duration.ofMillis(1_100));
   }
@@ -414,29 +416,6 @@ class HibernateSecondLevelCacheIT {
   }
 
   /**
-   * Reads the entity on {@code instance} until it is {@code code}, then three times more (each
-   * must be {@code code} too); returns when the last read that returned anything else began,
-   * after {@code since} ({@link System#nanoTime()}), or zero if none did.
-   */
-  private static Duration lastOldRead(SessionFactory instance, Access access, String code,
-      long since) {
-    Duration lastOld = Duration.ZERO;
-    while (true) {
-      long began = System.nanoTime();
-      assertThat(Duration.ofNanos(began - since)).as("read %s within 5 s", code)
-          .isLessThan(Duration.ofSeconds(5));
-      if (code.equals(code(instance, access, 1))) {
-        break;
-      }
-      lastOld = Duration.ofNanos(began - since);
-    }
-    for (int i = 0; i < 3; i++) {
-      assertThat(code(instance, access, 1)).as("never the old entity again").isEqualTo(code);
-    }
-    return lastOld;
-  }
-
-  /**
    * The other instance cannot reach memcached after the update (a blackhole: it reads neither
    * the invalidation log nor the entries): its near region still stops serving the old entity
    * within the bound, and its reads go to the database.
@@ -444,7 +423,7 @@ class HibernateSecondLevelCacheIT {
   @ParameterizedTest
   @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
   void withANearRegion_anUpdate_isReadOnTheOtherWithinTheBound_whenItsInvalidationsAreLost(
-      Access access) {
+      Access access) throws Exception {
     FaultProxy proxy = FaultProxy.start(MemcachedServer.shared().address());
     closing.add(proxy);
     CacheStoreFactory.OpenedStore behindProxy = Hibernates.open(proxy.address(),
@@ -461,7 +440,7 @@ class HibernateSecondLevelCacheIT {
     update(first, access, 1, "B");
     long committed = System.nanoTime();
 
-    assertThat(lastOldRead(second, access, "B", committed))
+    assertThat(lastOldRead(() -> code(second, access, 1), "B", committed))
         .as("the last read of the old entity began within the bound (1 s) after the commit")
         .isLessThanOrEqualTo(Duration.ofMillis(1_100));
     assertThat(regionFactory(second).stats(access.region).orElseThrow().storeErrorCount())
@@ -532,7 +511,7 @@ class HibernateSecondLevelCacheIT {
     }
 
     assertThat(failures).isEmpty();
-    String committed = codeInDatabase(access, 1);
+    String committed = codeInDatabase(one, access.type, 1);
     assertThat(committed).as("the writers wrote").isNotEqualTo("v0");
     for (SessionFactory instance : List.of(one, two)) {
       for (int i = 0; i < 2; i++) {
@@ -546,15 +525,6 @@ class HibernateSecondLevelCacheIT {
     Thread thread = new Thread(work);
     thread.start();
     return thread;
-  }
-
-  /** The entity's code as the database holds it, the cache ignored; {@code null}: no row. */
-  private String codeInDatabase(Access access, long id) {
-    try (Session session = one.openSession()) {
-      session.setCacheMode(CacheMode.IGNORE);
-      Coupon coupon = session.find(access.type, id);
-      return coupon == null ? null : coupon.code();
-    }
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 package io.sustainablecache.hibernate;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CacheStore;
@@ -9,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.hibernate.CacheMode;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
 import org.hibernate.cfg.AvailableSettings;
@@ -114,6 +116,44 @@ final class Hibernates {
   /** The statements this factory prepared so far. */
   static long statements(SessionFactory factory) {
     return factory.getStatistics().getPrepareStatementCount();
+  }
+
+  /** A read of an entity's code. */
+  @FunctionalInterface
+  interface CodeRead {
+    /** The code read, {@code null} or {@code "null"} when there is no entity. */
+    String code() throws Exception;
+  }
+
+  /**
+   * Reads until {@code code}, then three times more (each must be {@code code}); returns when the
+   * last read that returned anything else began after {@code since} ({@link System#nanoTime()}),
+   * or zero if none did. Fails if {@code code} is not read within 5 s.
+   */
+  static Duration lastOldRead(CodeRead read, String code, long since) throws Exception {
+    Duration lastOld = Duration.ZERO;
+    while (true) {
+      long began = System.nanoTime();
+      assertThat(Duration.ofNanos(began - since)).as("read %s within 5 s", code)
+          .isLessThan(Duration.ofSeconds(5));
+      if (code.equals(read.code())) {
+        break;
+      }
+      lastOld = Duration.ofNanos(began - since);
+    }
+    for (int i = 0; i < 3; i++) {
+      assertThat(read.code()).as("never the old entity again").isEqualTo(code);
+    }
+    return lastOld;
+  }
+
+  /** A coupon's code as the database holds it, the cache ignored; {@code null}: no row. */
+  static String codeInDatabase(SessionFactory factory, Class<? extends Coupon> type, long id) {
+    try (var session = factory.openSession()) {
+      session.setCacheMode(CacheMode.IGNORE);
+      Coupon coupon = session.find(type, id);
+      return coupon == null ? null : coupon.code();
+    }
   }
 
   /** The provider of {@code factory}. */

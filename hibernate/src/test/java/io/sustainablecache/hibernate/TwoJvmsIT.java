@@ -1,7 +1,9 @@
 package io.sustainablecache.hibernate;
 
+import static io.sustainablecache.hibernate.Hibernates.codeInDatabase;
 import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.lastOldRead;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -24,8 +26,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.h2.tools.Server;
-import org.hibernate.CacheMode;
-import org.hibernate.Session;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -135,34 +135,6 @@ class TwoJvmsIT {
     return coupon == null ? "null" : coupon.code();
   }
 
-  /** A read of the entity, returning its code ({@code "null"}: none). */
-  @FunctionalInterface
-  interface Read {
-    String code() throws InterruptedException;
-  }
-
-  /**
-   * Reads until {@code code}, then three times more (each must be {@code code}); returns when the
-   * last read that returned anything else began after {@code since}, or zero.
-   */
-  private static Duration lastOldRead(Read read, String code, long since)
-      throws InterruptedException {
-    Duration lastOld = Duration.ZERO;
-    while (true) {
-      long began = System.nanoTime();
-      assertThat(Duration.ofNanos(began - since)).as("read %s within 5 s", code)
-          .isLessThan(Duration.ofSeconds(5));
-      if (code.equals(read.code())) {
-        break;
-      }
-      lastOld = Duration.ofNanos(began - since);
-    }
-    for (int i = 0; i < 3; i++) {
-      assertThat(read.code()).as("never the old entity again").isEqualTo(code);
-    }
-    return lastOld;
-  }
-
   @ParameterizedTest
   @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
   void anUpdateInOneJvm_isReadInTheOtherWithinTheNearBound_bothWays(Access access)
@@ -215,18 +187,10 @@ class TwoJvmsIT {
     await().pollInterval(Duration.ofMillis(20)).until(
         () -> System.nanoTime() - lastCommit > BOUND.plusMillis(100).toNanos());
 
-    assertThat(codeInDatabase(access, id)).isEqualTo("v20");
+    assertThat(codeInDatabase(one, access.type, id)).isEqualTo("v20");
     for (int i = 0; i < 2; i++) {
       assertThat(readInSecond(access, id)).as("the second JVM, read %d", i).isEqualTo("v20");
       assertThat(readHere(access, id)).as("this JVM, read %d", i).isEqualTo("v20");
-    }
-  }
-
-  private String codeInDatabase(Access access, long id) {
-    try (Session session = one.openSession()) {
-      session.setCacheMode(CacheMode.IGNORE);
-      Coupon coupon = session.find(access.type, id);
-      return coupon == null ? null : coupon.code();
     }
   }
 }

@@ -3,8 +3,8 @@ package io.sustainablecache.spring.boot.autoconfigure;
 import io.micrometer.core.instrument.Tag;
 import io.sustainablecache.CacheSettings;
 import io.sustainablecache.ValueCodec;
-import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
+import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.CacheNamesValidator;
 import io.sustainablecache.spring.CacheSpec;
@@ -61,8 +61,8 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  *       CacheCreatedListener} that binds caches created later, with the same {@code cache} and
  *       {@code cache.manager} tags.</li>
  *   <li>Hibernate's second-level cache ({@code sustainable-cache-hibernate} and Spring Boot's
- *       Hibernate support on the class path): a {@link HibernatePropertiesCustomizer} that gives
- *       the store bean to the provider, so that {@code
+ *       Hibernate support on the class path): {@link HibernatePropertiesCustomizer}s that give
+ *       the store bean (and, with Micrometer, the meter registry) to the provider, so that {@code
  *       spring.jpa.properties.hibernate.cache.region.factory_class=sustainable} is all a service
  *       sets.</li>
  * </ul>

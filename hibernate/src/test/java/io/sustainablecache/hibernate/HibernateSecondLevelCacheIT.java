@@ -199,7 +199,7 @@ class HibernateSecondLevelCacheIT {
       assertThat(only.client()).isEqualTo(client);
     }
     assertThat(store.getClass().getSimpleName()).isEqualTo(
-        only.client().equals(CacheStoreFactory.ARCUS) ? "ArcusStore" : "SpymemcachedStore");
+        only.client().equals("arcus") ? "ArcusStore" : "SpymemcachedStore");
   }
 
   @Test

@@ -14,6 +14,7 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import net.spy.memcached.ArcusClient;
 import org.hibernate.CacheMode;
 import org.hibernate.Session;
@@ -96,8 +97,7 @@ final class HibernateReader {
       long[] before = new long[4];
       Thread snapshot = new Thread(() -> {
         while (System.nanoTime() < measureFrom) {
-          java.util.concurrent.locks.LockSupport.parkNanos(
-              Math.min(measureFrom - System.nanoTime(), 5_000_000L));
+          LockSupport.parkNanos(Math.min(measureFrom - System.nanoTime(), 5_000_000L));
         }
         counters(statistics, before);
       });

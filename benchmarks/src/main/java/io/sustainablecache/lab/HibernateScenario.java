@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.LongStream;
+import java.util.stream.Stream;
 import net.spy.memcached.ArcusClient;
 import org.h2.tools.Server;
 import org.hibernate.Session;
@@ -87,7 +88,13 @@ final class HibernateScenario {
       Writes hibernate-reads.csv, hibernate-churn.csv, hibernate-multiload.csv, hibernate.txt and
       charts/hibernate-reads.png under --out.
 
-        --quick            the integration test's preset: --seconds 4 --warm 1
+        --quick            a short preset: --seconds 4 --warm 1
+        --smoke            the integration test's preset: --phases churn,multiload --entities
+                           1000 --seconds 2 --warm 0 --readers 1 --near-bound 250, and fewer
+                           runs: churn without a second-level cache (read-write), sustainable
+                           and sustainable-near (both access types), jcache-caffeine
+                           (read-write only); multiload sustainable only; the reader JVM with
+                           the C1 compiler only
         --phases LIST      reads,churn,multiload (default: all three)
         --seconds N        each run's reading time, the warm-up included (default 12)
         --warm N           seconds of each run not measured (default 4)
@@ -133,9 +140,40 @@ final class HibernateScenario {
   static final int MULTILOAD_IDS = 100;
   static final int MULTILOAD_CACHED = 90;
 
+  /** A churn run's configuration: a provider and an access type (Hibernate's external name). */
+  record ChurnRun(Provider provider, String access) {}
+
+  /** The options; {@code smoke} for {@code --smoke}: the churn runs of {@link #churnRuns}. */
   record Options(List<String> phases, int seconds, int warm, int entities, double zipf,
       int readers, int threads, int writers, long nearMillis, int repeat, Path out,
-      boolean charts, long seed) {}
+      boolean charts, long seed, boolean smoke) {
+
+    /**
+     * The churn phase's runs: each access type with this project's provider without and with its
+     * near region and the local JCache provider; with {@code --smoke}, first no second-level cache
+     * (the SQL statements per read without one, under the same writes), then this project's
+     * provider under both access types and the local JCache provider under {@code read-write}
+     * only (once is enough to show that the measurement can fail).
+     */
+    List<ChurnRun> churnRuns() {
+      if (smoke) {
+        return List.of(new ChurnRun(Provider.NONE, "read-write"),
+            new ChurnRun(Provider.SUSTAINABLE, "nonstrict-read-write"),
+            new ChurnRun(Provider.SUSTAINABLE_NEAR, "nonstrict-read-write"),
+            new ChurnRun(Provider.SUSTAINABLE, "read-write"),
+            new ChurnRun(Provider.SUSTAINABLE_NEAR, "read-write"),
+            new ChurnRun(Provider.JCACHE, "read-write"));
+      }
+      return ACCESS_TYPES.stream().flatMap(access -> Stream.of(Provider.SUSTAINABLE,
+          Provider.SUSTAINABLE_NEAR, Provider.JCACHE).map(p -> new ChurnRun(p, access))).toList();
+    }
+
+    /** The multiload phase's providers: with {@code --smoke}, this project's without near. */
+    List<Provider> multiloadProviders() {
+      return smoke ? List.of(Provider.SUSTAINABLE)
+          : List.of(Provider.SUSTAINABLE, Provider.SUSTAINABLE_NEAR, Provider.JCACHE);
+    }
+  }
 
   /** One run's figures, in column order. */
   record Row(String config, long seed, Map<String, Double> figures) {
@@ -193,6 +231,7 @@ final class HibernateScenario {
     Path out = Path.of("lab-results");
     boolean charts = true;
     long seed = 42;
+    boolean smoke = false;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
       switch (arg) {
@@ -200,6 +239,15 @@ final class HibernateScenario {
         case "--quick" -> {
           seconds = 4;
           warm = 1;
+        }
+        case "--smoke" -> {
+          phases = List.of("churn", "multiload");
+          entities = 1_000;
+          seconds = 2;
+          warm = 0;
+          readers = 1;
+          nearMillis = 250;
+          smoke = true;
         }
         case "--phases" -> {
           phases = List.of(NearScenario.value(args, ++i, arg).split(","));
@@ -226,14 +274,14 @@ final class HibernateScenario {
             + " (see --hibernate --help)");
       }
     }
-    if (readers < 2 || threads < 1 || writers < 1 || entities < MULTILOAD_IDS || warm < 0
+    if (readers < 1 || threads < 1 || writers < 1 || entities < MULTILOAD_IDS || warm < 0
         || seconds <= warm || repeat < 1 || nearMillis < 1) {
-      throw new IllegalArgumentException("--hibernate needs 2 or more readers, a thread, a"
+      throw new IllegalArgumentException("--hibernate needs a reader, a thread, a"
           + " writer, " + MULTILOAD_IDS + " or more entities, more seconds than --warm, a"
           + " positive --near-bound and --repeat 1 or more");
     }
     return new Options(phases, seconds, warm, entities, zipf, readers, threads, writers,
-        nearMillis, repeat, out, charts, seed);
+        nearMillis, repeat, out, charts, seed, smoke);
   }
 
   private static int number(String[] args, int i, String option) {
@@ -318,7 +366,7 @@ final class HibernateScenario {
     try (MemcachedCluster memcached = MemcachedCluster.start(1);
         ReaderJvms jvms = options.phases().contains("reads") || options.phases()
             .contains("churn") ? new ReaderJvms(dir.resolve("hibernate-readers"),
-            options.readers()) : null) {
+            options.readers(), options.smoke()) : null) {
       readerJvms = jvms;
       InetSocketAddress address = memcached.address(0);
       for (int r = 0; r < options.repeat(); r++) {
@@ -330,17 +378,13 @@ final class HibernateScenario {
           }
         }
         if (options.phases().contains("churn")) {
-          for (String access : ACCESS_TYPES) {
-            for (Provider provider : List.of(Provider.SUSTAINABLE, Provider.SUSTAINABLE_NEAR,
-                Provider.JCACHE)) {
-              results.get("churn").add(readers("churn", provider, access, seed, address,
-                  jdbcUrl));
-            }
+          for (ChurnRun run : options.churnRuns()) {
+            results.get("churn").add(readers("churn", run.provider(), run.access(), seed,
+                address, jdbcUrl));
           }
         }
         if (options.phases().contains("multiload")) {
-          for (Provider provider : List.of(Provider.SUSTAINABLE, Provider.SUSTAINABLE_NEAR,
-              Provider.JCACHE)) {
+          for (Provider provider : options.multiloadProviders()) {
             results.get("multiload").add(multiload(provider, seed, address, jdbcUrl));
           }
         }
@@ -485,7 +529,8 @@ final class HibernateScenario {
     Map<String, Double> figures = new LinkedHashMap<>();
     if (churn) {
       List<TxScenario.Commit> commits = List.copyOf(writers.commits);
-      long bound = provider == Provider.SUSTAINABLE ? 0 : options.nearMillis();
+      long bound = provider == Provider.SUSTAINABLE_NEAR || provider == Provider.JCACHE
+          ? options.nearMillis() : 0;
       long[] stale = TxScenario.stale(commits, reads, options.entities(),
           TimeUnit.MILLISECONDS.toNanos(bound));
       figures.put("writes", (double) commits.size());
@@ -519,7 +564,11 @@ final class HibernateScenario {
     final List<Process> processes = new ArrayList<>();
     private final int[] runs;
 
-    ReaderJvms(Path dir, int readers) throws IOException {
+    /**
+     * Starts {@code readers} JVMs; {@code quickStart}: the C1 compiler only and the serial
+     * collector, for runs of a second or two (slower reading, less CPU spent compiling).
+     */
+    ReaderJvms(Path dir, int readers, boolean quickStart) throws IOException {
       this.dir = dir;
       this.runs = new int[readers];
       Files.createDirectories(dir);
@@ -528,12 +577,16 @@ final class HibernateScenario {
         for (int n = 0; Files.deleteIfExists(dir.resolve("control-" + r + "." + n)); n++) {
           // the control files of an earlier scenario in the same directory
         }
-        List<String> command = List.of(java, "-Xmx384m", "-Dorg.jboss.logging.provider=slf4j",
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx384m"));
+        if (quickStart) {
+          command.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        }
+        command.addAll(List.of("-Dorg.jboss.logging.provider=slf4j",
             "-Dorg.slf4j.simpleLogger.log.org.hibernate=error",
             "-Dorg.slf4j.simpleLogger.log.net.spy.memcached=error",
             "-Dnet.spy.log.LoggerImpl=net.spy.memcached.compat.log.SLF4JLogger",
             "-cp", System.getProperty("java.class.path"), HibernateReader.class.getName(),
-            dir.resolve("control-" + r).toString());
+            dir.resolve("control-" + r).toString()));
         processes.add(new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(dir.resolve("reader-" + r + ".log").toFile()).start());
       }

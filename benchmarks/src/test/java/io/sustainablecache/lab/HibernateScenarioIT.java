@@ -16,15 +16,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The Hibernate scenario, run once for the project on its short preset ({@code --hibernate
- * --quick}: 4 s per run, every phase and configuration): a real memcached and an H2 server the lab
- * starts, two reader JVMs. This project's provider keeps its promise under churn for both access
- * types (no read older than the bound, no stale entity after quiescence) while the JCache provider
- * over a local Caffeine cache does not, which shows that the measurement can fail; the second-level
- * caches save SQL statements; {@code findMultiple} loads the uncached ids in one statement, and
- * asks this provider's region id by id (a store read per id without the near region). The
- * full-length figures are in {@code docs/results.md}. Needs the memcached binary (aborted without
- * it, failed on CI).
+ * The Hibernate scenario, run once for the project on its integration-test preset ({@code
+ * --hibernate --smoke}: 1,000 entities, one reader JVM, 2 s per run, the churn and multiload
+ * phases, no run that no assertion reads): a real memcached and an H2 server the lab starts. This
+ * project's provider keeps its promise under churn for both access types, without and with its
+ * near region (no read older than the bound, no stale entity after quiescence, over a measured
+ * number of writes and checked reads) while the JCache provider over a local Caffeine cache does
+ * not, which shows that the measurement can fail; with the same writes, a read costs fewer SQL
+ * statements with this provider than without a second-level cache; {@code findMultiple} loads the
+ * uncached ids in one statement, and asks this provider's region id by id. The full-length
+ * figures are in {@code docs/results.md}. Needs the memcached binary (aborted without it, failed
+ * on CI).
  */
 final class HibernateScenarioIT {
 
@@ -34,46 +36,44 @@ final class HibernateScenarioIT {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     PrintStream print = new PrintStream(bytes, true, StandardCharsets.UTF_8);
 
-    int status = HibernateScenario.run(new String[] {"--hibernate", "--quick", "--no-charts",
+    int status = HibernateScenario.run(new String[] {"--hibernate", "--smoke", "--no-charts",
         "--out", out.toString()}, print);
 
     String report = bytes.toString(StandardCharsets.UTF_8);
     System.out.print(report);
-    Map<String, Function<String, Double>> reads = rows(out.resolve("hibernate-reads.csv"));
     Map<String, Function<String, Double>> churn = rows(out.resolve("hibernate-churn.csv"));
     Map<String, Function<String, Double>> multiload =
         rows(out.resolve("hibernate-multiload.csv"));
 
-    assertThat(reads.get("none").apply("sql_per_read")).as(report).isGreaterThan(0.99);
-    for (String cached : List.of("sustainable", "sustainable-near", "jcache-caffeine")) {
-      assertThat(reads.get(cached).apply("sql_per_read")).as(report).isLessThan(0.9);
-      assertThat(reads.get(cached).apply("failed_reads")).as(report).isZero();
-    }
     for (String access : HibernateScenario.ACCESS_TYPES) {
       for (String provider : List.of("sustainable", "sustainable-near")) {
         Function<String, Double> run = churn.get(provider + " " + access);
-        assertThat(run.apply("writes")).as(report).isPositive();
-        assertThat(run.apply("reads")).as(report).isGreaterThan(1_000);
-        assertThat(run.apply("cached_checked")).as(report).isPositive();
+        assertThat(run.apply("writes")).as(report).isGreaterThanOrEqualTo(20);
+        assertThat(run.apply("reads")).as(report).isGreaterThanOrEqualTo(200);
+        assertThat(run.apply("cached_checked")).as(report).isGreaterThanOrEqualTo(50);
+        assertThat(run.apply("failed_reads")).as(report).isZero();
         assertThat(run.apply("older_than_bound")).as(report).isZero();
         assertThat(run.apply("stale_entities")).as(report).isZero();
       }
-      Function<String, Double> local = churn.get("jcache-caffeine " + access);
-      assertThat(local.apply("older_than_bound")).as(report).isPositive();
-      assertThat(local.apply("stale_entities")).as(report).isPositive();
     }
-    for (String provider : List.of("sustainable", "sustainable-near", "jcache-caffeine")) {
-      assertThat(multiload.get(provider).apply("sql_same")).as(report).isEqualTo(1);
-      assertThat(multiload.get(provider).apply("sql_other")).as(report).isEqualTo(1);
-      assertThat(multiload.get(provider).apply("sql_again")).as(report).isZero();
+    Function<String, Double> local = churn.get("jcache-caffeine read-write");
+    assertThat(local.apply("older_than_bound")).as(report).isPositive();
+    assertThat(local.apply("stale_entities")).as(report).isPositive();
+    Function<String, Double> uncached = churn.get("none read-write");
+    assertThat(uncached.apply("reads")).as(report).isGreaterThanOrEqualTo(200);
+    assertThat(uncached.apply("sql_per_read")).as(report).isGreaterThan(0.99);
+    for (String provider : List.of("sustainable", "sustainable-near")) {
+      assertThat(churn.get(provider + " read-write").apply("sql_per_read")).as(report)
+          .isLessThan(0.9);
     }
-    assertThat(multiload.get("sustainable").apply("l2_hits_other")).as(report)
+    Function<String, Double> findMultiple = multiload.get("sustainable");
+    assertThat(findMultiple.apply("sql_same")).as(report).isEqualTo(1);
+    assertThat(findMultiple.apply("sql_other")).as(report).isEqualTo(1);
+    assertThat(findMultiple.apply("sql_again")).as(report).isZero();
+    assertThat(findMultiple.apply("l2_hits_other")).as(report)
         .isEqualTo(HibernateScenario.MULTILOAD_CACHED);
-    assertThat(multiload.get("sustainable").apply("store_reads_other")).as(report)
+    assertThat(findMultiple.apply("store_reads_other")).as(report)
         .isGreaterThanOrEqualTo(HibernateScenario.MULTILOAD_IDS);
-    assertThat(multiload.get("sustainable-near").apply("store_reads_again")).as(report)
-        .isLessThanOrEqualTo(HibernateScenario.MULTILOAD_IDS - HibernateScenario.MULTILOAD_CACHED);
-    assertThat(multiload.get("jcache-caffeine").apply("l2_hits_other")).as(report).isZero();
     assertThat(status).isZero();
   }
 

@@ -12,13 +12,15 @@ import org.junit.jupiter.api.Test;
 final class HibernateScenarioTest {
 
   @Test
-  void quick_isTheIntegrationTestsShortPreset_andBadOptionsAreRefused() {
+  void quick_shortensTheRunsOnly_andBadOptionsAreRefused() {
     HibernateScenario.Options quick = HibernateScenario.parse(new String[] {"--hibernate",
         "--quick"});
 
     assertThat(quick.seconds()).isEqualTo(4);
     assertThat(quick.warm()).isEqualTo(1);
     assertThat(quick.phases()).containsExactly("reads", "churn", "multiload");
+    assertThat(quick.churnRuns()).hasSize(6);
+    assertThat(quick.multiloadProviders()).hasSize(3);
     assertThat(HibernateScenario.parse(new String[] {"--hibernate", "--phases", "multiload",
         "--entities", "500", "--near-bound", "250"}))
         .extracting(HibernateScenario.Options::phases, HibernateScenario.Options::entities,
@@ -32,6 +34,24 @@ final class HibernateScenarioTest {
         "99"})).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> HibernateScenario.parse(new String[] {"--hibernate", "--lazy"}))
         .hasMessageContaining("unknown option --lazy");
+  }
+
+  @Test
+  void smoke_runsOnlyWhatTheIntegrationTestAsserts_noCacheFirst() {
+    HibernateScenario.Options smoke = HibernateScenario.parse(new String[] {"--hibernate",
+        "--smoke", "--seconds", "3"});
+
+    assertThat(smoke.phases()).containsExactly("churn", "multiload");
+    assertThat(smoke)
+        .extracting(HibernateScenario.Options::entities, HibernateScenario.Options::seconds,
+            HibernateScenario.Options::warm, HibernateScenario.Options::readers,
+            HibernateScenario.Options::nearMillis)
+        .containsExactly(1_000, 3, 0, 1, 250L);
+    assertThat(smoke.churnRuns()).extracting(run -> run.provider().label + " " + run.access())
+        .containsExactly("none read-write", "sustainable nonstrict-read-write",
+            "sustainable-near nonstrict-read-write", "sustainable read-write",
+            "sustainable-near read-write", "jcache-caffeine read-write");
+    assertThat(smoke.multiloadProviders()).containsExactly(HibernateScenario.Provider.SUSTAINABLE);
   }
 
   @Test

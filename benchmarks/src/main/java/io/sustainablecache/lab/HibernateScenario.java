@@ -482,7 +482,7 @@ final class HibernateScenario {
           Thread.sleep(20);
         }
       }
-      long startAt = System.currentTimeMillis() + 300;
+      long startAt = System.currentTimeMillis() + 100;
       for (int r = 0; r < readers.size(); r++) {
         signal(dir.resolve("reader-" + r + ".go"), Long.toString(startAt));
       }

@@ -105,6 +105,13 @@ public final class StampedeLab {
                              the commit, or fenced (SustainableCache.fence); writes tx.csv.
                              --tx --help
 
+      Hibernate
+        --hibernate          instead of the comparison: Hibernate's second-level cache (none,
+                             this project's provider without and with its near region, JCache
+                             over a local Caffeine) with reader JVMs: reads/s, SQL/s, stale reads
+                             under churn per access type, findMultiple's round trips; writes
+                             hibernate-*.csv. --hibernate --help
+
       Output
         --out DIR            results.csv, results.txt and charts/ (default: lab-results)
         --no-charts          skip the PNG charts
@@ -279,6 +286,9 @@ public final class StampedeLab {
     }
     if (TxScenario.requested(args)) {
       return TxScenario.run(args, out);
+    }
+    if (HibernateScenario.requested(args)) {
+      return HibernateScenario.run(args, out);
     }
     System.setProperty("java.awt.headless", "true");
     Options options = parse(args);

@@ -144,10 +144,15 @@ class TwoJvmsIT {
     for (int i = 0; i < 2; i++) {
       assertThat(readInSecond(access, id)).isEqualTo("A");
     }
+    // The near region serves only while a poll of its log confirmed it within the bound, so on a
+    // loaded machine (a late poll) the third read may still go to the store: wait for a near hit
+    // rather than expect one at a fixed read.
     long nearHits = Long.parseLong(ask("near-hits " + access));
-    assertThat(readInSecond(access, id)).isEqualTo("A");
-    assertThat(Long.parseLong(ask("near-hits " + access))).as("near in the second JVM")
-        .isGreaterThan(nearHits);
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+      assertThat(readInSecond(access, id)).isEqualTo("A");
+      assertThat(Long.parseLong(ask("near-hits " + access))).as("near in the second JVM")
+          .isGreaterThan(nearHits);
+    });
 
     inTransaction(one, s -> s.find(access.type, id).code("B"));
     long committed = System.nanoTime();

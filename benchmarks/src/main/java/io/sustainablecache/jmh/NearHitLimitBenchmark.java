@@ -7,9 +7,12 @@ import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.testing.InMemoryStore;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -88,6 +91,33 @@ public class NearHitLimitBenchmark {
     }
   }
 
+  /**
+   * The CPU time of each benchmark thread in each iteration, reported as {@code cpuNanos} in the
+   * throughput's unit: divided by the throughput it is the CPU nanoseconds per operation, which
+   * does not depend on how much of a core the thread got (this machine is shared). It includes
+   * the operations JMH runs while synchronizing the threads' iterations, which it does not count
+   * (a slight overestimate with two threads).
+   */
+  @State(Scope.Thread)
+  @AuxCounters(AuxCounters.Type.OPERATIONS)
+  public static class CpuTime {
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private long start;
+    /** This thread's CPU time in the iteration, nanoseconds. */
+    public long cpuNanos;
+
+    @Setup(Level.Iteration)
+    public void start() {
+      cpuNanos = 0;
+      start = THREADS.getCurrentThreadCpuTime();
+    }
+
+    @TearDown(Level.Iteration)
+    public void stop() {
+      cpuNanos = THREADS.getCurrentThreadCpuTime() - start;
+    }
+  }
+
   @Setup(Level.Trial)
   public void setUp() throws InterruptedException {
     store = InMemoryStore.create();
@@ -141,44 +171,48 @@ public class NearHitLimitBenchmark {
   /**
    * A near hit through {@code get}, one thread.
    *
+   * @param cpu this thread's CPU time
    * @return the value, consumed by JMH
    */
   @Benchmark
   @Threads(1)
-  public String nearHit(Cursor cursor) {
+  public String nearHit(Cursor cursor, CpuTime cpu) {
     return near.get(keys[cursor.next()], loader);
   }
 
   /**
    * A near hit through {@code get}, two threads.
    *
+   * @param cpu this thread's CPU time
    * @return the value, consumed by JMH
    */
   @Benchmark
   @Threads(2)
-  public String nearHit2(Cursor cursor) {
+  public String nearHit2(Cursor cursor, CpuTime cpu) {
     return near.get(keys[cursor.next()], loader);
   }
 
   /**
    * Caffeine's {@code getIfPresent} on the same keys, one thread.
    *
+   * @param cpu this thread's CPU time
    * @return the value, consumed by JMH
    */
   @Benchmark
   @Threads(1)
-  public String caffeine(Cursor cursor) {
+  public String caffeine(Cursor cursor, CpuTime cpu) {
     return caffeine.getIfPresent(keys[cursor.next()]);
   }
 
   /**
    * Caffeine's {@code getIfPresent} on the same keys, two threads.
    *
+   * @param cpu this thread's CPU time
    * @return the value, consumed by JMH
    */
   @Benchmark
   @Threads(2)
-  public String caffeine2(Cursor cursor) {
+  public String caffeine2(Cursor cursor, CpuTime cpu) {
     return caffeine.getIfPresent(keys[cursor.next()]);
   }
 
@@ -187,11 +221,12 @@ public class NearHitLimitBenchmark {
    * expireAfterWrite}), one thread: it reads its ticker ({@code System.nanoTime()}) once per read,
    * as a near hit must (the near cache's bound).
    *
+   * @param cpu this thread's CPU time
    * @return the value, consumed by JMH
    */
   @Benchmark
   @Threads(1)
-  public String caffeineExpiring(Cursor cursor) {
+  public String caffeineExpiring(Cursor cursor, CpuTime cpu) {
     return caffeineExpiring.getIfPresent(keys[cursor.next()]);
   }
 
@@ -199,11 +234,12 @@ public class NearHitLimitBenchmark {
    * One {@code System.nanoTime()}, the default ticker's reading, which a near hit takes once:
    * the floor under a near hit on this machine, with Caffeine's read on top.
    *
+   * @param cpu this thread's CPU time
    * @return the reading, consumed by JMH
    */
   @Benchmark
   @Threads(1)
-  public long nanoTime() {
+  public long nanoTime(CpuTime cpu) {
     return System.nanoTime();
   }
 }

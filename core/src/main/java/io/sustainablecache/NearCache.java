@@ -1,5 +1,7 @@
 package io.sustainablecache;
 
+import static java.util.Objects.requireNonNull;
+
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
@@ -224,15 +226,25 @@ final class NearCache<V> {
 
   /**
    * A servable entry of a caller's key, or {@code null}: read the store. Allocates nothing for a
-   * plain key ({@link Keys#nearKey}).
+   * plain key ({@link Keys#nearKey}). Checks the key as {@link Keys#storeKey} does, but not on a
+   * hit of a plain key: the tier is looked up under the key as it is first, and an entry held
+   * under a plain key ({@link NearEntry#plainKey}) answers at once, since that key was checked
+   * when its entry entered (only this cache's own store keys enter, under {@link
+   * Keys#nearKeyOf}); otherwise (nothing held, or a hashed key's entry held under a store key
+   * equal to this caller's key) the key is checked and looked up under its near key.
    */
   NearEntry<V> get(String key) {
-    return tier.get(keys.nearKey(key));
+    return get(key, ticker.read());
   }
 
   /** {@link #get} at {@code tick}, a reading of the {@link #tick ticker} taken just before. */
   NearEntry<V> get(String key, long tick) {
-    return tier.get(keys.nearKey(key), tick);
+    NearEntry<V> held = tier.get(requireNonNull(key, "key"), tick);
+    if (held != null && held.plainKey()) {
+      return held;
+    }
+    String nearKey = keys.nearKey(key); // throws for a key the store cannot take
+    return held == null && nearKey.equals(key) ? null : tier.get(nearKey, tick);
   }
 
   /** The ticker's reading now, in nanoseconds: a near hit's one reading of time. */
@@ -326,9 +338,11 @@ final class NearCache<V> {
     });
   }
 
-  private NearEntry<V> nearEntry(Entry<V> entry, int storedBytes, byte[] copyFrom, int node) {
+  /** The near tier's entry of {@code entry}, held under {@code key} ({@link Keys#nearKeyOf}). */
+  private NearEntry<V> nearEntry(String key, Entry<V> entry, int storedBytes, byte[] copyFrom,
+      int node) {
     return new NearEntry<>(entry, storedBytes, copyFrom, node,
-        Decision.freshUntil(entry, mode, policy));
+        Decision.freshUntil(entry, mode, policy), !keys.isHashedNearKey(key));
   }
 
   /** Taken before a store read whose entry may be {@link #offer}ed. */
@@ -345,8 +359,9 @@ final class NearCache<V> {
     if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
-        tier.offer(keys.nearKeyOf(storeKey),
-            nearEntry(entry, item.value().length, copy ? item.value() : null, node), ticket);
+        String key = keys.nearKeyOf(storeKey);
+        tier.offer(key,
+            nearEntry(key, entry, item.value().length, copy ? item.value() : null, node), ticket);
       }
     }
   }
@@ -382,7 +397,7 @@ final class NearCache<V> {
     } else if (tier.generation(storeKey) == generation) { // set before the drop of a change
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
-        tier.offer(key, nearEntry(entry, stored.length, copy ? stored : null, node), ticket);
+        tier.offer(key, nearEntry(key, entry, stored.length, copy ? stored : null, node), ticket);
       }
     }
     tier.record(storeKey).whenComplete((done, failure) -> {

@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.FixedRandom;
@@ -137,5 +138,40 @@ final class NearHitPathTest {
     long allocated = threads.getThreadAllocatedBytes(thread) - before;
     assertThat(allocated).as("bytes allocated by 10,000 near hits").isLessThan(10_000);
     assertThat(cache.stats().nearHitCount()).isEqualTo(11_000);
+  }
+
+  /**
+   * A near hit of a plain key skips the key's check (the key was checked when its entry entered),
+   * but a key the store cannot take is refused as without a near cache, and a caller's key that
+   * equals a hashed key's store key (the near key of that key's entry) is not answered with that
+   * entry.
+   */
+  @Test
+  void aNearHitSkipsTheKeyCheck_butNoKeyIsAnsweredWithAnotherKeysEntry_norAnInvalidKeyServed() {
+    heldNear("k");
+    assertThatThrownBy(() -> cache.get("a b", this::load))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> cache.get(null, this::load)).isInstanceOf(NullPointerException.class);
+
+    SustainableCache<String> hashing = SustainableCache.builder(memory).namespace("hashing")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(ticker).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).keyPolicy(KeyPolicy.HASH)
+        .nearCache(1_000, Duration.ofSeconds(1), 0).build();
+    try (hashing) {
+      scheduler.runDue();
+      String hashed = "a key with spaces #1";
+      Loader<String> loader = key -> "loaded " + key;
+      hashing.get(hashed, loader); // loaded, and held near under its store key
+      assertThat(hashing.get(hashed, loader)).isEqualTo("loaded " + hashed);
+      assertThat(hashing.stats().nearHitCount()).isEqualTo(1);
+      String storeKey = new Keys("hashing", memory.maxKeyLength(), KeyPolicy.HASH)
+          .storeKey(hashed);
+
+      assertThat(hashing.get(storeKey, loader)).as("a caller key equal to a hashed key's store key")
+          .isEqualTo("loaded " + storeKey);
+      assertThat(hashing.stats().nearHitCount()).isEqualTo(1);
+      assertThat(hashing.get(hashed, loader)).isEqualTo("loaded " + hashed);
+      assertThat(hashing.stats().nearHitCount()).isEqualTo(2);
+    }
   }
 }

@@ -63,12 +63,12 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public V get(String key, Loader<? extends V> loader) {
-    return valueOrThrow(reads.read(key, adapt(requireNonNull(loader, "loader"))));
+    return valueOrThrow(reads.readSync(key, requireNonNull(loader, "loader")));
   }
 
   @Override
   public Optional<V> find(String key, Loader<? extends V> loader) {
-    return optional(reads.read(key, adapt(requireNonNull(loader, "loader"))));
+    return optional(reads.readSync(key, requireNonNull(loader, "loader")));
   }
 
   @Override

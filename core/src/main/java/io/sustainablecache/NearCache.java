@@ -1,10 +1,13 @@
 package io.sustainablecache;
 
+import static java.util.Objects.requireNonNull;
+
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -25,6 +28,12 @@ final class NearCache<V> {
 
   private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
 
+  /**
+   * How long, in ticker nanoseconds, a reading of the clock serves near hits ({@link #millis}):
+   * 1 ms, the clock's own resolution.
+   */
+  static final long CLOCK_READING_NANOS = 1_000_000L;
+
   private final NearTier<NearEntry<V>> tier;
   private final Keys keys;
   private final CacheStore store;
@@ -33,6 +42,11 @@ final class NearCache<V> {
   private final double sampling;
   private final long stalenessMillis;
   private final Ticker ticker;
+  private final InstantSource clock;
+  private final RefreshPolicy policy;
+  private final Policies.Mode mode;
+  /** The last reading of the clock and the ticker's reading just before it ({@link #millis}). */
+  private volatile ClockReading clockReading;
   /** At most one refresh per entry per this many ticker nanoseconds: half the bound. */
   private final long refreshPauseNanos;
   private final int maxValueSize;
@@ -58,6 +72,11 @@ final class NearCache<V> {
     this.sampling = config.nearSampling();
     this.stalenessMillis = config.nearStaleness().toMillis();
     this.ticker = config.ticker();
+    this.clock = config.clock();
+    this.policy = config.policy();
+    this.mode = Policies.modeOf(policy);
+    long tick = ticker.read();
+    this.clockReading = new ClockReading(clock.millis(), tick);
     this.refreshPauseNanos = Math.max(1, config.nearStaleness().toNanos() / 2);
     this.maxValueSize = config.maxValueSize();
     this.tier = tier;
@@ -197,11 +216,53 @@ final class NearCache<V> {
 
   /**
    * A servable entry of a caller's key, or {@code null}: read the store. Allocates nothing for a
-   * plain key ({@link Keys#nearKey}).
+   * plain key ({@link Keys#nearKey}). Checks the key as {@link Keys#storeKey} does, but not on a
+   * hit of a plain key: the tier is looked up under the key as it is first, and an entry held
+   * under a plain key ({@link NearEntry#plainKey}) answers at once, since that key was checked
+   * when its entry entered (only this cache's own store keys enter, under {@link
+   * Keys#nearKeyOf}); otherwise (nothing held, or a hashed key's entry held under a store key
+   * equal to this caller's key) the key is checked and looked up under its near key.
    */
   NearEntry<V> get(String key) {
-    return tier.get(keys.nearKey(key));
+    return get(key, ticker.read());
   }
+
+  /** {@link #get} at {@code tick}, a reading of the {@link #tick ticker} taken just before. */
+  NearEntry<V> get(String key, long tick) {
+    NearEntry<V> held = tier.get(requireNonNull(key, "key"), tick);
+    if (held != null && held.plainKey()) {
+      return held;
+    }
+    String nearKey = keys.nearKey(key); // throws for a key the store cannot take
+    return held == null && nearKey.equals(key) ? null : tier.get(nearKey, tick);
+  }
+
+  /** The ticker's reading now, in nanoseconds: a near hit's one reading of time. */
+  long tick() {
+    return ticker.read();
+  }
+
+  /**
+   * The clock's time, epoch milliseconds, at {@code tick} (a {@link #tick} just taken), for a
+   * near hit's refresh decision: the last reading of the clock, read again when it is {@link
+   * #CLOCK_READING_NANOS} or more older than {@code tick} (a reading newer than {@code tick},
+   * another thread's, serves as it is). So a near hit reads the ticker once and the clock once per
+   * millisecond, not twice per hit; the decision's time is the clock's to within its resolution,
+   * and a step of the clock reaches near hits within a millisecond of the ticker. Thread-safe:
+   * racing readers may each read the clock, the last one's reading stays.
+   */
+  long millis(long tick) {
+    ClockReading last = clockReading;
+    if (tick - last.tick() < CLOCK_READING_NANOS) {
+      return last.millis();
+    }
+    long millis = clock.millis();
+    clockReading = new ClockReading(millis, tick);
+    return millis;
+  }
+
+  /** A reading of the clock ({@code millis}) and the ticker's reading just before it. */
+  private record ClockReading(long millis, long tick) {}
 
   /**
    * What a near hit of {@code key} answers: the entry's value ({@link ReadPath#ABSENT} for a
@@ -248,11 +309,12 @@ final class NearCache<V> {
       return;
     }
     stats.increment(Counter.NEAR_SAMPLE);
-    store.gets(keys.storeKey(key)).whenComplete((item, failure) -> {
+    String storeKey = keys.storeKey(key);
+    store.gets(storeKey).whenComplete((item, failure) -> {
       if (failure != null || item.isEmpty()) {
         return; // nothing to compare with (a store error, or the item evicted or expired)
       }
-      Entry<V> current = reader.read(keys.storeKey(key), item.get(), now);
+      Entry<V> current = reader.read(storeKey, item.get(), now);
       boolean replaced = served.casToken() == EntryWriter.NO_CAS // written here: token unknown
           ? current.fetchedAt() != served.fetchedAt() || current.kind() != served.kind()
           : current.casToken() != served.casToken();
@@ -264,6 +326,13 @@ final class NearCache<V> {
             + " apart by more than the bound");
       }
     });
+  }
+
+  /** The near tier's entry of {@code entry}, held under {@code key} ({@link Keys#nearKeyOf}). */
+  private NearEntry<V> nearEntry(String key, Entry<V> entry, int storedBytes, byte[] copyFrom,
+      int node) {
+    return new NearEntry<>(entry, storedBytes, copyFrom, node,
+        Decision.freshUntil(entry, mode, policy), !keys.isHashedNearKey(key));
   }
 
   /** Taken before a store read whose entry may be {@link #offer}ed. */
@@ -280,8 +349,9 @@ final class NearCache<V> {
     if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
-        tier.offer(keys.nearKeyOf(storeKey),
-            new NearEntry<>(entry, item.value().length, copy ? item.value() : null, node), ticket);
+        String key = keys.nearKeyOf(storeKey);
+        tier.offer(key,
+            nearEntry(key, entry, item.value().length, copy ? item.value() : null, node), ticket);
       }
     }
   }
@@ -317,7 +387,7 @@ final class NearCache<V> {
     } else if (tier.generation(storeKey) == generation) { // set before the drop of a change
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
-        tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null, node), ticket);
+        tier.offer(key, nearEntry(key, entry, stored.length, copy ? stored : null, node), ticket);
       }
     }
     tier.record(storeKey).whenComplete((done, failure) -> {

@@ -105,14 +105,18 @@ final class Policies {
     @Override
     public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
         long loadMillis, RandomGenerator random) {
-      double window = beta
-          * Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
+      double window = window(fetchedAtMillis, expiresAtMillis, loadMillis);
       // Only the last `window` before expiry: at high request rates plain XFetch with this
       // large delta would fire ~delta * ln(rate * delta) early, several times per TTL.
       if (expiresAtMillis - nowMillis > window) {
         return false;
       }
       return xfetch(nowMillis, expiresAtMillis, window, random);
+    }
+
+    /** The last part of an entry's life in which a read may refresh it, milliseconds. */
+    double window(long fetchedAtMillis, long expiresAtMillis, long loadMillis) {
+      return beta * Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
     }
 
     @Override

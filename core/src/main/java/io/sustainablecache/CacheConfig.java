@@ -18,6 +18,8 @@ import java.util.random.RandomGenerator;
  * @param nearStaleness the near cache's bound; {@code null} without a near cache
  * @param nearSampling the share of near hits checked against the store
  * @param nearCopy whether a near hit decodes its own copy of the value from the stored bytes
+ * @param invalidateAllBound without a near cache, how soon the other instances see {@code
+ *     invalidateAll} (the namespace's generation polled every half of it); {@code null}: off
  * @param clock the wall clock: only for what is compared with other hosts' time
  * @param ticker monotonic nanoseconds: every duration and bound measured on this host
  */
@@ -53,6 +55,7 @@ record CacheConfig<V>(
     Duration nearStaleness,
     double nearSampling,
     boolean nearCopy,
+    Duration invalidateAllBound,
     Ticker ticker) {
 
   /**
@@ -141,6 +144,7 @@ record CacheConfig<V>(
         b.nearStaleness,
         b.nearSampling == -1 ? DEFAULT_NEAR_SAMPLING : b.nearSampling,
         Boolean.TRUE.equals(b.nearCopy),
+        b.invalidateAllBound,
         b.ticker == null ? Ticker.systemTicker() : b.ticker);
   }
 
@@ -164,6 +168,15 @@ record CacheConfig<V>(
     return Math.floorDiv(ticker.read(), 1_000_000L);
   }
 
+  /**
+   * The bound of the namespace's generation, which entries carry and {@code invalidateAll}
+   * changes: the near cache's staleness, else {@code invalidateAllBound}; {@code null} for no
+   * generation (entries without one, {@code invalidateAll} a prefix flush where the store has one).
+   */
+  Duration generationBound() {
+    return nearStaleness != null ? nearStaleness : invalidateAllBound;
+  }
+
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */
   long lifetimeMillis() {
     return ttl.toMillis() + grace.toMillis();
@@ -176,6 +189,7 @@ record CacheConfig<V>(
         + ", fleetLease=" + fleetLease
         + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize
             + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness
-            + (nearCopy ? ", nearCacheCopy=true" : ""));
+            + (nearCopy ? ", nearCacheCopy=true" : ""))
+        + (invalidateAllBound == null ? "" : ", invalidateAllBound=" + invalidateAllBound);
   }
 }

@@ -38,8 +38,8 @@ import java.util.function.Function;
  *   <caption>Spec keys</caption>
  *   <tr><th>key</th><th>value</th></tr>
  *   <tr><td>{@code ttl}, {@code grace}, {@code absent-ttl}, {@code load-timeout},
- *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}</td><td>a
- *       duration</td></tr>
+ *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}, {@code
+ *       invalidate-all-bound}</td><td>a duration</td></tr>
  *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
  *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
  *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}, {@code
@@ -123,6 +123,8 @@ public final class CacheSettings {
         });
     bool("near-cache-copy", s -> s.nearCacheCopy, (b, v) -> b.nearCacheCopy = v,
         SustainableCacheBuilder::nearCacheCopy);
+    duration("invalidate-all-bound", s -> s.invalidateAllBound,
+        (b, v) -> b.invalidateAllBound = v, SustainableCacheBuilder::invalidateAllBound);
   }
 
   private static final CacheSettings EMPTY = new CacheSettings();
@@ -145,6 +147,7 @@ public final class CacheSettings {
   private Duration fenceTimeout;
   private SettingText.NearCache nearCache;
   private Boolean nearCacheCopy;
+  private Duration invalidateAllBound;
 
   private CacheSettings() {}
 
@@ -377,6 +380,14 @@ public final class CacheSettings {
   }
 
   /**
+   * Returns how soon the other instances see {@code invalidateAll} without a near cache ({@link
+   * SustainableCacheBuilder#invalidateAllBound}), if set.
+   */
+  public Optional<Duration> invalidateAllBound() {
+    return Optional.ofNullable(invalidateAllBound);
+  }
+
+  /**
    * Returns the near cache's size in entries ({@link SustainableCacheBuilder#nearCache}), if set
    * and bounded by entries.
    */
@@ -590,6 +601,14 @@ public final class CacheSettings {
      */
     public Builder fenceTimeout(Duration timeout) {
       return set("fence-timeout", timeout);
+    }
+
+    /**
+     * @param bound see {@link SustainableCacheBuilder#invalidateAllBound}
+     * @return this builder
+     */
+    public Builder invalidateAllBound(Duration bound) {
+      return set("invalidate-all-bound", bound);
     }
 
     /**

@@ -122,6 +122,12 @@ final class NearLog {
   /** The other layout's sequence at the last poll: -1 before, 0 if absent or no number. */
   private long otherSeen = -1;
 
+  /**
+   * Whether this log reads and records generations only ({@link #generationOnly}): its polls read
+   * the generation's item alone, and it records no key.
+   */
+  private final boolean generationOnly;
+
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
 
@@ -173,6 +179,12 @@ final class NearLog {
    */
   NearLog(CacheStore store, Keys keys, String name, RandomGenerator random,
       Runnable otherLayoutWrites) {
+    this(store, keys, name, random, otherLayoutWrites, false);
+  }
+
+  private NearLog(CacheStore store, Keys keys, String name, RandomGenerator random,
+      Runnable otherLayoutWrites, boolean generationOnly) {
+    this.generationOnly = generationOnly;
     this.store = requireNonNull(store, "store");
     this.sequenceKey = keys.internalKey(name + ":seq");
     this.generationKey = keys.internalKey(name + ":gen");
@@ -180,6 +192,17 @@ final class NearLog {
     this.random = requireNonNull(random, "random");
     this.otherSequenceKey = keys.internalKey((name.equals(SINGLE) ? PER_NODE : SINGLE) + ":seq");
     this.otherLayoutWrites = requireNonNull(otherLayoutWrites, "otherLayoutWrites");
+  }
+
+  /**
+   * The log of a cache without a near cache whose {@code invalidateAll} is a new generation
+   * ({@code invalidateAllBound}): the same items under the same name, but its polls read the
+   * generation's item alone (one key, one round trip, no slot) and return {@link Poll.Changes}
+   * of no key at sequence 0, and it records only {@code invalidateAll} ({@link #recordAll}, as
+   * any log does: a near-cached instance of the namespace sees it too). {@link #record} refuses.
+   */
+  static NearLog generationOnly(CacheStore store, Keys keys, String name, RandomGenerator random) {
+    return new NearLog(store, keys, name, random, () -> { }, true);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -191,6 +214,9 @@ final class NearLog {
    */
   CompletableFuture<Void> record(String storeKey) {
     requireNonNull(storeKey, "storeKey");
+    if (generationOnly) {
+      throw new IllegalStateException("a generation-only log records no key");
+    }
     return append(storeKey);
   }
 
@@ -264,6 +290,11 @@ final class NearLog {
   static final String GARBAGE = "the sequence's item holds no number";
 
   private CompletableFuture<Poll> readFrom(Long last) {
+    if (generationOnly) {
+      return store.gets(generationKey)
+          .thenCompose(item -> generation(item.orElse(null)))
+          .thenApply(generation -> (Poll) new Poll.Changes(0, List.of(), generation));
+    }
     List<String> keys = new ArrayList<>(BATCH + 2);
     keys.add(sequenceKey);
     keys.add(generationKey);

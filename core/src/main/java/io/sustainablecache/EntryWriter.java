@@ -221,6 +221,7 @@ final class EntryWriter<V> {
   private long callerGeneration(String storeKey) {
     long current = generation(storeKey);
     if (current == Generation.UNKNOWN) {
+      stats.increment(Counter.STORE_ERROR); // its log's store could not be read
       throw new StoreException("the cache has not read the namespace's generation yet (near"
           + " cache or invalidateAllBound): its log could not be polled since the cache started");
     }

@@ -196,10 +196,11 @@ final class NearLog {
 
   /**
    * The log of a cache without a near cache whose {@code invalidateAll} is a new generation
-   * ({@code invalidateAllBound}): the same items under the same name, but its polls read the
-   * generation's item alone (one key, one round trip, no slot) and return {@link Poll.Changes}
-   * of no key at sequence 0, and it records only {@code invalidateAll} ({@link #recordAll}, as
-   * any log does: a near-cached instance of the namespace sees it too). {@link #record} refuses.
+   * ({@code invalidateAllBound}): the same generation's item under the same name, but its polls
+   * read that item alone (one key, one round trip, no sequence, no slot) and return {@link
+   * Poll.Changes} of no key at sequence 0, and it records only {@code invalidateAll}, as one
+   * {@code incr} of the generation's item ({@link #recordAll}; a near-cached instance's poll
+   * reads that item too). {@link #record} refuses.
    */
   static NearLog generationOnly(CacheStore store, Keys keys, String name, RandomGenerator random) {
     return new NearLog(store, keys, name, random, () -> { }, true);
@@ -225,6 +226,11 @@ final class NearLog {
    * the record is not skipped as its own) adopts at its next poll, dropping everything.
    */
   CompletableFuture<Void> recordAll() {
+    if (generationOnly) {
+      // One incr of the generation's item: always another value than the one it replaces (a
+      // missing item is created at a random one), read by every log's poll of the namespace.
+      return store.incr(generationKey, 1, base(), 0).thenApply(n -> null);
+    }
     return store.incr(sequenceKey, 1, base(), 0).thenCompose(n ->
         store.set(generationKey, ascii(Long.toUnsignedString(n)), 0)
             .thenCompose(done -> writeSlot(n, ALL)));

@@ -143,9 +143,9 @@ final class NearLog {
    * read after it. A poll asks about at most {@link #SLOTS} numbers after the last it applied,
    * so an index holds the only own record a poll can ask about, until a later own record of the
    * same index replaces it (a poll that still needed the earlier one resets anyway: its slot was
-   * overwritten too). Constant memory; nothing to prune.
+   * overwritten too). Constant memory (32 KiB; none for a generation-only log); nothing to prune.
    */
-  private final AtomicLongArray ownRecords = new AtomicLongArray(SLOTS);
+  private final AtomicLongArray ownRecords;
 
   private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
 
@@ -185,6 +185,7 @@ final class NearLog {
   private NearLog(CacheStore store, Keys keys, String name, RandomGenerator random,
       Runnable otherLayoutWrites, boolean generationOnly) {
     this.generationOnly = generationOnly;
+    this.ownRecords = new AtomicLongArray(generationOnly ? 0 : SLOTS);
     this.store = requireNonNull(store, "store");
     this.sequenceKey = keys.internalKey(name + ":seq");
     this.generationKey = keys.internalKey(name + ":gen");
@@ -473,7 +474,7 @@ final class NearLog {
   /** How many of this instance's own record numbers are kept (for tests): at most the slots. */
   int ownRecordsKept() {
     int kept = 0;
-    for (int i = 0; i < SLOTS; i++) {
+    for (int i = 0; i < ownRecords.length(); i++) {
       kept += ownRecords.get(i) != 0 ? 1 : 0;
     }
     return kept;

@@ -19,6 +19,8 @@ import java.util.random.RandomGenerator;
  * @param nearStaleness the near cache's bound; {@code null} without a near cache
  * @param nearSampling the share of near hits checked against the store; 0 without a near cache
  * @param nearCopy whether a near hit decodes its own copy of the value from the stored bytes
+ * @param invalidateAllBound without a near cache, how soon the other instances see {@code
+ *     invalidateAll} (the namespace's generation polled every half of it); {@code null}: off
  * @param clock the wall clock: only for what is compared with other hosts' time
  * @param ticker monotonic nanoseconds: every duration and bound measured on this host
  */
@@ -54,6 +56,7 @@ record CacheConfig<V>(
     Duration nearStaleness,
     double nearSampling,
     boolean nearCopy,
+    Duration invalidateAllBound,
     Ticker ticker) {
 
   /**
@@ -99,6 +102,7 @@ record CacheConfig<V>(
         near == null ? null : near.staleness(),
         near == null ? 0 : near.sampling(),
         settings.resolved(CacheSettings.NEAR_CACHE_COPY),
+        settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND),
         ticker == null ? Ticker.systemTicker() : ticker);
   }
 
@@ -109,6 +113,15 @@ record CacheConfig<V>(
    */
   static long millis(Ticker ticker) {
     return Math.floorDiv(ticker.read(), 1_000_000L);
+  }
+
+  /**
+   * The bound of the namespace's generation, which entries carry and {@code invalidateAll}
+   * changes: the near cache's staleness, else {@code invalidateAllBound}; {@code null} for no
+   * generation (entries without one, {@code invalidateAll} a prefix flush where the store has one).
+   */
+  Duration generationBound() {
+    return nearStaleness != null ? nearStaleness : invalidateAllBound;
   }
 
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */
@@ -123,6 +136,7 @@ record CacheConfig<V>(
         + ", fleetLease=" + fleetLease
         + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize
             + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness
-            + (nearCopy ? ", nearCacheCopy=true" : ""));
+            + (nearCopy ? ", nearCacheCopy=true" : ""))
+        + (invalidateAllBound == null ? "" : ", invalidateAllBound=" + invalidateAllBound);
   }
 }

@@ -38,8 +38,8 @@ import java.util.function.Function;
  *   <caption>Spec keys</caption>
  *   <tr><th>key</th><th>value</th></tr>
  *   <tr><td>{@code ttl}, {@code grace}, {@code absent-ttl}, {@code load-timeout},
- *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}</td><td>a
- *       duration</td></tr>
+ *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}, {@code
+ *       invalidate-all-bound}</td><td>a duration</td></tr>
  *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
  *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
  *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}, {@code
@@ -195,6 +195,10 @@ public final class CacheSettings {
 
   /** {@link SustainableCacheBuilder#nearCacheCopy}: off. */
   static final Setting<Boolean> NEAR_CACHE_COPY = bool("near-cache-copy", s -> false);
+
+  /** {@link SustainableCacheBuilder#invalidateAllBound}: off ({@code null}). */
+  static final Setting<Duration> INVALIDATE_ALL_BOUND = duration("invalidate-all-bound",
+      Duration.ofMillis(10), Duration.ofHours(1), s -> null);
 
   // -------------------------------------------------------------------------------------------
 

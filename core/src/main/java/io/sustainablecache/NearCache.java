@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -58,9 +59,12 @@ final class NearCache<V> {
   private final ValueCodec<V> codec;
   /** Whether a near hit decodes its own copy of the value ({@code nearCacheCopy}). */
   private final boolean copy;
+  /** Whether this holds entries (a near cache), or the namespace's generation only. */
+  private final boolean holdsEntries;
 
   private NearCache(NearTier<NearEntry<V>> tier, Keys keys, CacheConfig<V> config,
-      EntryReader<V> reader, StatsCounter stats) {
+      EntryReader<V> reader, StatsCounter stats, boolean holdsEntries) {
+    this.holdsEntries = holdsEntries;
     this.staleSamples = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.recordFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.pollFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
@@ -70,14 +74,14 @@ final class NearCache<V> {
     this.reader = reader;
     this.random = config.random();
     this.sampling = config.nearSampling();
-    this.stalenessMillis = config.nearStaleness().toMillis();
+    this.stalenessMillis = config.generationBound().toMillis();
     this.ticker = config.ticker();
     this.clock = config.clock();
     this.policy = config.policy();
     this.mode = Policies.modeOf(policy);
     long tick = ticker.read();
     this.clockReading = new ClockReading(clock.millis(), tick);
-    this.refreshPauseNanos = Math.max(1, config.nearStaleness().toNanos() / 2);
+    this.refreshPauseNanos = Math.max(1, config.generationBound().toNanos() / 2);
     this.maxValueSize = config.maxValueSize();
     this.tier = tier;
     this.stats = stats;
@@ -97,15 +101,21 @@ final class NearCache<V> {
 
   /**
    * The near cache the configuration asks for, polling already; {@code null} for none ({@code
-   * generation == null}). {@code newGeneration} runs when a poll found another generation.
+   * generation == null}). Without a near cache but with {@code invalidateAllBound}, the
+   * namespace's generation alone ({@link #holdsEntries} false): its logs read and record
+   * generations only ({@link NearLog#generationOnly}), it holds no entry and records no key, and
+   * serves {@link #invalidateAll} and {@link #close} only. {@code newGeneration} runs when a poll
+   * found another generation.
    */
   static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, EntryReader<V> reader,
       StatsCounter stats, Generation generation, Runnable newGeneration) {
     if (generation == null) {
       return null;
     }
+    boolean holdsEntries = config.nearMaximumSize() != 0;
     RateLimitedLog mixedLayouts = new RateLimitedLog(Log.LOGGER, config.ticker());
-    Layouts layouts = new Layouts(config.store(), keys, config.random(), () -> mixedLayouts.warn(
+    Layouts layouts = new Layouts(config.store(), keys, config.random(), holdsEntries,
+        () -> mixedLayouts.warn(
         "another instance records this namespace's changes in the other near-log layout (one"
         + " log per node, or the single log): neither sees the other's changes, and their near"
         + " caches may serve replaced values past the bound; give every instance of a namespace"
@@ -127,7 +137,9 @@ final class NearCache<V> {
 
       @Override
       public void reset() {
-        stats.increment(Counter.NEAR_RESET);
+        if (holdsEntries) {
+          stats.increment(Counter.NEAR_RESET);
+        }
       }
 
       @Override
@@ -135,17 +147,45 @@ final class NearCache<V> {
         newGeneration.run();
       }
     };
-    NearTier<NearEntry<V>> tier = new NearTier<>(layouts, layouts.get(),
-        CaffeineEntries.bounded(config.nearMaximumSize(),
+    NearTier.EntryMap<NearEntry<V>> entries = holdsEntries
+        ? CaffeineEntries.bounded(config.nearMaximumSize(),
             config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
-            () -> stats.increment(Counter.NEAR_EVICTION)),
-        NearEntry::node, config.nearStaleness(), fenceWindow, config.ticker()::read,
+            () -> stats.increment(Counter.NEAR_EVICTION))
+        : new NoEntries<>();
+    NearTier<NearEntry<V>> tier = new NearTier<>(layouts, layouts.get(), entries,
+        NearEntry::node, config.generationBound(), fenceWindow, config.ticker()::read,
         keys::nearKeyOf, generation, config.nearMaximumSize(), events);
-    near.set(new NearCache<>(tier, keys, config, reader, stats));
+    near.set(new NearCache<>(tier, keys, config, reader, stats, holdsEntries));
     // Built on a thread that may not wait (Waiting), the first poll is not awaited.
-    near.get().firstPoll(Waiting.allowed(config.store()) ? config.nearStaleness() : Duration.ZERO);
+    near.get().firstPoll(Waiting.allowed(config.store()) ? config.generationBound()
+        : Duration.ZERO);
     tier.start(config.scheduler());
     return near.get();
+  }
+
+  /** The map of a generation-only near cache: it never holds an entry. */
+  private static final class NoEntries<E> implements NearTier.EntryMap<E> {
+    @Override
+    public E get(String key) {
+      return null;
+    }
+
+    @Override
+    public void put(String key, E entry) {
+      throw new IllegalStateException("a generation-only near cache holds no entry");
+    }
+
+    @Override
+    public void remove(String key, E entry) {}
+
+    @Override
+    public void remove(String key) {}
+
+    @Override
+    public void removeIf(Predicate<E> filter) {}
+
+    @Override
+    public void clear() {}
   }
 
   /**
@@ -158,9 +198,13 @@ final class NearCache<V> {
     private final Keys keys;
     private final RandomGenerator random;
     private final Runnable otherLayoutWrites;
+    /** Whether the logs record keys (a near cache), or generations only. */
+    private final boolean recordsKeys;
     private NearTier.Layout current;
 
-    Layouts(CacheStore store, Keys keys, RandomGenerator random, Runnable otherLayoutWrites) {
+    Layouts(CacheStore store, Keys keys, RandomGenerator random, boolean recordsKeys,
+        Runnable otherLayoutWrites) {
+      this.recordsKeys = recordsKeys;
       this.store = store;
       this.keys = keys;
       this.random = random;
@@ -175,16 +219,20 @@ final class NearCache<V> {
         return current;
       }
       if (nodes == null) {
-        current = NearTier.Layout.single(
-            new NearLog(store, keys, NearLog.SINGLE, random, otherLayoutWrites));
+        current = NearTier.Layout.single(log(store, NearLog.SINGLE));
       } else {
         List<NearLog> logs = new ArrayList<>(nodes.ids().size());
         for (int i = 0; i < nodes.ids().size(); i++) {
-          logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, random, otherLayoutWrites));
+          logs.add(log(nodes.on(i), NearLog.PER_NODE));
         }
         current = new NearTier.Layout(nodes.ids(), List.copyOf(logs), nodes::nodeOf);
       }
       return current;
+    }
+
+    private NearLog log(CacheStore on, String name) {
+      return recordsKeys ? new NearLog(on, keys, name, random, otherLayoutWrites)
+          : NearLog.generationOnly(on, keys, name, random);
     }
   }
 
@@ -210,8 +258,18 @@ final class NearCache<V> {
 
   private void pollFailed(Throwable failure) {
     stats.increment(Counter.NEAR_POLL_FAILURE);
-    pollFailures.warn("the near cache could not poll its invalidation log; it serves nothing"
-        + " once its last confirmation is older than its bound", EntryWriter.unwrap(failure));
+    pollFailures.warn(holdsEntries ? "the near cache could not poll its invalidation log; it"
+        + " serves nothing once its last confirmation is older than its bound"
+        : "the cache could not read its namespace's generation (invalidateAllBound); until it"
+        + " can, another instance's invalidateAll does not reach it", EntryWriter.unwrap(failure));
+  }
+
+  /**
+   * Whether this is a near cache, holding entries; {@code false} for the namespace's generation
+   * alone, which the read path and the writes never ask for entries or records.
+   */
+  boolean holdsEntries() {
+    return holdsEntries;
   }
 
   /**

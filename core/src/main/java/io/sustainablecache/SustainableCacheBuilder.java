@@ -615,12 +615,46 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * Makes {@link SustainableCache#invalidateAll} work on every store without a near cache (plain
+   * memcached has no prefix flush), as a new <em>generation</em> of the namespace, the near
+   * cache's own mechanism without its tier: every entry carries the namespace's generation (8
+   * bytes more per entry), an entry of another generation is a miss whose CAS token fences out
+   * older loads, and a load that began before {@code invalidateAll} is not written after this
+   * instance learned of it. This instance sees its own {@code invalidateAll} when the call
+   * returns; the other instances read the generation every {@code bound / 2} (one {@code gets}
+   * of one key per store node, whatever the traffic) and see it within {@code bound} while those
+   * reads succeed. A hit costs no extra round trip: the generation is compared in memory.
+   * {@link #build} reads the generation once, waiting at most {@code bound}; until a read has
+   * succeeded, every read misses, loads are not written and writes throw (with a log per store
+   * node, the keys of a node whose generation is unknown). Needs a {@link #namespace} and a store
+   * with {@link io.sustainablecache.spi.CacheStore#incr counters}. With a {@link #nearCache}
+   * the near cache's staleness bounds {@code invalidateAll} and this setting is not used.
+   *
+   * <p>Entries with a generation are misses for instances without one (earlier releases, and
+   * instances of this one without this setting or a near cache), and the reverse: turn it on for
+   * every instance of a namespace at once (or with a new namespace); each side logs a warning
+   * when it reads the other's entries. Without it (and without a near cache), {@code
+   * invalidateAll} is ARCUS's {@code flush_prefix}, which fences no load in flight, or, on plain
+   * memcached, throws {@link UnsupportedOperationException}. Default: off; Spring's cache
+   * manager turns it on (1 s) for its caches without a near cache.
+   *
+   * @param bound 10 ms to 1 h; 1 s is a good start
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> invalidateAllBound(Duration bound) {
+    return set(CacheSettings.INVALIDATE_ALL_BOUND, bound);
+  }
+
+  /**
    * Builds the cache.
    *
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
    * @throws IllegalStateException if {@link #ttl} was not set, an executor was given together
    *     with thread or queue settings, a near cache without Caffeine on the classpath or
-   *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache
+   *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache, or
+   *     {@link #invalidateAllBound} without a namespace or over a store without counters
    */
   @SuppressWarnings("unchecked")
   public SustainableCache<V> build() {
@@ -651,6 +685,17 @@ public final class SustainableCacheBuilder<V> {
           + " the log's keys have no valid ARCUS prefix (the ARCUS client and server refuse"
           + " them, so the cache would never serve near), and the cache's keys could be another"
           + " namespace's items, changed past that namespace's log");
+    }
+    boolean generationOnly = settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND) && !near;
+    if (generationOnly && !store.hasCounters()) {
+      throw new IllegalStateException("invalidateAllBound needs a store with counters"
+          + " (CacheStore.incr); " + store.getClass().getName() + " has none"
+          + " (CacheStore.hasCounters)");
+    }
+    if (settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND) && namespace == null) {
+      throw new IllegalStateException("invalidateAllBound needs a namespace"
+          + " (SustainableCacheBuilder.namespace): the generation lives under the namespace's"
+          + " prefix, and without one the cache's keys could be another namespace's items");
     }
     return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }

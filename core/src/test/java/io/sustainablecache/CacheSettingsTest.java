@@ -20,7 +20,8 @@ class CacheSettingsTest {
       + " load-timeout=PT5S, refresh-threads=8, refresh-queue-capacity=500,"
       + " failure-backoff=PT0.5S:PT20S, serve-stale-on-error=false, max-clock-skew=PT2S,"
       + " ttl-jitter=0.1, max-value-size=65536, refresh-batch=50:PT0.005S, close-timeout=PT3S,"
-      + " fence-timeout=PT45S, near-cache=10000:PT1S, near-cache-copy=true";
+      + " fence-timeout=PT45S, near-cache=10000:PT1S, near-cache-copy=true,"
+      + " invalidate-all-bound=PT2S";
 
   @Test
   void everySettingParsesAndPrintsBackTheSame() {
@@ -42,6 +43,7 @@ class CacheSettingsTest {
     assertThat(settings.hasNearCache()).isTrue();
     assertThat(settings.get(CacheSettings.NEAR_CACHE_COPY)).hasValue(true);
     assertThat(settings.maxClockSkew()).hasValue(Duration.ofSeconds(2));
+    assertThat(settings.get(CacheSettings.INVALIDATE_ALL_BOUND)).hasValue(Duration.ofSeconds(2));
     CacheSettings sampled = CacheSettings.parse("near-cache=10:1s:0.5");
     assertThat(sampled.get(CacheSettings.NEAR_CACHE).orElseThrow().sampling()).isEqualTo(0.5);
     assertThat(CacheSettings.parse(sampled.toString())).isEqualTo(sampled);

@@ -267,15 +267,21 @@ final class SustainableSpringCacheTest {
     assertThat(cache.get("a")).isNull();
   }
 
+  /**
+   * Issue 21: on plain memcached (no prefix flush) {@code clear()} works too: the manager gives
+   * the cache {@code invalidate-all-bound}, and the clear is a new generation of the namespace.
+   */
   @Test
-  void clearOnPlainMemcachedSaysWhyItCannot() {
-    Cache cache = cache(ForwardingStore.withoutFlushPrefix(store), FixedRandom.neverEarly());
-    assertThatThrownBy(cache::clear)
-        .isInstanceOf(UnsupportedOperationException.class)
-        .hasMessageContaining("cache 'books' cannot be cleared")
-        .hasMessageContaining("flush_prefix")
-        .hasMessageContaining("evict keys one by one");
-    assertThatThrownBy(cache::invalidate).isInstanceOf(UnsupportedOperationException.class);
+  void clearOnPlainMemcached_isANewGenerationOfTheNamespace() {
+    ScriptedStore plain = ScriptedStore.over(ForwardingStore.withoutFlushPrefix(store));
+    Cache cache = cache(plain, FixedRandom.neverEarly());
+    cache.put("a", "1");
+    cache.clear();
+    assertThat(cache.get("a")).isNull();
+    cache.put("a", "2");
+    assertThat(cache.invalidate()).isFalse();
+    assertThat(cache.get("a")).isNull();
+    assertThat(plain.count(ScriptedStore.Op.FLUSH_PREFIX)).isZero();
   }
 
   @Test

@@ -331,6 +331,7 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("fence-timeout", "45s");
     every.put("near-cache", "100:1s");
     every.put("near-cache-copy", "true");
+    every.put("invalidate-all-bound", "2s");
     return every;
   }
 

@@ -50,7 +50,9 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@value #SETTINGS}</td><td>a {@link CacheSettings} spec for every region, e.g.
  *       {@code ttl=10m, near-cache=10000:1s}</td><td>{@value #DEFAULT_SETTINGS}</td></tr>
  *   <tr><td>{@value #REGION_PREFIX}{@code <region name>.settings}</td><td>a spec for one region,
- *       over {@value #SETTINGS}</td><td>none</td></tr>
+ *       over {@value #SETTINGS}; a region without a near cache gets {@value #DEFAULT_GENERATION}
+ *       under it (over a store with counters), so that it can be emptied on every
+ *       store</td><td>none</td></tr>
  *   <tr><td>{@value #METER_REGISTRY}</td><td>a Micrometer {@code MeterRegistry} instance: each
  *       region's meters, tagged {@code cache=<region name>} and {@code cache.manager=hibernate},
  *       removed when the session factory closes (needs {@code
@@ -85,6 +87,13 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   public static final String METER_REGISTRY = "hibernate.cache.sustainable.meter-registry";
   /** The settings under {@value #SETTINGS}. */
   public static final String DEFAULT_SETTINGS = "ttl=10m, max-clock-skew=2s";
+  /**
+   * What a region without a near region adds under its settings, over a store with counters: a
+   * generation, so that emptying the region (a bulk HQL or SQL update or delete of its entities,
+   * {@code Cache.evictAll}) works on every store, plain memcached included, and reaches the other
+   * instances within 1 s (see {@code SustainableCacheBuilder.invalidateAllBound}).
+   */
+  public static final String DEFAULT_GENERATION = "invalidate-all-bound=1s";
 
   private static final Logger LOG = LoggerFactory.getLogger(SustainableCacheRegionFactory.class);
 
@@ -218,6 +227,9 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
     return caches.computeIfAbsent(regionName, name -> {
       CacheSettings merged = regionSettings(name);
       CacheSettings region = farOnly ? withoutNearCache(merged) : merged;
+      if (!region.hasNearCache() && store.hasCounters()) {
+        region = region.withDefaults(CacheSettings.parse(DEFAULT_GENERATION));
+      }
       SustainableCache<Object> cache;
       try {
         cache = SustainableCache.builder(store)

@@ -3,15 +3,15 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -24,7 +24,7 @@ import java.util.function.Function;
  *
  * <pre>{@code
  * CacheSettings defaults = CacheSettings.parse("ttl=10m, grace=1m, fleet-lease=true");
- * CacheSettings products = CacheSettings.builder().ttl(Duration.ofMinutes(2)).build()
+ * CacheSettings products = CacheSettings.parse("ttl=2m")
  *     .withDefaults(defaults);                        // ttl 2 min, grace 1 min, the lease on
  * SustainableCache<Product> cache = SustainableCache.builder(store)
  *     .namespace("product").settings(products).codec(codec).build();
@@ -38,8 +38,8 @@ import java.util.function.Function;
  *   <caption>Spec keys</caption>
  *   <tr><th>key</th><th>value</th></tr>
  *   <tr><td>{@code ttl}, {@code grace}, {@code absent-ttl}, {@code load-timeout},
- *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}</td><td>a
- *       duration</td></tr>
+ *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}, {@code
+ *       invalidate-all-bound}</td><td>a duration</td></tr>
  *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
  *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
  *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}, {@code
@@ -55,98 +55,164 @@ import java.util.function.Function;
  * </table>
  * {@link #toString()} writes the same format, so {@code parse(s.toString()).equals(s)}.
  *
- * <p>Immutable and thread-safe. Every value is checked when it is set, with the builder's own
- * rules and messages ({@link IllegalArgumentException}); rules that relate two settings (such as
- * a failure back-off cap below the base) are checked when the cache is built.
+ * <p>Immutable and thread-safe (its state is one final array that is never changed after
+ * construction). Two values are equal when they set the same settings to equal values. Every
+ * value is checked when it is read, with the builder's own rules and messages ({@link
+ * IllegalArgumentException}); rules that relate a setting to an object on the builder (such as
+ * {@code refresh-threads} with a {@link SustainableCacheBuilder#refreshExecutor}) are checked when
+ * the cache is built.
  */
 public final class CacheSettings {
 
-  /** The settings by spec key, in spec order: one line each, the only list of them. */
-  private static final Map<String, Setting<?>> SETTINGS = new LinkedHashMap<>();
+  /** The longest TTL accepted: memcached's absolute exptimes must stay meaningful. */
+  static final Duration MAX_TTL = Duration.ofDays(365);
+
+  /** The longest load timeout, close timeout, fence timeout and batching delay accepted. */
+  static final Duration MAX_TIMEOUT = Duration.ofDays(1);
+
+  private static final Duration ONE_MILLI = Duration.ofMillis(1);
+
+  /**
+   * The smallest grace period chosen by default: the server's one-second expiry tick plus a
+   * margin for a refresh started at the logical expiry.
+   */
+  static final Duration MIN_DEFAULT_GRACE = Duration.ofSeconds(2);
+
+  /** The default cap of the failure back-off, when the TTL is longer. */
+  static final Duration DEFAULT_MAX_FAILURE_BACKOFF = Duration.ofSeconds(30);
+
+  /** The settings in spec order; a setting's {@link Setting#index} is its place here. */
+  private static final List<Setting<?>> TABLE = new ArrayList<>();
   /** The same settings by {@linkplain #normalized normalized} key. */
   private static final Map<String, Setting<?>> BY_NAME = new HashMap<>();
 
-  static {
-    duration("ttl", s -> s.ttl, (b, v) -> b.ttl = v, SustainableCacheBuilder::ttl);
-    duration("grace", s -> s.grace, (b, v) -> b.grace = v, SustainableCacheBuilder::grace);
-    add("refresh-policy", s -> s.refreshPolicy, (b, v) -> b.refreshPolicy = v,
-        SettingText::policy, SettingText::format,
-        SustainableCacheBuilder::refreshPolicy);
-    bool("fleet-lease", s -> s.fleetLease, (b, v) -> b.fleetLease = v,
-        SustainableCacheBuilder::fleetLease);
-    duration("absent-ttl", s -> s.absentTtl, (b, v) -> b.absentTtl = v,
-        SustainableCacheBuilder::absentTtl);
-    duration("load-timeout", s -> s.loadTimeout, (b, v) -> b.loadTimeout = v,
-        SustainableCacheBuilder::loadTimeout);
-    integer("refresh-threads", s -> s.refreshThreads, (b, v) -> b.refreshThreads = v,
-        SustainableCacheBuilder::refreshThreads);
-    integer("refresh-queue-capacity", s -> s.refreshQueueCapacity,
-        (b, v) -> b.refreshQueueCapacity = v, SustainableCacheBuilder::refreshQueueCapacity);
-    add("failure-backoff", s -> s.failureBackoff, (b, v) -> b.failureBackoff = v,
-        SettingText.FailureBackoff::parse, SettingText.FailureBackoff::toString, (b, v) -> {
-          if (v.max() == null) {
-            b.failureBackoff(v.base());
-          } else {
-            b.failureBackoff(v.base(), v.max());
-          }
-        });
-    bool("serve-stale-on-error", s -> s.serveStaleOnError, (b, v) -> b.serveStaleOnError = v,
-        SustainableCacheBuilder::serveStaleOnError);
-    duration("max-clock-skew", s -> s.maxClockSkew, (b, v) -> b.maxClockSkew = v,
-        SustainableCacheBuilder::maxClockSkew);
-    add("ttl-jitter", s -> s.ttlJitter, (b, v) -> b.ttlJitter = v,
-        text -> SettingText.number(text, Double::valueOf), String::valueOf,
-        SustainableCacheBuilder::ttlJitter);
-    integer("max-value-size", s -> s.maxValueSize, (b, v) -> b.maxValueSize = v,
-        SustainableCacheBuilder::maxValueSize);
-    add("refresh-batch", s -> s.refreshBatch, (b, v) -> b.refreshBatch = v,
-        SettingText.RefreshBatch::parse, SettingText.RefreshBatch::toString,
-        (b, v) -> b.refreshBatch(v.maxKeys(), v.maxDelay()));
-    duration("close-timeout", s -> s.closeTimeout, (b, v) -> b.closeTimeout = v,
-        SustainableCacheBuilder::closeTimeout);
-    duration("fence-timeout", s -> s.fenceTimeout, (b, v) -> b.fenceTimeout = v,
-        SustainableCacheBuilder::fenceTimeout);
-    add("near-cache", s -> s.nearCache, (b, v) -> b.nearCache = v,
-        SettingText.NearCache::parse, SettingText.NearCache::toString,
-        (b, v) -> {
-          if (v.bytes()) {
-            if (v.sampling() == null) {
-              b.nearCacheBytes(v.maximumSize(), v.staleness());
-            } else {
-              b.nearCacheBytes(v.maximumSize(), v.staleness(), v.sampling());
-            }
-          } else if (v.sampling() == null) {
-            b.nearCache(v.maximumSize(), v.staleness());
-          } else {
-            b.nearCache(v.maximumSize(), v.staleness(), v.sampling());
-          }
-        });
-    bool("near-cache-copy", s -> s.nearCacheCopy, (b, v) -> b.nearCacheCopy = v,
-        SustainableCacheBuilder::nearCacheCopy);
+  // -------------------------------------------------------------------------------------------
+  // The table: one row per setting, the only hand-written home of each. A row names the spec
+  // key (the builder method is the key in camel case), the type, the check of a value (its range,
+  // with the builder's messages), the default (a function of the other settings where it depends
+  // on them), and the text form (SettingText). The builder's setter, the spec, Spring Boot's
+  // binding and the cache's configuration (CacheConfig.of) all come from these rows.
+
+  /** {@link SustainableCacheBuilder#ttl}: required, so without a default. */
+  static final Setting<Duration> TTL =
+      duration("ttl", ONE_MILLI, MAX_TTL, s -> null);
+
+  /** {@link SustainableCacheBuilder#grace}: {@code max(2 s, ttl / 10)}. */
+  static final Setting<Duration> GRACE = duration("grace", Duration.ZERO, MAX_TTL, s -> {
+    Duration tenth = s.resolved(TTL).dividedBy(10);
+    return tenth.compareTo(MIN_DEFAULT_GRACE) > 0 ? tenth : MIN_DEFAULT_GRACE;
+  });
+
+  /** {@link SustainableCacheBuilder#refreshPolicy}: SUS. */
+  static final Setting<RefreshPolicy> REFRESH_POLICY = row("refresh-policy",
+      SettingText::policy, SettingText::format, (name, policy) -> { },
+      orElse(s -> RefreshPolicy.sustainable()));
+
+  /** {@link SustainableCacheBuilder#fleetLease}: on for a policy that refreshes in the background. */
+  static final Setting<Boolean> FLEET_LEASE = bool("fleet-lease",
+      s -> Policies.modeOf(s.resolved(REFRESH_POLICY)) == Policies.Mode.BACKGROUND);
+
+  /** {@link SustainableCacheBuilder#absentTtl}: the TTL. */
+  static final Setting<Duration> ABSENT_TTL =
+      duration("absent-ttl", Duration.ZERO, MAX_TTL, s -> s.resolved(TTL));
+
+  /** {@link SustainableCacheBuilder#loadTimeout}: 30 s. */
+  static final Setting<Duration> LOAD_TIMEOUT =
+      duration("load-timeout", ONE_MILLI, MAX_TIMEOUT, s -> Duration.ofSeconds(30));
+
+  /** {@link SustainableCacheBuilder#refreshThreads}: 4. */
+  static final Setting<Integer> REFRESH_THREADS = integer("refresh-threads", 1, 1024, 4);
+
+  /** {@link SustainableCacheBuilder#refreshQueueCapacity}: 1024. */
+  static final Setting<Integer> REFRESH_QUEUE_CAPACITY =
+      integer("refresh-queue-capacity", 0, 1_000_000, 1024);
+
+  /**
+   * {@link SustainableCacheBuilder#failureBackoff(Duration, Duration)}: base 1 s; the cap the TTL,
+   * at most 30 s, and at least the base.
+   */
+  static final Setting<SettingText.FailureBackoff> FAILURE_BACKOFF = row("failure-backoff",
+      SettingText.FailureBackoff::parse, SettingText.FailureBackoff::toString,
+      CacheSettings::checkBackoff, (set, s) -> {
+        Duration base = set == null ? Duration.ofSeconds(1) : set.base();
+        if (set != null && set.max() != null) {
+          return set;
+        }
+        Duration ttl = s.resolved(TTL);
+        Duration cap = ttl.compareTo(DEFAULT_MAX_FAILURE_BACKOFF) < 0 ? ttl
+            : DEFAULT_MAX_FAILURE_BACKOFF;
+        return new SettingText.FailureBackoff(base, cap.compareTo(base) < 0 ? base : cap);
+      });
+
+  /** {@link SustainableCacheBuilder#serveStaleOnError}: on. */
+  static final Setting<Boolean> SERVE_STALE_ON_ERROR = bool("serve-stale-on-error", s -> true);
+
+  /** {@link SustainableCacheBuilder#maxClockSkew}: 30 s. */
+  static final Setting<Duration> MAX_CLOCK_SKEW =
+      duration("max-clock-skew", Duration.ZERO, MAX_TTL, s -> Duration.ofSeconds(30));
+
+  /** {@link SustainableCacheBuilder#ttlJitter}: 0. */
+  static final Setting<Double> TTL_JITTER = row("ttl-jitter",
+      text -> SettingText.number(text, Double::valueOf), String::valueOf, (name, fraction) -> {
+        if (!(fraction >= 0 && fraction <= 0.5)) {
+          throw new IllegalArgumentException(name + " must be in [0, 0.5]: " + fraction);
+        }
+      }, orElse(s -> 0.0));
+
+  /**
+   * {@link SustainableCacheBuilder#maxValueSize}: memcached's default 1 MiB item size less 1 KiB
+   * for the key and the server's item header.
+   */
+  static final Setting<Integer> MAX_VALUE_SIZE =
+      integer("max-value-size", 17, 1 << 30, 1024 * 1024 - 1024);
+
+  /** {@link SustainableCacheBuilder#refreshBatch}: 256 keys, 10 ms. */
+  static final Setting<SettingText.RefreshBatch> REFRESH_BATCH = row("refresh-batch",
+      SettingText.RefreshBatch::parse, SettingText.RefreshBatch::toString, (name, batch) -> {
+        if (batch.maxKeys() < 1 || batch.maxKeys() > 100_000) {
+          throw new IllegalArgumentException(
+              name + " maxKeys must be in [1, 100000]: " + batch.maxKeys());
+        }
+        inRange(name + " maxDelay", batch.maxDelay(), Duration.ZERO, MAX_TIMEOUT);
+      }, orElse(s -> new SettingText.RefreshBatch(256, Duration.ofMillis(10))));
+
+  /** {@link SustainableCacheBuilder#closeTimeout}: 5 s. */
+  static final Setting<Duration> CLOSE_TIMEOUT =
+      duration("close-timeout", Duration.ZERO, MAX_TIMEOUT, s -> Duration.ofSeconds(5));
+
+  /** {@link SustainableCacheBuilder#fenceTimeout}: 30 s. */
+  static final Setting<Duration> FENCE_TIMEOUT =
+      duration("fence-timeout", Duration.ofSeconds(1), MAX_TIMEOUT, s -> Duration.ofSeconds(30));
+
+  /**
+   * {@link SustainableCacheBuilder#nearCache} and {@link SustainableCacheBuilder#nearCacheBytes}:
+   * off ({@code null}); set without a sampling, one near hit in a thousand is sampled.
+   */
+  static final Setting<SettingText.NearCache> NEAR_CACHE = row("near-cache",
+      SettingText.NearCache::parse, SettingText.NearCache::toString,
+      CacheSettings::checkNearCache, (set, s) -> set == null || set.sampling() != null ? set
+          : new SettingText.NearCache(set.maximumSize(), set.bytes(), set.staleness(), 0.001));
+
+  /** {@link SustainableCacheBuilder#nearCacheCopy}: off. */
+  static final Setting<Boolean> NEAR_CACHE_COPY = bool("near-cache-copy", s -> false);
+
+  /** {@link SustainableCacheBuilder#invalidateAllBound}: off ({@code null}). */
+  static final Setting<Duration> INVALIDATE_ALL_BOUND = duration("invalidate-all-bound",
+      Duration.ofMillis(10), Duration.ofHours(1), s -> null);
+
+  // -------------------------------------------------------------------------------------------
+
+  private static final CacheSettings EMPTY = new CacheSettings(new Object[TABLE.size()]);
+
+  /**
+   * The value of each setting by {@link Setting#index}, {@code null} where absent. Never changed
+   * after the constructor: the final field publishes it safely.
+   */
+  private final Object[] values;
+
+  private CacheSettings(Object[] values) {
+    this.values = values;
   }
-
-  private static final CacheSettings EMPTY = new CacheSettings();
-
-  private Duration ttl;
-  private Duration grace;
-  private RefreshPolicy refreshPolicy;
-  private Boolean fleetLease;
-  private Duration absentTtl;
-  private Duration loadTimeout;
-  private Integer refreshThreads;
-  private Integer refreshQueueCapacity;
-  private SettingText.FailureBackoff failureBackoff;
-  private Boolean serveStaleOnError;
-  private Duration maxClockSkew;
-  private Double ttlJitter;
-  private Integer maxValueSize;
-  private SettingText.RefreshBatch refreshBatch;
-  private Duration closeTimeout;
-  private Duration fenceTimeout;
-  private SettingText.NearCache nearCache;
-  private Boolean nearCacheCopy;
-
-  private CacheSettings() {}
 
   /**
    * No setting set: every builder default applies.
@@ -155,15 +221,6 @@ public final class CacheSettings {
    */
   public static CacheSettings empty() {
     return EMPTY;
-  }
-
-  /**
-   * Starts a new value.
-   *
-   * @return a builder with nothing set
-   */
-  public static Builder builder() {
-    return new Builder();
   }
 
   /**
@@ -212,22 +269,21 @@ public final class CacheSettings {
    */
   public static CacheSettings from(Map<String, String> pairs) {
     requireNonNull(pairs, "pairs");
-    Builder builder = new Builder();
-    Set<String> seen = new HashSet<>();
+    Object[] read = new Object[TABLE.size()];
     pairs.forEach((key, value) -> {
       requireNonNull(key, "key");
       requireNonNull(value, key);
       Setting<?> setting = BY_NAME.get(normalized(key));
       if (setting == null) {
         throw new IllegalArgumentException("unknown key '" + key + "' in the cache settings;"
-            + " the keys are " + String.join(", ", SETTINGS.keySet()));
+            + " the keys are " + String.join(", ", keys()));
       }
-      if (!seen.add(setting.key)) {
+      if (read[setting.index] != null) {
         throw new IllegalArgumentException("'" + key + "' is given twice");
       }
-      setting.parseInto(builder, value.strip());
+      read[setting.index] = setting.parsed(value.strip());
     });
-    return builder.build();
+    return new CacheSettings(read);
   }
 
   /**
@@ -236,22 +292,11 @@ public final class CacheSettings {
    * @return an unmodifiable list, e.g. {@code ttl, grace, refresh-policy, ...}
    */
   public static List<String> keys() {
-    return List.copyOf(SETTINGS.keySet());
+    return TABLE.stream().map(setting -> setting.key).toList();
   }
 
   private static String normalized(String key) {
     return key.replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
-  }
-
-  /**
-   * A builder holding these settings, to change some of them.
-   *
-   * @return a new builder
-   */
-  public Builder toBuilder() {
-    Builder b = new Builder();
-    b.copy(this);
-    return b;
   }
 
   /**
@@ -263,18 +308,13 @@ public final class CacheSettings {
    */
   public CacheSettings withDefaults(CacheSettings defaults) {
     requireNonNull(defaults, "defaults");
-    Builder b = defaults.toBuilder();
-    for (Setting<?> setting : SETTINGS.values()) {
-      setting.copyIfSet(this, b.s);
+    Object[] merged = defaults.values.clone();
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] != null) {
+        merged[i] = values[i];
+      }
     }
-    return b.build();
-  }
-
-  /** Applies the set settings to a cache builder; called by {@link SustainableCacheBuilder}. */
-  void applyTo(SustainableCacheBuilder<?> builder) {
-    for (Setting<?> setting : SETTINGS.values()) {
-      setting.applyTo(this, builder);
-    }
+    return new CacheSettings(merged);
   }
 
   /**
@@ -286,140 +326,106 @@ public final class CacheSettings {
     return equals(EMPTY);
   }
 
-  /** Returns the time a value is fresh ({@link SustainableCacheBuilder#ttl}), if set. */
+  /**
+   * The time a value is fresh ({@link SustainableCacheBuilder#ttl}), which a cache cannot be
+   * built without: a cache manager checks it before building a cache from these settings.
+   *
+   * @return the TTL, if set
+   */
   public Optional<Duration> ttl() {
-    return Optional.ofNullable(ttl);
+    return get(TTL);
   }
 
-  /** Returns how long a value stays after its TTL ({@link SustainableCacheBuilder#grace}). */
-  public Optional<Duration> grace() {
-    return Optional.ofNullable(grace);
-  }
-
-  /** Returns the refresh policy ({@link SustainableCacheBuilder#refreshPolicy}), if set. */
-  public Optional<RefreshPolicy> refreshPolicy() {
-    return Optional.ofNullable(refreshPolicy);
-  }
-
-  /** Returns whether the fleet lease is on ({@link SustainableCacheBuilder#fleetLease}). */
-  public Optional<Boolean> fleetLease() {
-    return Optional.ofNullable(fleetLease);
-  }
-
-  /** Returns the TTL of a cached absence ({@link SustainableCacheBuilder#absentTtl}). */
-  public Optional<Duration> absentTtl() {
-    return Optional.ofNullable(absentTtl);
-  }
-
-  /** Returns the load timeout ({@link SustainableCacheBuilder#loadTimeout}), if set. */
-  public Optional<Duration> loadTimeout() {
-    return Optional.ofNullable(loadTimeout);
-  }
-
-  /** Returns the refresh threads ({@link SustainableCacheBuilder#refreshThreads}), if set. */
-  public Optional<Integer> refreshThreads() {
-    return Optional.ofNullable(refreshThreads);
-  }
-
-  /** Returns the refresh queue ({@link SustainableCacheBuilder#refreshQueueCapacity}). */
-  public Optional<Integer> refreshQueueCapacity() {
-    return Optional.ofNullable(refreshQueueCapacity);
-  }
-
-  /** Returns the failure back-off base ({@link SustainableCacheBuilder#failureBackoff}). */
-  public Optional<Duration> failureBackoff() {
-    return Optional.ofNullable(failureBackoff).map(SettingText.FailureBackoff::base);
-  }
-
-  /** Returns the failure back-off cap, if set with the base. */
-  public Optional<Duration> maxFailureBackoff() {
-    return Optional.ofNullable(failureBackoff).map(SettingText.FailureBackoff::max);
-  }
-
-  /** Returns whether stale values answer failed refreshes ({@code serveStaleOnError}). */
-  public Optional<Boolean> serveStaleOnError() {
-    return Optional.ofNullable(serveStaleOnError);
-  }
-
-  /** Returns the tolerated clock skew ({@link SustainableCacheBuilder#maxClockSkew}). */
+  /**
+   * How far in the future an entry's load time may lie ({@link
+   * SustainableCacheBuilder#maxClockSkew}), which an integration that compares timestamps of its
+   * own (Hibernate's query cache) honours too.
+   *
+   * @return the tolerated clock skew, if set
+   */
   public Optional<Duration> maxClockSkew() {
-    return Optional.ofNullable(maxClockSkew);
-  }
-
-  /** Returns the TTL jitter fraction ({@link SustainableCacheBuilder#ttlJitter}), if set. */
-  public Optional<Double> ttlJitter() {
-    return Optional.ofNullable(ttlJitter);
-  }
-
-  /** Returns the largest stored value ({@link SustainableCacheBuilder#maxValueSize}). */
-  public Optional<Integer> maxValueSize() {
-    return Optional.ofNullable(maxValueSize);
-  }
-
-  /** Returns the refresh batch's key limit ({@link SustainableCacheBuilder#refreshBatch}). */
-  public Optional<Integer> refreshBatchSize() {
-    return Optional.ofNullable(refreshBatch).map(SettingText.RefreshBatch::maxKeys);
-  }
-
-  /** Returns the refresh batch's delay ({@link SustainableCacheBuilder#refreshBatch}). */
-  public Optional<Duration> refreshBatchDelay() {
-    return Optional.ofNullable(refreshBatch).map(SettingText.RefreshBatch::maxDelay);
-  }
-
-  /** Returns how long close waits ({@link SustainableCacheBuilder#closeTimeout}), if set. */
-  public Optional<Duration> closeTimeout() {
-    return Optional.ofNullable(closeTimeout);
-  }
-
-  /** Returns how long a write fence stands at most ({@link SustainableCacheBuilder#fenceTimeout}). */
-  public Optional<Duration> fenceTimeout() {
-    return Optional.ofNullable(fenceTimeout);
+    return get(MAX_CLOCK_SKEW);
   }
 
   /**
-   * Returns the near cache's size in entries ({@link SustainableCacheBuilder#nearCache}), if set
-   * and bounded by entries.
+   * Whether a near cache is set ({@code near-cache}: {@link SustainableCacheBuilder#nearCache} or
+   * {@link SustainableCacheBuilder#nearCacheBytes}), with which a failed write may break the near
+   * cache's bound.
+   *
+   * @return {@code true} if {@code near-cache} is set
    */
-  public Optional<Long> nearCacheMaximumSize() {
-    return Optional.ofNullable(nearCache).filter(n -> !n.bytes())
-        .map(SettingText.NearCache::maximumSize);
+  public boolean hasNearCache() {
+    return isSet(NEAR_CACHE);
+  }
+
+  /** The value of {@code setting}, if set. */
+  <T> Optional<T> get(Setting<T> setting) {
+    return Optional.ofNullable(value(setting));
+  }
+
+  boolean isSet(Setting<?> setting) {
+    return values[setting.index] != null;
+  }
+
+  /** The value a cache built with these settings takes: the set one, completed by the default. */
+  <T> T resolved(Setting<T> setting) {
+    return setting.resolve.apply(value(setting), this);
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T> T value(Setting<T> setting) {
+    return (T) values[setting.index];
   }
 
   /**
-   * Returns the near cache's size in stored bytes ({@link
-   * SustainableCacheBuilder#nearCacheBytes}), if set and bounded by bytes.
+   * These settings and {@code setting}, which must not be set yet: what a builder's setter does.
+   *
+   * @throws NullPointerException if {@code value} is {@code null}, named as the builder method
+   * @throws IllegalArgumentException if the value is out of range
+   * @throws IllegalStateException if {@code setting} is already set
    */
-  public Optional<Long> nearCacheMaximumBytes() {
-    return Optional.ofNullable(nearCache).filter(SettingText.NearCache::bytes)
-        .map(SettingText.NearCache::maximumSize);
-  }
-
-  /** Returns the near cache's bound ({@link SustainableCacheBuilder#nearCache}), if set. */
-  public Optional<Duration> nearCacheStaleness() {
-    return Optional.ofNullable(nearCache).map(SettingText.NearCache::staleness);
-  }
-
-  /** Returns the near cache's sampling ({@link SustainableCacheBuilder#nearCache}), if set. */
-  public Optional<Double> nearCacheSampling() {
-    return Optional.ofNullable(nearCache).map(SettingText.NearCache::sampling);
+  <T> CacheSettings adding(Setting<T> setting, T value) {
+    setting.checked(value);
+    T current = value(setting);
+    if (current != null) {
+      throw new IllegalStateException(
+          setting.name + " was already set to " + setting.format.apply(current));
+    }
+    Object[] added = values.clone();
+    added[setting.index] = value;
+    return new CacheSettings(added);
   }
 
   /**
-   * Returns whether near hits decode a copy of the value ({@link
-   * SustainableCacheBuilder#nearCacheCopy}), if set.
+   * These settings and every one that {@code more} sets, none of which may be set here yet.
+   *
+   * @throws IllegalStateException if a setting {@code more} sets is already set here
    */
-  public Optional<Boolean> nearCacheCopy() {
-    return Optional.ofNullable(nearCacheCopy);
+  CacheSettings adding(CacheSettings more) {
+    CacheSettings out = this;
+    for (Setting<?> setting : TABLE) {
+      out = out.addingFrom(setting, more);
+    }
+    return out;
   }
 
+  private <T> CacheSettings addingFrom(Setting<T> setting, CacheSettings more) {
+    T value = more.value(setting);
+    return value == null ? this : adding(setting, value);
+  }
+
+  /**
+   * Equal when both set the same settings to equal values (durations, numbers, policies and the
+   * compound values compare by value).
+   */
   @Override
   public boolean equals(Object o) {
-    return o instanceof CacheSettings other && toString().equals(other.toString());
+    return o instanceof CacheSettings other && Arrays.equals(values, other.values);
   }
 
   @Override
   public int hashCode() {
-    return toString().hashCode();
+    return Arrays.hashCode(values);
   }
 
   /**
@@ -430,8 +436,8 @@ public final class CacheSettings {
   @Override
   public String toString() {
     StringBuilder out = new StringBuilder();
-    for (Setting<?> setting : SETTINGS.values()) {
-      String value = setting.format(this);
+    for (Setting<?> setting : TABLE) {
+      String value = formatted(setting);
       if (value != null) {
         out.append(out.length() == 0 ? "" : ", ").append(setting.key).append('=').append(value);
       }
@@ -439,315 +445,148 @@ public final class CacheSettings {
     return out.toString();
   }
 
-  // -------------------------------------------------------------------------------------------
-
-  /**
-   * Builds a {@link CacheSettings}. Each method checks its value with the cache builder's rules;
-   * setting a value again replaces it. Not thread-safe.
-   */
-  public static final class Builder {
-
-    private final CacheSettings s = new CacheSettings();
-
-    private Builder() {}
-
-    /**
-     * @param ttl see {@link SustainableCacheBuilder#ttl}
-     * @return this builder
-     */
-    public Builder ttl(Duration ttl) {
-      return set("ttl", ttl);
-    }
-
-    /**
-     * @param grace see {@link SustainableCacheBuilder#grace}
-     * @return this builder
-     */
-    public Builder grace(Duration grace) {
-      return set("grace", grace);
-    }
-
-    /**
-     * @param policy see {@link SustainableCacheBuilder#refreshPolicy}
-     * @return this builder
-     */
-    public Builder refreshPolicy(RefreshPolicy policy) {
-      return set("refresh-policy", policy);
-    }
-
-    /**
-     * @param enabled see {@link SustainableCacheBuilder#fleetLease}
-     * @return this builder
-     */
-    public Builder fleetLease(boolean enabled) {
-      return set("fleet-lease", enabled);
-    }
-
-    /**
-     * @param absentTtl see {@link SustainableCacheBuilder#absentTtl}
-     * @return this builder
-     */
-    public Builder absentTtl(Duration absentTtl) {
-      return set("absent-ttl", absentTtl);
-    }
-
-    /**
-     * @param timeout see {@link SustainableCacheBuilder#loadTimeout}
-     * @return this builder
-     */
-    public Builder loadTimeout(Duration timeout) {
-      return set("load-timeout", timeout);
-    }
-
-    /**
-     * @param threads see {@link SustainableCacheBuilder#refreshThreads}
-     * @return this builder
-     */
-    public Builder refreshThreads(int threads) {
-      return set("refresh-threads", threads);
-    }
-
-    /**
-     * @param capacity see {@link SustainableCacheBuilder#refreshQueueCapacity}
-     * @return this builder
-     */
-    public Builder refreshQueueCapacity(int capacity) {
-      return set("refresh-queue-capacity", capacity);
-    }
-
-    /**
-     * @param base see {@link SustainableCacheBuilder#failureBackoff(Duration)}
-     * @return this builder
-     */
-    public Builder failureBackoff(Duration base) {
-      return set("failure-backoff",
-          new SettingText.FailureBackoff(requireNonNull(base, "base"), null));
-    }
-
-    /**
-     * @param base see {@link SustainableCacheBuilder#failureBackoff(Duration, Duration)}
-     * @param max the cap
-     * @return this builder
-     */
-    public Builder failureBackoff(Duration base, Duration max) {
-      return set("failure-backoff",
-          new SettingText.FailureBackoff(requireNonNull(base, "base"), requireNonNull(max, "max")));
-    }
-
-    /**
-     * @param enabled see {@link SustainableCacheBuilder#serveStaleOnError}
-     * @return this builder
-     */
-    public Builder serveStaleOnError(boolean enabled) {
-      return set("serve-stale-on-error", enabled);
-    }
-
-    /**
-     * @param skew see {@link SustainableCacheBuilder#maxClockSkew}
-     * @return this builder
-     */
-    public Builder maxClockSkew(Duration skew) {
-      return set("max-clock-skew", skew);
-    }
-
-    /**
-     * @param fraction see {@link SustainableCacheBuilder#ttlJitter}
-     * @return this builder
-     */
-    public Builder ttlJitter(double fraction) {
-      return set("ttl-jitter", fraction);
-    }
-
-    /**
-     * @param bytes see {@link SustainableCacheBuilder#maxValueSize}
-     * @return this builder
-     */
-    public Builder maxValueSize(int bytes) {
-      return set("max-value-size", bytes);
-    }
-
-    /**
-     * @param maxKeys see {@link SustainableCacheBuilder#refreshBatch}
-     * @param maxDelay the longest a refresh waits for its batch
-     * @return this builder
-     */
-    public Builder refreshBatch(int maxKeys, Duration maxDelay) {
-      return set("refresh-batch",
-          new SettingText.RefreshBatch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
-    }
-
-    /**
-     * @param timeout see {@link SustainableCacheBuilder#closeTimeout}
-     * @return this builder
-     */
-    public Builder closeTimeout(Duration timeout) {
-      return set("close-timeout", timeout);
-    }
-
-    /**
-     * @param timeout see {@link SustainableCacheBuilder#fenceTimeout}
-     * @return this builder
-     */
-    public Builder fenceTimeout(Duration timeout) {
-      return set("fence-timeout", timeout);
-    }
-
-    /**
-     * @param maximumSize see {@link SustainableCacheBuilder#nearCache}
-     * @param staleness the near cache's bound
-     * @return this builder
-     */
-    public Builder nearCache(long maximumSize, Duration staleness) {
-      return set("near-cache", new SettingText.NearCache(maximumSize, false,
-          requireNonNull(staleness, "staleness"), null));
-    }
-
-    /**
-     * @param maximumBytes see {@link SustainableCacheBuilder#nearCacheBytes}
-     * @param staleness the near cache's bound
-     * @return this builder
-     */
-    public Builder nearCacheBytes(long maximumBytes, Duration staleness) {
-      return set("near-cache", new SettingText.NearCache(maximumBytes, true,
-          requireNonNull(staleness, "staleness"), null));
-    }
-
-    /**
-     * @param maximumSize see {@link SustainableCacheBuilder#nearCache(long, Duration, double)}
-     * @param staleness the near cache's bound
-     * @param sampling the share of near hits checked against the store
-     * @return this builder
-     */
-    public Builder nearCache(long maximumSize, Duration staleness, double sampling) {
-      return set("near-cache", new SettingText.NearCache(maximumSize, false,
-          requireNonNull(staleness, "staleness"), sampling));
-    }
-
-    /**
-     * @param copy see {@link SustainableCacheBuilder#nearCacheCopy}
-     * @return this builder
-     */
-    public Builder nearCacheCopy(boolean copy) {
-      return set("near-cache-copy", copy);
-    }
-
-    /**
-     * Creates the value.
-     *
-     * @return a new immutable value with the settings set so far
-     */
-    public CacheSettings build() {
-      CacheSettings out = new CacheSettings();
-      for (Setting<?> setting : SETTINGS.values()) {
-        setting.copyIfSet(s, out);
-      }
-      return out;
-    }
-
-    private void copy(CacheSettings from) {
-      for (Setting<?> setting : SETTINGS.values()) {
-        setting.copyIfSet(from, s);
-      }
-    }
-
-    private Builder set(String key, Object value) {
-      requireNonNull(value, key);
-      Setting<?> setting = SETTINGS.get(key);
-      setting.checkAndStore(this, value);
-      return this;
-    }
-
-    /**
-     * A cache builder that checks one value with its own rules and messages; a fresh one per
-     * value, so that setting a value again is allowed.
-     */
-    private static SustainableCacheBuilder<?> check() {
-      return SustainableCacheBuilder.validating();
-    }
+  private <T> String formatted(Setting<T> setting) {
+    T value = value(setting);
+    return value == null ? null : setting.format.apply(value);
   }
 
   // -------------------------------------------------------------------------------------------
-  // The table of settings
+  // The rows' type
 
-  /** One setting: its spec key, its field, its text form and how the cache builder takes it. */
-  private static final class Setting<T> {
+  /** Checks a setting's value; throws {@link IllegalArgumentException} naming it. */
+  @FunctionalInterface
+  interface Check<T> {
+    void check(String name, T value);
+  }
+
+  /**
+   * One setting, a row of the table: its spec key, its builder method's name, its text form, its
+   * check and how a cache resolves it. Immutable.
+   */
+  static final class Setting<T> {
+    /** The place of this setting's value in a {@link CacheSettings}. */
+    final int index;
+    /** The spec key, e.g. {@code refresh-threads}. */
     final String key;
-    final Function<CacheSettings, T> get;
-    final BiConsumer<CacheSettings, T> put;
-    final Function<String, T> parse;
-    final Function<T, String> format;
-    final BiConsumer<SustainableCacheBuilder<?>, T> apply;
+    /** The builder method, e.g. {@code refreshThreads}: the name in messages. */
+    final String name;
+    private final Function<String, T> parse;
+    private final Function<T, String> format;
+    private final Check<T> check;
+    /** The set value ({@code null} if absent) and the settings to the value a cache takes. */
+    private final BiFunction<T, CacheSettings, T> resolve;
 
-    Setting(String key, Function<CacheSettings, T> get, BiConsumer<CacheSettings, T> put,
-        Function<String, T> parse, Function<T, String> format,
-        BiConsumer<SustainableCacheBuilder<?>, T> apply) {
+    private Setting(int index, String key, Function<String, T> parse, Function<T, String> format,
+        Check<T> check, BiFunction<T, CacheSettings, T> resolve) {
+      this.index = index;
       this.key = key;
-      this.get = get;
-      this.put = put;
+      this.name = camelCase(key);
       this.parse = parse;
       this.format = format;
-      this.apply = apply;
+      this.check = check;
+      this.resolve = resolve;
     }
 
-    void parseInto(Builder builder, String text) {
+    /** {@code value}, if it is valid for this setting. */
+    T checked(T value) {
+      requireNonNull(value, name);
+      check.check(name, value);
+      return value;
+    }
+
+    /** The value of a spec's text, checked; a failure names the pair. */
+    T parsed(String text) {
       try {
-        checkAndStore(builder, parse.apply(text));
+        return checked(parse.apply(text));
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(key + "=" + text + ": " + e.getMessage(), e);
       }
     }
 
-    @SuppressWarnings("unchecked")
-    void checkAndStore(Builder builder, Object value) {
-      T typed = (T) value;
-      apply.accept(Builder.check(), typed);
-      put.accept(builder.s, typed);
-    }
-
-    void copyIfSet(CacheSettings from, CacheSettings to) {
-      T value = get.apply(from);
-      if (value != null) {
-        put.accept(to, value);
+    private static String camelCase(String key) {
+      StringBuilder out = new StringBuilder();
+      for (String word : key.split("-")) {
+        out.append(out.length() == 0 ? word
+            : Character.toUpperCase(word.charAt(0)) + word.substring(1));
       }
+      return out.toString();
     }
 
-    void applyTo(CacheSettings from, SustainableCacheBuilder<?> builder) {
-      T value = get.apply(from);
-      if (value != null) {
-        apply.accept(builder, value);
-      }
-    }
-
-    String format(CacheSettings from) {
-      T value = get.apply(from);
-      return value == null ? null : format.apply(value);
+    @Override
+    public String toString() {
+      return key;
     }
   }
 
-  private static <T> void add(String key, Function<CacheSettings, T> get,
-      BiConsumer<CacheSettings, T> put, Function<String, T> parse, Function<T, String> format,
-      BiConsumer<SustainableCacheBuilder<?>, T> apply) {
-    Setting<T> setting = new Setting<>(key, get, put, parse, format, apply);
-    SETTINGS.put(key, setting);
+  private static <T> Setting<T> row(String key, Function<String, T> parse,
+      Function<T, String> format, Check<T> check, BiFunction<T, CacheSettings, T> resolve) {
+    Setting<T> setting = new Setting<>(TABLE.size(), key, parse, format, check, resolve);
+    TABLE.add(setting);
     BY_NAME.put(normalized(key), setting);
+    return setting;
   }
 
-  private static void duration(String key, Function<CacheSettings, Duration> get,
-      BiConsumer<CacheSettings, Duration> put,
-      BiConsumer<SustainableCacheBuilder<?>, Duration> apply) {
-    add(key, get, put, SettingText::duration, Duration::toString, apply);
+  /** A resolution that takes the set value, else the default computed from the settings. */
+  private static <T> BiFunction<T, CacheSettings, T> orElse(Function<CacheSettings, T> def) {
+    return (set, s) -> set != null ? set : def.apply(s);
   }
 
-  private static void bool(String key, Function<CacheSettings, Boolean> get,
-      BiConsumer<CacheSettings, Boolean> put,
-      BiConsumer<SustainableCacheBuilder<?>, Boolean> apply) {
-    add(key, get, put, SettingText::bool, String::valueOf, apply);
+  private static Setting<Duration> duration(String key, Duration min, Duration max,
+      Function<CacheSettings, Duration> def) {
+    return row(key, SettingText::duration, Duration::toString,
+        (name, value) -> inRange(name, value, min, max), orElse(def));
   }
 
-  private static void integer(String key, Function<CacheSettings, Integer> get,
-      BiConsumer<CacheSettings, Integer> put,
-      BiConsumer<SustainableCacheBuilder<?>, Integer> apply) {
-    add(key, get, put, text -> SettingText.number(text, Integer::valueOf), String::valueOf,
-        apply);
+  private static Setting<Boolean> bool(String key, Function<CacheSettings, Boolean> def) {
+    return row(key, SettingText::bool, String::valueOf, (name, value) -> { }, orElse(def));
+  }
+
+  private static Setting<Integer> integer(String key, int min, int max, int def) {
+    return row(key, text -> SettingText.number(text, Integer::valueOf), String::valueOf,
+        (name, value) -> {
+          if (value < min || value > max) {
+            throw new IllegalArgumentException(
+                name + " must be in [" + min + ", " + max + "]: " + value);
+          }
+        }, orElse(s -> def));
+  }
+
+  /** Throws unless {@code value} is in [min, max]. */
+  private static void inRange(String name, Duration value, Duration min, Duration max) {
+    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(name + (min.isZero() ? " must be between 0 and "
+          : " must be at least " + (min.toMillis() % 1000 == 0 ? min.toSeconds() + " s"
+              : min.toMillis() + " ms") + " and at most ") + max + ": " + value);
+    }
+  }
+
+  private static void checkBackoff(String name, SettingText.FailureBackoff backoff) {
+    inRange(name, backoff.base(), Duration.ZERO, MAX_TTL);
+    Duration max = backoff.max();
+    if (max != null && (max.compareTo(backoff.base()) < 0 || max.compareTo(MAX_TTL) > 0)) {
+      throw new IllegalArgumentException("the " + name + " cap must be between the base ("
+          + backoff.base() + ") and " + MAX_TTL + ": " + max);
+    }
+  }
+
+  private static void checkNearCache(String name, SettingText.NearCache near) {
+    if (near.bytes()) {
+      if (near.maximumSize() < 1024 || near.maximumSize() > 1L << 40) {
+        throw new IllegalArgumentException(
+            name + "Bytes maximumBytes must be in [1 KiB, 1 TiB]: " + near.maximumSize());
+      }
+    } else if (near.maximumSize() < 1 || near.maximumSize() > 100_000_000) {
+      throw new IllegalArgumentException(
+          name + " maximumSize must be in [1, 100000000]: " + near.maximumSize());
+    }
+    if (near.staleness().compareTo(Duration.ofMillis(10)) < 0
+        || near.staleness().compareTo(Duration.ofHours(1)) > 0) {
+      throw new IllegalArgumentException(
+          name + " staleness must be between 10 ms and 1 h: " + near.staleness());
+    }
+    Double sampling = near.sampling();
+    if (sampling != null && !(sampling >= 0 && sampling <= 1)) {
+      throw new IllegalArgumentException(name + " sampling must be in [0, 1]: " + sampling);
+    }
   }
 }

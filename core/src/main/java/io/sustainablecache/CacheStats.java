@@ -368,7 +368,9 @@ public final class CacheStats {
   /**
    * Polls of the near cache's invalidation log that failed (the store down or slow, or without
    * counters): while they fail, the near cache serves nothing once its last confirmation is older
-   * than its bound.
+   * than its bound. Without a near cache, failed polls of the namespace's generation ({@code
+   * invalidateAllBound}): while they fail, another instance's {@code invalidateAll} does not
+   * reach this one.
    *
    * @return a non-negative count
    */

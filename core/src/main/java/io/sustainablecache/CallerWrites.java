@@ -36,12 +36,18 @@ final class CallerWrites<V> {
   private final long maxClockSkewMillis;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
+  /**
+   * The namespace's generation, which {@code invalidateAll} changes: the near cache, or the
+   * generation alone ({@code invalidateAllBound}); {@code null} for neither.
+   */
+  private final NearCache<V> generations;
   private final RateLimitedLog notAwaitedFailures;
 
   CallerWrites(CacheConfig<V> config, Keys keys, ReadPath<V> reads, EntryReader<V> reader,
       EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
-      long waitNanos, NearCache<V> near) {
+      long waitNanos, NearCache<V> near, NearCache<V> generations) {
     this.near = near;
+    this.generations = generations;
     this.store = config.store();
     this.namespace = config.namespace();
     this.keys = keys;
@@ -220,25 +226,30 @@ final class CallerWrites<V> {
   }
 
   /**
-   * With a near cache: a new generation of the namespace (any store with counters). Without: the
-   * prefix flush (ARCUS only; the SPI's default refuses with UnsupportedOperationException).
+   * With a near cache or {@code invalidateAllBound}: a new generation of the namespace (any store
+   * with counters). Without: the prefix flush (ARCUS only; the SPI's default refuses with an
+   * UnsupportedOperationException, rethrown naming {@code invalidateAllBound}).
    */
   void invalidateAll() {
-    if (near == null && namespace.isEmpty()) {
+    if (generations == null && namespace.isEmpty()) {
       throw new IllegalStateException("invalidateAll needs a namespace: without one, flushing"
           + " would remove every other cache's entries too");
     }
     registry.detachAll();
     CompletableFuture<Void> change = new CompletableFuture<>();
-    (near != null ? near.invalidateAll() : store.flushPrefix(namespace))
+    (generations != null ? generations.invalidateAll() : store.flushPrefix(namespace))
         .whenComplete((done, failure) -> {
           if (failure == null) {
             change.complete(null);
-          } else if (near != null) {
+          } else if (generations != null) {
             stats.increment(Counter.STORE_ERROR);
             change.completeExceptionally(new StoreException("invalidateAll: the new generation"
                 + " could not be recorded and read back; it may or may not have happened",
                 EntryWriter.unwrap(failure)));
+          } else if (EntryWriter.unwrap(failure) instanceof UnsupportedOperationException e) {
+            change.completeExceptionally(new UnsupportedOperationException("invalidateAll: "
+                + e.getMessage() + "; turn on invalidateAllBound (setting invalidate-all-bound),"
+                + " or a near cache, for invalidateAll on every store", e));
           } else {
             change.completeExceptionally(storeFailure(failure, "invalidateAll"));
           }

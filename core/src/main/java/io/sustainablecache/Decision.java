@@ -44,4 +44,31 @@ final class Decision {
     }
     return mode == Policies.Mode.BACKGROUND ? Action.STALE : Action.MISS;
   }
+
+  /**
+   * A time before which {@link #decide} of {@code entry} returns {@link Action#FRESH} without a
+   * random draw, for the built-in policies that draw only late in an entry's life ({@code
+   * none()}: its expiry; {@code sustainable()}: before its window, less a millisecond of
+   * rounding), so that a near hit can skip the decision; {@link Long#MIN_VALUE} (always decide)
+   * for an entry that does not answer, for PER (which draws on every read) and for any other
+   * policy. Never later than the true boundary, so skipping changes no decision.
+   *
+   * @return epoch milliseconds
+   */
+  static long freshUntil(Entry<?> entry, Policies.Mode mode, RefreshPolicy policy) {
+    if (!entry.answers()) {
+      return Long.MIN_VALUE;
+    }
+    if (mode == Policies.Mode.NONE) {
+      return entry.expiresAt();
+    }
+    if (policy instanceof Policies.Sustainable sustainable) {
+      double window =
+          sustainable.window(entry.fetchedAt(), entry.expiresAt(), entry.loadMillis());
+      // fresh while expiresAt - now > window, i.e. for now < expiresAt - window
+      return window >= 0 && window < 1e15 ? entry.expiresAt() - (long) Math.ceil(window) - 1
+          : Long.MIN_VALUE;
+    }
+    return Long.MIN_VALUE;
+  }
 }

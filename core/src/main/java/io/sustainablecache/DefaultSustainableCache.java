@@ -28,6 +28,11 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final WriteFences<V> fences;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
+  /**
+   * The namespace's generation: the near cache, or without one the generation alone ({@code
+   * invalidateAllBound}); {@code null} for neither.
+   */
+  private final NearCache<V> generations;
 
   DefaultSustainableCache(CacheConfig<V> config) {
     this.config = config;
@@ -35,12 +40,14 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     // The synchronous API waits for a load at most its timeout (plus a margin for the timer).
     long waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
-    Generation generation = config.nearMaximumSize() == 0 ? null : new Generation();
+    Generation generation = config.generationBound() == null ? null : new Generation();
     EntryReader<V> reader = new EntryReader<>(config, stats, generation);
     this.registry = new KeyRegistry(config, stats);
     // A new generation (another instance's invalidateAll) voids this JVM's loads in flight, as
     // this instance's own invalidateAll does: reads that begin after it do not join them.
-    this.near = NearCache.of(config, keys, reader, stats, generation, registry::detachAll);
+    this.generations = NearCache.of(config, keys, reader, stats, generation,
+        registry::detachAll);
+    this.near = generations != null && generations.holdsEntries() ? generations : null;
     EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
@@ -53,7 +60,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, stats,
         waitNanos);
     this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
-        waitNanos, near);
+        waitNanos, near, generations);
     this.fences = new WriteFences<>(config, keys, writer, writes, registry, lease, stats,
         waitNanos);
   }
@@ -63,12 +70,12 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public V get(String key, Loader<? extends V> loader) {
-    return valueOrThrow(reads.read(key, adapt(requireNonNull(loader, "loader"))));
+    return valueOrThrow(reads.readSync(key, requireNonNull(loader, "loader")));
   }
 
   @Override
   public Optional<V> find(String key, Loader<? extends V> loader) {
-    return optional(reads.read(key, adapt(requireNonNull(loader, "loader"))));
+    return optional(reads.readSync(key, requireNonNull(loader, "loader")));
   }
 
   @Override
@@ -92,12 +99,12 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
-  public Optional<Optional<V>> findIfPresent(String key) {
+  public Lookup<V> findIfPresent(String key) {
     return cached(reads.read(key, null));
   }
 
   @Override
-  public CompletableFuture<Optional<Optional<V>>> findIfPresentAsync(String key) {
+  public CompletableFuture<Lookup<V>> findIfPresentAsync(String key) {
     return reads.readAsync(key, null).thenApply(this::cached);
   }
 
@@ -165,8 +172,8 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public void close() {
-    if (near != null) {
-      near.close();
+    if (generations != null) {
+      generations.close();
     }
     refresher.close();
   }
@@ -200,13 +207,13 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
         : Optional.of((V) answer);
   }
 
-  /** A peek's answer: empty if nothing is cached, else the value or empty for "no value". */
+  /** A peek's answer as the typed result {@link SustainableCache#findIfPresent} returns. */
   @SuppressWarnings("unchecked")
-  private Optional<Optional<V>> cached(Object answer) {
+  private Lookup<V> cached(Object answer) {
     if (answer == ReadPath.NOT_CACHED) {
-      return Optional.empty();
+      return new Lookup.NotCached<>();
     }
-    return Optional.of(answer == ReadPath.ABSENT ? Optional.empty() : Optional.of((V) answer));
+    return answer == ReadPath.ABSENT ? new Lookup.CachedAbsent<>() : new Lookup.Hit<>((V) answer);
   }
 
   /** A synchronous loader as an asynchronous one: it runs inside {@code load}, on that thread. */

@@ -16,8 +16,8 @@ import org.slf4j.Logger;
  * Envelope times are not trusted beyond this cache's own configuration: a value never counts as
  * fresh for longer than the TTL (an absence for longer than the absent TTL) after its load time,
  * and an entry loaded further in the future than the allowed clock skew counts as expired. In a
- * cache with a near cache, an entry of another {@linkplain Generation generation} than the
- * namespace's (of the key's node) reads as a tombstone; a write fence reads as a fence in every
+ * cache with a near cache or {@code invalidateAllBound}, an entry of another {@linkplain
+ * Generation generation} than the namespace's (of the key's node) reads as a tombstone; a write fence reads as a fence in every
  * generation. An entry written by an instance configured otherwise (with a near cache when this
  * one has none, or the reverse) draws a rate-limited warning: such a
  * fleet has no staleness bound. A cache without a namespace (never near-cached) whose key
@@ -38,21 +38,29 @@ final class EntryReader<V> {
   private final RateLimitedLog clockSkewLog;
   private final RateLimitedLog mixedLog;
 
-  /** Warned when a cache with a near cache reads an entry without a generation. */
+  /**
+   * Warned when a cache with generations (a near cache, or {@code invalidateAllBound}) reads an
+   * entry without one.
+   */
   static final String WITHOUT_NEAR_CACHE = "an entry of this namespace was written without a near"
-      + " cache (before it was turned on, by an instance without one, or by a cache without a"
-      + " namespace through a key that starts with this namespace's prefix; their invalidations do"
-      + " not reach the near tiers); treating it as a miss: turn the near cache on for every"
-      + " instance of a namespace, and keep caches without a namespace off its keys";
+      + " cache or invalidateAllBound (before it was turned on, by an instance without either,"
+      + " or by a cache without a namespace through a key that starts with this namespace's"
+      + " prefix; their invalidations do not reach the near tiers, nor their entries"
+      + " invalidateAll); treating it as a miss: turn the same one on for every instance of a"
+      + " namespace, and keep caches without a namespace off its keys";
 
-  /** Warned when a cache without a near cache reads an entry with a generation. */
-  static final String WITH_NEAR_CACHE = "an entry was written by an instance with a near cache,"
-      + " and this one has none: its invalidate and put do not reach the near tiers (they serve"
-      + " the old value until it is refreshed) and it ignores invalidateAll's generations; turn"
-      + " the near cache on for every instance of a namespace (a cache without a namespace meets"
-      + " this when its key starts with a near-cached namespace's prefix: \"<namespace>:\")";
+  /** Warned when a cache without generations reads an entry with one. */
+  static final String WITH_NEAR_CACHE = "an entry was written by an instance with a near cache"
+      + " or invalidateAllBound, and this one has neither: it ignores invalidateAll's"
+      + " generations, and its invalidate and put do not reach near tiers (they serve the old"
+      + " value until it is refreshed); turn the same one on for every instance of a namespace"
+      + " (a cache without a namespace meets this when its key starts with such a namespace's"
+      + " prefix: \"<namespace>:\")";
 
-  /** The generation an entry must carry to count; {@code null} without a near cache. */
+  /**
+   * The generation an entry must carry to count; {@code null} without a near cache or {@code
+   * invalidateAllBound}.
+   */
   private final Generation generation;
 
   EntryReader(CacheConfig<V> config, StatsCounter stats, Generation generation) {

@@ -47,7 +47,10 @@ final class EntryWriter<V> {
   private final RateLimitedLog storeErrorLog;
   /** The near cache, told of every write that landed; {@code null} without one. */
   private final NearCache<V> near;
-  /** The generation every entry is written in; {@code null} without a near cache. */
+  /**
+   * The generation every entry is written in; {@code null} without a near cache or {@code
+   * invalidateAllBound}.
+   */
   private final Generation generation;
 
   EntryWriter(CacheConfig<V> config, StatsCounter stats, RateLimitedLog storeErrorLog,
@@ -204,7 +207,7 @@ final class EntryWriter<V> {
 
   /**
    * The generation the entry of {@code storeKey} is written in now: 0 (none) without a near
-   * cache, the generation of the key's node with one ({@link Generation#UNKNOWN} before the
+   * cache or {@code invalidateAllBound}, the generation of the key's node with one ({@link Generation#UNKNOWN} before the
    * first poll of its log).
    */
   long generation(String storeKey) {
@@ -218,8 +221,9 @@ final class EntryWriter<V> {
   private long callerGeneration(String storeKey) {
     long current = generation(storeKey);
     if (current == Generation.UNKNOWN) {
-      throw new StoreException("the near cache has not read the namespace's generation yet: its"
-          + " invalidation log could not be polled since the cache started");
+      stats.increment(Counter.STORE_ERROR); // its log's store could not be read
+      throw new StoreException("the cache has not read the namespace's generation yet (near"
+          + " cache or invalidateAllBound): its log could not be polled since the cache started");
     }
     return current;
   }

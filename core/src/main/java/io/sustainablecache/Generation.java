@@ -5,7 +5,8 @@ import java.util.function.ToIntFunction;
 
 /**
  * The namespace's generation as this instance knows it, in a cache with a near cache ({@code
- * docs/near-cache.md}): one per node of the near tier's layout (one for the namespace's single
+ * docs/near-cache.md}) or with {@code invalidateAllBound} (the same logs in generation-only mode,
+ * {@link NearLog#generationOnly}, without a tier): one per node of the near tier's layout (one for the namespace's single
  * log, one per node with a log per node). Every entry the cache writes carries the generation of
  * its key's node ({@link EntryWriter}), and an entry of another generation reads as a tombstone
  * ({@link EntryReader}): {@code invalidateAll} is one change of every node's generation, on plain

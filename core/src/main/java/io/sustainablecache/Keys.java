@@ -84,6 +84,15 @@ final class Keys {
     return policy == KeyPolicy.HASH && rest.indexOf('#') >= 0 ? storeKey : rest;
   }
 
+  /**
+   * Whether a key the near cache holds an entry under ({@link #nearKeyOf} of a store key of this
+   * cache) is a hashed key's store key rather than a caller's plain key: only hashed keys contain
+   * {@code '#'} under {@link KeyPolicy#HASH}, and there are none under the other policy.
+   */
+  boolean isHashedNearKey(String nearKey) {
+    return policy == KeyPolicy.HASH && nearKey.indexOf('#') >= 0;
+  }
+
   /** Whether {@link #storeKey} of the key is the prefix followed by the key, unchanged. */
   private boolean isPlain(String key) {
     if (key.isEmpty() || prefix.length() + key.length() > maxLength) {

@@ -1,10 +1,13 @@
 package io.sustainablecache;
 
+import static java.util.Objects.requireNonNull;
+
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -25,6 +29,12 @@ final class NearCache<V> {
 
   private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
 
+  /**
+   * How long, in ticker nanoseconds, a reading of the clock serves near hits ({@link #millis}):
+   * 1 ms, the clock's own resolution.
+   */
+  static final long CLOCK_READING_NANOS = 1_000_000L;
+
   private final NearTier<NearEntry<V>> tier;
   private final Keys keys;
   private final CacheStore store;
@@ -33,6 +43,11 @@ final class NearCache<V> {
   private final double sampling;
   private final long stalenessMillis;
   private final Ticker ticker;
+  private final InstantSource clock;
+  private final RefreshPolicy policy;
+  private final Policies.Mode mode;
+  /** The last reading of the clock and the ticker's reading just before it ({@link #millis}). */
+  private volatile ClockReading clockReading;
   /** At most one refresh per entry per this many ticker nanoseconds: half the bound. */
   private final long refreshPauseNanos;
   private final int maxValueSize;
@@ -44,9 +59,12 @@ final class NearCache<V> {
   private final ValueCodec<V> codec;
   /** Whether a near hit decodes its own copy of the value ({@code nearCacheCopy}). */
   private final boolean copy;
+  /** Whether this holds entries (a near cache), or the namespace's generation only. */
+  private final boolean holdsEntries;
 
   private NearCache(NearTier<NearEntry<V>> tier, Keys keys, CacheConfig<V> config,
-      EntryReader<V> reader, StatsCounter stats) {
+      EntryReader<V> reader, StatsCounter stats, boolean holdsEntries) {
+    this.holdsEntries = holdsEntries;
     this.staleSamples = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.recordFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.pollFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
@@ -56,9 +74,14 @@ final class NearCache<V> {
     this.reader = reader;
     this.random = config.random();
     this.sampling = config.nearSampling();
-    this.stalenessMillis = config.nearStaleness().toMillis();
+    this.stalenessMillis = config.generationBound().toMillis();
     this.ticker = config.ticker();
-    this.refreshPauseNanos = Math.max(1, config.nearStaleness().toNanos() / 2);
+    this.clock = config.clock();
+    this.policy = config.policy();
+    this.mode = Policies.modeOf(policy);
+    long tick = ticker.read();
+    this.clockReading = new ClockReading(clock.millis(), tick);
+    this.refreshPauseNanos = Math.max(1, config.generationBound().toNanos() / 2);
     this.maxValueSize = config.maxValueSize();
     this.tier = tier;
     this.stats = stats;
@@ -76,27 +99,23 @@ final class NearCache<V> {
     }
   }
 
-  /** Whether the store implements {@link CacheStore#incr} (the SPI's default refuses). */
-  static boolean hasCounters(CacheStore store) {
-    try {
-      return store.getClass().getMethod("incr", String.class, int.class, long.class, int.class)
-          .getDeclaringClass() != CacheStore.class;
-    } catch (NoSuchMethodException e) {
-      return false;
-    }
-  }
-
   /**
    * The near cache the configuration asks for, polling already; {@code null} for none ({@code
-   * generation == null}). {@code newGeneration} runs when a poll found another generation.
+   * generation == null}). Without a near cache but with {@code invalidateAllBound}, the
+   * namespace's generation alone ({@link #holdsEntries} false): its logs read and record
+   * generations only ({@link NearLog#generationOnly}), it holds no entry and records no key, and
+   * serves {@link #invalidateAll} and {@link #close} only. {@code newGeneration} runs when a poll
+   * found another generation.
    */
   static <V> NearCache<V> of(CacheConfig<V> config, Keys keys, EntryReader<V> reader,
       StatsCounter stats, Generation generation, Runnable newGeneration) {
     if (generation == null) {
       return null;
     }
+    boolean holdsEntries = config.nearMaximumSize() != 0;
     RateLimitedLog mixedLayouts = new RateLimitedLog(Log.LOGGER, config.ticker());
-    Layouts layouts = new Layouts(config.store(), keys, config.random(), () -> mixedLayouts.warn(
+    Layouts layouts = new Layouts(config.store(), keys, config.random(), holdsEntries,
+        () -> mixedLayouts.warn(
         "another instance records this namespace's changes in the other near-log layout (one"
         + " log per node, or the single log): neither sees the other's changes, and their near"
         + " caches may serve replaced values past the bound; give every instance of a namespace"
@@ -118,7 +137,9 @@ final class NearCache<V> {
 
       @Override
       public void reset() {
-        stats.increment(Counter.NEAR_RESET);
+        if (holdsEntries) {
+          stats.increment(Counter.NEAR_RESET);
+        }
       }
 
       @Override
@@ -126,17 +147,45 @@ final class NearCache<V> {
         newGeneration.run();
       }
     };
-    NearTier<NearEntry<V>> tier = new NearTier<>(layouts, layouts.get(),
-        CaffeineEntries.bounded(config.nearMaximumSize(),
+    NearTier.EntryMap<NearEntry<V>> entries = holdsEntries
+        ? CaffeineEntries.bounded(config.nearMaximumSize(),
             config.nearBoundedByBytes() ? NearEntry::storedBytes : null,
-            () -> stats.increment(Counter.NEAR_EVICTION)),
-        NearEntry::node, config.nearStaleness(), fenceWindow, config.ticker()::read,
+            () -> stats.increment(Counter.NEAR_EVICTION))
+        : new NoEntries<>();
+    NearTier<NearEntry<V>> tier = new NearTier<>(layouts, layouts.get(), entries,
+        NearEntry::node, config.generationBound(), fenceWindow, config.ticker()::read,
         keys::nearKeyOf, generation, config.nearMaximumSize(), events);
-    near.set(new NearCache<>(tier, keys, config, reader, stats));
+    near.set(new NearCache<>(tier, keys, config, reader, stats, holdsEntries));
     // Built on a thread that may not wait (Waiting), the first poll is not awaited.
-    near.get().firstPoll(Waiting.allowed(config.store()) ? config.nearStaleness() : Duration.ZERO);
+    near.get().firstPoll(Waiting.allowed(config.store()) ? config.generationBound()
+        : Duration.ZERO);
     tier.start(config.scheduler());
     return near.get();
+  }
+
+  /** The map of a generation-only near cache: it never holds an entry. */
+  private static final class NoEntries<E> implements NearTier.EntryMap<E> {
+    @Override
+    public E get(String key) {
+      return null;
+    }
+
+    @Override
+    public void put(String key, E entry) {
+      throw new IllegalStateException("a generation-only near cache holds no entry");
+    }
+
+    @Override
+    public void remove(String key, E entry) {}
+
+    @Override
+    public void remove(String key) {}
+
+    @Override
+    public void removeIf(Predicate<E> filter) {}
+
+    @Override
+    public void clear() {}
   }
 
   /**
@@ -149,9 +198,13 @@ final class NearCache<V> {
     private final Keys keys;
     private final RandomGenerator random;
     private final Runnable otherLayoutWrites;
+    /** Whether the logs record keys (a near cache), or generations only. */
+    private final boolean recordsKeys;
     private NearTier.Layout current;
 
-    Layouts(CacheStore store, Keys keys, RandomGenerator random, Runnable otherLayoutWrites) {
+    Layouts(CacheStore store, Keys keys, RandomGenerator random, boolean recordsKeys,
+        Runnable otherLayoutWrites) {
+      this.recordsKeys = recordsKeys;
       this.store = store;
       this.keys = keys;
       this.random = random;
@@ -166,16 +219,20 @@ final class NearCache<V> {
         return current;
       }
       if (nodes == null) {
-        current = NearTier.Layout.single(
-            new NearLog(store, keys, NearLog.SINGLE, random, otherLayoutWrites));
+        current = NearTier.Layout.single(log(store, NearLog.SINGLE));
       } else {
         List<NearLog> logs = new ArrayList<>(nodes.ids().size());
         for (int i = 0; i < nodes.ids().size(); i++) {
-          logs.add(new NearLog(nodes.on(i), keys, NearLog.PER_NODE, random, otherLayoutWrites));
+          logs.add(log(nodes.on(i), NearLog.PER_NODE));
         }
         current = new NearTier.Layout(nodes.ids(), List.copyOf(logs), nodes::nodeOf);
       }
       return current;
+    }
+
+    private NearLog log(CacheStore on, String name) {
+      return recordsKeys ? new NearLog(on, keys, name, random, otherLayoutWrites)
+          : NearLog.generationOnly(on, keys, name, random);
     }
   }
 
@@ -201,17 +258,69 @@ final class NearCache<V> {
 
   private void pollFailed(Throwable failure) {
     stats.increment(Counter.NEAR_POLL_FAILURE);
-    pollFailures.warn("the near cache could not poll its invalidation log; it serves nothing"
-        + " once its last confirmation is older than its bound", EntryWriter.unwrap(failure));
+    pollFailures.warn(holdsEntries ? "the near cache could not poll its invalidation log; it"
+        + " serves nothing once its last confirmation is older than its bound"
+        : "the cache could not read its namespace's generation (invalidateAllBound); until it"
+        + " can, another instance's invalidateAll does not reach it", EntryWriter.unwrap(failure));
+  }
+
+  /**
+   * Whether this is a near cache, holding entries; {@code false} for the namespace's generation
+   * alone, which the read path and the writes never ask for entries or records.
+   */
+  boolean holdsEntries() {
+    return holdsEntries;
   }
 
   /**
    * A servable entry of a caller's key, or {@code null}: read the store. Allocates nothing for a
-   * plain key ({@link Keys#nearKey}).
+   * plain key ({@link Keys#nearKey}). Checks the key as {@link Keys#storeKey} does, but not on a
+   * hit of a plain key: the tier is looked up under the key as it is first, and an entry held
+   * under a plain key ({@link NearEntry#plainKey}) answers at once, since that key was checked
+   * when its entry entered (only this cache's own store keys enter, under {@link
+   * Keys#nearKeyOf}); otherwise (nothing held, or a hashed key's entry held under a store key
+   * equal to this caller's key) the key is checked and looked up under its near key.
    */
   NearEntry<V> get(String key) {
-    return tier.get(keys.nearKey(key));
+    return get(key, ticker.read());
   }
+
+  /** {@link #get} at {@code tick}, a reading of the {@link #tick ticker} taken just before. */
+  NearEntry<V> get(String key, long tick) {
+    NearEntry<V> held = tier.get(requireNonNull(key, "key"), tick);
+    if (held != null && held.plainKey()) {
+      return held;
+    }
+    String nearKey = keys.nearKey(key); // throws for a key the store cannot take
+    return held == null && nearKey.equals(key) ? null : tier.get(nearKey, tick);
+  }
+
+  /** The ticker's reading now, in nanoseconds: a near hit's one reading of time. */
+  long tick() {
+    return ticker.read();
+  }
+
+  /**
+   * The clock's time, epoch milliseconds, at {@code tick} (a {@link #tick} just taken), for a
+   * near hit's refresh decision: the last reading of the clock, read again when it is {@link
+   * #CLOCK_READING_NANOS} or more older than {@code tick} (a reading newer than {@code tick},
+   * another thread's, serves as it is). So a near hit reads the ticker once and the clock once per
+   * millisecond, not twice per hit; the decision's time is the clock's to within its resolution,
+   * and a step of the clock reaches near hits within a millisecond of the ticker. Thread-safe:
+   * racing readers may each read the clock, the last one's reading stays.
+   */
+  long millis(long tick) {
+    ClockReading last = clockReading;
+    if (tick - last.tick() < CLOCK_READING_NANOS) {
+      return last.millis();
+    }
+    long millis = clock.millis();
+    clockReading = new ClockReading(millis, tick);
+    return millis;
+  }
+
+  /** A reading of the clock ({@code millis}) and the ticker's reading just before it. */
+  private record ClockReading(long millis, long tick) {}
 
   /**
    * What a near hit of {@code key} answers: the entry's value ({@link ReadPath#ABSENT} for a
@@ -258,11 +367,12 @@ final class NearCache<V> {
       return;
     }
     stats.increment(Counter.NEAR_SAMPLE);
-    store.gets(keys.storeKey(key)).whenComplete((item, failure) -> {
+    String storeKey = keys.storeKey(key);
+    store.gets(storeKey).whenComplete((item, failure) -> {
       if (failure != null || item.isEmpty()) {
         return; // nothing to compare with (a store error, or the item evicted or expired)
       }
-      Entry<V> current = reader.read(keys.storeKey(key), item.get(), now);
+      Entry<V> current = reader.read(storeKey, item.get(), now);
       boolean replaced = served.casToken() == EntryWriter.NO_CAS // written here: token unknown
           ? current.fetchedAt() != served.fetchedAt() || current.kind() != served.kind()
           : current.casToken() != served.casToken();
@@ -274,6 +384,13 @@ final class NearCache<V> {
             + " apart by more than the bound");
       }
     });
+  }
+
+  /** The near tier's entry of {@code entry}, held under {@code key} ({@link Keys#nearKeyOf}). */
+  private NearEntry<V> nearEntry(String key, Entry<V> entry, int storedBytes, byte[] copyFrom,
+      int node) {
+    return new NearEntry<>(entry, storedBytes, copyFrom, node,
+        Decision.freshUntil(entry, mode, policy), !keys.isHashedNearKey(key));
   }
 
   /** Taken before a store read whose entry may be {@link #offer}ed. */
@@ -290,8 +407,9 @@ final class NearCache<V> {
     if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
-        tier.offer(keys.nearKeyOf(storeKey),
-            new NearEntry<>(entry, item.value().length, copy ? item.value() : null, node), ticket);
+        String key = keys.nearKeyOf(storeKey);
+        tier.offer(key,
+            nearEntry(key, entry, item.value().length, copy ? item.value() : null, node), ticket);
       }
     }
   }
@@ -327,7 +445,7 @@ final class NearCache<V> {
     } else if (tier.generation(storeKey) == generation) { // set before the drop of a change
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
-        tier.offer(key, new NearEntry<>(entry, stored.length, copy ? stored : null, node), ticket);
+        tier.offer(key, nearEntry(key, entry, stored.length, copy ? stored : null, node), ticket);
       }
     }
     tier.record(storeKey).whenComplete((done, failure) -> {

@@ -23,6 +23,10 @@ final class NearEntry<V> {
 
   private final Entry<V> entry;
   private final int storedBytes;
+  /** Before this time, epoch milliseconds, a read of it is fresh ({@link Decision#freshUntil}). */
+  private final long freshUntil;
+  /** Whether it is held under a caller's plain key, not under a hashed key's store key. */
+  private final boolean plainKey;
   /** The index of its key's node when it was read ({@link NearTier#nodeOf}); 0 for one log. */
   private final int node;
   /** The stored bytes a near hit decodes its copy from; {@code null} if hits share the value. */
@@ -42,9 +46,15 @@ final class NearEntry<V> {
    * @param copyFrom the entry's stored bytes (never modified), to decode a copy of the value for
    *     every near hit; {@code null} to share the decoded value
    * @param node the index of its key's node in the near tier's layout ({@link NearTier#nodeOf})
+   * @param freshUntil the entry's {@link Decision#freshUntil} under the cache's policy
+   * @param plainKey whether it is held under a caller's plain key ({@link Keys#nearKey}), not
+   *     under a hashed key's store key
    */
-  NearEntry(Entry<V> entry, int storedBytes, byte[] copyFrom, int node) {
+  NearEntry(Entry<V> entry, int storedBytes, byte[] copyFrom, int node, long freshUntil,
+      boolean plainKey) {
     this.entry = entry;
+    this.plainKey = plainKey;
+    this.freshUntil = freshUntil;
     this.storedBytes = storedBytes;
     this.copyFrom = copyFrom;
     this.node = node;
@@ -57,6 +67,22 @@ final class NearEntry<V> {
 
   Entry<V> entry() {
     return entry;
+  }
+
+  /**
+   * A time before which a read of the entry is fresh without deciding ({@link
+   * Decision#freshUntil}), epoch milliseconds.
+   */
+  long freshUntil() {
+    return freshUntil;
+  }
+
+  /**
+   * Whether it is held under a caller's plain key, which was checked when it entered ({@link
+   * NearCache#get} then skips the check), not under a hashed key's store key.
+   */
+  boolean plainKey() {
+    return plainKey;
   }
 
   /** The stored bytes to decode a copy of the value from, or {@code null} (shared). */

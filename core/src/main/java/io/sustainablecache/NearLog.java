@@ -122,6 +122,12 @@ final class NearLog {
   /** The other layout's sequence at the last poll: -1 before, 0 if absent or no number. */
   private long otherSeen = -1;
 
+  /**
+   * Whether this log reads and records generations only ({@link #generationOnly}): its polls read
+   * the generation's item alone, and it records no key.
+   */
+  private final boolean generationOnly;
+
   /** The last sequence number applied; {@code null} before the first poll, or after garbage. */
   private Long lastSeen;
 
@@ -137,9 +143,9 @@ final class NearLog {
    * read after it. A poll asks about at most {@link #SLOTS} numbers after the last it applied,
    * so an index holds the only own record a poll can ask about, until a later own record of the
    * same index replaces it (a poll that still needed the earlier one resets anyway: its slot was
-   * overwritten too). Constant memory; nothing to prune.
+   * overwritten too). Constant memory (32 KiB; none for a generation-only log); nothing to prune.
    */
-  private final AtomicLongArray ownRecords = new AtomicLongArray(SLOTS);
+  private final AtomicLongArray ownRecords;
 
   private final AtomicReference<CompletableFuture<Poll>> running = new AtomicReference<>();
 
@@ -173,6 +179,13 @@ final class NearLog {
    */
   NearLog(CacheStore store, Keys keys, String name, RandomGenerator random,
       Runnable otherLayoutWrites) {
+    this(store, keys, name, random, otherLayoutWrites, false);
+  }
+
+  private NearLog(CacheStore store, Keys keys, String name, RandomGenerator random,
+      Runnable otherLayoutWrites, boolean generationOnly) {
+    this.generationOnly = generationOnly;
+    this.ownRecords = new AtomicLongArray(generationOnly ? 0 : SLOTS);
     this.store = requireNonNull(store, "store");
     this.sequenceKey = keys.internalKey(name + ":seq");
     this.generationKey = keys.internalKey(name + ":gen");
@@ -180,6 +193,18 @@ final class NearLog {
     this.random = requireNonNull(random, "random");
     this.otherSequenceKey = keys.internalKey((name.equals(SINGLE) ? PER_NODE : SINGLE) + ":seq");
     this.otherLayoutWrites = requireNonNull(otherLayoutWrites, "otherLayoutWrites");
+  }
+
+  /**
+   * The log of a cache without a near cache whose {@code invalidateAll} is a new generation
+   * ({@code invalidateAllBound}): the same generation's item under the same name, but its polls
+   * read that item alone (one key, one round trip, no sequence, no slot) and return {@link
+   * Poll.Changes} of no key at sequence 0, and it records only {@code invalidateAll}, as one
+   * {@code incr} of the generation's item ({@link #recordAll}; a near-cached instance's poll
+   * reads that item too). {@link #record} refuses.
+   */
+  static NearLog generationOnly(CacheStore store, Keys keys, String name, RandomGenerator random) {
+    return new NearLog(store, keys, name, random, () -> { }, true);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -191,6 +216,9 @@ final class NearLog {
    */
   CompletableFuture<Void> record(String storeKey) {
     requireNonNull(storeKey, "storeKey");
+    if (generationOnly) {
+      throw new IllegalStateException("a generation-only log records no key");
+    }
     return append(storeKey);
   }
 
@@ -199,6 +227,11 @@ final class NearLog {
    * the record is not skipped as its own) adopts at its next poll, dropping everything.
    */
   CompletableFuture<Void> recordAll() {
+    if (generationOnly) {
+      // One incr of the generation's item: always another value than the one it replaces (a
+      // missing item is created at a random one), read by every log's poll of the namespace.
+      return store.incr(generationKey, 1, base(), 0).thenApply(n -> null);
+    }
     return store.incr(sequenceKey, 1, base(), 0).thenCompose(n ->
         store.set(generationKey, ascii(Long.toUnsignedString(n)), 0)
             .thenCompose(done -> writeSlot(n, ALL)));
@@ -264,6 +297,11 @@ final class NearLog {
   static final String GARBAGE = "the sequence's item holds no number";
 
   private CompletableFuture<Poll> readFrom(Long last) {
+    if (generationOnly) {
+      return store.gets(generationKey)
+          .thenCompose(item -> generation(item.orElse(null)))
+          .thenApply(generation -> (Poll) new Poll.Changes(0, List.of(), generation));
+    }
     List<String> keys = new ArrayList<>(BATCH + 2);
     keys.add(sequenceKey);
     keys.add(generationKey);
@@ -436,7 +474,7 @@ final class NearLog {
   /** How many of this instance's own record numbers are kept (for tests): at most the slots. */
   int ownRecordsKept() {
     int kept = 0;
-    for (int i = 0; i < SLOTS; i++) {
+    for (int i = 0; i < ownRecords.length(); i++) {
       kept += ownRecords.get(i) != 0 ? 1 : 0;
     }
     return kept;

@@ -245,22 +245,29 @@ final class NearTier<E> {
    * log); otherwise it reads the entry's node's confirmation.
    */
   E get(String key) {
+    return get(key, ticker.getAsLong());
+  }
+
+  /**
+   * {@link #get} at {@code now}, a reading of this tier's ticker taken by the caller just before
+   * (a near hit reads the ticker once, see {@link NearCache#millis}).
+   */
+  E get(String key, long now) {
     long at = confirmedAt;
-    if (at != NEVER && ticker.getAsLong() - at <= stalenessNanos) {
+    if (at != NEVER && now - at <= stalenessNanos) {
       return entries.get(key);
     }
-    return getWhileANodeIsUnconfirmed(key);
+    return getWhileANodeIsUnconfirmed(key, now);
   }
 
   /** {@link #get} when some node's confirmation is older than the bound: the entry's node's. */
-  private E getWhileANodeIsUnconfirmed(String key) {
+  private E getWhileANodeIsUnconfirmed(String key, long now) {
     Nodes current = nodes;
     if (current.nodes.length == 1) {
       return null;
     }
     E entry = entries.get(key);
-    return entry != null && current.confirmed(nodeOfEntry.applyAsInt(entry), ticker.getAsLong())
-        ? entry : null;
+    return entry != null && current.confirmed(nodeOfEntry.applyAsInt(entry), now) ? entry : null;
   }
 
   /** Whether every node's last applied poll started within {@code Δ}: the serving rule. */

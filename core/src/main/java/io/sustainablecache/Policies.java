@@ -31,6 +31,30 @@ final class Policies {
     return Mode.BACKGROUND;
   }
 
+  /**
+   * The XFetch test itself: {@code now - delta * beta * ln(U) >= expiry} with {@code U = 1 -
+   * random.nextDouble()}, uniform in {@code (0, 1]}. Always {@code true} at or past the expiry;
+   * always {@code false} before it when {@code deltaTimesBeta <= 0}. Draws one random number only
+   * when the outcome is not already decided.
+   *
+   * @param nowMillis the reader's time, epoch milliseconds
+   * @param expiresAtMillis the logical expiry, epoch milliseconds
+   * @param deltaTimesBeta {@code delta * beta} in milliseconds
+   * @param random the random source
+   * @return whether to recompute
+   */
+  static boolean xfetch(long nowMillis, long expiresAtMillis, double deltaTimesBeta,
+      RandomGenerator random) {
+    if (nowMillis >= expiresAtMillis) {
+      return true;
+    }
+    if (!(deltaTimesBeta > 0)) {
+      return false;
+    }
+    double u = 1.0 - random.nextDouble();
+    return nowMillis - deltaTimesBeta * Math.log(u) >= expiresAtMillis;
+  }
+
   static double checkBeta(double beta) {
     if (!(beta > 0) || Double.isInfinite(beta)) {
       throw new IllegalArgumentException("beta must be finite and positive: " + beta);
@@ -65,7 +89,7 @@ final class Policies {
     @Override
     public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
         long loadMillis, RandomGenerator random) {
-      return RefreshPolicy.xfetch(nowMillis, expiresAtMillis, loadMillis * beta, random);
+      return xfetch(nowMillis, expiresAtMillis, loadMillis * beta, random);
     }
 
     @Override
@@ -81,14 +105,18 @@ final class Policies {
     @Override
     public boolean shouldRefresh(long nowMillis, long fetchedAtMillis, long expiresAtMillis,
         long loadMillis, RandomGenerator random) {
-      double window = beta
-          * Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
+      double window = window(fetchedAtMillis, expiresAtMillis, loadMillis);
       // Only the last `window` before expiry: at high request rates plain XFetch with this
       // large delta would fire ~delta * ln(rate * delta) early, several times per TTL.
       if (expiresAtMillis - nowMillis > window) {
         return false;
       }
-      return RefreshPolicy.xfetch(nowMillis, expiresAtMillis, window, random);
+      return xfetch(nowMillis, expiresAtMillis, window, random);
+    }
+
+    /** The last part of an entry's life in which a read may refresh it, milliseconds. */
+    double window(long fetchedAtMillis, long expiresAtMillis, long loadMillis) {
+      return beta * Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
     }
 
     @Override

@@ -94,12 +94,7 @@ final class ReadPath<V> {
     switch (action) {
       case MISS -> stats.increment(Counter.MISS);
       case REFRESH_INLINE -> { }
-      default -> {
-        hit(entry);
-        if (action == Decision.Action.STALE) {
-          stats.increment(Counter.STALE_HIT);
-        }
-      }
+      default -> hit(Counter.HIT, action, entry);
     }
   }
 
@@ -107,16 +102,24 @@ final class ReadPath<V> {
    * The near cache's answer, or {@code null} to read the store: it holds no entry it may serve
    * now, or its entry is past what a hit may answer (then the store's entry decides). A near hit
    * takes the same read step as a store hit: a refresh it calls for starts in the background.
+   * It reads the time once (the near cache's ticker; the clock's time from {@link
+   * NearCache#millis}) and allocates nothing: a synchronous loader is adapted only for a refresh.
+   *
+   * @param loader the loader of an asynchronous read; {@code null} for a synchronous one or a peek
+   * @param syncLoader the loader of a synchronous read; {@code null} for an asynchronous one or a
+   *     peek
    */
-  private Object fromNear(String key, AsyncLoader<? extends V> loader) {
-    NearEntry<V> hit = near.get(key);
-    Decision.Action action = nearStep(key, hit, clock.millis());
+  private Object fromNear(String key, AsyncLoader<? extends V> loader,
+      Loader<? extends V> syncLoader) {
+    long tick = near.tick();
+    NearEntry<V> hit = near.get(key, tick);
+    Decision.Action action = nearStep(key, hit, hit == null ? 0 : near.millis(tick));
     if (action == null) {
       return null;
     }
     if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
-      proceed(action, key, keys.storeKey(key), hit.entry(), LoadRequest.READ_OK, loader, null,
-          true);
+      proceed(action, key, keys.storeKey(key), hit.entry(), LoadRequest.READ_OK,
+          syncLoader == null ? loader : DefaultSustainableCache.adapt(syncLoader), null, true);
     }
     return near.answer(key, hit); // null: its copy could not be decoded, read the store
   }
@@ -124,24 +127,27 @@ final class ReadPath<V> {
   /**
    * The read step of what the near cache holds for a key ({@code hit}, {@code null}: nothing
    * servable), for {@code get} and {@code getAll} alike. If the entry may answer without the
-   * store (fresh, or due for a refresh in the background): counted as a near hit, sampled (see
-   * {@link NearCache#sample}), and the action returned, as {@code FRESH} when a near hit started
-   * the entry's refresh less than the pause ago ({@link NearEntry}). Otherwise {@code null},
-   * counted as a near miss: read the store. An entry due for a refresh that this instance wrote
-   * itself (so without a CAS token) also reads the store, once per refresh pause.
+   * store (fresh, or due for a refresh in the background): counted as a near hit (which is also a
+   * hit, see {@link StatsCounter}), sampled (see {@link NearCache#sample}), and the action
+   * returned, as {@code FRESH} when a near hit started the entry's refresh less than the pause ago
+   * ({@link NearEntry}). Otherwise {@code null}, counted as a near miss: read the store. An entry
+   * due for a refresh that this instance wrote itself (so without a CAS token) also reads the
+   * store, once per refresh pause.
+   *
+   * @param now the clock's time, epoch milliseconds (not read when {@code hit} is {@code null})
    */
   Decision.Action nearStep(String key, NearEntry<V> hit, long now) {
     if (hit != null) {
       Entry<V> entry = hit.entry();
-      Decision.Action action = Decision.decide(entry, now, mode, policy, random);
+      Decision.Action action = now < hit.freshUntil() ? Decision.Action.FRESH
+          : Decision.decide(entry, now, mode, policy, random);
       if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
           || action == Decision.Action.STALE) {
         boolean refresh = action != Decision.Action.FRESH && near.mayRefresh(hit);
         // An entry this instance wrote has no token (a write returns none); the refresh's write
         // must be conditional on one, so that read goes to the store.
         if (!refresh || entry.casToken() != EntryWriter.NO_CAS) {
-          stats.increment(Counter.NEAR_HIT);
-          count(action, entry);
+          hit(Counter.NEAR_HIT, action, entry);
           near.sample(key, entry, now);
           return refresh ? action : Decision.Action.FRESH;
         }
@@ -185,11 +191,30 @@ final class ReadPath<V> {
    */
   Object read(String key, AsyncLoader<? extends V> loader) {
     if (near != null) {
-      Object answer = fromNear(key, loader);
+      Object answer = fromNear(key, loader, null);
       if (answer != null) {
         return answer;
       }
     }
+    return readStore(key, loader);
+  }
+
+  /**
+   * {@link #read} with a synchronous loader ({@code get}, {@code find}), adapted to an
+   * asynchronous one only when the read needs it: a near hit allocates nothing.
+   */
+  Object readSync(String key, Loader<? extends V> loader) {
+    if (near != null) {
+      Object answer = fromNear(key, null, loader);
+      if (answer != null) {
+        return answer;
+      }
+    }
+    return readStore(key, DefaultSustainableCache.adapt(loader));
+  }
+
+  /** {@link #read} past the near cache: reads the store on this thread and answers. */
+  private Object readStore(String key, AsyncLoader<? extends V> loader) {
     NearTier.Ticket ticket = nearTicket();
     String storeKey = keys.storeKey(key);
     StoreItem item = null;
@@ -231,7 +256,7 @@ final class ReadPath<V> {
     if (near != null) {
       Object answer;
       try {
-        answer = fromNear(key, loader);
+        answer = fromNear(key, loader, null);
       } catch (IllegalArgumentException | NullPointerException invalidKey) {
         throw invalidKey; // as without a near cache
       } catch (Throwable t) {
@@ -299,7 +324,7 @@ final class ReadPath<V> {
       boolean mayRetry) {
     if (loader == null) { // a peek
       if (action == Decision.Action.REFRESH_INLINE) {
-        hit(entry);
+        hit(Counter.HIT, action, entry);
       }
       return action == Decision.Action.MISS ? NOTHING : null;
     }
@@ -316,7 +341,8 @@ final class ReadPath<V> {
             loads.refreshInline(LoadRequest.of(key, storeKey, entry, LoadRequest.READ_OK),
                 LoadPipeline.Batch.ofOne(loader), on);
         if (refresh == null) {
-          hit(entry); // another load is refreshing it: the reader does not wait
+          // another load is refreshing it: the reader does not wait
+          hit(Counter.HIT, action, entry);
           return null;
         }
         stats.increment(Counter.MISS); // the reader waits for the reload
@@ -445,10 +471,17 @@ final class ReadPath<V> {
     storeErrorLog.warn(message, e);
   }
 
-  private void hit(Entry<V> entry) {
-    stats.increment(Counter.HIT);
+  /**
+   * Counts a hit of {@code entry}: as {@code counter} ({@link Counter#HIT}, or {@link
+   * Counter#NEAR_HIT}, which is also a hit), and as an absent and a stale hit where it is one.
+   */
+  private void hit(Counter counter, Decision.Action action, Entry<V> entry) {
+    stats.increment(counter);
     if (entry.kind() == Entry.Kind.ABSENT) {
       stats.increment(Counter.ABSENT_HIT);
+    }
+    if (action == Decision.Action.STALE) {
+      stats.increment(Counter.STALE_HIT);
     }
   }
 

@@ -103,28 +103,4 @@ public sealed interface RefreshPolicy
   static RefreshPolicy sustainable(double beta, double ttlFraction) {
     return new Policies.Sustainable(Policies.checkBeta(beta), Policies.checkFraction(ttlFraction));
   }
-
-  /**
-   * The XFetch test itself: {@code now - delta * beta * ln(U) >= expiry} with {@code U = 1 -
-   * random.nextDouble()}, uniform in {@code (0, 1]}. Always {@code true} at or past the expiry;
-   * always {@code false} before it when {@code deltaTimesBeta <= 0}. Draws one random number only
-   * when the outcome is not already decided.
-   *
-   * @param nowMillis the reader's time, epoch milliseconds
-   * @param expiresAtMillis the logical expiry, epoch milliseconds
-   * @param deltaTimesBeta {@code delta * beta} in milliseconds
-   * @param random the random source
-   * @return whether to recompute
-   */
-  static boolean xfetch(long nowMillis, long expiresAtMillis, double deltaTimesBeta,
-      RandomGenerator random) {
-    if (nowMillis >= expiresAtMillis) {
-      return true;
-    }
-    if (!(deltaTimesBeta > 0)) {
-      return false;
-    }
-    double u = 1.0 - random.nextDouble();
-    return nowMillis - deltaTimesBeta * Math.log(u) >= expiresAtMillis;
-  }
 }

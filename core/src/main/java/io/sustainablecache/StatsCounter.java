@@ -2,7 +2,14 @@ package io.sustainablecache;
 
 import java.util.concurrent.atomic.LongAdder;
 
-/** The cache's live counters: contention-free adders, read into a {@link CacheStats}. */
+/**
+ * The cache's live counters: contention-free adders, read into a {@link CacheStats}.
+ *
+ * <p>A near hit is also a hit, and is counted once: {@link Counter#NEAR_HIT}'s adder holds the
+ * near hits, {@link Counter#HIT}'s the other hits, and {@link Counter#HIT} reads their sum (one
+ * adder written per near hit instead of two). Every counter reads exactly what was counted before
+ * the read (in the happens-before order), as each adder does.
+ */
 final class StatsCounter {
 
   private final LongAdder[] adders = new LongAdder[Counter.ALL.length];
@@ -22,7 +29,8 @@ final class StatsCounter {
   }
 
   long get(Counter counter) {
-    return adders[counter.ordinal()].sum();
+    long sum = adders[counter.ordinal()].sum();
+    return counter == Counter.HIT ? sum + adders[Counter.NEAR_HIT.ordinal()].sum() : sum;
   }
 
   void recordLoad(long millis, boolean absent) {
@@ -43,6 +51,7 @@ final class StatsCounter {
     for (int i = 0; i < values.length; i++) {
       values[i] = adders[i].sum();
     }
+    values[Counter.HIT.ordinal()] += values[Counter.NEAR_HIT.ordinal()];
     return CacheStats.of(values);
   }
 }

@@ -231,12 +231,12 @@ public interface SustainableCache<V> extends AutoCloseable {
    * or waits for a load; a store failure reads as nothing cached.
    *
    * @param key the caller's key, as for {@link #get}
-   * @return empty if nothing is cached; otherwise the cached value, or an empty {@code Optional}
-   *     for "no value"
+   * @return {@link Lookup.Hit} with the cached value, {@link Lookup.CachedAbsent} for a key cached
+   *     as having no value, or {@link Lookup.NotCached}; never {@code null}
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
    */
-  Optional<Optional<V>> findIfPresent(String key);
+  Lookup<V> findIfPresent(String key);
 
   /**
    * {@link #findIfPresent} without blocking, as {@link #getIfPresentAsync} is to {@link
@@ -244,10 +244,11 @@ public interface SustainableCache<V> extends AutoCloseable {
    *
    * @param key the caller's key, as for {@link #get}
    * @return a future of the answer of {@link #findIfPresent}; it never fails for a store failure
+   *     (that reads as {@link Lookup.NotCached})
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
    */
-  CompletableFuture<Optional<Optional<V>>> findIfPresentAsync(String key);
+  CompletableFuture<Lookup<V>> findIfPresentAsync(String key);
 
   /**
    * Stores a value unconditionally, as if it had just been loaded (its load time is recorded as

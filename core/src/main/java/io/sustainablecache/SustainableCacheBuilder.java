@@ -22,61 +22,24 @@ import java.util.random.RandomGenerator;
  */
 public final class SustainableCacheBuilder<V> {
 
-  /** The longest TTL accepted: memcached's absolute exptimes must stay meaningful. */
-  static final Duration MAX_TTL = Duration.ofDays(365);
-
-  private static final Duration ONE_MILLI = Duration.ofMillis(1);
-
   /** The longest namespace, in characters. */
   static final int MAX_NAMESPACE_LENGTH = 64;
 
-  /** The longest load timeout, close timeout and batching delay accepted. */
-  static final Duration MAX_TIMEOUT = Duration.ofDays(1);
-
-  final CacheStore store;
-  String namespace;
-  Duration ttl;
-  Duration grace;
-  RefreshPolicy policy;
-  ValueCodec<?> codec;
-  Executor executor;
-  int refreshThreads = -1;
-  int refreshQueueCapacity = -1;
-  InstantSource clock;
-  Ticker ticker;
-  RandomGenerator random;
-  KeyPolicy keyPolicy;
-  int maxValueSize = -1;
-  Duration failureBackoff;
-  Duration maxFailureBackoff;
-  Boolean serveStaleOnError;
-  Duration maxClockSkew;
-  Duration loadTimeout;
-  Duration absentTtl;
-  double ttlJitter = -1;
-  Boolean fleetLease;
-  int refreshBatchSize = -1;
-  Duration refreshBatchDelay;
-  Duration closeTimeout;
-  Duration fenceTimeout;
-  Scheduler scheduler;
-  long nearMaximumSize = -1;
-  boolean nearBoundedByBytes;
-  Duration nearStaleness;
-  double nearSampling = -1;
-  Boolean nearCopy;
+  private final CacheStore store;
+  /** The settings set so far: each setter adds its row ({@link CacheSettings#adding}). */
+  private CacheSettings settings = CacheSettings.empty();
+  // The objects, which are not settings; null until set.
+  private String namespace;
+  private ValueCodec<?> codec;
+  private Executor executor;
+  private InstantSource clock;
+  private Ticker ticker;
+  private RandomGenerator random;
+  private KeyPolicy keyPolicy;
+  private Scheduler scheduler;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
-  }
-
-  /** A builder without a store, only to check values with its rules ({@link CacheSettings}). */
-  private SustainableCacheBuilder() {
-    this.store = null;
-  }
-
-  static SustainableCacheBuilder<?> validating() {
-    return new SustainableCacheBuilder<>();
   }
 
   /**
@@ -92,7 +55,7 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCacheBuilder<V> settings(CacheSettings settings) {
     requireNonNull(settings, "settings");
-    settings.applyTo(this);
+    this.settings = this.settings.adding(settings);
     return this;
   }
 
@@ -141,11 +104,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> ttl(Duration ttl) {
-    requireNonNull(ttl, "ttl");
-    checkUnset(this.ttl, "ttl");
-    inRange("ttl", ttl, ONE_MILLI, MAX_TTL);
-    this.ttl = ttl;
-    return this;
+    return set(CacheSettings.TTL, ttl);
   }
 
   /**
@@ -161,11 +120,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> grace(Duration grace) {
-    requireNonNull(grace, "grace");
-    checkUnset(this.grace, "grace");
-    inRange("grace", grace, Duration.ZERO, MAX_TTL);
-    this.grace = grace;
-    return this;
+    return set(CacheSettings.GRACE, grace);
   }
 
   /**
@@ -176,10 +131,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> refreshPolicy(RefreshPolicy policy) {
-    requireNonNull(policy, "policy");
-    checkUnset(this.policy, "refreshPolicy");
-    this.policy = policy;
-    return this;
+    return set(CacheSettings.REFRESH_POLICY, policy);
   }
 
   /**
@@ -226,14 +178,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> refreshThreads(int threads) {
-    if (refreshThreads != -1) {
-      throw new IllegalStateException("refreshThreads was already set to " + refreshThreads);
-    }
-    if (threads < 1 || threads > 1024) {
-      throw new IllegalArgumentException("refreshThreads must be in [1, 1024]: " + threads);
-    }
-    this.refreshThreads = threads;
-    return this;
+    return set(CacheSettings.REFRESH_THREADS, threads);
   }
 
   /**
@@ -246,16 +191,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> refreshQueueCapacity(int capacity) {
-    if (refreshQueueCapacity != -1) {
-      throw new IllegalStateException(
-          "refreshQueueCapacity was already set to " + refreshQueueCapacity);
-    }
-    if (capacity < 0 || capacity > 1_000_000) {
-      throw new IllegalArgumentException(
-          "refreshQueueCapacity must be in [0, 1000000]: " + capacity);
-    }
-    this.refreshQueueCapacity = capacity;
-    return this;
+    return set(CacheSettings.REFRESH_QUEUE_CAPACITY, capacity);
   }
 
   /**
@@ -345,14 +281,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> maxValueSize(int bytes) {
-    if (maxValueSize != -1) {
-      throw new IllegalStateException("maxValueSize was already set to " + maxValueSize);
-    }
-    if (bytes < 17 || bytes > 1 << 30) {
-      throw new IllegalArgumentException("maxValueSize must be in [17, 1073741824]: " + bytes);
-    }
-    this.maxValueSize = bytes;
-    return this;
+    return set(CacheSettings.MAX_VALUE_SIZE, bytes);
   }
 
   /**
@@ -375,10 +304,8 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> failureBackoff(Duration base) {
-    requireNonNull(base, "base");
-    checkUnset(this.failureBackoff, "failureBackoff");
-    this.failureBackoff = checkBackoffBase(base);
-    return this;
+    return set(CacheSettings.FAILURE_BACKOFF,
+        new SettingText.FailureBackoff(requireNonNull(base, "base"), null));
   }
 
   /**
@@ -394,17 +321,8 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> failureBackoff(Duration base, Duration max) {
-    requireNonNull(base, "base");
-    requireNonNull(max, "max");
-    checkUnset(this.failureBackoff, "failureBackoff");
-    checkBackoffBase(base);
-    if (max.compareTo(base) < 0 || max.compareTo(MAX_TTL) > 0) {
-      throw new IllegalArgumentException("the failureBackoff cap must be between the base ("
-          + base + ") and " + MAX_TTL + ": " + max);
-    }
-    this.failureBackoff = base;
-    this.maxFailureBackoff = max;
-    return this;
+    return set(CacheSettings.FAILURE_BACKOFF, new SettingText.FailureBackoff(
+        requireNonNull(base, "base"), requireNonNull(max, "max")));
   }
 
   /**
@@ -420,9 +338,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> serveStaleOnError(boolean enabled) {
-    checkUnset(this.serveStaleOnError, "serveStaleOnError");
-    this.serveStaleOnError = enabled;
-    return this;
+    return set(CacheSettings.SERVE_STALE_ON_ERROR, enabled);
   }
 
   /**
@@ -438,11 +354,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> maxClockSkew(Duration skew) {
-    requireNonNull(skew, "skew");
-    checkUnset(this.maxClockSkew, "maxClockSkew");
-    inRange("maxClockSkew", skew, Duration.ZERO, MAX_TTL);
-    this.maxClockSkew = skew;
-    return this;
+    return set(CacheSettings.MAX_CLOCK_SKEW, skew);
   }
 
   /**
@@ -459,11 +371,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> loadTimeout(Duration timeout) {
-    requireNonNull(timeout, "timeout");
-    checkUnset(this.loadTimeout, "loadTimeout");
-    inRange("loadTimeout", timeout, ONE_MILLI, MAX_TIMEOUT);
-    this.loadTimeout = timeout;
-    return this;
+    return set(CacheSettings.LOAD_TIMEOUT, timeout);
   }
 
   /**
@@ -479,11 +387,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> absentTtl(Duration absentTtl) {
-    requireNonNull(absentTtl, "absentTtl");
-    checkUnset(this.absentTtl, "absentTtl");
-    inRange("absentTtl", absentTtl, Duration.ZERO, MAX_TTL);
-    this.absentTtl = absentTtl;
-    return this;
+    return set(CacheSettings.ABSENT_TTL, absentTtl);
   }
 
   /**
@@ -498,14 +402,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> ttlJitter(double fraction) {
-    if (ttlJitter != -1) {
-      throw new IllegalStateException("ttlJitter was already set to " + ttlJitter);
-    }
-    if (!(fraction >= 0 && fraction <= 0.5)) {
-      throw new IllegalArgumentException("ttlJitter must be in [0, 0.5]: " + fraction);
-    }
-    this.ttlJitter = fraction;
-    return this;
+    return set(CacheSettings.TTL_JITTER, fraction);
   }
 
   /**
@@ -522,9 +419,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> fleetLease(boolean enabled) {
-    checkUnset(this.fleetLease, "fleetLease");
-    this.fleetLease = enabled;
-    return this;
+    return set(CacheSettings.FLEET_LEASE, enabled);
   }
 
   /**
@@ -541,15 +436,8 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> refreshBatch(int maxKeys, Duration maxDelay) {
-    requireNonNull(maxDelay, "maxDelay");
-    checkUnset(this.refreshBatchDelay, "refreshBatch");
-    if (maxKeys < 1 || maxKeys > 100_000) {
-      throw new IllegalArgumentException("refreshBatch maxKeys must be in [1, 100000]: " + maxKeys);
-    }
-    inRange("refreshBatch maxDelay", maxDelay, Duration.ZERO, MAX_TIMEOUT);
-    this.refreshBatchSize = maxKeys;
-    this.refreshBatchDelay = maxDelay;
-    return this;
+    return set(CacheSettings.REFRESH_BATCH,
+        new SettingText.RefreshBatch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
   }
 
   /**
@@ -563,11 +451,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> closeTimeout(Duration timeout) {
-    requireNonNull(timeout, "timeout");
-    checkUnset(this.closeTimeout, "closeTimeout");
-    inRange("closeTimeout", timeout, Duration.ZERO, MAX_TIMEOUT);
-    this.closeTimeout = timeout;
-    return this;
+    return set(CacheSettings.CLOSE_TIMEOUT, timeout);
   }
 
   /**
@@ -589,11 +473,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> fenceTimeout(Duration timeout) {
-    requireNonNull(timeout, "timeout");
-    checkUnset(this.fenceTimeout, "fenceTimeout");
-    inRange("fenceTimeout", timeout, Duration.ofSeconds(1), MAX_TIMEOUT);
-    this.fenceTimeout = timeout;
-    return this;
+    return set(CacheSettings.FENCE_TIMEOUT, timeout);
   }
 
   /**
@@ -657,25 +537,13 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if already set
    */
   public SustainableCacheBuilder<V> nearCache(long maximumSize, Duration staleness) {
-    if (maximumSize < 1 || maximumSize > 100_000_000) {
-      throw new IllegalArgumentException(
-          "nearCache maximumSize must be in [1, 100000000]: " + maximumSize);
-    }
-    return near(maximumSize, false, staleness);
+    return near(maximumSize, false, staleness, null);
   }
 
-  private SustainableCacheBuilder<V> near(long maximum, boolean bytes, Duration staleness) {
-    requireNonNull(staleness, "staleness");
-    checkUnset(this.nearStaleness, "nearCache");
-    if (staleness.compareTo(Duration.ofMillis(10)) < 0
-        || staleness.compareTo(Duration.ofHours(1)) > 0) {
-      throw new IllegalArgumentException(
-          "nearCache staleness must be between 10 ms and 1 h: " + staleness);
-    }
-    this.nearMaximumSize = maximum;
-    this.nearBoundedByBytes = bytes;
-    this.nearStaleness = staleness;
-    return this;
+  private SustainableCacheBuilder<V> near(long maximum, boolean bytes, Duration staleness,
+      Double sampling) {
+    return set(CacheSettings.NEAR_CACHE, new SettingText.NearCache(maximum, bytes,
+        requireNonNull(staleness, "staleness"), sampling));
   }
 
   /**
@@ -692,11 +560,7 @@ public final class SustainableCacheBuilder<V> {
    * @throws IllegalStateException if a near cache was already set
    */
   public SustainableCacheBuilder<V> nearCacheBytes(long maximumBytes, Duration staleness) {
-    if (maximumBytes < 1024 || maximumBytes > 1L << 40) {
-      throw new IllegalArgumentException(
-          "nearCacheBytes maximumBytes must be in [1 KiB, 1 TiB]: " + maximumBytes);
-    }
-    return near(maximumBytes, true, staleness);
+    return near(maximumBytes, true, staleness, null);
   }
 
   /**
@@ -712,16 +576,7 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCacheBuilder<V> nearCacheBytes(long maximumBytes, Duration staleness,
       double sampling) {
-    checkSampling(sampling);
-    nearCacheBytes(maximumBytes, staleness);
-    this.nearSampling = sampling;
-    return this;
-  }
-
-  private static void checkSampling(double sampling) {
-    if (!(sampling >= 0 && sampling <= 1)) {
-      throw new IllegalArgumentException("nearCache sampling must be in [0, 1]: " + sampling);
-    }
+    return near(maximumBytes, true, staleness, sampling);
   }
 
   /**
@@ -737,10 +592,7 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCacheBuilder<V> nearCache(long maximumSize, Duration staleness,
       double sampling) {
-    checkSampling(sampling);
-    nearCache(maximumSize, staleness);
-    this.nearSampling = sampling;
-    return this;
+    return near(maximumSize, false, staleness, sampling);
   }
 
   /**
@@ -759,9 +611,40 @@ public final class SustainableCacheBuilder<V> {
    *     {@code true} without a near cache
    */
   public SustainableCacheBuilder<V> nearCacheCopy(boolean copy) {
-    checkUnset(this.nearCopy, "nearCacheCopy");
-    this.nearCopy = copy;
-    return this;
+    return set(CacheSettings.NEAR_CACHE_COPY, copy);
+  }
+
+  /**
+   * Makes {@link SustainableCache#invalidateAll} work on every store without a near cache (plain
+   * memcached has no prefix flush), as a new <em>generation</em> of the namespace, the near
+   * cache's own mechanism without its tier: every entry carries the namespace's generation (8
+   * bytes more per entry), an entry of another generation is a miss whose CAS token fences out
+   * older loads, and a load that began before {@code invalidateAll} is not written after this
+   * instance learned of it. This instance sees its own {@code invalidateAll} when the call
+   * returns; the other instances read the generation every {@code bound / 2} (one {@code gets}
+   * of one key per store node, whatever the traffic) and see it within {@code bound} while those
+   * reads succeed. A hit costs no extra round trip: the generation is compared in memory.
+   * {@link #build} reads the generation once, waiting at most {@code bound}; until a read has
+   * succeeded, every read misses, loads are not written and writes throw (with a log per store
+   * node, the keys of a node whose generation is unknown). Needs a {@link #namespace} and a store
+   * with {@link io.sustainablecache.spi.CacheStore#incr counters}. With a {@link #nearCache}
+   * the near cache's staleness bounds {@code invalidateAll} and this setting is not used.
+   *
+   * <p>Entries with a generation are misses for instances without one (earlier releases, and
+   * instances of this one without this setting or a near cache), and the reverse: turn it on for
+   * every instance of a namespace at once (or with a new namespace); each side logs a warning
+   * when it reads the other's entries. Without it (and without a near cache), {@code
+   * invalidateAll} is ARCUS's {@code flush_prefix}, which fences no load in flight, or, on plain
+   * memcached, throws {@link UnsupportedOperationException}. Default: off; Spring's cache
+   * manager turns it on (1 s) for its caches without a near cache.
+   *
+   * @param bound 10 ms to 1 h; 1 s is a good start
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> invalidateAllBound(Duration bound) {
+    return set(CacheSettings.INVALIDATE_ALL_BOUND, bound);
   }
 
   /**
@@ -770,55 +653,63 @@ public final class SustainableCacheBuilder<V> {
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
    * @throws IllegalStateException if {@link #ttl} was not set, an executor was given together
    *     with thread or queue settings, a near cache without Caffeine on the classpath or
-   *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache
+   *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache, or
+   *     {@link #invalidateAllBound} without a namespace or over a store without counters
    */
   @SuppressWarnings("unchecked")
   public SustainableCache<V> build() {
-    if (ttl == null) {
+    if (!settings.isSet(CacheSettings.TTL)) {
       throw new IllegalStateException("ttl must be set");
     }
-    if (executor != null && (refreshThreads != -1 || refreshQueueCapacity != -1)) {
+    if (executor != null && (settings.isSet(CacheSettings.REFRESH_THREADS)
+        || settings.isSet(CacheSettings.REFRESH_QUEUE_CAPACITY))) {
       throw new IllegalStateException(
           "refreshExecutor cannot be combined with refreshThreads or refreshQueueCapacity");
     }
-    if (Boolean.TRUE.equals(nearCopy) && nearStaleness == null) {
+    boolean near = settings.isSet(CacheSettings.NEAR_CACHE);
+    if (settings.resolved(CacheSettings.NEAR_CACHE_COPY) && !near) {
       throw new IllegalStateException("nearCacheCopy(true) needs a near cache: set nearCache or"
           + " nearCacheBytes");
     }
-    if (nearStaleness != null && !NearCache.caffeinePresent()) {
+    if (near && !NearCache.caffeinePresent()) {
       throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"
           + " com.github.ben-manes.caffeine:caffeine (the core's optional dependency)");
     }
-    if (nearStaleness != null && !NearCache.hasCounters(store)) {
+    if (near && !store.hasCounters()) {
       throw new IllegalStateException("nearCache needs a store with counters (CacheStore.incr);"
-          + " " + store.getClass().getName() + " does not implement it");
+          + " " + store.getClass().getName() + " has none (CacheStore.hasCounters)");
     }
-    if (nearStaleness != null && namespace == null) {
+    if (near && namespace == null) {
       throw new IllegalStateException("nearCache needs a namespace (SustainableCacheBuilder"
           + ".namespace): its invalidation log lives under the namespace's prefix; without one"
           + " the log's keys have no valid ARCUS prefix (the ARCUS client and server refuse"
           + " them, so the cache would never serve near), and the cache's keys could be another"
           + " namespace's items, changed past that namespace's log");
     }
+    boolean generationOnly = settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND) && !near;
+    if (generationOnly && !store.hasCounters()) {
+      throw new IllegalStateException("invalidateAllBound needs a store with counters"
+          + " (CacheStore.incr); " + store.getClass().getName() + " has none"
+          + " (CacheStore.hasCounters)");
+    }
+    if (settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND) && namespace == null) {
+      throw new IllegalStateException("invalidateAllBound needs a namespace"
+          + " (SustainableCacheBuilder.namespace): the generation lives under the namespace's"
+          + " prefix, and without one the cache's keys could be another namespace's items");
+    }
     return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }
 
-  /** The cache's configuration: this builder's settings, every default resolved. */
+  /** The cache's configuration: this builder's settings and objects, every default resolved. */
   <T> CacheConfig<T> config(ValueCodec<T> valueCodec) {
-    return CacheConfig.resolve(this, valueCodec);
+    return CacheConfig.of(settings, store, namespace, valueCodec, executor, clock, ticker, random,
+        keyPolicy, scheduler);
   }
 
-  private static Duration checkBackoffBase(Duration base) {
-    return inRange("failureBackoff", base, Duration.ZERO, MAX_TTL);
-  }
-
-  /** {@code value} if it is in [min, max], where min is zero or 1 ms; else an exception. */
-  private static Duration inRange(String name, Duration value, Duration min, Duration max) {
-    if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-      throw new IllegalArgumentException(name + (min.isZero() ? " must be between 0 and "
-          : " must be at least 1 ms and at most ") + max + ": " + value);
-    }
-    return value;
+  /** Adds a setting through its row: the row's check, and at most once. */
+  private <T> SustainableCacheBuilder<V> set(CacheSettings.Setting<T> setting, T value) {
+    settings = settings.adding(setting, value);
+    return this;
   }
 
   private ValueCodec<?> resolvedCodec() {

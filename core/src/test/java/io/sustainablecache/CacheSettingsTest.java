@@ -20,7 +20,8 @@ class CacheSettingsTest {
       + " load-timeout=PT5S, refresh-threads=8, refresh-queue-capacity=500,"
       + " failure-backoff=PT0.5S:PT20S, serve-stale-on-error=false, max-clock-skew=PT2S,"
       + " ttl-jitter=0.1, max-value-size=65536, refresh-batch=50:PT0.005S, close-timeout=PT3S,"
-      + " fence-timeout=PT45S, near-cache=10000:PT1S, near-cache-copy=true";
+      + " fence-timeout=PT45S, near-cache=10000:PT1S, near-cache-copy=true,"
+      + " invalidate-all-bound=PT2S";
 
   @Test
   void everySettingParsesAndPrintsBackTheSame() {
@@ -29,52 +30,60 @@ class CacheSettingsTest {
     assertThat(settings.toString()).isEqualTo(EVERY_SETTING);
     assertThat(CacheSettings.parse(settings.toString())).isEqualTo(settings);
     assertThat(settings.ttl()).hasValue(Duration.ofMinutes(10));
-    assertThat(settings.refreshPolicy()).hasValue(RefreshPolicy.sustainable(1.5, 0.2));
-    assertThat(settings.fleetLease()).hasValue(false);
-    assertThat(settings.failureBackoff()).hasValue(Duration.ofMillis(500));
-    assertThat(settings.maxFailureBackoff()).hasValue(Duration.ofSeconds(20));
-    assertThat(settings.refreshBatchSize()).hasValue(50);
-    assertThat(settings.refreshBatchDelay()).hasValue(Duration.ofMillis(5));
-    assertThat(settings.ttlJitter()).hasValue(0.1);
-    assertThat(settings.nearCacheMaximumSize()).hasValue(10_000L);
-    assertThat(settings.nearCacheStaleness()).hasValue(Duration.ofSeconds(1));
-    assertThat(settings.nearCacheCopy()).hasValue(true);
-    assertThat(settings.nearCacheSampling()).isEmpty();
+    assertThat(settings.get(CacheSettings.REFRESH_POLICY))
+        .hasValue(RefreshPolicy.sustainable(1.5, 0.2));
+    assertThat(settings.get(CacheSettings.FLEET_LEASE)).hasValue(false);
+    assertThat(settings.get(CacheSettings.FAILURE_BACKOFF)).hasValue(
+        new SettingText.FailureBackoff(Duration.ofMillis(500), Duration.ofSeconds(20)));
+    assertThat(settings.get(CacheSettings.REFRESH_BATCH))
+        .hasValue(new SettingText.RefreshBatch(50, Duration.ofMillis(5)));
+    assertThat(settings.get(CacheSettings.TTL_JITTER)).hasValue(0.1);
+    assertThat(settings.get(CacheSettings.NEAR_CACHE))
+        .hasValue(new SettingText.NearCache(10_000, false, Duration.ofSeconds(1), null));
+    assertThat(settings.hasNearCache()).isTrue();
+    assertThat(settings.get(CacheSettings.NEAR_CACHE_COPY)).hasValue(true);
+    assertThat(settings.maxClockSkew()).hasValue(Duration.ofSeconds(2));
+    assertThat(settings.get(CacheSettings.INVALIDATE_ALL_BOUND)).hasValue(Duration.ofSeconds(2));
     CacheSettings sampled = CacheSettings.parse("near-cache=10:1s:0.5");
-    assertThat(sampled.nearCacheSampling()).hasValue(0.5);
+    assertThat(sampled.get(CacheSettings.NEAR_CACHE).orElseThrow().sampling()).isEqualTo(0.5);
     assertThat(CacheSettings.parse(sampled.toString())).isEqualTo(sampled);
   }
 
   @Test
   void aNearCacheSizeWithAUnit_isInStoredBytes_andWrittenBackWithTheLargestExactUnit() {
     CacheSettings bytes = CacheSettings.parse("near-cache=64MiB:1s");
-    assertThat(bytes.nearCacheMaximumBytes()).hasValue(64L << 20);
-    assertThat(bytes.nearCacheMaximumSize()).as("not entries").isEmpty();
+    assertThat(bytes.get(CacheSettings.NEAR_CACHE).orElseThrow())
+        .isEqualTo(new SettingText.NearCache(64L << 20, true, Duration.ofSeconds(1), null));
     assertThat(bytes.toString()).contains("near-cache=64MiB:PT1S");
     assertThat(CacheSettings.parse(bytes.toString())).isEqualTo(bytes);
-    assertThat(CacheSettings.parse("near-cache=2 GB:1s:0.5").nearCacheMaximumBytes())
-        .hasValue(2L << 30);
+    assertThat(CacheSettings.parse("near-cache=2 GB:1s:0.5").get(CacheSettings.NEAR_CACHE))
+        .hasValue(new SettingText.NearCache(2L << 30, true, Duration.ofSeconds(1), 0.5));
     assertThat(CacheSettings.parse("near-cache=1536kib:1s").toString())
         .contains("near-cache=1536KiB");
-    assertThat(CacheSettings.parse("near-cache=5000B:1s").nearCacheMaximumBytes())
-        .hasValue(5_000L);
+    assertThat(CacheSettings.parse("near-cache=5000B:1s").get(CacheSettings.NEAR_CACHE)
+        .orElseThrow().maximumSize()).isEqualTo(5_000L);
     assertThat(CacheSettings.parse("near-cache=5000B:1s").toString()).contains("5000B");
-    assertThat(CacheSettings.builder().nearCacheBytes(1L << 20, Duration.ofSeconds(1)).build())
+    assertThat(CacheSettings.empty().adding(CacheSettings.NEAR_CACHE,
+        new SettingText.NearCache(1L << 20, true, Duration.ofSeconds(1), null)))
         .isEqualTo(CacheSettings.parse("near-cache=1MiB:1s"));
   }
 
+  /** What the builder's setters add (through the rows) equals what the spec states. */
   @Test
-  void theBuilderAndTheSpecMakeEqualValues() {
-    CacheSettings built = CacheSettings.builder()
-        .ttl(Duration.ofMinutes(10))
-        .refreshPolicy(RefreshPolicy.xfetch(2))
-        .failureBackoff(Duration.ofSeconds(1))
-        .build();
+  void theBuildersRowsAndTheSpecMakeEqualValues() {
+    CacheSettings built = CacheSettings.empty()
+        .adding(CacheSettings.TTL, Duration.ofMinutes(10))
+        .adding(CacheSettings.REFRESH_POLICY, RefreshPolicy.xfetch(2))
+        .adding(CacheSettings.FAILURE_BACKOFF,
+            new SettingText.FailureBackoff(Duration.ofSeconds(1), null));
 
     assertThat(built).isEqualTo(CacheSettings.parse("ttl=10m, refresh-policy=xfetch:2,"
         + " failure-backoff=1s"));
-    assertThat(built.maxFailureBackoff()).isEmpty();
-    assertThat(built.grace()).isEmpty();
+    assertThat(built.hashCode()).isEqualTo(CacheSettings.parse("ttl=10m,"
+        + " refresh-policy=xfetch:2, failure-backoff=1s").hashCode());
+    assertThat(built.get(CacheSettings.FAILURE_BACKOFF).orElseThrow().max()).isNull();
+    assertThat(built.get(CacheSettings.GRACE)).isEmpty();
+    assertThat(built).isNotEqualTo(CacheSettings.parse("ttl=10m, refresh-policy=xfetch:2"));
   }
 
   @ParameterizedTest
@@ -87,13 +96,14 @@ class CacheSettingsTest {
 
   @Test
   void policies() {
-    assertThat(CacheSettings.parse("refresh-policy=none").refreshPolicy())
+    assertThat(CacheSettings.parse("refresh-policy=none").get(CacheSettings.REFRESH_POLICY))
         .hasValue(RefreshPolicy.none());
-    assertThat(CacheSettings.parse("refresh-policy=sustainable").refreshPolicy())
+    assertThat(CacheSettings.parse("refresh-policy=sustainable")
+        .get(CacheSettings.REFRESH_POLICY))
         .hasValue(RefreshPolicy.sustainable());
-    assertThat(CacheSettings.parse("refresh-policy = SUS").refreshPolicy())
+    assertThat(CacheSettings.parse("refresh-policy = SUS").get(CacheSettings.REFRESH_POLICY))
         .hasValue(RefreshPolicy.sustainable());
-    assertThat(CacheSettings.parse("refresh-policy=per:1.0").refreshPolicy())
+    assertThat(CacheSettings.parse("refresh-policy=per:1.0").get(CacheSettings.REFRESH_POLICY))
         .hasValue(RefreshPolicy.xfetch(1.0));
   }
 
@@ -152,13 +162,14 @@ class CacheSettingsTest {
   @Test
   void aDurationTooLongForNanoseconds_setInCode_isAnIllegalArgument_namingTheSetting() {
     Duration huge = Duration.ofSeconds(Long.MAX_VALUE);
-    assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.builder().ttl(huge))
+    SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(InMemoryStore.create());
+    assertThatIllegalArgumentException().isThrownBy(() -> builder.ttl(huge))
         .withMessageContaining("ttl must be").withMessageContaining(huge.toString());
     assertThatIllegalArgumentException()
-        .isThrownBy(() -> CacheSettings.builder().loadTimeout(huge))
+        .isThrownBy(() -> builder.loadTimeout(huge))
         .withMessageContaining("loadTimeout must be");
     assertThatIllegalArgumentException()
-        .isThrownBy(() -> CacheSettings.builder().nearCache(10, huge))
+        .isThrownBy(() -> builder.nearCache(10, huge))
         .withMessageContaining("nearCache staleness must be");
     assertThatIllegalArgumentException()
         .isThrownBy(() -> io.sustainablecache.spi.CacheStoreFactory.Settings.builder()
@@ -184,23 +195,36 @@ class CacheSettingsTest {
         .withMessageContaining("unknown key 'size'").withMessageContaining("refresh-policy");
   }
 
+  /** The spec and the cache builder check a value with one rule: its row's, one message. */
   @Test
-  void valuesAreCheckedWhenSet_withTheCacheBuildersRules() {
-    assertThatIllegalArgumentException()
-        .isThrownBy(() -> CacheSettings.builder().ttl(Duration.ZERO))
+  void valuesAreCheckedWhenRead_withTheCacheBuildersRules() {
+    SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(InMemoryStore.create());
+    assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse("ttl=0s"))
+        .withMessage("ttl=0s: " + messageOf(() -> builder.ttl(Duration.ZERO)))
         .withMessageContaining("ttl must be at least 1 ms");
-    assertThatIllegalArgumentException()
-        .isThrownBy(() -> CacheSettings.builder().maxValueSize(3))
+    assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse("max-value-size=3"))
+        .withMessage("max-value-size=3: " + messageOf(() -> builder.maxValueSize(3)))
         .withMessageContaining("maxValueSize");
-    assertThatNullPointerException().isThrownBy(() -> CacheSettings.builder().grace(null));
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.parse("fence-timeout=500ms"))
+        .withMessage("fence-timeout=500ms: "
+            + messageOf(() -> builder.fenceTimeout(Duration.ofMillis(500))))
+        .withMessageContaining("fenceTimeout must be at least 1 s");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> CacheSettings.parse("failure-backoff=10s:1s"))
+        .withMessage("failure-backoff=10s:1s: " + messageOf(
+            () -> builder.failureBackoff(Duration.ofSeconds(10), Duration.ofSeconds(1))));
+    assertThatNullPointerException().isThrownBy(() -> builder.grace(null));
     assertThatNullPointerException().isThrownBy(() -> CacheSettings.parse(null));
   }
 
-  @Test
-  void settingAValueAgainOnTheBuilderReplacesIt() {
-    CacheSettings settings = CacheSettings.builder().ttl(Duration.ofMinutes(1))
-        .ttl(Duration.ofMinutes(2)).build();
-    assertThat(settings.ttl()).hasValue(Duration.ofMinutes(2));
+  private static String messageOf(Runnable setter) {
+    try {
+      setter.run();
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+    throw new AssertionError("no IllegalArgumentException");
   }
 
   @Test

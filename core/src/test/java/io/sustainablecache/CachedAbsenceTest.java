@@ -8,7 +8,6 @@ import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -39,17 +38,17 @@ final class CachedAbsenceTest {
   @Test
   void findIfPresent_tellsNoValueFromNothingCached_andNeverLoads() throws Exception {
     try (SustainableCache<String> cache = builder().absentTtl(ABSENT_TTL).build()) {
-      assertThat(cache.findIfPresent("k")).isEmpty();
-      assertThat(cache.findIfPresentAsync("k").get()).isEmpty();
+      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.NotCached<>());
+      assertThat(cache.findIfPresentAsync("k").get()).isEqualTo(new Lookup.NotCached<>());
 
       assertThat(cache.find("k", key -> null)).isEmpty(); // the loader found no row
-      assertThat(cache.findIfPresent("k")).contains(Optional.empty());
-      assertThat(cache.findIfPresentAsync("k").get()).contains(Optional.empty());
+      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.CachedAbsent<>());
+      assertThat(cache.findIfPresentAsync("k").get()).isEqualTo(new Lookup.CachedAbsent<>());
       assertThat(cache.getIfPresent("k")).isEmpty();
 
       cache.put("k", "v");
-      assertThat(cache.findIfPresent("k")).contains(Optional.of("v"));
-      assertThat(cache.findIfPresentAsync("k").get()).contains(Optional.of("v"));
+      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.Hit<>("v"));
+      assertThat(cache.findIfPresentAsync("k").get()).isEqualTo(new Lookup.Hit<>("v"));
       assertThat(loads).hasValue(0);
     }
   }
@@ -60,14 +59,14 @@ final class CachedAbsenceTest {
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
       cache.putAbsent("k");
 
-      assertThat(cache.findIfPresent("k")).contains(Optional.empty());
+      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.CachedAbsent<>());
       assertThat(cache.find("k", this::load)).isEmpty();
       assertThatThrownBy(() -> cache.get("k", this::load))
           .isInstanceOf(CacheLoadException.class).hasMessageContaining("no value");
       assertThat(loads).as("no load while no value is cached").hasValue(1);
 
       clock.advance(ABSENT_TTL.plusSeconds(3)); // past the absent TTL and its grace
-      assertThat(cache.findIfPresent("k")).isEmpty();
+      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.NotCached<>());
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
       assertThat(loads).hasValue(2);
     }
@@ -78,7 +77,7 @@ final class CachedAbsenceTest {
     try (SustainableCache<String> cache = builder().absentTtl(Duration.ZERO).build()) {
       cache.put("k", "old");
       cache.putAbsent("k");
-      assertThat(cache.findIfPresent("k")).isEmpty();
+      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.NotCached<>());
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
     }
   }

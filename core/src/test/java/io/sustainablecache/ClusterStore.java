@@ -131,6 +131,11 @@ final class ClusterStore implements CacheStore {
     return route(key).incr(key, delta, initial, exptime);
   }
 
+  @Override
+  public boolean hasCounters() {
+    return true;
+  }
+
   private static final class Snapshot implements StoreNodes {
     private final List<Node> nodes;
     private final List<String> ids;
@@ -209,6 +214,11 @@ final class ClusterStore implements CacheStore {
     @Override
     public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
       return call(m -> m.incr(key, delta, initial, exptime));
+    }
+
+    @Override
+    public boolean hasCounters() {
+      return true;
     }
   }
 }

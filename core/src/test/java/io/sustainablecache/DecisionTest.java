@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.Decision.Action;
 import io.sustainablecache.testing.FixedRandom;
+import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -48,5 +50,59 @@ final class DecisionTest {
 
     assertThat(Decision.decide(entry, T0 + at, Policies.modeOf(policy), policy, random))
         .isEqualTo(expected);
+  }
+
+  /**
+   * A near hit skips the decision before {@link Decision#freshUntil}: before it, every decision
+   * is FRESH without a draw (a random that fails if drawn), for entries of every shape; and for
+   * SUS it is no more than two milliseconds before the window, so near hits skip nearly all of an
+   * entry's life.
+   */
+  @Test
+  void freshUntil_isNeverPastTheFirstReadThatMayDraw_andSusIsWithinTwoMillisecondsOfIts() {
+    RandomGenerator noDraw = new RandomGenerator() {
+      @Override
+      public long nextLong() {
+        throw new AssertionError("drew before freshUntil");
+      }
+
+      @Override
+      public double nextDouble() {
+        throw new AssertionError("drew before freshUntil");
+      }
+    };
+    SplittableRandom shapes = new SplittableRandom(23);
+    RefreshPolicy[] policies = {RefreshPolicy.sustainable(), RefreshPolicy.sustainable(2.5, 0.3),
+        RefreshPolicy.sustainable(0.7, 1.0), RefreshPolicy.none(), RefreshPolicy.xfetch(1.0)};
+    for (int i = 0; i < 20_000; i++) {
+      RefreshPolicy policy = policies[i % policies.length];
+      Policies.Mode mode = Policies.modeOf(policy);
+      long ttl = 1 + shapes.nextLong(3_600_000);
+      long loadMillis = shapes.nextLong(2 * ttl);
+      Entry<String> entry = new Entry<>(shapes.nextBoolean() ? Entry.Kind.VALUE
+          : Entry.Kind.ABSENT, "v", T0, T0 + ttl, loadMillis, 7);
+      long freshUntil = Decision.freshUntil(entry, mode, policy);
+      if (freshUntil == Long.MIN_VALUE) {
+        assertThat(policy).as("only PER has no quiet part").isInstanceOf(Policies.XFetch.class);
+        continue;
+      }
+      for (long now : new long[] {freshUntil - 1, freshUntil - 2, T0, T0 - 1,
+          T0 + shapes.nextLong(ttl)}) {
+        if (now < freshUntil) {
+          assertThat(Decision.decide(entry, now, mode, policy, noDraw)).as("%s %s at %d", policy,
+              entry, now).isEqualTo(Action.FRESH);
+        }
+      }
+      if (policy instanceof Policies.Sustainable sus) {
+        double window = sus.window(entry.fetchedAt(), entry.expiresAt(), loadMillis);
+        assertThat((double) freshUntil).as("%s %s", policy, entry)
+            .isGreaterThanOrEqualTo(entry.expiresAt() - window - 2);
+      } else {
+        assertThat(freshUntil).isEqualTo(entry.expiresAt());
+      }
+    }
+    Entry<String> tombstone = new Entry<>(Entry.Kind.TOMBSTONE, null, T0, T0 + TTL, 5, 7);
+    assertThat(Decision.freshUntil(tombstone, Policies.Mode.BACKGROUND,
+        RefreshPolicy.sustainable())).as("an entry that does not answer").isEqualTo(Long.MIN_VALUE);
   }
 }

@@ -37,11 +37,11 @@ final class LongDurationsTest {
   void theLongestAcceptedDurations_buildACacheThatWorks() {
     FakeClock clock = FakeClock.at(Instant.parse("2037-06-01T00:00:00Z").toEpochMilli());
     InMemoryStore store = InMemoryStore.create(clock);
-    Duration year = SustainableCacheBuilder.MAX_TTL;
+    Duration year = CacheSettings.MAX_TTL;
     try (SustainableCache<byte[]> cache = SustainableCache.builder(store).clock(clock)
         .ticker(clock.ticker())
         .ttl(year).grace(year).absentTtl(year).failureBackoff(year, year).maxClockSkew(year)
-        .loadTimeout(SustainableCacheBuilder.MAX_TIMEOUT).build()) {
+        .loadTimeout(CacheSettings.MAX_TIMEOUT).build()) {
       assertThat(cache.get("k", key -> new byte[] {1})).containsExactly(1);
       cache.put("p", new byte[] {2});
       assertThat(cache.getIfPresent("p")).hasValueSatisfying(v -> assertThat(v).containsExactly(2));

@@ -602,7 +602,39 @@ final class NearCacheTest {
 
   @Test
   void aStoreWithoutCounters_cannotHaveANearCache() {
-    CacheStore withoutIncr = new CacheStore() {
+    CacheStore withoutIncr = withoutCounters();
+
+    assertThat(withoutIncr.hasCounters()).isFalse();
+    assertThatThrownBy(() -> SustainableCache.builder(withoutIncr).ttl(TTL)
+        .nearCache(10, DELTA).build()).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("counters");
+  }
+
+  /**
+   * Issue 23 (review 2026-11-27, section 3): the counters were found by reflection on whether
+   * {@code incr} is overridden, so a wrapper (which forwards {@code incr}) of a store without
+   * counters passed the check, and its near cache failed on its first record. A wrapper now
+   * forwards {@link CacheStore#hasCounters()}.
+   */
+  @Test
+  void aWrapperOfAStoreWithoutCounters_hasNone_andCannotHaveANearCache() {
+    CacheStore forwarding = new ForwardingStore(withoutCounters()) {};
+    CacheStore scripted = ScriptedStore.over(withoutCounters());
+
+    assertThat(forwarding.hasCounters()).isFalse();
+    assertThat(scripted.hasCounters()).isFalse();
+    assertThat(new ForwardingStore(memory) {}.hasCounters()).isTrue();
+    assertThat(ScriptedStore.over(memory).hasCounters()).isTrue();
+    for (CacheStore wrapper : List.of(forwarding, scripted)) {
+      assertThatThrownBy(() -> SustainableCache.builder(wrapper).namespace("n").ttl(TTL)
+          .nearCache(10, DELTA).build()).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("needs a store with counters");
+    }
+  }
+
+  /** A store over {@link #memory} that keeps the SPI's {@code incr} and {@code hasCounters}. */
+  private CacheStore withoutCounters() {
+    return new CacheStore() {
       @Override
       public CompletableFuture<Optional<StoreItem>> gets(String key) {
         return memory.gets(key);
@@ -628,10 +660,6 @@ final class NearCacheTest {
         return memory.delete(key);
       }
     };
-
-    assertThatThrownBy(() -> SustainableCache.builder(withoutIncr).ttl(TTL)
-        .nearCache(10, DELTA).build()).isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("counters");
   }
 
   /**

@@ -107,16 +107,16 @@ final class RefreshPolicyTest {
         throw new AssertionError("no draw expected");
       }
     };
-    assertThat(RefreshPolicy.xfetch(T0, T0 + 1, 0.0, failing)).isFalse();
-    assertThat(RefreshPolicy.xfetch(T0 + 1, T0 + 1, 5.0, failing)).isTrue();
+    assertThat(Policies.xfetch(T0, T0 + 1, 0.0, failing)).isFalse();
+    assertThat(Policies.xfetch(T0 + 1, T0 + 1, 5.0, failing)).isTrue();
   }
 
   @Test
   void xfetch_isDecidedByTheDrawAtTheBoundaries() {
     RandomGenerator zero = fixed(0.0); // U = 1, ln U = 0: refresh only at expiry
     RandomGenerator nearlyOne = fixed(Math.nextDown(1.0)); // U tiny: refresh far ahead
-    assertThat(RefreshPolicy.xfetch(T0, T0 + 1, 1_000.0, zero)).isFalse();
-    assertThat(RefreshPolicy.xfetch(T0, T0 + 30_000, 1_000.0, nearlyOne)).isTrue();
+    assertThat(Policies.xfetch(T0, T0 + 1, 1_000.0, zero)).isFalse();
+    assertThat(Policies.xfetch(T0, T0 + 30_000, 1_000.0, nearlyOne)).isTrue();
   }
 
   @Test

@@ -133,6 +133,56 @@ final class SustainableCacheBuilderTest {
     assertThat(builder.config(ValueCodec.bytes()).ticker()).isSameAs(mine);
   }
 
+  /** Every default a cache resolves, set nothing but the TTL (and the policy, for the lease). */
+  @Test
+  void everyDefault_asTheConfigurationResolvesIt() {
+    CacheConfig<byte[]> minute = SustainableCache.builder(store).ttl(Duration.ofMinutes(1))
+        .config(ValueCodec.bytes());
+    assertThat(minute.namespace()).isEmpty();
+    assertThat(minute.grace()).isEqualTo(Duration.ofSeconds(6));
+    assertThat(minute.policy()).isEqualTo(RefreshPolicy.sustainable());
+    assertThat(minute.fleetLease()).isTrue();
+    assertThat(minute.absentTtl()).isEqualTo(Duration.ofMinutes(1));
+    assertThat(minute.loadTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(minute.executor()).isNull();
+    assertThat(minute.refreshThreads()).isEqualTo(4);
+    assertThat(minute.refreshQueueCapacity()).isEqualTo(1024);
+    assertThat(minute.failureBackoff()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(minute.maxFailureBackoff()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(minute.serveStaleOnError()).isTrue();
+    assertThat(minute.maxClockSkew()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(minute.ttlJitter()).isZero();
+    assertThat(minute.maxValueSize()).isEqualTo(1024 * 1024 - 1024);
+    assertThat(minute.refreshBatchSize()).isEqualTo(256);
+    assertThat(minute.refreshBatchDelay()).isEqualTo(Duration.ofMillis(10));
+    assertThat(minute.closeTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(minute.fenceTimeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(minute.nearMaximumSize()).isZero();
+    assertThat(minute.nearStaleness()).isNull();
+    assertThat(minute.nearCopy()).isFalse();
+    assertThat(minute.keyPolicy()).isEqualTo(KeyPolicy.REJECT);
+    assertThat(minute.clock()).isEqualTo(java.time.InstantSource.system());
+    assertThat(minute.scheduler()).isSameAs(Scheduler.systemScheduler());
+
+    CacheConfig<byte[]> short_ = SustainableCache.builder(store).ttl(Duration.ofSeconds(5))
+        .refreshPolicy(RefreshPolicy.none()).failureBackoff(Duration.ofSeconds(8))
+        .config(ValueCodec.bytes());
+    assertThat(short_.grace()).as("at least 2 s").isEqualTo(Duration.ofSeconds(2));
+    assertThat(short_.fleetLease()).as("off without background refreshes").isFalse();
+    assertThat(short_.maxFailureBackoff()).as("the TTL, but at least the base")
+        .isEqualTo(Duration.ofSeconds(8));
+    assertThat(SustainableCache.builder(store).ttl(Duration.ofSeconds(20))
+        .config(ValueCodec.bytes()).maxFailureBackoff()).as("the TTL below 30 s")
+        .isEqualTo(Duration.ofSeconds(20));
+
+    CacheConfig<byte[]> near = SustainableCache.builder(store).ttl(Duration.ofMinutes(1))
+        .nearCacheBytes(1 << 20, Duration.ofSeconds(1)).config(ValueCodec.bytes());
+    assertThat(near.nearMaximumSize()).isEqualTo(1 << 20);
+    assertThat(near.nearBoundedByBytes()).isTrue();
+    assertThat(near.nearStaleness()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(near.nearSampling()).isEqualTo(0.001);
+  }
+
   @Test
   void userExecutorIsNotShutDownByClose() {
     var pool = Executors.newSingleThreadExecutor();

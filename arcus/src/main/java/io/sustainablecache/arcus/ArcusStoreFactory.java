@@ -8,25 +8,57 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
 
 /**
- * The {@link CacheStoreFactory} of the ARCUS adapter ({@link CacheStoreFactory#ARCUS "arcus"}),
- * registered for {@link java.util.ServiceLoader}: creates an {@link ArcusClient} either through
- * ZooKeeper ({@code zooKeeper} and {@code serviceCode}, {@link ArcusClient#createArcusClient}) or
- * straight to memcached-protocol servers ({@code addresses}), with the settings {@link ArcusStore}
- * recommends ({@code FailureMode.Cancel}, the client's operation timeout equal to the store's,
- * {@code opQueueMaxBlockTime} 0), and an {@link ArcusStore} over it. Over ZooKeeper the store
- * accepts ARCUS's 4000-byte keys unless {@code maxKeyLength} says otherwise, and sends {@code
+ * The {@link CacheStoreFactory} of the ARCUS adapter (client name {@value #CLIENT}), registered
+ * for {@link java.util.ServiceLoader}: creates an {@link ArcusClient} either through ZooKeeper
+ * (the options {@value #ZOOKEEPER} and {@value #SERVICE_CODE}, {@link
+ * ArcusClient#createArcusClient}) or straight to memcached-protocol servers ({@link
+ * Settings#addresses()}), with the settings {@link ArcusStore} recommends ({@code
+ * FailureMode.Cancel}, the client's operation timeout equal to the store's, {@code
+ * opQueueMaxBlockTime} 0), and an {@link ArcusStore} over it. Over ZooKeeper the store accepts
+ * ARCUS's 4000-byte keys unless {@code maxKeyLength} says otherwise, and sends {@code
  * flush_prefix} ({@code invalidateAll}); to server addresses it does not, since a plain memcached
- * server rejects the command, unless the settings say the servers are ARCUS servers ({@link
- * Settings#arcusServers()}; Spring Boot: {@code sustainable-cache.arcus.servers=true}).
+ * server rejects the command, unless the option {@value #SERVERS} says the servers are ARCUS
+ * servers.
+ *
+ * <p>Its {@linkplain Settings#options() options} (Spring Boot binds them from {@code
+ * sustainable-cache.arcus.zookeeper}, {@code .service-code} and {@code .servers}):
+ * <table>
+ *   <caption>Options of the ARCUS adapter</caption>
+ *   <tr><th>key</th><th>value</th></tr>
+ *   <tr><td>{@value #ZOOKEEPER}</td><td>the ZooKeeper ensemble of the ARCUS cluster, {@code
+ *       host:port[,host:port...]}; instead of addresses, and with a service code</td></tr>
+ *   <tr><td>{@value #SERVICE_CODE}</td><td>the ARCUS service code (the cluster's name in
+ *       ZooKeeper); only with {@value #ZOOKEEPER}</td></tr>
+ *   <tr><td>{@value #SERVERS}</td><td>{@code true} or {@code false}: whether the servers are
+ *       ARCUS servers, which know {@code flush_prefix}. Unset: {@code true} through ZooKeeper,
+ *       {@code false} for addresses</td></tr>
+ * </table>
+ * Any other key, a blank ensemble or service code, or a {@value #SERVERS} that is neither
+ * {@code true} nor {@code false} is refused with an {@link IllegalArgumentException} naming it.
  *
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class ArcusStoreFactory implements CacheStoreFactory {
+
+  /** The {@link #client()} name of this factory. */
+  public static final String CLIENT = "arcus";
+
+  /** The option naming the ZooKeeper ensemble, {@code host:port[,host:port...]}. */
+  public static final String ZOOKEEPER = "arcus.zookeeper";
+
+  /** The option naming the ARCUS service code, with {@link #ZOOKEEPER}. */
+  public static final String SERVICE_CODE = "arcus.service-code";
+
+  /** The option saying whether the servers are ARCUS servers: {@code true} or {@code false}. */
+  public static final String SERVERS = "arcus.servers";
+
+  private static final List<String> OPTIONS = List.of(ZOOKEEPER, SERVICE_CODE, SERVERS);
 
   /** The client's and store's operation timeout unless configured. */
   static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
@@ -39,19 +71,44 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
 
   @Override
   public String client() {
-    return ARCUS;
+    return CLIENT;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @param settings {@inheritDoc} (the options of the class documentation)
+   * @return {@inheritDoc}
+   */
   @Override
   public OpenedStore open(Settings settings) {
-    boolean viaZooKeeper = settings.zooKeeper().isPresent();
-    if (viaZooKeeper == !settings.addresses().isEmpty()) {
-      throw new IllegalArgumentException("ARCUS needs either a ZooKeeper ensemble with a service"
-          + " code, or direct server addresses, not both and not neither: " + settings);
+    Map<String, String> options = settings.options();
+    for (Map.Entry<String, String> option : options.entrySet()) {
+      if (!OPTIONS.contains(option.getKey())) {
+        throw new IllegalArgumentException("unknown option \"" + option.getKey()
+            + "\" for the ARCUS adapter; it takes " + String.join(", ", OPTIONS) + ": " + settings);
+      }
+      if (option.getValue().isBlank()) {
+        throw new IllegalArgumentException("option " + option.getKey()
+            + " of the ARCUS adapter must not be blank: " + settings);
+      }
     }
-    if (viaZooKeeper && settings.serviceCode().isEmpty()) {
+    String zk = options.get(ZOOKEEPER);
+    String serviceCode = options.get(SERVICE_CODE);
+    Boolean arcusServers = arcusServers(options.get(SERVERS), settings);
+    boolean viaZooKeeper = zk != null;
+    if (viaZooKeeper == !settings.addresses().isEmpty()) {
+      throw new IllegalArgumentException("ARCUS needs either a ZooKeeper ensemble (" + ZOOKEEPER
+          + ") with a service code, or direct server addresses, not both and not neither: "
+          + settings);
+    }
+    if (viaZooKeeper && serviceCode == null) {
       throw new IllegalArgumentException(
-          "ARCUS over ZooKeeper needs a service code: " + settings);
+          "ARCUS over ZooKeeper needs a service code (" + SERVICE_CODE + "): " + settings);
+    }
+    if (!viaZooKeeper && serviceCode != null) {
+      throw new IllegalArgumentException("a service code (" + SERVICE_CODE + ") names a cluster"
+          + " in ZooKeeper: set " + ZOOKEEPER + " too, or leave it out: " + settings);
     }
     Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
     ConnectionFactoryBuilder connection = ArcusStore.recommendedSettings()
@@ -59,8 +116,6 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     ArcusClient client;
     String description;
     if (viaZooKeeper) {
-      String zk = settings.zooKeeper().get();
-      String serviceCode = settings.serviceCode().get();
       try {
         client = ArcusClient.createArcusClient(zk, serviceCode, connection);
       } catch (RuntimeException e) {
@@ -87,7 +142,7 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     int maxKeyLength = settings.maxKeyLength() > 0 ? settings.maxKeyLength()
         : viaZooKeeper ? ARCUS_MAX_KEY_LENGTH : 0;
     ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout)
-        .prefixFlush(settings.arcusServers().orElse(viaZooKeeper));
+        .prefixFlush(arcusServers == null ? viaZooKeeper : arcusServers);
     if (maxKeyLength > 0) {
       builder.maxKeyLength(maxKeyLength);
     }
@@ -101,6 +156,18 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
       throw e;
     }
     return OpenedStore.of(store, description, client::shutdown);
+  }
+
+  /** The {@link #SERVERS} option: {@code null} if unset. */
+  private static Boolean arcusServers(String value, Settings settings) {
+    if (value == null) {
+      return null;
+    }
+    if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
+      return Boolean.valueOf(value);
+    }
+    throw new IllegalArgumentException("option " + SERVERS + " of the ARCUS adapter must be true"
+        + " or false, was \"" + value + "\": " + settings);
   }
 
   @Override

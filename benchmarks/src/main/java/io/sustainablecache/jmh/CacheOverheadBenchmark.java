@@ -2,11 +2,13 @@ package io.sustainablecache.jmh;
 
 import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
@@ -51,6 +53,15 @@ public class CacheOverheadBenchmark {
   @Param({"128"})
   public int size;
 
+  /**
+   * Whether the cache keeps the namespace's generation without a near cache ({@code
+   * invalidateAllBound}, issue 21): the stored entry carries generation 42, which the store's
+   * generation item holds, and each hit compares them in memory. {@code -p
+   * generation=false,true} measures both in one run.
+   */
+  @Param({"false"})
+  public boolean generation;
+
   ConstantStore store;
   SustainableCache<byte[]> cache;
   Loader<byte[]> loader;
@@ -62,10 +73,15 @@ public class CacheOverheadBenchmark {
     long now = System.currentTimeMillis();
     byte[] payload = new byte[size];
     Arrays.fill(payload, (byte) 'v');
-    byte[] envelope = Envelope.encode(now, now + Duration.ofHours(1).toMillis(), 5, payload);
-    store = new ConstantStore(Optional.of(new StoreItem(envelope, 42L)));
-    cache = SustainableCache.builder(store).namespace("jmh").ttl(Duration.ofHours(1))
-        .fleetLease(false).build();
+    byte[] envelope = Envelope.encode(now, now + Duration.ofHours(1).toMillis(), 5,
+        generation ? GENERATION : 0, payload);
+    store = new ConstantStore(Optional.of(new StoreItem(envelope, 42L)), generation);
+    SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(store).namespace("jmh")
+        .ttl(Duration.ofHours(1)).fleetLease(false);
+    if (generation) {
+      builder.invalidateAllBound(Duration.ofHours(1)); // one poll at build, no other in a run
+    }
+    cache = builder.build();
     key = "hit";
     storeKey = "jmh:hit";
     loader = k -> {
@@ -103,17 +119,34 @@ public class CacheOverheadBenchmark {
     return store.gets(storeKey).get(1, TimeUnit.SECONDS);
   }
 
-  /** Answers every read with one prebuilt, already completed future; writes are not expected. */
+  /** The generation of {@link #generation}'s entry and of the store's generation item. */
+  static final long GENERATION = 42;
+
+  /**
+   * Answers every read with one prebuilt, already completed future (with {@code generation},
+   * the generation's item for its key); writes are not expected.
+   */
   static final class ConstantStore implements CacheStore {
     private final CompletableFuture<Optional<StoreItem>> item;
+    /** The generation item's key, or {@code null} without a generation. */
+    private final String generationKey;
+    private final CompletableFuture<Optional<StoreItem>> generationItem =
+        CompletableFuture.completedFuture(Optional.of(new StoreItem(
+            Long.toString(GENERATION).getBytes(StandardCharsets.US_ASCII), 7L)));
 
-    ConstantStore(Optional<StoreItem> item) {
+    ConstantStore(Optional<StoreItem> item, boolean generation) {
       this.item = CompletableFuture.completedFuture(item);
+      this.generationKey = generation ? "jmh:\u007Fnear:gen" : null;
     }
 
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
-      return item;
+      return generationKey != null && key.equals(generationKey) ? generationItem : item;
+    }
+
+    @Override
+    public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+      throw new UnsupportedOperationException("read-only"); // a store with counters, unused
     }
 
     @Override

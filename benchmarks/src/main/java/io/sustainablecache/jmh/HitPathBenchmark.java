@@ -3,6 +3,7 @@ package io.sustainablecache.jmh;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.arcus.ArcusStore;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.testkit.MemcachedServer;
@@ -62,7 +63,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * loopback port in each fork (its Docker step needs Testcontainers, which {@code benchmarks.jar}
  * does not contain). The client, cache and item are created once per trial; each fork prints the cache's
  * counters at the end, which must show only hits. The value is {@code size} bytes (default 128)
- * plus the 16-byte envelope header. Four threads share one client (the network, not the CPU, is
+ * plus the 16-byte envelope header (24 bytes with {@code -p generation=true}). Four threads share one client (the network, not the CPU, is
  * the bottleneck; override with {@code -t}).
  *
  * <p>Run (repeat, or use several forks, and compare the ratio within one run):
@@ -97,6 +98,15 @@ public class HitPathBenchmark {
   @Param({"128"})
   public int size;
 
+  /**
+   * Whether the cache keeps the namespace's generation without a near cache ({@code
+   * invalidateAllBound(1 s)}, issue 21): entries carry it (8 bytes more), a hit compares it in
+   * memory, and the generation is polled every 500 ms on the scheduler's thread. Default off;
+   * {@code -p generation=true} measures it.
+   */
+  @Param({"false"})
+  public boolean generation;
+
   MemcachedServer server;
   ArcusClient client;
   SustainableCache<byte[]> cache;
@@ -124,10 +134,13 @@ public class HitPathBenchmark {
     System.out.println();
     System.out.println("memcached: " + (server != null ? server.description() : configured));
     client = new ArcusClient(new ConnectionFactoryBuilder().build(), List.of(address));
-    cache = SustainableCache.builder(ArcusStore.of(client))
+    SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(ArcusStore.of(client))
         .namespace("jmh")
-        .ttl(Duration.ofHours(1))
-        .build();
+        .ttl(Duration.ofHours(1));
+    if (generation) {
+      builder.invalidateAllBound(Duration.ofSeconds(1));
+    }
+    cache = builder.build();
     key = "hit-" + Long.toHexString(new SplittableRandom().nextLong());
     storeKey = "jmh:" + key;
     value = new byte[size];
@@ -139,8 +152,9 @@ public class HitPathBenchmark {
     };
     cache.put(key, value);
     check(cache.get(key, loader).length == size, "cache get after put");
-    check(rawGets().length == size + Envelope.HEADER_SIZE, "raw gets");
-    check(rawGet().length == size + Envelope.HEADER_SIZE, "raw get");
+    int header = generation ? Envelope.GENERATION_HEADER_SIZE : Envelope.HEADER_SIZE;
+    check(rawGets().length == size + header, "raw gets");
+    check(rawGet().length == size + header, "raw get");
   }
 
   @TearDown(Level.Trial)

@@ -223,6 +223,18 @@ final class CountingStore implements CacheStore {
     return delegate.flushPrefix(prefix);
   }
 
+  /** Forwarded, not counted: the near cache's log numbers its records with it. */
+  @Override
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    return delegate.incr(key, delta, initial, exptime);
+  }
+
+  /** Forwarded: a wrapper of a store without counters has none. */
+  @Override
+  public boolean hasCounters() {
+    return delegate.hasCounters();
+  }
+
   /** Forwarded: the delegate's nodes, whose stores this one does not count. */
   @Override
   public Optional<StoreNodes> nodes() {

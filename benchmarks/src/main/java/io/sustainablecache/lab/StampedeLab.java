@@ -109,6 +109,12 @@ public final class StampedeLab {
         --bulk-fleet         instead of the comparison: N JVMs read the same cold page with
                              getAll at once against a memcached the lab starts (issue 23);
                              writes bulk-fleet.csv. --bulk-fleet --help
+      Hibernate
+        --hibernate          instead of the comparison: Hibernate's second-level cache (none,
+                             this project's provider without and with its near region, JCache
+                             over a local Caffeine) with reader JVMs: reads/s, SQL/s, stale reads
+                             under churn per access type, findMultiple's round trips; writes
+                             hibernate-*.csv. --hibernate --help
 
       Output
         --out DIR            results.csv, results.txt and charts/ (default: lab-results)
@@ -287,6 +293,9 @@ public final class StampedeLab {
     }
     if (BulkFleetScenario.requested(args)) {
       return BulkFleetScenario.run(args, out);
+    }
+    if (HibernateScenario.requested(args)) {
+      return HibernateScenario.run(args, out);
     }
     System.setProperty("java.awt.headless", "true");
     Options options = parse(args);

@@ -702,24 +702,33 @@ final class TxScenario {
     }
   }
 
-  /** Counts every operation sent to the store (a round trip each). */
-  private static final class CountingOps extends ForwardingStore {
+  /** Counts every operation sent to the store (a round trip each). Thread-safe. */
+  static final class CountingOps extends ForwardingStore {
     private final AtomicLong ops;
+    private final AtomicLong reads;
 
     CountingOps(CacheStore delegate, AtomicLong ops) {
+      this(delegate, ops, new AtomicLong());
+    }
+
+    /** Counts every operation in {@code ops}, and the reads among them in {@code reads} too. */
+    CountingOps(CacheStore delegate, AtomicLong ops, AtomicLong reads) {
       super(delegate);
       this.ops = ops;
+      this.reads = reads;
     }
 
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
       ops.incrementAndGet();
+      reads.incrementAndGet();
       return super.gets(key);
     }
 
     @Override
     public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
       ops.incrementAndGet();
+      reads.incrementAndGet();
       return super.getsAll(keys);
     }
 

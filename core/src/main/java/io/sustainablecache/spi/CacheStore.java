@@ -138,7 +138,8 @@ public interface CacheStore {
    * result carries the same 64 bits. An {@code incr} does not change the item's expiry.
    *
    * <p>The default implementation completes exceptionally with an {@link
-   * UnsupportedOperationException}: a store without counters cannot carry what needs one.
+   * UnsupportedOperationException}: a store without counters cannot carry what needs one. A
+   * store that implements it also answers {@code true} from {@link #hasCounters()}.
    *
    * @param key a namespaced key; never {@code null}
    * @param delta what to add, at least 0
@@ -158,6 +159,19 @@ public interface CacheStore {
     }
     return CompletableFuture.failedFuture(new UnsupportedOperationException(
         getClass().getSimpleName() + " has no counters (memcached incr)"));
+  }
+
+  /**
+   * Whether this store has counters: whether {@link #incr} works. The near cache needs them (its
+   * invalidation log numbers its records with {@code incr}); building a cache with a near cache
+   * over a store without them fails at once. The default answers {@code false}, as {@code incr}'s
+   * default refuses: a store that implements {@code incr} overrides both. A wrapper of another
+   * store forwards both, so that a wrapper of a store without counters has none either.
+   *
+   * @return whether {@link #incr} is implemented; the same answer for the store's lifetime
+   */
+  default boolean hasCounters() {
+    return false;
   }
 
   /**

@@ -3,33 +3,30 @@ package io.sustainablecache.spi;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Creates a memcached or ARCUS client and a {@link CacheStore} over it from plain settings: the
- * {@link ServiceLoader} service that lets a framework integration (the Spring Boot
- * auto-configuration) open a store without compiling against a client. Each adapter module
- * registers one implementation in {@code META-INF/services/io.sustainablecache.spi.CacheStoreFactory}
- * ({@code sustainable-cache-arcus}: {@value #ARCUS}; {@code sustainable-cache-spymemcached}:
- * {@value #SPYMEMCACHED}). The two clients both ship {@code net.spy.memcached.*} and never share
- * a class path, so at most one of the two is normally present.
+ * Creates a client and a {@link CacheStore} over it from plain settings: the {@link
+ * ServiceLoader} service that lets a framework integration (the Spring Boot auto-configuration)
+ * open a store without compiling against a client. Each adapter module registers one
+ * implementation in {@code META-INF/services/io.sustainablecache.spi.CacheStoreFactory} under a
+ * {@linkplain #client() name} of its own, and documents the {@linkplain Settings#options()
+ * options} it takes beyond the common settings.
  *
  * <p>Implementations must be thread-safe and have a public no-argument constructor. This
  * interface and its nested types depend on nothing but the JDK.
  */
 public interface CacheStoreFactory {
 
-  /** The {@link #client()} name of the ARCUS adapter's factory. */
-  String ARCUS = "arcus";
-
-  /** The {@link #client()} name of the spymemcached adapter's factory. */
-  String SPYMEMCACHED = "spymemcached";
-
   /**
-   * The name users select this factory by, e.g. {@value #ARCUS} or {@value #SPYMEMCACHED}.
+   * The name users select this factory by, e.g. {@code "arcus"} ({@code
+   * sustainable-cache-arcus}) or {@code "spymemcached"} ({@code sustainable-cache-spymemcached}).
    *
    * @return a short lower-case name, never {@code null}
    */
@@ -40,10 +37,11 @@ public interface CacheStoreFactory {
    * result and must {@linkplain OpenedStore#close() close} it (which shuts the client down) after
    * the last cache over the store is closed.
    *
-   * @param settings where the servers are, and the store's limits
+   * @param settings where the servers are, the store's limits and this adapter's options
    * @return the store and the handle that shuts its client down
-   * @throws IllegalArgumentException if the settings do not fit this client (for example ZooKeeper
-   *     settings for plain memcached), with a message naming the setting
+   * @throws IllegalArgumentException if the settings do not fit this client (an option it does
+   *     not know, an option's value it cannot read, addresses it cannot use), with a message
+   *     naming the setting and what it takes
    * @throws StoreException if the client could not be created (unresolvable address, ZooKeeper
    *     unreachable)
    */
@@ -67,10 +65,10 @@ public interface CacheStoreFactory {
     if (client != null) {
       return found.stream().filter(f -> f.client().equals(client)).findFirst()
           .orElseThrow(() -> new IllegalStateException("No CacheStoreFactory for client \""
-              + client + "\" on the class path (found: " + names + "). Add the adapter module: "
-              + "io.sustainablecache:sustainable-cache-arcus for \"" + ARCUS
-              + "\", io.sustainablecache:sustainable-cache-spymemcached for \"" + SPYMEMCACHED
-              + "\"."));
+              + client + "\" on the class path (found: " + names + "). Add the adapter module"
+              + " that registers it (this project's: io.sustainablecache:sustainable-cache-arcus"
+              + " for \"arcus\", io.sustainablecache:sustainable-cache-spymemcached for"
+              + " \"spymemcached\")."));
     }
     if (found.size() == 1) {
       return found.get(0);
@@ -151,29 +149,30 @@ public interface CacheStoreFactory {
   }
 
   /**
-   * Where the servers are and the store's limits: an immutable value built with {@link
-   * #builder()}. Which settings apply depends on the client: ARCUS takes either a ZooKeeper
-   * ensemble with a service code, or direct addresses; spymemcached takes direct addresses only.
-   * Thread-safe (immutable).
+   * Where the servers are, the store's limits and the adapter's own options: an immutable value
+   * built with {@link #builder()}. The common settings ({@link #addresses()}, {@link
+   * #operationTimeout()}, {@link #maxKeyLength()}) mean the same to every adapter; anything only
+   * one adapter understands (ARCUS's ZooKeeper ensemble and service code, say) is an {@linkplain
+   * #options() option}, a string under a key that adapter documents. An adapter refuses an
+   * option it does not know, and a value it cannot read, with an {@link
+   * IllegalArgumentException} naming the key; an adapter with no options refuses any.
+   *
+   * <p>Thread-safe (immutable). No accessor returns {@code null}.
    */
   final class Settings {
     /** The longest operation timeout the settings take; adapters check their own, shorter one. */
     private static final Duration MAX_OPERATION_TIMEOUT = Duration.ofDays(1);
 
     private final List<String> addresses;
-    private final String zooKeeper;
-    private final String serviceCode;
     private final Duration operationTimeout;
     private final int maxKeyLength;
-    private final Boolean arcusServers;
+    private final Map<String, String> options;
 
     private Settings(Builder b) {
       this.addresses = List.copyOf(b.addresses);
-      this.zooKeeper = b.zooKeeper;
-      this.serviceCode = b.serviceCode;
       this.operationTimeout = b.operationTimeout;
       this.maxKeyLength = b.maxKeyLength;
-      this.arcusServers = b.arcusServers;
+      this.options = Collections.unmodifiableMap(new TreeMap<>(b.options));
     }
 
     /**
@@ -188,28 +187,10 @@ public interface CacheStoreFactory {
     /**
      * Direct server addresses, each {@code host:port}.
      *
-     * @return an immutable list, empty when ZooKeeper is used
+     * @return an immutable list, empty when the adapter finds its servers otherwise (an option)
      */
     public List<String> addresses() {
       return addresses;
-    }
-
-    /**
-     * The ARCUS ZooKeeper ensemble, {@code host:port[,host:port...]}.
-     *
-     * @return the ensemble, or empty
-     */
-    public Optional<String> zooKeeper() {
-      return Optional.ofNullable(zooKeeper);
-    }
-
-    /**
-     * The ARCUS service code (the cluster's name in ZooKeeper).
-     *
-     * @return the service code, or empty
-     */
-    public Optional<String> serviceCode() {
-      return Optional.ofNullable(serviceCode);
     }
 
     /**
@@ -231,31 +212,28 @@ public interface CacheStoreFactory {
     }
 
     /**
-     * Whether the servers are ARCUS servers, which know ARCUS's commands ({@code flush_prefix},
-     * behind {@code invalidateAll}): set for ARCUS servers given by address; unset, the ARCUS
-     * adapter assumes so only for a cluster found through ZooKeeper. Other adapters ignore it.
+     * The adapter's own options, by key: what each key means, and which values it takes, is up
+     * to the adapter that reads them (see its factory's documentation).
      *
-     * @return the setting, or empty for the adapter's default
+     * @return an immutable map sorted by key; empty if none were given
      */
-    public Optional<Boolean> arcusServers() {
-      return Optional.ofNullable(arcusServers);
+    public Map<String, String> options() {
+      return options;
     }
 
     @Override
     public String toString() {
-      return "Settings[addresses=" + addresses + ", zooKeeper=" + zooKeeper + ", serviceCode="
-          + serviceCode + ", operationTimeout=" + operationTimeout + ", maxKeyLength="
-          + maxKeyLength + (arcusServers == null ? "" : ", arcusServers=" + arcusServers) + "]";
+      return "Settings[addresses=" + addresses + ", operationTimeout=" + operationTimeout
+          + ", maxKeyLength=" + maxKeyLength + (options.isEmpty() ? "" : ", options=" + options)
+          + "]";
     }
 
     /** Builds {@link Settings}. Not thread-safe. */
     public static final class Builder {
       private List<String> addresses = List.of();
-      private String zooKeeper;
-      private String serviceCode;
       private Duration operationTimeout;
       private int maxKeyLength;
-      private Boolean arcusServers;
+      private final Map<String, String> options = new TreeMap<>();
 
       private Builder() {}
 
@@ -267,28 +245,6 @@ public interface CacheStoreFactory {
        */
       public Builder addresses(List<String> addresses) {
         this.addresses = List.copyOf(requireNonNull(addresses, "addresses"));
-        return this;
-      }
-
-      /**
-       * The ARCUS ZooKeeper ensemble.
-       *
-       * @param zooKeeper {@code host:port[,host:port...]}, or {@code null}
-       * @return this builder
-       */
-      public Builder zooKeeper(String zooKeeper) {
-        this.zooKeeper = zooKeeper;
-        return this;
-      }
-
-      /**
-       * The ARCUS service code.
-       *
-       * @param serviceCode the service code, or {@code null}
-       * @return this builder
-       */
-      public Builder serviceCode(String serviceCode) {
-        this.serviceCode = serviceCode;
         return this;
       }
 
@@ -326,13 +282,23 @@ public interface CacheStoreFactory {
       }
 
       /**
-       * Says whether the servers are ARCUS servers (see {@link Settings#arcusServers()}).
+       * Sets one of the adapter's options (see {@link Settings#options()}), replacing a value
+       * set before under the same key. Only the adapter checks the key and the value, when it
+       * opens the store.
        *
-       * @param arcusServers the setting, or {@code null} for the adapter's default
+       * @param key the option's key, as the adapter documents it; not empty
+       * @param value the option's value, as text
        * @return this builder
+       * @throws NullPointerException if an argument is {@code null}
+       * @throws IllegalArgumentException if {@code key} is empty
        */
-      public Builder arcusServers(Boolean arcusServers) {
-        this.arcusServers = arcusServers;
+      public Builder option(String key, String value) {
+        requireNonNull(key, "key");
+        requireNonNull(value, "value");
+        if (key.isEmpty()) {
+          throw new IllegalArgumentException("an option's key must not be empty");
+        }
+        options.put(key, value);
         return this;
       }
 

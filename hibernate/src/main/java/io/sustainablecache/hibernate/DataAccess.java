@@ -223,8 +223,9 @@ abstract class DataAccess implements CachedDomainDataAccess {
       cache.invalidateAll();
     } catch (UnsupportedOperationException e) {
       throw new CacheException("region " + region.getName() + " cannot be emptied on this store:"
-          + " plain memcached has no prefix flush; use ARCUS, or turn the near cache on for the"
-          + " region (near-cache=<size>:<bound>), whose generations empty a region on any store",
+          + " plain memcached has no prefix flush; give the region a generation"
+          + " (invalidate-all-bound=<bound>, or a near cache, near-cache=<size>:<bound>), which"
+          + " empties a region on any store, or use ARCUS",
           e);
     } catch (StoreException e) {
       throw new CacheException("emptying region " + region.getName() + " failed", e);

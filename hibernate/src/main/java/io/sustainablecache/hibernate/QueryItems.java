@@ -1,19 +1,21 @@
 package io.sustainablecache.hibernate;
 
 import java.lang.reflect.Constructor;
-import java.lang.reflect.Method;
+import java.lang.reflect.Field;
 import java.util.List;
 
 /**
  * Hibernate's query-cache entry, {@code QueryResultsCacheImpl.CacheItem(long timestamp, List
- * results)}, a private record: read and created through reflection, checked once. Stateless.
+ * results)}: read (its two fields) and created through reflection, checked once. Hibernate 7 has it
+ * as a private record, 6.6 as a class with a {@code Long timestamp} field and no accessors; the
+ * fields and the constructor are the same in both. Stateless.
  */
 final class QueryItems {
 
   private static final Class<?> ITEM;
   private static final Constructor<?> CREATE;
-  private static final Method TIMESTAMP;
-  private static final Method RESULTS;
+  private static final Field TIMESTAMP;
+  private static final Field RESULTS;
 
   static {
     try {
@@ -21,9 +23,9 @@ final class QueryItems {
           QueryItems.class.getClassLoader());
       CREATE = ITEM.getDeclaredConstructor(long.class, List.class);
       CREATE.setAccessible(true);
-      TIMESTAMP = ITEM.getDeclaredMethod("timestamp");
+      TIMESTAMP = ITEM.getDeclaredField("timestamp");
       TIMESTAMP.setAccessible(true);
-      RESULTS = ITEM.getDeclaredMethod("results");
+      RESULTS = ITEM.getDeclaredField("results");
       RESULTS.setAccessible(true);
     } catch (ReflectiveOperationException | RuntimeException e) {
       throw new ExceptionInInitializerError("this Hibernate version's query cache entry"
@@ -38,11 +40,11 @@ final class QueryItems {
   }
 
   static long timestamp(Object item) {
-    return (long) invoke(TIMESTAMP, item);
+    return ((Number) read(TIMESTAMP, item)).longValue();
   }
 
   static List<?> results(Object item) {
-    return (List<?>) invoke(RESULTS, item);
+    return (List<?>) read(RESULTS, item);
   }
 
   static Object item(long timestamp, List<?> results) {
@@ -53,9 +55,9 @@ final class QueryItems {
     }
   }
 
-  private static Object invoke(Method method, Object item) {
+  private static Object read(Field field, Object item) {
     try {
-      return method.invoke(item);
+      return field.get(item);
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("a query cache entry could not be read", e);
     }

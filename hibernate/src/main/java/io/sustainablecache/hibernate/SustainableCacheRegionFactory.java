@@ -50,7 +50,13 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@value #SETTINGS}</td><td>a {@link CacheSettings} spec for every region, e.g.
  *       {@code ttl=10m, near-cache=10000:1s}</td><td>{@value #DEFAULT_SETTINGS}</td></tr>
  *   <tr><td>{@value #REGION_PREFIX}{@code <region name>.settings}</td><td>a spec for one region,
- *       over {@value #SETTINGS}</td><td>none</td></tr>
+ *       over {@value #SETTINGS}; a region without a near cache gets {@value #DEFAULT_GENERATION}
+ *       under it (over a store with counters), so that it can be emptied on every
+ *       store</td><td>none</td></tr>
+ *   <tr><td>{@value #METER_REGISTRY}</td><td>a Micrometer {@code MeterRegistry} instance: each
+ *       region's meters, tagged {@code cache=<region name>} and {@code cache.manager=hibernate},
+ *       removed when the session factory closes (needs {@code
+ *       sustainable-cache-micrometer})</td><td>none</td></tr>
  * </table>
  *
  * <p>Access types: {@code READ_ONLY}, {@code NONSTRICT_READ_WRITE} and {@code READ_WRITE} (the
@@ -73,8 +79,21 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   public static final String SETTINGS = "hibernate.cache.sustainable.settings";
   /** The prefix of one region's properties: {@code <prefix><region name>.settings}. */
   public static final String REGION_PREFIX = "hibernate.cache.sustainable.region.";
+  /**
+   * The property that gives a Micrometer {@code MeterRegistry} instance to bind each region's
+   * meters to (tags {@code cache=<region name>}, {@code cache.manager=hibernate}); needs {@code
+   * sustainable-cache-micrometer}.
+   */
+  public static final String METER_REGISTRY = "hibernate.cache.sustainable.meter-registry";
   /** The settings under {@value #SETTINGS}. */
   public static final String DEFAULT_SETTINGS = "ttl=10m, max-clock-skew=2s";
+  /**
+   * What a region without a near region adds under its settings, over a store with counters: a
+   * generation, so that emptying the region (a bulk HQL or SQL update or delete of its entities,
+   * {@code Cache.evictAll}) works on every store, plain memcached included, and reaches the other
+   * instances within 1 s (see {@code SustainableCacheBuilder.invalidateAllBound}).
+   */
+  public static final String DEFAULT_GENERATION = "invalidate-all-bound=1s";
 
   private static final Logger LOG = LoggerFactory.getLogger(SustainableCacheRegionFactory.class);
 
@@ -85,6 +104,7 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   private volatile CacheSettings settings;
   private volatile Map<String, Object> configValues;
   private volatile ClassLoader classLoader;
+  private volatile RegionMeters meters;
 
   /** Created by Hibernate, from the class name or {@value #SHORT_NAME}. */
   public SustainableCacheRegionFactory() {}
@@ -99,6 +119,8 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
         .withDefaults(CacheSettings.parse(DEFAULT_SETTINGS));
     this.store = resolveStore(values.get(STORE),
         options.getServiceRegistry().requireService(ClassLoaderService.class));
+    Object registry = values.get(METER_REGISTRY);
+    this.meters = registry == null ? null : RegionMeters.of(registry);
   }
 
   private CacheStore resolveStore(Object setting, ClassLoaderService classes) {
@@ -147,6 +169,11 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
 
   @Override
   protected void releaseFromUse() {
+    RegionMeters bound = meters;
+    meters = null;
+    if (bound != null) {
+      bound.removeAll();
+    }
     caches.values().forEach(SustainableCache::close);
     caches.clear();
     AutoCloseable owned = ownedSupplier;
@@ -200,8 +227,12 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
     return caches.computeIfAbsent(regionName, name -> {
       CacheSettings merged = regionSettings(name);
       CacheSettings region = farOnly ? withoutNearCache(merged) : merged;
+      if (!region.hasNearCache() && store.hasCounters()) {
+        region = region.withDefaults(CacheSettings.parse(DEFAULT_GENERATION));
+      }
+      SustainableCache<Object> cache;
       try {
-        return SustainableCache.builder(store)
+        cache = SustainableCache.builder(store)
             .namespace(StoreKeys.namespace(namespacePrefix, name))
             .settings(region)
             .keyPolicy(KeyPolicy.HASH)
@@ -210,6 +241,11 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
       } catch (IllegalArgumentException | IllegalStateException e) {
         throw new CacheException("region " + name + ": " + e.getMessage(), e);
       }
+      RegionMeters bound = meters;
+      if (bound != null) {
+        bound.bind(name, cache);
+      }
+      return cache;
     });
   }
 

@@ -2,11 +2,12 @@ package io.sustainablecache.hibernate;
 
 import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spymemcached.SpymemcachedStore;
+import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import net.spy.memcached.MemcachedClient;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
@@ -54,10 +54,10 @@ class CollectionAndNaturalIdIT {
   }
 
   private CacheStore store() {
-    MemcachedClient client = Hibernates.connect(MemcachedServer.shared().address(),
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(MemcachedServer.shared().address(),
         Duration.ofSeconds(1));
-    closing.add(client::shutdown);
-    return SpymemcachedStore.of(client);
+    closing.add(opened);
+    return opened.store();
   }
 
   private SessionFactoryImplementor factory(HookedDataSource database, String schema,
@@ -153,4 +153,47 @@ class CollectionAndNaturalIdIT {
     assertThat(statementsOf(one, () -> assertThat(tags(one)).containsExactly("a", "b")))
         .isEqualTo(1);
   }
+
+  @Test
+  void plantedBytesUnderANaturalIdKey_areAMiss_answeredByTheDatabase() {
+    assertThat(byCode(one, "s1")).isEqualTo(1L);
+    String key = StoreKeys.namespace(prefix, "shop##NaturalId") + ":" + Shop.class.getName()
+        + "/n's1";
+    assertThat(store.gets(key).join()).as("the natural id's entry").isPresent();
+    store.set(key, "planted".getBytes(StandardCharsets.UTF_8), 600).join();
+
+    assertThat(statementsOf(one, () -> assertThat(byCode(one, "s1")).isEqualTo(1L)))
+        .as("resolved by the database").isPositive();
+    assertThat(regionFactory(one).stats("shop##NaturalId").orElseThrow().corruptEntryCount())
+        .isPositive();
+  }
+
+  @Test
+  void withMemcachedDown_collectionsAndNaturalIds_areAnsweredByTheDatabase_failuresCounted() {
+    MemcachedServer server = MemcachedServer.startLocal();
+    closing.add(server::stop);
+    CacheStoreFactory.OpenedStore dying = Hibernates.open(server.address(),
+        Duration.ofSeconds(1));
+    closing.add(dying);
+    HookedDataSource database = new HookedDataSource("jdbc:h2:mem:" + prefix
+        + "down;DB_CLOSE_DELAY=-1");
+    SessionFactoryImplementor instance = factory(database, "create", dying.store());
+    inTransaction(instance, s -> s.persist(new Shop(1, "s1", List.of("a", "b"))));
+    afterTheSkew();
+    assertThat(tags(instance)).containsExactly("a", "b");
+    assertThat(byCode(instance, "s1")).isEqualTo(1L);
+    assertThat(statementsOf(instance, () -> tags(instance))).as("cached").isZero();
+
+    server.stop();
+
+    assertThat(statementsOf(instance, () -> assertThat(tags(instance))
+        .containsExactly("a", "b"))).as("from the database").isPositive();
+    assertThat(statementsOf(instance, () -> assertThat(byCode(instance, "s1")).isEqualTo(1L)))
+        .as("from the database").isPositive();
+    assertThat(regionFactory(instance).stats("shop-tags").orElseThrow().storeErrorCount())
+        .isPositive();
+    assertThat(regionFactory(instance).stats("shop##NaturalId").orElseThrow().storeErrorCount())
+        .isPositive();
+  }
+
 }

@@ -1,17 +1,16 @@
 package io.sustainablecache.hibernate;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spymemcached.SpymemcachedStore;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.sustainablecache.spi.CacheStoreFactory;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import net.spy.memcached.MemcachedClient;
+import org.hibernate.CacheMode;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
 import org.hibernate.cfg.AvailableSettings;
@@ -24,18 +23,30 @@ final class Hibernates {
 
   private Hibernates() {}
 
-  /** A spymemcached client with the recommended settings, connected. */
-  static MemcachedClient connect(InetSocketAddress address, Duration operationTimeout) {
-    MemcachedClient client;
-    try {
-      client = new MemcachedClient(SpymemcachedStore.recommendedSettings()
-          .setOpTimeout(operationTimeout.toMillis()).setDaemon(true).build(), List.of(address));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    await("the client to connect").atMost(Duration.ofSeconds(5)).pollInterval(
-        Duration.ofMillis(10)).until(() -> client.getAvailableServers().contains(address));
-    return client;
+  /**
+   * The system property naming the adapter the integration tests run over ({@code spymemcached}
+   * or {@code arcus}: one failsafe execution each, each with only its adapter on the class path);
+   * unset, the only adapter on the class path.
+   */
+  static final String CLIENT = "sustainable-cache.it.client";
+
+  /**
+   * A store over a new client of this run's adapter, connected to {@code address}: found through
+   * {@link CacheStoreFactory}, so the tests link neither client (ARCUS's {@code new
+   * ArcusClient(cf, addresses)} over plain memcached, or spymemcached's {@code MemcachedClient}).
+   * Close it after the session factories over it.
+   */
+  static CacheStoreFactory.OpenedStore open(InetSocketAddress address,
+      Duration operationTimeout) {
+    return adapter().open(CacheStoreFactory.Settings.builder()
+        .addresses(List.of(address.getHostString() + ":" + address.getPort()))
+        .operationTimeout(operationTimeout)
+        .build());
+  }
+
+  /** This run's adapter: the one {@value #CLIENT} names, or the only one on the class path. */
+  static CacheStoreFactory adapter() {
+    return CacheStoreFactory.find(System.getProperty(CLIENT), Hibernates.class.getClassLoader());
   }
 
   /**
@@ -105,6 +116,49 @@ final class Hibernates {
   /** The statements this factory prepared so far. */
   static long statements(SessionFactory factory) {
     return factory.getStatistics().getPrepareStatementCount();
+  }
+
+  /** A read of an entity's code. */
+  @FunctionalInterface
+  interface CodeRead {
+    /** The code read, {@code null} or {@code "null"} when there is no entity. */
+    String code() throws Exception;
+  }
+
+  /**
+   * Reads until {@code code}, then three times more (each must be {@code code}); returns when the
+   * last read that returned anything else began after {@code since} ({@link System#nanoTime()}),
+   * or zero if none did. Fails if {@code code} is not read within 5 s.
+   */
+  static Duration lastOldRead(CodeRead read, String code, long since) throws Exception {
+    Duration lastOld = Duration.ZERO;
+    while (true) {
+      long began = System.nanoTime();
+      assertThat(Duration.ofNanos(began - since)).as("read %s within 5 s", code)
+          .isLessThan(Duration.ofSeconds(5));
+      if (code.equals(read.code())) {
+        break;
+      }
+      lastOld = Duration.ofNanos(began - since);
+    }
+    for (int i = 0; i < 3; i++) {
+      assertThat(read.code()).as("never the old entity again").isEqualTo(code);
+    }
+    return lastOld;
+  }
+
+  /** A coupon's code as the database holds it, the cache ignored; {@code null}: no row. */
+  static String codeInDatabase(SessionFactory factory, Class<? extends Coupon> type, long id) {
+    try (var session = factory.openSession()) {
+      session.setCacheMode(CacheMode.IGNORE);
+      Coupon coupon = session.find(type, id);
+      return coupon == null ? null : coupon.code();
+    }
+  }
+
+  /** The provider of {@code factory}. */
+  static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {
+    return (SustainableCacheRegionFactory) factory.getCache().getRegionFactory();
   }
 
   static Statistics statistics(SessionFactory factory) {

@@ -2,19 +2,19 @@ package io.sustainablecache.hibernate;
 
 import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
+import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spymemcached.SpymemcachedStore;
+import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import net.spy.memcached.MemcachedClient;
 import org.hibernate.Session;
 import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
@@ -59,10 +59,10 @@ class QueryCacheIT {
   }
 
   private CacheStore store() {
-    MemcachedClient client = Hibernates.connect(MemcachedServer.shared().address(),
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(MemcachedServer.shared().address(),
         Duration.ofSeconds(1));
-    closing.add(client::shutdown);
-    return SpymemcachedStore.of(client);
+    closing.add(opened);
+    return opened.store();
   }
 
   private SessionFactoryImplementor factory(HookedDataSource database, String schema,
@@ -138,12 +138,13 @@ class QueryCacheIT {
   void withMemcachedDown_queriesAreAnsweredByTheDatabase_andAChangeOfATableIsRolledBack() {
     MemcachedServer server = MemcachedServer.startLocal();
     closing.add(server::stop);
-    MemcachedClient client = Hibernates.connect(server.address(), Duration.ofSeconds(1));
-    closing.add(client::shutdown);
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(server.address(),
+        Duration.ofSeconds(1));
+    closing.add(opened);
     HookedDataSource database = new HookedDataSource("jdbc:h2:mem:" + prefix
         + "down;DB_CLOSE_DELAY=-1");
     SessionFactoryImplementor instance = factory(database, "create",
-        SpymemcachedStore.of(client));
+        opened.store());
     inTransaction(instance, s -> {
       s.persist(new RwCoupon(1, "A"));
       s.persist(new NonstrictCoupon(1, "A"));
@@ -164,7 +165,18 @@ class QueryCacheIT {
         .isEqualTo("A");
   }
 
-  private static SustainableCacheRegionFactory regionFactory(SessionFactoryImplementor factory) {
-    return (SustainableCacheRegionFactory) factory.getCache().getRegionFactory();
+
+  @Test
+  void plantedBytesUnderATablesTimestamp_makeItsResultsStale_answeredByTheDatabase() {
+    assertThat(codes(one)).containsExactly("A", "B");
+    assertThat(statementsOf(one, () -> codes(one))).as("cached").isZero();
+    String key = prefix + TIMESTAMPS + ":tRwCoupon";
+    assertThat(store.gets(key).join()).as("the table's timestamp").isPresent();
+    store.set(key, "planted".getBytes(java.nio.charset.StandardCharsets.UTF_8), 600).join();
+
+    assertThat(statementsOf(one, () -> assertThat(codes(one)).containsExactly("A", "B")))
+        .as("a timestamp that does not decode counts as an update now").isPositive();
+    assertThat(regionFactory(one).stats(TIMESTAMPS).orElseThrow().corruptEntryCount())
+        .isPositive();
   }
 }

@@ -111,4 +111,14 @@ public abstract class MemcachedStore implements CacheStore {
   public final CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
     return operations().incr(key, delta, initial, exptime);
   }
+
+  /**
+   * {@inheritDoc} Always: memcached and ARCUS servers have {@code incr}.
+   *
+   * @return {@code true}
+   */
+  @Override
+  public final boolean hasCounters() {
+    return true;
+  }
 }

@@ -2,11 +2,13 @@ package io.sustainablecache.spring;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.CacheSettings;
 import io.sustainablecache.KeyPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -46,6 +48,14 @@ import org.springframework.util.ClassUtils;
  * {@code [A-Za-z0-9_.+-]} replaced by {@code '_'} (cut to 64 characters). Two caches that would
  * share a namespace are refused, naming both.
  *
+ * <h2>Clearing</h2>
+ * A cache whose spec sets neither a near cache nor {@code invalidate-all-bound} gets {@code
+ * invalidate-all-bound=1s} (over a store with counters: both adapters), so that {@link
+ * SustainableSpringCache#clear()} and {@code @CacheEvict(allEntries = true)} work on plain
+ * memcached too, as a new generation of the namespace: this instance sees it when the call
+ * returns, the others within a second. Its entries carry the generation (8 bytes each), and are
+ * misses for instances of earlier releases, whose entries are misses for it.
+ *
  * <h2>Transactions</h2>
  * By default (and with spring-tx on the class path) the caches are transaction-aware: {@code
  * evict}, {@code put} and {@code clear} inside a Spring-managed, non-read-only transaction fence
@@ -60,6 +70,21 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
 
   /** The longest namespace the core accepts. */
   static final int MAX_NAMESPACE_LENGTH = 64;
+
+  /**
+   * The {@code invalidateAllBound} of a cache whose spec sets neither it nor a near cache: {@code
+   * clear()} reaches the other instances within this.
+   */
+  static final Duration DEFAULT_INVALIDATE_ALL_BOUND = Duration.ofSeconds(1);
+
+  /**
+   * Whether a store implements {@link CacheStore#incr} (the SPI's default refuses), which the
+   * generation behind {@code clear()} needs: over a store without, {@code clear()} is the
+   * store's prefix flush, or unsupported.
+   */
+  /** {@link #DEFAULT_INVALIDATE_ALL_BOUND} as a setting, under a spec's own settings. */
+  private static final CacheSettings GENERATION = CacheSettings.parse(
+      "invalidate-all-bound=" + DEFAULT_INVALIDATE_ALL_BOUND);
 
   /** Whether spring-tx is on the class path: checked once; without it no cache is transaction-aware. */
   private static final boolean SPRING_TX = ClassUtils.isPresent(
@@ -270,8 +295,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     try {
       SustainableCache<Object> cache = build(spec, namespace);
       Class<?> valueType = spec.valueType().orElse(null);
-      boolean near = spec.settings().nearCacheMaximumSize().isPresent()
-          || spec.settings().nearCacheMaximumBytes().isPresent();
+      boolean near = spec.settings().hasNearCache();
       return new SustainableSpringCache(name, cache, keyEncoder, valueType, allowNullValues,
           near, transactionAware);
     } catch (RuntimeException e) {
@@ -285,7 +309,11 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   private SustainableCache<Object> build(CacheSpec spec, String namespace) {
     SustainableCacheBuilder<Object> b = SustainableCache.builder(store)
         .codec((ValueCodec<Object>) spec.codec().get());
-    b.namespace(namespace).settings(spec.settings()).keyPolicy(KeyPolicy.HASH);
+    CacheSettings settings = spec.settings();
+    if (!settings.hasNearCache() && store.hasCounters()) {
+      settings = settings.withDefaults(GENERATION); // so that clear() works on every store
+    }
+    b.namespace(namespace).settings(settings).keyPolicy(KeyPolicy.HASH);
     spec.customizer().ifPresent(c -> c.accept((SustainableCacheBuilder) b));
     return b.build();
   }

@@ -3,6 +3,7 @@ package io.sustainablecache.spring;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.Lookup;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spi.StoreException;
 import java.util.Optional;
@@ -62,11 +63,12 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *       immediate; {@code evictIfPresent} returns {@code false} (presence is not
  *       determined). <b>In a transaction</b>: {@link SustainableCache#fence} at once, {@link
  *       io.sustainablecache.WriteFence#committed()} after the commit</td></tr>
- *   <tr><td>{@code clear}, {@code invalidate}</td><td>{@link SustainableCache#invalidateAll} on
- *       stores that can remove a namespace (ARCUS {@code flush_prefix}, the in-memory store), or
- *       on any store for a cache with a near cache (a new generation of the namespace); else,
- *       on plain memcached, an {@link UnsupportedOperationException} says why. <b>In a
- *       transaction</b>: at once and again after the commit</td></tr>
+ *   <tr><td>{@code clear}, {@code invalidate}</td><td>{@link SustainableCache#invalidateAll}: a
+ *       new generation of the namespace on any store with counters (both adapters; the
+ *       manager turns on {@code invalidate-all-bound} for caches without a near cache), seen
+ *       here when it returns and by the other instances within the bound; over a store without
+ *       counters, its prefix flush, or an {@link UnsupportedOperationException} that says why.
+ *       <b>In a transaction</b>: at once and again after the commit</td></tr>
  *   <tr><td>{@code evict}, {@code put}, <b>in a transaction that rolled back</b></td><td>{@link
  *       io.sustainablecache.WriteFence#rolledBack()}: the fence is removed, the next read loads
  *       the unchanged data</td></tr>
@@ -193,11 +195,12 @@ public final class SustainableSpringCache implements Cache {
    * What a peek found, as Spring reads it: {@code null} for nothing cached (and, without {@code
    * allowNullValues}, for a cached "no value"), otherwise a wrapper of the value or {@code null}.
    */
-  private ValueWrapper wrapper(Optional<Optional<Object>> found) {
-    if (found.isEmpty() || found.get().isEmpty() && !allowNullValues) {
-      return null;
+  private ValueWrapper wrapper(Lookup<Object> found) {
+    if (found instanceof Lookup.Hit<Object> hit) {
+      return new SimpleValueWrapper(hit.value());
     }
-    return new SimpleValueWrapper(found.get().orElse(null));
+    return found instanceof Lookup.CachedAbsent && allowNullValues
+        ? new SimpleValueWrapper(null) : null;
   }
 
   @Override
@@ -409,9 +412,9 @@ public final class SustainableSpringCache implements Cache {
    * Removes every entry of this cache's namespace; inside a transaction (see the class comment)
    * at once and again after the commit.
    *
-   * @throws UnsupportedOperationException if the store cannot remove keys by prefix: plain
-   *     memcached (spymemcached, or the ARCUS client against memcached servers) has no such
-   *     command
+   * @throws UnsupportedOperationException if the cache has no generation (a store without
+   *     counters, or a spec or customizer that took it away) and the store cannot remove keys by
+   *     prefix
    * @throws io.sustainablecache.spi.StoreException if the store failed
    */
   @Override
@@ -422,9 +425,9 @@ public final class SustainableSpringCache implements Cache {
       }
     } catch (UnsupportedOperationException | IllegalStateException e) {
       throw new UnsupportedOperationException("cache '" + name + "' cannot be cleared: " + e.getMessage()
-          + ". Clearing needs a store that removes every key of a namespace (ARCUS flush_prefix)."
-          + " On plain memcached, evict keys one by one, or change the cache's namespace (for"
-          + " example add a version suffix) so that the old entries are never read again.", e);
+          + ". Clearing needs a generation of the namespace (invalidate-all-bound or a near"
+          + " cache, over a store with counters) or a store that removes every key of a"
+          + " namespace (ARCUS flush_prefix).", e);
     }
   }
 

@@ -8,7 +8,6 @@ import io.sustainablecache.ValueCodec;
 import io.sustainablecache.testing.InMemoryStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.BeanCreationException;
@@ -63,7 +62,7 @@ final class CacheableIntegrationTest {
     @Bean
     SustainableCacheManager cacheManager() {
       return SustainableCacheManager.builder(InMemoryStore.create())
-          .cache("books", CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofMinutes(1)).build())
+          .cache("books", CacheSpec.builder().settings(CacheSettings.parse("ttl=1m"))
               .codec(ValueCodec.utf8(), String.class).build())
           .dynamic(false)
           .build();

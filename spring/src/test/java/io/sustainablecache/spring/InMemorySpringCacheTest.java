@@ -4,7 +4,7 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ScriptedStore;
 
-/** {@link SpringCacheContract} over the in-memory store, which can clear a namespace. */
+/** {@link SpringCacheContract} over the in-memory store. */
 final class InMemorySpringCacheTest extends SpringCacheContract {
 
   private final InMemoryStore shared = InMemoryStore.create();
@@ -26,8 +26,4 @@ final class InMemorySpringCacheTest extends SpringCacheContract {
   @Override
   protected void closeStore(CacheStore store) {}
 
-  @Override
-  protected boolean clearSupported() {
-    return true;
-  }
 }

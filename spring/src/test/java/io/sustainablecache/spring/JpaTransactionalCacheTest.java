@@ -10,7 +10,6 @@ import jakarta.persistence.EntityManager;
 import jakarta.persistence.Id;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.Table;
-import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -127,7 +126,7 @@ final class JpaTransactionalCacheTest {
     try (BookTable table = new BookTable();
         SustainableCacheManager manager = SustainableCacheManager.builder(InMemoryStore.create())
             .defaults(CacheSpec.builder()
-                .settings(CacheSettings.builder().ttl(Duration.ofMinutes(1)).build())
+                .settings(CacheSettings.parse("ttl=1m"))
                 .codec(ValueCodec.utf8(), String.class).build())
             .transactionAware(transactionAware)
             .build();

@@ -18,7 +18,7 @@ final class SustainableCacheManagerTest {
 
   private final InMemoryStore store = InMemoryStore.create();
   private final CacheSpec defaults =
-      CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(30)).build()).codec(ValueCodec.utf8(), String.class).build();
+      CacheSpec.builder().settings(CacheSettings.parse("ttl=30s")).codec(ValueCodec.utf8(), String.class).build();
   private SustainableCacheManager manager;
 
   @AfterEach
@@ -31,7 +31,7 @@ final class SustainableCacheManagerTest {
   @Test
   void configuredCachesAreCreatedByBuild() {
     manager = SustainableCacheManager.builder(store).defaults(defaults)
-        .cache("books", CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofMinutes(5)).build()).build())
+        .cache("books", CacheSpec.builder().settings(CacheSettings.parse("ttl=5m")).build())
         .cacheNames(List.of("authors"))
         .build();
     assertThat(manager.getCacheNames()).containsExactly("books", "authors");
@@ -42,7 +42,7 @@ final class SustainableCacheManagerTest {
   @Test
   void aConfiguredCacheWithoutACodecFailsTheBuildNamingTheCacheAndTheFix() {
     assertThatThrownBy(() -> SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(30)).build()).build())
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=30s")).build())
         .cache("books", CacheSpec.empty())
         .cache("authors", CacheSpec.builder().codec(ValueCodec.utf8()).build())
         .build())
@@ -74,7 +74,7 @@ final class SustainableCacheManagerTest {
   @Test
   void aDynamicCacheWithoutACodecFailsWithTheMessage() {
     manager = SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(1)).build()).build()).build();
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=1s")).build()).build();
     assertThatThrownBy(() -> manager.getCache("late"))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("cache 'late' has no value codec");
@@ -108,7 +108,7 @@ final class SustainableCacheManagerTest {
   @Test
   void validateReportsEveryProblemAtOnce() {
     manager = SustainableCacheManager.builder(store)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(Duration.ofSeconds(1)).build()).build()).build();
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=1s")).build()).build();
     assertThatThrownBy(() -> manager.validate(Map.of("x", List.of("A.a"), "y", List.of("B.b"))))
         .hasMessageContaining("cannot create 2 caches")
         .hasMessageContaining("cache 'x' has no value codec")

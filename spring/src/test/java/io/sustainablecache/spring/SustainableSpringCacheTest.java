@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.CacheSettings;
-import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testing.FakeClock;
@@ -38,10 +37,7 @@ final class SustainableSpringCacheTest {
   private Cache cache(CacheStore over, FixedRandom random) {
     manager = SustainableCacheManager.builder(over)
         .defaults(CacheSpec.builder()
-            .settings(CacheSettings.builder()
-                .ttl(TTL)
-                .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
-                .build())
+            .settings(CacheSettings.parse("ttl=" + TTL + ", refresh-policy=sustainable:1.0:1.0"))
             .codec(ValueCodec.utf8(), String.class)
             .customizer(b -> b.clock(clock).ticker(clock.ticker()).random(random)
             .refreshExecutor(refreshes))
@@ -203,7 +199,7 @@ final class SustainableSpringCacheTest {
   @Test
   void withoutNullValues_nullsAreRefusedAsSpringsOwnCachesRefuseThem() throws Exception {
     manager = SustainableCacheManager.builder(store).allowNullValues(false)
-        .defaults(CacheSpec.builder().settings(CacheSettings.builder().ttl(TTL).build()).codec(ValueCodec.utf8(), String.class)
+        .defaults(CacheSpec.builder().settings(CacheSettings.parse("ttl=" + TTL)).codec(ValueCodec.utf8(), String.class)
             .customizer(b -> b.clock(clock).ticker(clock.ticker()).refreshExecutor(refreshes))
             .build())
         .build();
@@ -271,15 +267,21 @@ final class SustainableSpringCacheTest {
     assertThat(cache.get("a")).isNull();
   }
 
+  /**
+   * Issue 21: on plain memcached (no prefix flush) {@code clear()} works too: the manager gives
+   * the cache {@code invalidate-all-bound}, and the clear is a new generation of the namespace.
+   */
   @Test
-  void clearOnPlainMemcachedSaysWhyItCannot() {
-    Cache cache = cache(ForwardingStore.withoutFlushPrefix(store), FixedRandom.neverEarly());
-    assertThatThrownBy(cache::clear)
-        .isInstanceOf(UnsupportedOperationException.class)
-        .hasMessageContaining("cache 'books' cannot be cleared")
-        .hasMessageContaining("flush_prefix")
-        .hasMessageContaining("evict keys one by one");
-    assertThatThrownBy(cache::invalidate).isInstanceOf(UnsupportedOperationException.class);
+  void clearOnPlainMemcached_isANewGenerationOfTheNamespace() {
+    ScriptedStore plain = ScriptedStore.over(ForwardingStore.withoutFlushPrefix(store));
+    Cache cache = cache(plain, FixedRandom.neverEarly());
+    cache.put("a", "1");
+    cache.clear();
+    assertThat(cache.get("a")).isNull();
+    cache.put("a", "2");
+    assertThat(cache.invalidate()).isFalse();
+    assertThat(cache.get("a")).isNull();
+    assertThat(plain.count(ScriptedStore.Op.FLUSH_PREFIX)).isZero();
   }
 
   @Test

@@ -9,7 +9,6 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ScriptedStore;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -48,7 +47,7 @@ final class TransactionalSpringCacheTest {
   private static SustainableCacheManager manager(CacheStore store, boolean transactionAware) {
     return SustainableCacheManager.builder(store)
         .defaults(CacheSpec.builder()
-            .settings(CacheSettings.builder().ttl(Duration.ofMinutes(1)).build())
+            .settings(CacheSettings.parse("ttl=1m"))
             .codec(ValueCodec.utf8(), String.class).build())
         .transactionAware(transactionAware)
         .build();

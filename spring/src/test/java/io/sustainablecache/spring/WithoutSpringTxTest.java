@@ -10,7 +10,6 @@ import java.io.File;
 import java.net.MalformedURLException;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -59,7 +58,7 @@ final class WithoutSpringTxTest {
     public String get() {
       try (SustainableCacheManager manager = SustainableCacheManager.builder(InMemoryStore.create())
           .defaults(CacheSpec.builder()
-              .settings(CacheSettings.builder().ttl(Duration.ofMinutes(1)).build())
+              .settings(CacheSettings.parse("ttl=1m"))
               .codec(ValueCodec.utf8(), String.class).build())
           .build()) {
         Cache cache = manager.getCache("titles");

@@ -12,18 +12,22 @@ import net.spy.memcached.AddrUtil;
 import net.spy.memcached.MemcachedClient;
 
 /**
- * The {@link CacheStoreFactory} of the spymemcached adapter ({@link
- * CacheStoreFactory#SPYMEMCACHED "spymemcached"}), registered for {@link
- * java.util.ServiceLoader}: creates a {@link MemcachedClient} to the configured {@code addresses}
- * with the settings {@link SpymemcachedStore} recommends (text protocol, {@code
- * FailureMode.Cancel}, the client's operation timeout equal to the store's, {@code
- * opQueueMaxBlockTime} 0, a one-second maximum reconnect delay, ketama consistent hashing) and a
- * {@link SpymemcachedStore} over it. ZooKeeper settings are refused: plain memcached has no
- * ZooKeeper registry (use the ARCUS adapter).
+ * The {@link CacheStoreFactory} of the spymemcached adapter (client name {@value #CLIENT}),
+ * registered for {@link java.util.ServiceLoader}: creates a {@link MemcachedClient} to the
+ * configured {@code addresses} with the settings {@link SpymemcachedStore} recommends (text
+ * protocol, {@code FailureMode.Cancel}, the client's operation timeout equal to the store's,
+ * {@code opQueueMaxBlockTime} 0, a one-second maximum reconnect delay, ketama consistent hashing)
+ * and a {@link SpymemcachedStore} over it. It takes no {@linkplain Settings#options() options}, and
+ * refuses any with an {@link IllegalArgumentException} naming them: ARCUS's ({@code arcus.*},
+ * such as its ZooKeeper ensemble) are the ARCUS adapter's, since plain memcached has no ZooKeeper
+ * registry.
  *
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class SpymemcachedStoreFactory implements CacheStoreFactory {
+
+  /** The {@link #client()} name of this factory. */
+  public static final String CLIENT = "spymemcached";
 
   /** The client's and store's operation timeout unless configured. */
   static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
@@ -33,15 +37,18 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
 
   @Override
   public String client() {
-    return SPYMEMCACHED;
+    return CLIENT;
   }
 
   @Override
   public OpenedStore open(Settings settings) {
-    if (settings.zooKeeper().isPresent() || settings.serviceCode().isPresent()) {
-      throw new IllegalArgumentException("spymemcached connects to memcached servers directly:"
-          + " ZooKeeper and service code are ARCUS settings (use sustainable-cache-arcus): "
-          + settings);
+    if (!settings.options().isEmpty()) {
+      throw new IllegalArgumentException("spymemcached takes no options, was given "
+          + settings.options().keySet() + (settings.options().keySet().stream()
+              .anyMatch(key -> key.startsWith("arcus."))
+              ? ": arcus.* options (ZooKeeper, service code, ARCUS servers) are the ARCUS"
+                  + " adapter's, sustainable-cache-arcus; plain memcached is reached by address"
+              : "") + ": " + settings);
     }
     if (settings.addresses().isEmpty()) {
       throw new IllegalArgumentException(

@@ -101,6 +101,16 @@ public abstract class ForwardingStore implements CacheStore {
     return delegate.incr(key, delta, initial, exptime);
   }
 
+  /**
+   * {@inheritDoc} Forwarded: a wrapper of a store without counters has none.
+   *
+   * @return {@inheritDoc}
+   */
+  @Override
+  public boolean hasCounters() {
+    return delegate.hasCounters();
+  }
+
   @Override
   public int maxKeyLength() {
     return delegate.maxKeyLength();

@@ -213,6 +213,16 @@ public final class InMemoryStore implements CacheStore {
             "CLIENT_ERROR cannot increment or decrement non-numeric value"));
   }
 
+  /**
+   * {@inheritDoc} Always, as memcached.
+   *
+   * @return {@code true}
+   */
+  @Override
+  public boolean hasCounters() {
+    return true;
+  }
+
   @Override
   public CompletableFuture<Void> flushPrefix(String prefix) {
     requireNonNull(prefix, "prefix");

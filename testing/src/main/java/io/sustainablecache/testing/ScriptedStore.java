@@ -157,6 +157,16 @@ public final class ScriptedStore implements CacheStore {
     return run(Op.INCR, () -> delegate.incr(key, delta, initial, exptime));
   }
 
+  /**
+   * {@inheritDoc} The delegate's answer.
+   *
+   * @return {@inheritDoc}
+   */
+  @Override
+  public boolean hasCounters() {
+    return delegate.hasCounters();
+  }
+
   @Override
   public int maxKeyLength() {
     return delegate.maxKeyLength();

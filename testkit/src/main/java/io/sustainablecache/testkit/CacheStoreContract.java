@@ -328,6 +328,7 @@ public abstract class CacheStoreContract {
     String key = key("counter");
     long base = 1L << 45;
 
+    assertThat(store.hasCounters()).as("a store with incr says so").isTrue();
     assertThat(completed(store.incr(key, 1, base, 0))).as("the call that creates it")
         .isEqualTo(base);
     assertThat(valueOf(key)).as("the counter's bytes")

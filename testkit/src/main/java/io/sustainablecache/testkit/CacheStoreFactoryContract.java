@@ -77,6 +77,22 @@ public abstract class CacheStoreFactoryContract {
     }
   }
 
+  /**
+   * Issue 23: adapter-specific settings are options under keys each adapter documents; a key the
+   * adapter does not know (a typo, another adapter's) fails the start, naming the key, rather
+   * than being ignored.
+   */
+  @Test
+  void anOptionTheAdapterDoesNotKnow_isRefused_namingIt() {
+    InetSocketAddress server = MemcachedServer.shared().address();
+    CacheStoreFactory.Settings settings = CacheStoreFactory.Settings.builder()
+        .addresses(List.of(server.getHostString() + ":" + server.getPort()))
+        .option("no-such-option", "1").build();
+
+    assertThatThrownBy(() -> factory().open(settings))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no-such-option");
+  }
+
   private static InetSocketAddress closedPort() {
     try (ServerSocket socket = new ServerSocket(0, 1,
         java.net.InetAddress.getLoopbackAddress())) {

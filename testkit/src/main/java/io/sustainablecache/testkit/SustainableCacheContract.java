@@ -8,6 +8,7 @@ import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.Loader;
+import io.sustainablecache.Lookup;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
@@ -210,15 +211,15 @@ public abstract class SustainableCacheContract extends ServerContract {
   void aCachedNoValue_isSeenAcrossInstances_andToldApartFromNothingCached() throws Exception {
     SustainableCache<String> a = cache(newStore());
     SustainableCache<String> b = cache(newStore());
-    assertThat(b.findIfPresent("none")).isEmpty();
+    assertThat(b.findIfPresent("none")).isEqualTo(new Lookup.NotCached<>());
     a.put("none", "old");
     a.putAbsent("none");
-    assertThat(b.findIfPresent("none")).contains(java.util.Optional.empty());
+    assertThat(b.findIfPresent("none")).isEqualTo(new Lookup.CachedAbsent<>());
     assertThat(b.findIfPresentAsync("none").get(5, TimeUnit.SECONDS))
-        .contains(java.util.Optional.empty());
+        .isEqualTo(new Lookup.CachedAbsent<>());
     assertThat(b.find("none", key -> "loaded")).isEmpty();
     a.invalidate("none");
-    assertThat(b.findIfPresent("none")).isEmpty();
+    assertThat(b.findIfPresent("none")).isEqualTo(new Lookup.NotCached<>());
     assertThat(b.get("none", key -> "loaded")).isEqualTo("loaded");
   }
 

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Timeout;
  * Write fences around database transactions ({@link SustainableCache#fence}, issue 21) over a
  * real memcached through an adapter, each "host" a client of its own: what a fence on one client
  * means for reads and loads on another, under real races; the server's expiry of a dead writer's
- * fence; two writers holding one fence. Every interleaving in virtual time is the core's {@code
+ * fence; two writers holding one fence; {@code invalidateAll} without a near cache across two
+ * clients (issue 21, part 2). Every interleaving in virtual time is the core's {@code
  * WriteFenceTest}.
  *
  * <p>Subclasses name the adapter's {@link StoreConnector}; every store and cache a test opens is
@@ -53,6 +54,14 @@ public abstract class WriteFenceContract extends ServerContract {
   private SustainableCache<String> cache(CacheStore store, Duration fenceTimeout) {
     SustainableCache<String> cache = SustainableCache.builder(store).namespace(namespace)
         .ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).fenceTimeout(fenceTimeout).build();
+    closeAfter(cache);
+    return cache;
+  }
+
+  /** A cache without a near cache whose {@code invalidateAll} is a generation (issue 21). */
+  private SustainableCache<String> generationCache(CacheStore store, Duration bound) {
+    SustainableCache<String> cache = SustainableCache.builder(store).namespace(namespace)
+        .ttl(Duration.ofSeconds(30)).codec(ValueCodec.utf8()).invalidateAllBound(bound).build();
     closeAfter(cache);
     return cache;
   }
@@ -86,6 +95,60 @@ public abstract class WriteFenceContract extends ServerContract {
     assertThat(b.get("k", db)).isEqualTo("new");
     assertThat(a.get("k", db)).isEqualTo("new");
     assertThat(loads).as("the committed value, cached by the release").hasValue(3);
+  }
+
+  /**
+   * Issue 21, part 2: {@code invalidateAll} without a near cache on plain memcached as on ARCUS
+   * ({@code invalidateAllBound}: a new generation of the namespace), across two clients: the
+   * caller sees it when the call returns; the other client serves the old value from no read
+   * that began more than the bound after that return; a load the other client began before it
+   * and answered after is not written; a write fence placed before it still stands after it.
+   */
+  @Test
+  void invalidateAllWithoutANearCache_acrossTwoClients_fencesLoadsInFlight_andKeepsFences()
+      throws Exception {
+    Duration bound = Duration.ofSeconds(1);
+    SustainableCache<String> a = generationCache(newStore(), bound);
+    CacheStore storeOfB = newStore();
+    SustainableCache<String> b = generationCache(storeOfB, bound);
+    // build() waits for the first read of the generation at most the bound (a new client may
+    // still be connecting); until it succeeds a caller's write throws and loads are not written
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      a.put("known", "a");
+      b.put("known", "b");
+    });
+    a.get("x", key -> "old");
+    assertThat(b.getIfPresent("x")).contains("old");
+    WriteFence<String> fence = b.fence("fenced");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> inFlight = b.getAsync("slow", key -> query);
+
+    a.invalidateAll();
+    long returned = System.nanoTime();
+    assertThat(a.getIfPresent("x")).as("the caller, at once").isEmpty();
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).untilAsserted(() -> {
+      long began = System.nanoTime();
+      Optional<String> seen = b.getIfPresent("x");
+      if (seen.isPresent()) {
+        assertThat(TimeUnit.NANOSECONDS.toMillis(began - returned))
+            .as("a read of the other client that served the old value began, ms after")
+            .isLessThanOrEqualTo(bound.toMillis());
+      }
+      assertThat(seen).isEmpty();
+    });
+
+    query.complete("read before invalidateAll");
+    assertThat(inFlight.get(5, TimeUnit.SECONDS)).isEqualTo("read before invalidateAll");
+    assertThat(raw(storeOfB, "slow")).as("the load in flight, not written").isEmpty();
+    assertThat(b.stats().staleSetDiscardCount()).isEqualTo(1);
+    assertThat(b.get("slow", key -> "after")).isEqualTo("after");
+    assertThat(a.getIfPresent("slow")).contains("after");
+
+    assertThat(a.get("fenced", key -> "uncommitted")).as("the fence stands").isEqualTo("uncommitted");
+    assertThat(a.getIfPresent("fenced")).as("nothing cached under it").isEmpty();
+    fence.committed("committed");
+    assertThat(a.get("fenced", key -> "other")).isEqualTo("committed");
+    assertThat(a.stats().corruptEntryCount() + b.stats().corruptEntryCount()).isZero();
   }
 
   /**

@@ -3,6 +3,7 @@ package io.sustainablecache.example;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.CacheStats;
+import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.testkit.MemcachedServer;
@@ -13,6 +14,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.UUID;
+import jakarta.persistence.EntityManagerFactory;
+import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.stat.CacheRegionStatistics;
+import org.hibernate.stat.Statistics;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -22,7 +27,8 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The example service against a real memcached (testkit's {@link MemcachedServer}): the cached
- * query, negative caching, the Actuator cache meters, and steady load with a short TTL.
+ * query, negative caching, the Actuator cache meters, steady load with a short TTL, and a JPA
+ * entity read from Hibernate's second-level cache over the starter's store.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "example.query-delay=50ms",
@@ -37,8 +43,10 @@ final class ExampleApplicationIT {
     InetSocketAddress a = MemcachedServer.shared().address();
     registry.add("sustainable-cache.addresses", () -> a.getHostString() + ":" + a.getPort());
     // every run its own keys on a shared server
-    registry.add("sustainable-cache.namespace-prefix",
-        () -> "ex" + UUID.randomUUID().toString().substring(0, 8) + ".");
+    String prefix = "ex" + UUID.randomUUID().toString().substring(0, 8) + ".";
+    registry.add("sustainable-cache.namespace-prefix", () -> prefix);
+    registry.add("spring.jpa.properties.hibernate.cache.sustainable.namespace-prefix",
+        () -> prefix);
   }
 
   @LocalServerPort
@@ -49,6 +57,9 @@ final class ExampleApplicationIT {
 
   @Autowired
   SustainableCacheManager cacheManager;
+
+  @Autowired
+  EntityManagerFactory entityManagerFactory;
 
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -112,5 +123,43 @@ final class ExampleApplicationIT {
     assertThat(during.missCount()).as("misses after warm-up").isZero();
     assertThat(queries).as("database queries over %d TTL periods", PERIODS)
         .isBetween((long) PERIODS - 1, (long) Math.ceil(PERIODS * 1.5) + 1);
+  }
+
+  @Test
+  void aCoupon_isReadFromHibernatesSecondLevelCache_overTheStartersStore() throws Exception {
+    awaitConnected();
+    SessionFactoryImplementor sessionFactory =
+        entityManagerFactory.unwrap(SessionFactoryImplementor.class);
+    Statistics statistics = sessionFactory.getStatistics();
+    assertThat(sessionFactory.getCache().getRegionFactory())
+        .isInstanceOf(SustainableCacheRegionFactory.class);
+    SustainableCacheRegionFactory provider =
+        (SustainableCacheRegionFactory) sessionFactory.getCache().getRegionFactory();
+    CacheRegionStatistics region = statistics.getDomainDataRegionStatistics(Coupon.REGION);
+
+    assertThat(get("/coupons/2").body()).contains("\"code\":\"SPRING25\"");
+    long hits = region.getHitCount();
+    long statements = statistics.getPrepareStatementCount();
+    assertThat(get("/coupons/2").body()).contains("\"percentOff\":25");
+    assertThat(region.getHitCount() - hits).as("a second-level cache hit (region: %s; library: %s)",
+        region, provider.stats(Coupon.REGION)).isEqualTo(1);
+    assertThat(statistics.getPrepareStatementCount()).as("no SQL").isEqualTo(statements);
+    CacheStats library = provider.stats(Coupon.REGION).orElseThrow();
+    assertThat(library.hitCount()).as("read from memcached").isPositive();
+    assertThat(library.storeErrorCount()).isZero();
+    HttpResponse<String> meter = get(
+        "/actuator/metrics/cache.gets?tag=cache:coupon&tag=cache.manager:hibernate&tag=result:hit");
+    assertThat(meter.statusCode()).as("the region's meters in Actuator").isEqualTo(200);
+    assertThat(meter.body()).contains("\"name\":\"cache.gets\"");
+
+    HttpResponse<String> updated = http.send(HttpRequest.newBuilder(URI.create(
+            "http://127.0.0.1:" + port + "/coupons/2?percentOff=30"))
+        .PUT(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(10)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(updated.statusCode()).isEqualTo(200);
+    statements = statistics.getPrepareStatementCount();
+    assertThat(get("/coupons/2").body()).as("the committed state, cached by the update (READ_WRITE)")
+        .contains("\"percentOff\":30");
+    assertThat(statistics.getPrepareStatementCount()).isEqualTo(statements);
   }
 }

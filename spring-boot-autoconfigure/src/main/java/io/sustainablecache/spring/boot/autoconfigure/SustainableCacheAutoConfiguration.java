@@ -3,6 +3,7 @@ package io.sustainablecache.spring.boot.autoconfigure;
 import io.micrometer.core.instrument.Tag;
 import io.sustainablecache.CacheSettings;
 import io.sustainablecache.ValueCodec;
+import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.CacheNamesValidator;
@@ -26,6 +27,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.cache.metrics.CacheMetricsRegistrar;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.hibernate.autoconfigure.HibernatePropertiesCustomizer;
 import org.springframework.cache.CacheManager;
 import org.springframework.cache.interceptor.CacheAspectSupport;
 import org.springframework.context.annotation.Bean;
@@ -58,6 +60,11 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  *       SustainableCacheMetrics} to the caches that exist at start-up, and a {@link
  *       CacheCreatedListener} that binds caches created later, with the same {@code cache} and
  *       {@code cache.manager} tags.</li>
+ *   <li>Hibernate's second-level cache ({@code sustainable-cache-hibernate} and Spring Boot's
+ *       Hibernate support on the class path): {@link HibernatePropertiesCustomizer}s that give
+ *       the store bean (and, with Micrometer, the meter registry) to the provider, so that {@code
+ *       spring.jpa.properties.hibernate.cache.region.factory_class=sustainable} is all a service
+ *       sets.</li>
  * </ul>
  */
 @AutoConfiguration(beforeName = {
@@ -95,15 +102,12 @@ public final class SustainableCacheAutoConfiguration {
       }
       CacheStoreFactory factory = CacheStoreFactory.find(properties.getClient(),
           SustainableCacheAutoConfiguration.class.getClassLoader());
-      CacheStoreFactory.Settings settings = CacheStoreFactory.Settings.builder()
+      CacheStoreFactory.Settings.Builder settings = CacheStoreFactory.Settings.builder()
           .addresses(properties.getAddresses())
-          .zooKeeper(properties.getArcus().getZookeeper())
-          .serviceCode(properties.getArcus().getServiceCode())
-          .arcusServers(properties.getArcus().getServers())
           .operationTimeout(properties.getOperationTimeout())
-          .maxKeyLength(properties.getMaxKeyLength() == null ? 0 : properties.getMaxKeyLength())
-          .build();
-      CacheStoreFactory.OpenedStore opened = factory.open(settings);
+          .maxKeyLength(properties.getMaxKeyLength() == null ? 0 : properties.getMaxKeyLength());
+      properties.getArcus().options().forEach(settings::option);
+      CacheStoreFactory.OpenedStore opened = factory.open(settings.build());
       LOG.info("sustainable-cache store: {}", opened.description());
       return opened;
     }
@@ -217,6 +221,53 @@ public final class SustainableCacheAutoConfiguration {
         return beanName.substring(0, beanName.length() - suffix.length());
       }
       return beanName;
+    }
+  }
+
+  /**
+   * Hibernate's second-level cache, when {@code sustainable-cache-hibernate} and Spring Boot's
+   * Hibernate support are on the class path: the store bean (the one this auto-configuration
+   * opened, or the user's) becomes the provider's {@value SustainableCacheRegionFactory#STORE},
+   * unless the JPA properties already set one; with Micrometer, the application's registry
+   * becomes its {@value SustainableCacheRegionFactory#METER_REGISTRY}. The provider itself is
+   * chosen by the user ({@code
+   * spring.jpa.properties.hibernate.cache.region.factory_class=sustainable}); without that
+   * setting the store is handed over and not used.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"io.sustainablecache.hibernate.SustainableCacheRegionFactory",
+      "org.hibernate.cache.spi.RegionFactory",
+      "org.springframework.boot.hibernate.autoconfigure.HibernatePropertiesCustomizer"})
+  static class HibernateConfiguration {
+
+    @Bean
+    HibernatePropertiesCustomizer sustainableCacheHibernateStore(ObjectProvider<CacheStore> store) {
+      return properties -> {
+        if (!properties.containsKey(SustainableCacheRegionFactory.STORE)) {
+          store.ifUnique(s -> properties.put(SustainableCacheRegionFactory.STORE, s));
+        }
+      };
+    }
+
+    /**
+     * Each region's meters ({@code cache.gets{cache=<region>,cache.manager=hibernate}}, ...) in
+     * the application's {@code MeterRegistry}, unless the JPA properties already name one.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"io.micrometer.core.instrument.MeterRegistry",
+        "io.sustainablecache.micrometer.SustainableCacheMetrics"})
+    static class HibernateMetricsConfiguration {
+
+      @Bean
+      HibernatePropertiesCustomizer sustainableCacheHibernateMeters(
+          ObjectProvider<io.micrometer.core.instrument.MeterRegistry> registry) {
+        return properties -> {
+          if (!properties.containsKey(SustainableCacheRegionFactory.METER_REGISTRY)) {
+            registry.ifUnique(r -> properties.put(SustainableCacheRegionFactory.METER_REGISTRY,
+                r));
+          }
+        };
+      }
     }
   }
 

@@ -327,6 +327,25 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
     public void setServiceCode(String serviceCode) {
       this.serviceCode = serviceCode;
     }
+
+    /**
+     * The settings that are set, as the ARCUS adapter's store factory options ({@code
+     * ArcusStoreFactory}: {@code arcus.zookeeper}, {@code arcus.service-code}, {@code
+     * arcus.servers}, the same names as these properties'); another adapter refuses them.
+     */
+    Map<String, String> options() {
+      Map<String, String> options = new LinkedHashMap<>();
+      if (zookeeper != null) {
+        options.put("arcus.zookeeper", zookeeper);
+      }
+      if (serviceCode != null) {
+        options.put("arcus.service-code", serviceCode);
+      }
+      if (servers != null) {
+        options.put("arcus.servers", servers.toString());
+      }
+      return options;
+    }
   }
 
   /** The settings of one cache. */

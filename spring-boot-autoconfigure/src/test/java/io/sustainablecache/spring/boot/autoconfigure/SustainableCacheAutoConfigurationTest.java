@@ -6,7 +6,6 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sustainablecache.CacheSettings;
-import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.jackson.JacksonCodec;
 import io.sustainablecache.micrometer.SustainableCacheMeters;
@@ -298,8 +297,9 @@ final class SustainableCacheAutoConfigurationTest {
               .startsWith("ValueCodec.javaSerialization(");
           assertThat(manager.specOf("titles").codec()).contains(ValueCodec.utf8());
           assertThat(manager.specOf("names").codec()).contains(ValueCodec.utf8());
-          assertThat(manager.specOf("other").settings().refreshPolicy())
-              .contains(RefreshPolicy.xfetch(2.0));
+          assertThat(manager.specOf("other").settings()).isEqualTo(CacheSettings.parse(
+              "ttl=30s, grace=5s, refresh-policy=xfetch:2, fleet-lease=false, absent-ttl=2s,"
+              + " load-timeout=3s, refresh-threads=2, refresh-queue-capacity=16"));
 
           Cache legacy = manager.getCache("legacy");
           legacy.put("k", new Book("old", 1999));
@@ -331,6 +331,7 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("fence-timeout", "45s");
     every.put("near-cache", "100:1s");
     every.put("near-cache-copy", "true");
+    every.put("invalidate-all-bound", "2s");
     return every;
   }
 
@@ -342,7 +343,8 @@ final class SustainableCacheAutoConfigurationTest {
       assertThat(context).hasNotFailed();
       SustainableCacheManager manager = context.getBean(SustainableCacheManager.class);
       assertThat(manager.specOf("any").settings()).isEqualTo(CacheSettings.from(EVERY_SETTING));
-      assertThat(manager.specOf("books").settings().nearCacheMaximumSize()).contains(200L);
+      assertThat(manager.specOf("books").settings()).isEqualTo(
+          CacheSettings.parse("near-cache=200:1s").withDefaults(CacheSettings.from(EVERY_SETTING)));
     });
   }
 

@@ -19,7 +19,6 @@ import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -57,26 +56,8 @@ final class InvalidateAllTest {
   private SustainableCacheBuilder<String> builder(CacheStore store) {
     return SustainableCache.builder(store).namespace(NS).ttl(TTL).codec(ValueCodec.utf8())
         .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
-        .random(neverEarlyRandomBases());
-  }
-
-  /**
-   * Never an early refresh, but seeded random {@code nextLong}s: a generation created again is
-   * another random value, as in production.
-   */
-  private RandomGenerator neverEarlyRandomBases() {
-    SplittableRandom bases = new SplittableRandom(seeds.incrementAndGet());
-    return new RandomGenerator() {
-      @Override
-      public long nextLong() {
-        return bases.nextLong();
-      }
-
-      @Override
-      public double nextDouble() {
-        return 0;
-      }
-    };
+        // a generation created again is another random value, as in production
+        .random(FixedRandom.neverEarly(new SplittableRandom(seeds.incrementAndGet())));
   }
 
   @AfterEach

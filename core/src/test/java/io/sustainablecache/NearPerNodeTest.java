@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,7 +31,10 @@ final class NearPerNodeTest {
   private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
   private final ManualExecutor refreshes = new ManualExecutor();
   private final ClusterStore cluster = new ClusterStore(clock, 3);
-  /** The random bases of the instances' logs ({@link #neverEarlyRandomBases}). */
+  /**
+   * The random bases of the instances' logs: a log's sequence and generation lost with a node are
+   * created again at another random base, as in production (a fixed base would make the same).
+   */
   private final SplittableRandom bases = new SplittableRandom(24);
   private final SustainableCache<String> a = cache();
   private final SustainableCache<String> b = cache();
@@ -43,27 +45,8 @@ final class NearPerNodeTest {
   private SustainableCache<String> cache() {
     return SustainableCache.builder(cluster).namespace(NS).ttl(Duration.ofMinutes(10))
         .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
-        .refreshExecutor(refreshes).random(neverEarlyRandomBases())
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly(bases))
         .nearCache(1_000, DELTA, 0).build();
-  }
-
-  /**
-   * Never an early refresh ({@code nextDouble() == 0}, as {@link FixedRandom#neverEarly()}), but
-   * seeded random {@code nextLong}s: a log's sequence and generation lost with a node are created
-   * again at another random base, as in production (a fixed base would create the same ones).
-   */
-  private RandomGenerator neverEarlyRandomBases() {
-    return new RandomGenerator() {
-      @Override
-      public long nextLong() {
-        return bases.nextLong();
-      }
-
-      @Override
-      public double nextDouble() {
-        return 0;
-      }
-    };
   }
 
   @BeforeEach

@@ -145,6 +145,11 @@ public class CacheOverheadBenchmark {
     }
 
     @Override
+    public boolean hasCounters() {
+      return true; // what invalidateAllBound asks of a store; incr itself is never called
+    }
+
+    @Override
     public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
       throw new UnsupportedOperationException("read-only"); // a store with counters, unused
     }

@@ -40,6 +40,37 @@ public final class FixedRandom implements RandomGenerator {
   }
 
   /**
+   * Never an early refresh ({@code nextDouble() == 0}, as {@link #neverEarly()}), but the {@code
+   * nextLong()}s of {@code longs}: for tests in which the cache draws random numbers of its own
+   * (the bases of a near cache's log and generation), which a fixed value would make the same
+   * every time they are created again. As thread-safe as {@code longs}.
+   *
+   * @param longs where {@code nextLong()} comes from, e.g. a seeded {@link
+   *     java.util.SplittableRandom}
+   * @return a source
+   * @throws NullPointerException if {@code longs} is {@code null}
+   */
+  public static RandomGenerator neverEarly(RandomGenerator longs) {
+    java.util.Objects.requireNonNull(longs, "longs");
+    return new RandomGenerator() {
+      @Override
+      public long nextLong() {
+        return longs.nextLong();
+      }
+
+      @Override
+      public double nextDouble() {
+        return 0;
+      }
+
+      @Override
+      public String toString() {
+        return "FixedRandom.neverEarly[" + longs + "]";
+      }
+    };
+  }
+
+  /**
    * {@code nextDouble()} just below 1: {@code -ln U} is huge, so every draw inside the policy's
    * window refreshes.
    *

@@ -6,9 +6,12 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.ClusterContract;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
+import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.NodeLocator;
 
 /**
  * The cluster contract over {@link SpymemcachedStore} and a {@link MemcachedClient} of three
@@ -61,6 +64,30 @@ class SpymemcachedClusterIT extends ClusterContract {
       public InetSocketAddress nodeOf(String storeKey) {
         return (InetSocketAddress) client.getNodeLocator().getPrimary(storeKey)
             .getSocketAddress();
+      }
+
+      /**
+       * Where spymemcached's connection puts an operation on the key now
+       * ({@code MemcachedConnection.addOperation}): the primary if it is connected or the mode
+       * is not {@code Redistribute}; else the first connected node of the key's ketama sequence,
+       * which tries a bounded number of points: if none of them is on a connected node, the
+       * client warns "Could not redistribute to another node, retrying primary node" and the
+       * operation goes to the dead primary after all.
+       */
+      @Override
+      public InetSocketAddress placeOf(String storeKey) {
+        NodeLocator locator = client.getNodeLocator();
+        MemcachedNode primary = locator.getPrimary(storeKey);
+        if (!primary.isActive() && failureMode() == FailureMode.Redistribute) {
+          Iterator<MemcachedNode> sequence = locator.getSequence(storeKey);
+          while (sequence.hasNext()) {
+            MemcachedNode next = sequence.next();
+            if (next.isActive()) {
+              return (InetSocketAddress) next.getSocketAddress();
+            }
+          }
+        }
+        return (InetSocketAddress) primary.getSocketAddress();
       }
 
       @Override

@@ -108,6 +108,15 @@ public abstract class ClusterContract {
     /** The node the client's locator maps a store key to now (its primary). */
     InetSocketAddress nodeOf(String storeKey);
 
+    /**
+     * The node the client sends an operation on a store key to now: its primary ({@link #nodeOf}),
+     * unless the client sends a disconnected primary's keys elsewhere. The default is {@link
+     * #nodeOf}.
+     */
+    default InetSocketAddress placeOf(String storeKey) {
+      return nodeOf(storeKey);
+    }
+
     /** Whether the client has a working connection to the node now. */
     boolean connectedTo(InetSocketAddress node);
 
@@ -197,10 +206,17 @@ public abstract class ClusterContract {
               .as("the node of %s, a surviving node's key", key).isEqualTo(home.get(key));
         }
       }
-      int deadNodeLoads = deadNodeKeys() == DeadNodeKeys.STAY_ON_THE_DEAD_NODE ? 2 : 1;
+      // A dead node's key the client still sends to it (every key with Cancel; with Redistribute
+      // one whose hash sequence finds no live node within its tries) loads at each read.
+      Set<String> stranded = deadKeys.stream()
+          .filter(key -> client.placeOf(namespace + ":" + key).equals(victim))
+          .collect(Collectors.toUnmodifiableSet());
+      if (deadNodeKeys() == DeadNodeKeys.STAY_ON_THE_DEAD_NODE) {
+        assertThat(stranded).as("the dead node's keys, all sent to it").isEqualTo(deadKeys);
+      }
       assertThat(readEachTwice(cache, keys, loads)).as("loads of two reads with the node dead")
           .allSatisfy((key, n) -> assertThat(n).as(key)
-              .isEqualTo(deadKeys.contains(key) ? deadNodeLoads : 0));
+              .isEqualTo(stranded.contains(key) ? 2 : deadKeys.contains(key) ? 1 : 0));
       AtomicInteger bulkLoads = new AtomicInteger();
       Map<String, String> all = cache.getAll(keys, missing -> {
         bulkLoads.addAndGet(missing.size());
@@ -212,7 +228,7 @@ public abstract class ClusterContract {
           .allSatisfy((key, value) -> assertThat(value).isEqualTo(CountingLoader.valueOf(key)));
       if (deadNodeKeys() != DeadNodeKeys.STAY_ON_THE_DEAD_NODE) {
         assertThat(bulkLoads).as("keys getAll loaded once the dead node's keys were moved")
-            .hasValue(0);
+            .hasValue(stranded.size());
       }
 
       cluster.restart(victimIndex);

@@ -57,7 +57,7 @@ public final class PerKeyStateModelCheckingTest {
    * milliseconds); see {@link LincheckScenarios#SCALE} to explore more.
    */
   private static final int RANDOM_SCENARIOS = 3 * LincheckScenarios.SCALE;
-  private static final int INTERLEAVINGS_PER_SCENARIO = 40 * LincheckScenarios.SCALE;
+  private static final int INTERLEAVINGS_PER_SCENARIO = 28 * LincheckScenarios.SCALE;
 
   @Test
   void syncGetAndFind_racingInvalidateAndPut_keepEveryPerKeyInvariant() {

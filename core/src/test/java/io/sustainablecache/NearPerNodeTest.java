@@ -77,10 +77,7 @@ final class NearPerNodeTest {
 
   /** Lets virtual time pass in steps of 100 ms, running the polls that fall due. */
   private void pass(long millis) {
-    for (long t = 0; t < millis; t += 100) {
-      clock.advanceMillis(Math.min(100, millis - t));
-      scheduler.runDue();
-    }
+    scheduler.pass(clock, millis, 100);
   }
 
   /** Whether a read of the key on B is a near hit. */

@@ -51,6 +51,29 @@ public final class ManualScheduler implements Scheduler {
   }
 
   /**
+   * Lets {@code millis} of virtual time pass on {@code clock} in steps of at most {@code
+   * stepMillis}, running the tasks that fall due after each step (as a background schedule would
+   * run them: periodic polls at their times, not once at the end). The clock should be the one
+   * whose {@link FakeClock#ticker()} this scheduler is {@linkplain #on on}.
+   *
+   * @param clock the clock to move; never {@code null}
+   * @param millis how long, at least 0
+   * @param stepMillis the longest step, at least 1
+   * @throws IllegalArgumentException if {@code millis} is negative or {@code stepMillis} below 1
+   */
+  public void pass(FakeClock clock, long millis, long stepMillis) {
+    requireNonNull(clock, "clock");
+    if (millis < 0 || stepMillis < 1) {
+      throw new IllegalArgumentException("millis must be >= 0 and stepMillis >= 1: " + millis
+          + ", " + stepMillis);
+    }
+    for (long t = 0; t < millis; t += stepMillis) {
+      clock.advanceMillis(Math.min(stepMillis, millis - t));
+      runDue();
+    }
+  }
+
+  /**
    * Runs every task due by the ticker's current time, including tasks they schedule that are due
    * too.
    *

@@ -87,6 +87,15 @@ public record CacheConfig<V>(
     return nearStaleness != null ? nearStaleness : invalidateAllBound;
   }
 
+  /**
+   * How long the synchronous API waits for a load: its timeout plus a second's margin for the
+   * timer. The near cache refuses a read or load that began longer ago than this (its fence
+   * window) and the registry remembers a finished load for as long, so it is one rule.
+   */
+  Duration syncWait() {
+    return loadTimeout.plusSeconds(1);
+  }
+
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */
   long lifetimeMillis() {
     return ttl.toMillis() + grace.toMillis();

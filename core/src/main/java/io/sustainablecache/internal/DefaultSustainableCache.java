@@ -17,7 +17,6 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The {@link SustainableCache} implementation: a facade. Reads go through the {@link ReadPath}
@@ -63,8 +62,7 @@ public final class DefaultSustainableCache<V> implements SustainableCache<V> {
   public DefaultSustainableCache(CacheConfig<V> config) {
     this.config = config;
     Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
-    // The synchronous API waits for a load at most its timeout (plus a margin for the timer).
-    long waitNanos = TimeUnit.MILLISECONDS.toNanos(config.loadTimeout().toMillis() + 1_000);
+    long waitNanos = config.syncWait().toNanos();
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
     Generation generation = config.generationBound() == null ? null : new Generation();
     EntryReader<V> reader = new EntryReader<>(config, stats, generation);

@@ -261,7 +261,7 @@ final class KeyRegistry {
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.backoff = new Backoff(config);
     this.maxSkewMillis = config.maxClockSkew().toMillis();
-    this.rememberMillis = loadTimeoutMillis + 1_000;
+    this.rememberMillis = config.syncWait().toMillis();
     this.nearBoundMillis = config.nearStaleness() == null ? 0 : config.nearStaleness().toMillis();
   }
 

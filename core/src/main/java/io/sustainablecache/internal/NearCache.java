@@ -125,7 +125,7 @@ final class NearCache<V> {
         + " the same store settings (FailureMode.Cancel or not; one server or several), or"
         + " upgrade them all at once"));
     // A read or load that began longer ago than the synchronous API waits for one is refused.
-    Duration fenceWindow = config.loadTimeout().plusSeconds(1);
+    Duration fenceWindow = config.syncWait();
     AtomicReference<NearCache<V>> near = new AtomicReference<>();
     NearTier.Events events = new NearTier.Events() {
       @Override

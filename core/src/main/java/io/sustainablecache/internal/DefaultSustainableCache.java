@@ -75,7 +75,7 @@ public final class DefaultSustainableCache<V> implements SustainableCache<V> {
     EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
-    FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
+    FleetLease<V> lease = new FleetLease<>(config, keys, reader, stats, loadTimes,
         storeErrorLog);
     LoadPipeline<V> loads = new LoadPipeline<>(registry, writer, refresher, lease,
         config.clock(), config.ticker(), stats, loadTimes, waitNanos);

@@ -74,7 +74,8 @@ public final class NearFenceModelCheckingTest {
         .actorsPerThread(2)
         .actorsBefore(0)
         .actorsAfter(0)
-        .iterations(10 * LincheckScenarios.SCALE)
+        // three random scenarios besides the hand-written race; scale 3 explores nine, deeper
+        .iterations(3 * LincheckScenarios.SCALE)
         .invocationsPerIteration(200 * LincheckScenarios.SCALE)
         // the race: a drop that took the lower version records it after one that took a higher
         .addCustomScenario(scenario(NearFenceModelCheckingTest.class, List.of(), List.of(
@@ -89,7 +90,9 @@ public final class NearFenceModelCheckingTest {
         .actorsPerThread(1)
         .actorsBefore(0)
         .actorsAfter(0)
-        .iterations(5 * LincheckScenarios.SCALE)
+        // one random pair besides the hand-written one (two threads of one operation each);
+        // scale 3 explores three, deeper
+        .iterations(1 * LincheckScenarios.SCALE)
         .invocationsPerIteration(200 * LincheckScenarios.SCALE)
         // the race: the dropAll that took the lower version records it after the other
         .addCustomScenario(scenario(NearFenceModelCheckingTest.class, List.of(), List.of(

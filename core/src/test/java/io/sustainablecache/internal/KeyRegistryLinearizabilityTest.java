@@ -168,7 +168,7 @@ public final class KeyRegistryLinearizabilityTest {
   @Test
   void everyInterleavingOfBeginFinishAbandonAndDetach_isLinearizableToTheStateMachine() {
     int scale = LincheckScenarios.SCALE;
-    new ModelCheckingOptions()
+    LincheckScenarios.modelChecking()
         .threads(3)
         .actorsPerThread(3)
         .actorsBefore(2)

@@ -69,7 +69,7 @@ public final class NearFenceModelCheckingTest {
 
   @Test
   void dropsOfKeysSharingAStripe_neverLowerItsVersion() {
-    new ModelCheckingOptions()
+    LincheckScenarios.modelChecking()
         .threads(3)
         .actorsPerThread(2)
         .actorsBefore(0)
@@ -85,7 +85,7 @@ public final class NearFenceModelCheckingTest {
 
   @Test
   void dropAllsRacingEachOther_neverLowerTheFence() {
-    new ModelCheckingOptions()
+    LincheckScenarios.modelChecking()
         .threads(2)
         .actorsPerThread(1)
         .actorsBefore(0)

@@ -106,7 +106,7 @@ public final class PerKeyStateModelCheckingTest {
   }
 
   private static ModelCheckingOptions options(int actorsPerThread) {
-    return new ModelCheckingOptions()
+    return LincheckScenarios.modelChecking()
         .threads(3)
         .actorsPerThread(actorsPerThread)
         .actorsBefore(1)

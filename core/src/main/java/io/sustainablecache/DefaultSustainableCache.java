@@ -109,6 +109,16 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
+  public Map<String, V> getAllIfPresent(Collection<String> keys) {
+    return peekAll(keys).values();
+  }
+
+  @Override
+  public BulkPeek<V> peekAll(Collection<String> keys) {
+    return bulk.peekAll(requireNonNull(keys, "keys"), writes);
+  }
+
+  @Override
   public Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
     requireNonNull(keys, "keys");
     requireNonNull(loader, "loader");

@@ -5,6 +5,7 @@ import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -323,10 +324,7 @@ final class ReadPath<V> {
       Entry<V> entry, long failedReadMark, AsyncLoader<? extends V> loader, Executor on,
       boolean mayRetry) {
     if (loader == null) { // a peek
-      if (action == Decision.Action.REFRESH_INLINE) {
-        hit(Counter.HIT, action, entry);
-      }
-      return action == Decision.Action.MISS ? NOTHING : null;
+      return peek(action, entry) == NOT_CACHED ? NOTHING : null;
     }
     switch (action) {
       case FRESH:
@@ -375,6 +373,21 @@ final class ReadPath<V> {
         return answer;
       }
     }
+  }
+
+  /**
+   * A peek's answer after the read step: {@link #NOT_CACHED} for a miss, otherwise the entry's
+   * answer, an entry due for an inline refresh counted as the hit it is for a peek (which never
+   * refreshes). For {@code getIfPresent} and {@code getAllIfPresent} alike.
+   */
+  Object peek(Decision.Action action, Entry<V> entry) {
+    if (action == Decision.Action.MISS) {
+      return NOT_CACHED;
+    }
+    if (action == Decision.Action.REFRESH_INLINE) {
+      hit(Counter.HIT, action, entry);
+    }
+    return answer(entry);
   }
 
   private static boolean waits(Decision.Action action) {
@@ -449,9 +462,12 @@ final class ReadPath<V> {
 
   /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */
   StoreItem readNow(String storeKey) {
-    CompletableFuture<Optional<StoreItem>> read = store.gets(storeKey);
+    return awaitRead(store.gets(storeKey)).orElse(null);
+  }
+
+  private <T> T awaitRead(CompletableFuture<T> read) {
     try {
-      return read.get(waitNanos, TimeUnit.NANOSECONDS).orElse(null);
+      return read.get(waitNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       throw cause instanceof StoreException failure ? failure
@@ -464,6 +480,15 @@ final class ReadPath<V> {
       read.cancel(false);
       throw new CacheLoadException("interrupted while reading the store", e);
     }
+  }
+
+  /**
+   * Reads several items with one bulk read, waiting as {@link #readNow} does.
+   *
+   * @return the items found, by store key
+   */
+  Map<String, StoreItem> readAllNow(List<String> storeKeys) {
+    return awaitRead(store.getsAll(storeKeys));
   }
 
   void storeError(String message, Throwable e) {

@@ -251,6 +251,31 @@ public interface SustainableCache<V> extends AutoCloseable {
   CompletableFuture<Lookup<V>> findIfPresentAsync(String key);
 
   /**
+   * {@link #getIfPresent} for several keys, with one bulk read: the near cache answers what it
+   * may, and one {@code getsAll} reads the rest. Each key's answer, and how it is counted (a hit,
+   * a miss, a near hit), is {@code getIfPresent}'s; never loads, refreshes or waits for a load. A
+   * store failure is counted and reads as nothing for the keys the near cache did not answer.
+   *
+   * @param keys the caller's keys, as for {@link #get}; duplicates are read once
+   * @return the keys that hold a value, with their values, in the iteration order of {@code
+   *     keys}; keys without one (or cached as having none) are left out; never {@code null}
+   * @throws IllegalArgumentException if a key is invalid
+   * @throws NullPointerException if {@code keys} or a key is {@code null}
+   */
+  Map<String, V> getAllIfPresent(Collection<String> keys);
+
+  /**
+   * {@link #getAllIfPresent}, keeping what the read found so that values the caller then loads
+   * for the keys that missed are cached without reading them again ({@link BulkPeek#putLoaded}).
+   *
+   * @param keys the caller's keys, as for {@link #get}; duplicates are read once
+   * @return the values found and what was read; never {@code null}
+   * @throws IllegalArgumentException if a key is invalid
+   * @throws NullPointerException if {@code keys} or a key is {@code null}
+   */
+  BulkPeek<V> peekAll(Collection<String> keys);
+
+  /**
    * Stores a value unconditionally, as if it had just been loaded (its load time is recorded as
    * zero). A load of the key in flight in this JVM will not overwrite it, and loads on other hosts
    * that read the item before this write cannot either.

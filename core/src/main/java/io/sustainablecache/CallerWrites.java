@@ -162,7 +162,7 @@ final class CallerWrites<V> {
 
   private CompletableFuture<Boolean> putLoaded(String storeKey, V value, long readStart,
       Optional<StoreItem> seen) {
-    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // a value too large fails here
+    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
     long changedSince = readStart - maxClockSkewMillis;
     CompletableFuture<Optional<StoreItem>> read = seen == null
         ? read(storeKey, "putLoaded") : CompletableFuture.completedFuture(seen);

@@ -1,9 +1,8 @@
-package io.sustainablecache.hibernate;
+package io.sustainablecache.testing;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
-import io.sustainablecache.testing.ForwardingStore;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -17,37 +16,68 @@ import java.util.function.Supplier;
 /**
  * Counts the store round trips a caller waits for, over a real store. While {@link #measure}
  * runs, every operation is sent to the store at once, but its answer is held until the measured
- * thread has been blocked for a while (it waits for an answer): then every operation sent so far
- * is answered together, once the store has answered them all, and that is one round trip.
- * Operations sent without waiting for each other (pipelined) are one round trip; an operation sent
- * after another's answer (a read, then a write) is the next. Also counts operations, single-key
- * reads and bulk reads. While measuring, the call's operations are those the measured thread
- * sends and those that the answers it is given send; others (the caches' background polls of
- * their logs) pass through, neither counted nor held. Outside {@link #measure}, operations pass
- * through, counted, except those of the caches' scheduler thread (their polls).
+ * thread has been blocked for 1 ms (it waits for an answer): then every operation sent so far is
+ * answered together, once the store has answered them all, and that is one round trip. Operations
+ * sent without waiting for each other (pipelined) are one round trip; an operation sent after
+ * another's answer (a read, then a write) is the next, however fast the store. So the count does
+ * not depend on the network's latency or the machine's load (a thread blocked briefly for another
+ * reason, a lock, is not taken for a wait), and each measured round trip costs at least 1 ms.
+ * Also counts operations, single-key reads and bulk reads.
+ *
+ * <p>While measuring, the call's operations are those the measured thread sends and those that
+ * the answers it is given send; others (the caches' background polls of their logs) pass through,
+ * neither counted nor held. Outside {@link #measure}, operations pass through, counted, except
+ * those of the caches' scheduler thread (their polls).
+ *
+ * <p>Thread-safe; one {@link #measure} at a time.
  */
-final class RoundTripStore extends ForwardingStore {
+public final class RoundTripStore extends ForwardingStore {
 
   /** The thread of the caches' timers, whose polls are not counted or held. */
   private static final String SCHEDULER = "sustainable-cache-scheduler";
   /** How long the measured thread must have been blocked before held answers are given. */
-  private static final long BLOCKED_NANOS = 5_000_000;
+  private static final long BLOCKED_NANOS = 1_000_000;
 
-  final AtomicInteger operations = new AtomicInteger();
-  final AtomicInteger singleReads = new AtomicInteger();
-  final AtomicInteger bulkReads = new AtomicInteger();
-  final AtomicInteger roundTrips = new AtomicInteger();
+  private final AtomicInteger operations = new AtomicInteger();
+  private final AtomicInteger singleReads = new AtomicInteger();
+  private final AtomicInteger bulkReads = new AtomicInteger();
+  private final AtomicInteger roundTrips = new AtomicInteger();
   private final List<Held<?>> held = new ArrayList<>();
   private volatile Thread measured;
   /** The thread that gives held answers (and runs what they complete), while measuring. */
   private volatile Thread answering;
 
-  RoundTripStore(CacheStore store) {
+  /**
+   * Counts the round trips to {@code store}.
+   *
+   * @param store the store operations reach; never {@code null}
+   */
+  public RoundTripStore(CacheStore store) {
     super(store);
   }
 
+  /** The round trips the last {@link #measure}s waited for, since {@link #reset}. */
+  public int roundTrips() {
+    return roundTrips.get();
+  }
+
+  /** The operations counted since {@link #reset}. */
+  public int operations() {
+    return operations.get();
+  }
+
+  /** The single-key reads ({@code gets}) counted since {@link #reset}. */
+  public int singleReads() {
+    return singleReads.get();
+  }
+
+  /** The bulk reads ({@code getsAll}) counted since {@link #reset}. */
+  public int bulkReads() {
+    return bulkReads.get();
+  }
+
   /** Zeroes the counts. */
-  void reset() {
+  public void reset() {
     operations.set(0);
     singleReads.set(0);
     bulkReads.set(0);
@@ -57,8 +87,12 @@ final class RoundTripStore extends ForwardingStore {
   /**
    * Runs {@code work} on this thread with the answers held as the class describes, and returns
    * what it returns; answers everything held when it ends.
+   *
+   * @param work the call to measure; never {@code null}
+   * @param <T> its result type
+   * @return what {@code work} returns
    */
-  <T> T measure(Supplier<T> work) {
+  public <T> T measure(Supplier<T> work) {
     answering = new Thread(this::answer, "round-trips");
     measured = Thread.currentThread();
     answering.setDaemon(true);

@@ -60,7 +60,8 @@ import java.util.concurrent.CompletableFuture;
  * answer it would wait for can only come from that thread once it has returned:
  * <ul>
  *   <li><b>Reads</b> ({@link #get}, {@link #find}, {@link #getAll}, {@link #getIfPresent},
- *       {@link #findIfPresent}) answer from the near cache, and otherwise do not read the store:
+ *       {@link #findIfPresent}, {@link #getAllIfPresent}, {@link #peekAll}) answer from the near
+ *       cache, and otherwise do not read the store:
  *       as after a failed read (a store error, counted and logged), a peek answers nothing and a
  *       loader runs on this thread, its value returned and not written. A key whose load another
  *       thread is running fails with {@link CacheLoadException} rather than wait for it.</li>

@@ -170,6 +170,23 @@ final class BulkPeekTest {
   }
 
   @Test
+  void onAThreadThatMayNotWait_thePeekDoesNotReadTheStore_andItsKeysAreReadBeforeTheirWrites()
+      throws Exception {
+    other.put("a", "1");
+    CompletableFuture<BulkPeek<String>> onScheduler = new CompletableFuture<>();
+    Scheduler.systemScheduler().schedule(() -> onScheduler.complete(
+        cache.peekAll(List.of("a", "b"))), 0, java.util.concurrent.TimeUnit.MILLISECONDS);
+    BulkPeek<String> peek = onScheduler.get(5, java.util.concurrent.TimeUnit.SECONDS);
+
+    assertThat(peek.values()).as("as a failed read: nothing").isEmpty();
+    assertThat(store.bulkReads).as("not read").hasValue(0);
+    assertThat(cache.stats().storeErrorCount()).isEqualTo(1);
+    assertThat(peek.putLoaded("b", "v", clock.instant()).join()).isTrue();
+    assertThat(store.singleReads).as("b read before its write: the peek read nothing")
+        .hasValue(1);
+  }
+
+  @Test
   void invalidArguments_failAtOnce() {
     assertThatThrownBy(() -> cache.getAllIfPresent(null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> cache.getAllIfPresent(Arrays.asList("a", null)))

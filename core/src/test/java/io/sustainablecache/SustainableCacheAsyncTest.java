@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -126,7 +128,7 @@ final class SustainableCacheAsyncTest {
     assertThat(executor.queued()).isEqualTo(1);
     // another instance holds the key's lease; the item leaves the server
     store.set("a:k\u007Flease", ("L:" + (clock.millis() + 5_000) + ":someone-else")
-        .getBytes(java.nio.charset.StandardCharsets.US_ASCII), 0).join();
+        .getBytes(StandardCharsets.US_ASCII), 0).join();
     store.delete("a:k").join();
 
     CompletableFuture<String> miss = cache.getAsync("k", db); // joins the refresh
@@ -138,7 +140,7 @@ final class SustainableCacheAsyncTest {
     }
     executor.runAll(); // the refresh loses the lease: it ends without loading
 
-    assertThat(miss.get(5, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("theirs");
+    assertThat(miss.get(5, TimeUnit.SECONDS)).isEqualTo("theirs");
     assertThat(pending).as("nothing loaded here").isEmpty();
   }
 }

@@ -2,6 +2,7 @@ package io.sustainablecache.internal;
 
 import io.sustainablecache.CacheLoadException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -53,46 +54,66 @@ final class AfterRead<V> {
    */
   List<CompletableFuture<Answer<V>>> consume(List<Step<V>> steps, LoadPipeline.Batch<V> loader,
       Object loaderIdentity, Executor on) {
-    List<CompletableFuture<Answer<V>>> answers = new ArrayList<>(steps.size());
-    List<LoadRequest<V>> toRefresh = new ArrayList<>(0);
-    List<LoadRequest<V>> toLoad = new ArrayList<>(0);
-    for (Step<V> step : steps) {
-      LoadRequest<V> request = step.request();
-      CompletableFuture<Answer<V>> answer = null; // the entry answers, or a load (below)
-      switch (step.action()) {
+    // Made when first needed: a read whose key refreshes in the background (a single key's
+    // loader refreshes it at once) allocates none of them.
+    List<CompletableFuture<Answer<V>>> answers = null; // null: every key's entry answers
+    List<LoadRequest<V>> toRefresh = null; // a bulk loader's, batched below
+    List<LoadRequest<V>> toLoad = null;
+    for (int i = 0; i < steps.size(); i++) {
+      LoadRequest<V> request = steps.get(i).request();
+      switch (steps.get(i).action()) {
         case FRESH -> { }
-        case REFRESH_BACKGROUND, STALE -> toRefresh.add(request);
+        case REFRESH_BACKGROUND, STALE -> {
+          if (loader.bulk()) {
+            toRefresh = added(toRefresh, request);
+          } else {
+            loads.refreshInBackground(request, loader);
+          }
+        }
         case REFRESH_INLINE -> {
           if (loader.bulk()) { // loaded with the read's misses; the caller waits for it
             stats.increment(Counter.MISS);
-            toLoad.add(request);
+            toLoad = added(toLoad, request);
           } else {
-            answer = refreshInline(request, loader, on);
+            CompletableFuture<Answer<V>> answer = refreshInline(request, loader, on);
+            if (answer != null) {
+              answers = answered(answers, steps.size(), i, answer);
+            }
           }
         }
-        default -> toLoad.add(request);
+        default -> toLoad = added(toLoad, request);
       }
-      answers.add(answer);
     }
-    if (loader.bulk()) {
+    if (toRefresh != null) {
       refreshes.refresh(toRefresh, loader, loaderIdentity);
-    } else {
-      toRefresh.forEach(request -> loads.refreshInBackground(request, loader));
     }
-    if (toLoad.isEmpty()) {
-      return answers;
+    if (toLoad == null) {
+      return answers == null ? Collections.nCopies(steps.size(), null) : answers;
     }
     List<CompletableFuture<Loaded<V>>> loaded = loads.misses(toLoad, loader, on);
     int next = 0; // the steps that load, in order, are toLoad's
     for (int i = 0; i < steps.size() && next < toLoad.size(); i++) {
       LoadRequest<V> request = steps.get(i).request();
       if (request == toLoad.get(next)) {
-        answers.set(i, loaded.get(next++).handle((value, error) -> error != null
-            ? staleOr(EntryWriter.unwrap(error), request.stale())
-            : value.wasLoaded() ? Answer.of(value) : Answer.notLoaded()));
+        answers = answered(answers, steps.size(), i, loaded.get(next++).handle((value, error) ->
+            error != null ? staleOr(EntryWriter.unwrap(error), request.stale())
+                : value.wasLoaded() ? Answer.of(value) : Answer.notLoaded()));
       }
     }
     return answers;
+  }
+
+  private static <T> List<T> added(List<T> list, T element) {
+    List<T> to = list == null ? new ArrayList<>() : list;
+    to.add(element);
+    return to;
+  }
+
+  /** {@code answers} (made with {@code size} nulls if {@code null}) with {@code answer} at {@code i}. */
+  private static <T> List<T> answered(List<T> answers, int size, int i, T answer) {
+    List<T> to = answers == null ? new ArrayList<>(Collections.nCopies(size, null)) : answers;
+    to.set(i, answer);
+    return to;
   }
 
   /**

@@ -48,6 +48,8 @@ record CacheConfig<V>(
     boolean fleetLease,
     int refreshBatchSize,
     Duration refreshBatchDelay,
+    int coalesceMaxBatchSize,
+    Duration coalesceMaxWait,
     Duration closeTimeout,
     Duration fenceTimeout,
     Scheduler scheduler,
@@ -69,6 +71,7 @@ record CacheConfig<V>(
       RandomGenerator random, KeyPolicy keyPolicy, Scheduler scheduler) {
     SettingText.FailureBackoff backoff = settings.resolved(CacheSettings.FAILURE_BACKOFF);
     SettingText.RefreshBatch batch = settings.resolved(CacheSettings.REFRESH_BATCH);
+    SettingText.Coalesce coalesce = settings.resolved(CacheSettings.COALESCE);
     SettingText.NearCache near = settings.resolved(CacheSettings.NEAR_CACHE);
     return new CacheConfig<>(
         store,
@@ -94,6 +97,8 @@ record CacheConfig<V>(
         settings.resolved(CacheSettings.FLEET_LEASE),
         batch.maxKeys(),
         batch.maxDelay(),
+        coalesce.maxBatchSize(),
+        coalesce.maxWait(),
         settings.resolved(CacheSettings.CLOSE_TIMEOUT),
         settings.resolved(CacheSettings.FENCE_TIMEOUT),
         scheduler == null ? Scheduler.systemScheduler() : scheduler,

@@ -14,9 +14,10 @@ import java.util.concurrent.TimeUnit;
  * (single keys) and {@link BulkLoads} ({@code getAll}), which share one read step; loads, single
  * and bulk, through the one {@link LoadPipeline}; per-key state lives in the {@link KeyRegistry}; decoding in the
  * {@link EntryReader}; writing in the {@link EntryWriter}; the caller's own writes ({@code put},
- * {@code invalidate}) in {@link CallerWrites}.
+ * {@code invalidate}) in {@link CallerWrites}. Extended only by {@link
+ * DefaultLoadingSustainableCache}.
  */
-final class DefaultSustainableCache<V> implements SustainableCache<V> {
+class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   private final CacheConfig<V> config;
   private final StatsCounter stats = new StatsCounter();
@@ -24,6 +25,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final Refresher refresher;
   private final ReadPath<V> reads;
   private final BulkLoads<V> bulk;
+  private final LoadPipeline<V> loads;
   private final CallerWrites<V> writes;
   private final WriteFences<V> fences;
   /** The near cache; {@code null} without one. */
@@ -53,7 +55,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     LoadTimes loadTimes = new LoadTimes();
     FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
         storeErrorLog);
-    LoadPipeline<V> loads = new LoadPipeline<>(registry, writer, refresher, lease,
+    this.loads = new LoadPipeline<>(registry, writer, refresher, lease,
         config.clock(), config.ticker(), stats, loadTimes, waitNanos);
     this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
         waitNanos, near);
@@ -192,8 +194,20 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
     return registry;
   }
 
+  final ReadPath<V> reads() {
+    return reads;
+  }
+
+  final BulkLoads<V> bulk() {
+    return bulk;
+  }
+
+  final LoadPipeline<V> pipeline() {
+    return loads;
+  }
+
   @SuppressWarnings("unchecked")
-  private V valueOrThrow(Object answer) {
+  final V valueOrThrow(Object answer) {
     if (answer == ReadPath.ABSENT) {
       throw new CacheLoadException("the key has no value: its loader found none (cached as"
           + " absent for absentTtl); use find() for keys that may not exist", null);
@@ -202,7 +216,7 @@ final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @SuppressWarnings("unchecked")
-  private Optional<V> optional(Object answer) {
+  final Optional<V> optional(Object answer) {
     return answer == ReadPath.ABSENT || answer == ReadPath.NOT_CACHED ? Optional.empty()
         : Optional.of((V) answer);
   }

@@ -2,6 +2,7 @@ package io.sustainablecache;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.internal.Counter;
 import java.util.Arrays;
 
 /**
@@ -13,7 +14,9 @@ import java.util.Arrays;
  */
 public final class CacheStats {
 
-  private static final CacheStats EMPTY = new CacheStats(new long[Counter.ALL.length]);
+  private static final int COUNTERS = Counter.values().length;
+
+  private static final CacheStats EMPTY = new CacheStats(new long[COUNTERS]);
 
   private final long[] values;
 
@@ -21,10 +24,18 @@ public final class CacheStats {
     this.values = values;
   }
 
-  /** Wraps counter values indexed by {@link Counter#ordinal()}; the array is not copied. */
-  static CacheStats of(long[] values) {
-    if (values.length != Counter.ALL.length) {
-      throw new IllegalArgumentException("expected " + Counter.ALL.length + " counters");
+  /**
+   * Wraps counter values indexed by {@link Counter#ordinal()}: how the engine makes a snapshot.
+   * Not part of the supported API (its argument's layout may change in any release); use {@link
+   * #empty()} and a cache's {@link SustainableCache#stats()}.
+   *
+   * @param values one value per counter; not copied, so not changed afterwards
+   * @return the snapshot
+   * @throws IllegalArgumentException if {@code values} does not hold one value per counter
+   */
+  public static CacheStats of(long[] values) {
+    if (values.length != COUNTERS) {
+      throw new IllegalArgumentException("expected " + COUNTERS + " counters");
     }
     return new CacheStats(values);
   }
@@ -519,7 +530,7 @@ public final class CacheStats {
   @Override
   public String toString() {
     StringBuilder b = new StringBuilder("CacheStats{");
-    for (Counter counter : Counter.ALL) {
+    for (Counter counter : Counter.values()) {
       long value = values[counter.ordinal()];
       if (value != 0) {
         if (b.length() > "CacheStats{".length()) {

@@ -1,5 +1,7 @@
 package io.sustainablecache;
 
+import io.sustainablecache.internal.RefreshMode;
+import io.sustainablecache.internal.RefreshWindow;
 import java.util.random.RandomGenerator;
 
 /** The built-in {@link RefreshPolicy} implementations, reached through its factories. */
@@ -7,28 +9,14 @@ final class Policies {
 
   private Policies() {}
 
-  /** Where a refresh decided by {@link RefreshPolicy#shouldRefresh} runs. */
-  enum Mode {
-    /** The policy never refreshes early; expired entries are reloaded by the reader. */
-    NONE,
-    /** The reading thread recomputes, writes and returns the new value (the paper's PER). */
-    INLINE,
-    /**
-     * The reader returns the cached value at once and a background executor recomputes it, at
-     * most once per key at a time; past the logical expiry the stale value is served while the
-     * refresh runs.
-     */
-    BACKGROUND
-  }
-
-  static Mode modeOf(RefreshPolicy policy) {
+  static RefreshMode modeOf(RefreshPolicy policy) {
     if (policy instanceof NoRefresh) {
-      return Mode.NONE;
+      return RefreshMode.NONE;
     }
     if (policy instanceof XFetch) {
-      return Mode.INLINE;
+      return RefreshMode.INLINE;
     }
-    return Mode.BACKGROUND;
+    return RefreshMode.BACKGROUND;
   }
 
   /**
@@ -98,7 +86,7 @@ final class Policies {
     }
   }
 
-  record Sustainable(double beta, double ttlFraction) implements RefreshPolicy {
+  record Sustainable(double beta, double ttlFraction) implements RefreshPolicy, RefreshWindow {
 
     static final Sustainable DEFAULT = new Sustainable(1.0, 0.1);
 
@@ -115,7 +103,8 @@ final class Policies {
     }
 
     /** The last part of an entry's life in which a read may refresh it, milliseconds. */
-    double window(long fetchedAtMillis, long expiresAtMillis, long loadMillis) {
+    @Override
+    public double window(long fetchedAtMillis, long expiresAtMillis, long loadMillis) {
       return beta * Math.max(loadMillis, (expiresAtMillis - fetchedAtMillis) * ttlFraction);
     }
 

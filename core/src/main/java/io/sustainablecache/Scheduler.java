@@ -1,5 +1,6 @@
 package io.sustainablecache;
 
+import io.sustainablecache.internal.SystemScheduler;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 

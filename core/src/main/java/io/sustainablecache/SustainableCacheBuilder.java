@@ -2,6 +2,10 @@ package io.sustainablecache;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.internal.CacheConfig;
+import io.sustainablecache.internal.DefaultLoadingSustainableCache;
+import io.sustainablecache.internal.DefaultSustainableCache;
+import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -749,7 +753,7 @@ public final class SustainableCacheBuilder<V> {
       throw new IllegalStateException("nearCacheCopy(true) needs a near cache: set nearCache or"
           + " nearCacheBytes");
     }
-    if (near && !NearCache.caffeinePresent()) {
+    if (near && !DefaultSustainableCache.nearCacheAvailable()) {
       throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"
           + " com.github.ben-manes.caffeine:caffeine (the core's optional dependency)");
     }
@@ -777,10 +781,53 @@ public final class SustainableCacheBuilder<V> {
     }
   }
 
-  /** The cache's configuration: this builder's settings and objects, every default resolved. */
-  <T> CacheConfig<T> config(ValueCodec<T> valueCodec) {
-    return CacheConfig.of(settings, store, namespace, valueCodec, executor, clock, ticker, random,
-        keyPolicy, scheduler);
+  /**
+   * The cache's configuration: each setting as its row of {@link CacheSettings} resolves it (the
+   * set value, or the row's default), each of this builder's objects as given or, if {@code
+   * null}, its default. The one place a configuration is made.
+   */
+  <T> CacheConfig<T> config(ValueCodec<T> codec) {
+    SettingText.FailureBackoff backoff = settings.resolved(CacheSettings.FAILURE_BACKOFF);
+    SettingText.RefreshBatch batch = settings.resolved(CacheSettings.REFRESH_BATCH);
+    SettingText.Coalesce coalesce = settings.resolved(CacheSettings.COALESCE);
+    SettingText.NearCache near = settings.resolved(CacheSettings.NEAR_CACHE);
+    return new CacheConfig<>(
+        store,
+        namespace == null ? "" : namespace,
+        settings.resolved(CacheSettings.TTL),
+        settings.resolved(CacheSettings.GRACE),
+        settings.resolved(CacheSettings.REFRESH_POLICY),
+        Policies.modeOf(settings.resolved(CacheSettings.REFRESH_POLICY)),
+        codec,
+        executor,
+        settings.resolved(CacheSettings.REFRESH_THREADS),
+        settings.resolved(CacheSettings.REFRESH_QUEUE_CAPACITY),
+        clock == null ? InstantSource.system() : clock,
+        random == null ? ThreadLocalRandomSource.INSTANCE : random,
+        keyPolicy == null ? KeyPolicy.REJECT : keyPolicy,
+        settings.resolved(CacheSettings.MAX_VALUE_SIZE),
+        backoff.base(),
+        backoff.max(),
+        settings.resolved(CacheSettings.SERVE_STALE_ON_ERROR),
+        settings.resolved(CacheSettings.MAX_CLOCK_SKEW),
+        settings.resolved(CacheSettings.LOAD_TIMEOUT),
+        settings.resolved(CacheSettings.ABSENT_TTL),
+        settings.resolved(CacheSettings.TTL_JITTER),
+        settings.resolved(CacheSettings.FLEET_LEASE),
+        batch.maxKeys(),
+        batch.maxDelay(),
+        coalesce.maxBatchSize(),
+        coalesce.maxWait(),
+        settings.resolved(CacheSettings.CLOSE_TIMEOUT),
+        settings.resolved(CacheSettings.FENCE_TIMEOUT),
+        scheduler == null ? Scheduler.systemScheduler() : scheduler,
+        near == null ? 0 : near.maximumSize(),
+        near != null && near.bytes(),
+        near == null ? null : near.staleness(),
+        near == null ? 0 : near.sampling(),
+        settings.resolved(CacheSettings.NEAR_CACHE_COPY),
+        settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND),
+        ticker == null ? Ticker.systemTicker() : ticker);
   }
 
   /** Adds a setting through its row: the row's check, and at most once. */

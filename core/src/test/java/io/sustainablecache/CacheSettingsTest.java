@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
+import io.sustainablecache.internal.CacheConfig;
 import io.sustainablecache.testing.InMemoryStore;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -272,5 +273,11 @@ class CacheSettingsTest {
     assertThatIllegalStateException()
         .isThrownBy(() -> builder.settings(CacheSettings.parse("ttl=2m")))
         .withMessageContaining("ttl");
+  }
+
+  @Test
+  void invalidateAllBound_isParsed() {
+    assertThat(CacheSettings.parse("invalidate-all-bound=2s").get(CacheSettings.INVALIDATE_ALL_BOUND))
+        .contains(Duration.ofSeconds(2));
   }
 }

@@ -1,15 +1,15 @@
 package io.sustainablecache;
 
-import io.sustainablecache.testing.FakeClock;
-import io.sustainablecache.testing.ManualExecutor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.testing.InMemoryStore;
-import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ScriptedStore;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

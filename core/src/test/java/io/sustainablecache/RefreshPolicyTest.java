@@ -4,13 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import io.sustainablecache.internal.RefreshMode;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-final class RefreshPolicyTest {
+public final class RefreshPolicyTest {
 
   private static final long T0 = 1_790_000_000_000L;
   private static final int DRAWS = 200_000;
@@ -121,9 +122,9 @@ final class RefreshPolicyTest {
 
   @Test
   void modes() {
-    assertThat(Policies.modeOf(RefreshPolicy.none())).isEqualTo(Policies.Mode.NONE);
-    assertThat(Policies.modeOf(RefreshPolicy.xfetch(1))).isEqualTo(Policies.Mode.INLINE);
-    assertThat(Policies.modeOf(RefreshPolicy.sustainable())).isEqualTo(Policies.Mode.BACKGROUND);
+    assertThat(Policies.modeOf(RefreshPolicy.none())).isEqualTo(RefreshMode.NONE);
+    assertThat(Policies.modeOf(RefreshPolicy.xfetch(1))).isEqualTo(RefreshMode.INLINE);
+    assertThat(Policies.modeOf(RefreshPolicy.sustainable())).isEqualTo(RefreshMode.BACKGROUND);
   }
 
   @Test
@@ -140,7 +141,7 @@ final class RefreshPolicyTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1.5");
   }
 
-  static RandomGenerator fixed(double value) {
+  public static RandomGenerator fixed(double value) {
     return new RandomGenerator() {
       @Override
       public long nextLong() {

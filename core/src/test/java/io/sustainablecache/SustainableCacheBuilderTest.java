@@ -3,6 +3,7 @@ package io.sustainablecache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.internal.CacheConfig;
 import io.sustainablecache.testing.InMemoryStore;
 import java.time.Duration;
 import java.util.concurrent.Executors;

@@ -1,11 +1,11 @@
 package io.sustainablecache;
 
-import io.sustainablecache.testing.FakeClock;
-import io.sustainablecache.testing.ManualExecutor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,17 +1,17 @@
 package io.sustainablecache;
 
-import io.sustainablecache.testing.FakeClock;
-import io.sustainablecache.testing.ManualExecutor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
-import io.sustainablecache.testing.InMemoryStore;
-import io.sustainablecache.testing.ScriptedStore;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ScriptedStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -26,12 +26,12 @@ import org.junit.jupiter.api.Test;
  * Behaviour of the cache against the in-memory memcached model, with a fake clock, a controlled
  * random source and a manual refresh executor: every timing decision is deterministic.
  */
-final class SustainableCacheTest {
+public final class SustainableCacheTest {
 
   private static final Duration TTL = Duration.ofSeconds(10);
 
   /** SUS whose window spans the whole TTL: with {@link #alwaysEarly()} every read refreshes. */
-  static final RefreshPolicy EAGER_SUS = RefreshPolicy.sustainable(1.0, 1.0);
+  public static final RefreshPolicy EAGER_SUS = RefreshPolicy.sustainable(1.0, 1.0);
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore store = InMemoryStore.create(clock);

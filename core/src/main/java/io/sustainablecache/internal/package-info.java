@@ -1,6 +1,46 @@
 /**
- * Public for other modules of this project and for tooling, but not part of the supported API:
- * it may change in any release. Currently the {@link io.sustainablecache.internal.Envelope}
- * wire format.
+ * The engine behind {@link io.sustainablecache.SustainableCache}, and the {@link
+ * io.sustainablecache.internal.Envelope} wire format. <b>Not part of the supported API:</b> it may
+ * change in any release. The API is the package {@code io.sustainablecache}, the store SPI {@code
+ * io.sustainablecache.spi}.
+ *
+ * <p>One flat package, package-private except what the API package or other modules of this
+ * project must reach: {@link io.sustainablecache.internal.DefaultSustainableCache} (the entry
+ * point the builder constructs), {@link io.sustainablecache.internal.CacheConfig} (the resolved
+ * configuration the builder fills), {@link io.sustainablecache.internal.Counter} (the counters
+ * {@link io.sustainablecache.CacheStats} indexes), {@link
+ * io.sustainablecache.internal.RefreshMode} and {@link
+ * io.sustainablecache.internal.RefreshWindow} (what the engine needs of a refresh policy), {@link
+ * io.sustainablecache.internal.SystemScheduler} (the shared scheduler) and {@link
+ * io.sustainablecache.internal.Envelope}. A package per concern would make a dozen more types
+ * public, because the concerns share a key's state ({@code Flight}, {@code KeyRegistry}, {@code
+ * Entry}, {@code Keys}, {@code StatsCounter}).
+ *
+ * <p>Where each part lives (the data flow is in {@code docs/design.md}, "The data flow"):
+ *
+ * <table>
+ *   <caption>The engine by concern</caption>
+ *   <tr><th>concern</th><th>classes</th></tr>
+ *   <tr><td>facade</td><td>{@code DefaultSustainableCache}, {@code CacheConfig}</td></tr>
+ *   <tr><td>read</td><td>{@code ReadPath} (the single-key read step), {@code BulkLoads}
+ *       ({@code getAll}), {@code Decision}, {@code Entry}, {@code EntryReader}, {@code Keys},
+ *       {@code Waiting}</td></tr>
+ *   <tr><td>load</td><td>{@code LoadPipeline} (every load, as a batch), {@code KeyRegistry}
+ *       and {@code Flight} (a key's in-flight work, back-off and invalidation), {@code Ending},
+ *       {@code LoadRequest}, {@code Loaded}, {@code Failures}, {@code Backoff}, {@code
+ *       LoadTimes}, {@code CallerRuns}, {@code Refresher}, {@code Refusable}, {@code
+ *       BulkRefreshes}</td></tr>
+ *   <tr><td>fleet lease</td><td>{@code FleetLease}, {@code LeaseStep}, {@code
+ *       LeaseValues}</td></tr>
+ *   <tr><td>write</td><td>{@code EntryWriter} (a load's write), {@code CallerWrites} ({@code
+ *       put}, {@code invalidate}), {@code WriteFences}, {@code Exptime}, {@code
+ *       Envelope}</td></tr>
+ *   <tr><td>near cache</td><td>{@code NearCache}, {@code NearTier}, {@code NearLog}, {@code
+ *       NearEntry}, {@code CaffeineEntries}, {@code Generation}</td></tr>
+ *   <tr><td>policy</td><td>{@code RefreshMode}, {@code RefreshWindow}</td></tr>
+ *   <tr><td>observation</td><td>{@code StatsCounter}, {@code Counter}, {@code Log}, {@code
+ *       RateLimitedLog}</td></tr>
+ *   <tr><td>threads</td><td>{@code SystemScheduler}</td></tr>
+ * </table>
  */
 package io.sustainablecache.internal;

@@ -1,0 +1,346 @@
+package io.sustainablecache.internal;
+
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
+import java.time.InstantSource;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The writes a caller issues and must know the outcome of: {@code put}, {@code putIfAbsent},
+ * {@code invalidate} (a tombstone, and the fleet lease voided) and {@code invalidateAll}. Each
+ * detaches the key's state in this JVM (a load in flight is voided and writes nothing), issues
+ * the change as one asynchronous flow (the write, then its record in the near cache's log) and
+ * waits for it in one place ({@link #finish}): store failures are thrown as {@link
+ * StoreException}; on a thread that may not wait ({@link Waiting}) the change is not awaited.
+ * Thread-safe.
+ */
+final class CallerWrites<V> {
+
+  private final CacheStore store;
+  private final String namespace;
+  private final Keys keys;
+  private final InstantSource clock;
+  private final ReadPath<V> reads;
+  private final EntryReader<V> reader;
+  private final EntryWriter<V> writer;
+  private final KeyRegistry registry;
+  private final FleetLease<V> lease;
+  private final StatsCounter stats;
+  private final long waitNanos;
+  private final long maxClockSkewMillis;
+  /** The near cache; {@code null} without one. */
+  private final NearCache<V> near;
+  /**
+   * The namespace's generation, which {@code invalidateAll} changes: the near cache, or the
+   * generation alone ({@code invalidateAllBound}); {@code null} for neither.
+   */
+  private final NearCache<V> generations;
+  private final RateLimitedLog notAwaitedFailures;
+
+  CallerWrites(CacheConfig<V> config, Keys keys, ReadPath<V> reads, EntryReader<V> reader,
+      EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
+      long waitNanos, NearCache<V> near, NearCache<V> generations) {
+    this.near = near;
+    this.generations = generations;
+    this.store = config.store();
+    this.namespace = config.namespace();
+    this.keys = keys;
+    this.clock = config.clock();
+    this.reads = reads;
+    this.reader = reader;
+    this.writer = writer;
+    this.registry = registry;
+    this.lease = lease;
+    this.stats = stats;
+    this.waitNanos = waitNanos;
+    this.maxClockSkewMillis = config.maxClockSkew().toMillis();
+    this.notAwaitedFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
+  }
+
+  void put(String key, V value) {
+    String storeKey = keys.storeKey(key);
+    finish(storeKey, set(storeKey, writer.encodePut(storeKey, value, clock.millis()), "put"), "put", null);
+  }
+
+  /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
+  void putAbsent(String key) {
+    if (!writer.cachesAbsence()) {
+      invalidate(key);
+      return;
+    }
+    String storeKey = keys.storeKey(key);
+    finish(storeKey, set(storeKey, writer.encodeAbsentPut(storeKey, clock.millis()), "putAbsent"),
+        "putAbsent", null);
+  }
+
+  /** Writes an entry unconditionally, after detaching the key's load in flight. */
+  private CompletableFuture<Void> set(String storeKey, byte[] entry, String operation) {
+    registry.detach(storeKey);
+    return landed(storeKey, store.set(storeKey, entry, writer.putExptime(entry)), operation)
+        .thenCompose(stored -> recorded(storeKey, operation))
+        .thenRun(() -> stats.increment(Counter.PUT));
+  }
+
+  /**
+   * A caller's write of the key, failing (counted) as the caller is told. A write that failed
+   * may have landed all the same: the key is dropped from this instance's near cache (the other
+   * instances learn nothing: a change that failed promises nothing).
+   */
+  <T> CompletableFuture<T> landed(String storeKey, CompletableFuture<T> write,
+      String operation) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    write.whenComplete((result, failure) -> {
+      if (failure == null) {
+        out.complete(result);
+        return;
+      }
+      if (near != null) {
+        near.forget(storeKey);
+      }
+      out.completeExceptionally(storeFailure(failure, operation));
+    });
+    return out;
+  }
+
+  /**
+   * After a write of the key landed: records it in the near cache's log and drops the key here;
+   * fails if the record failed (then the near cache's bound does not cover this write), counted
+   * as a store error and a near record failure.
+   */
+  CompletableFuture<Void> recorded(String storeKey, String operation) {
+    if (near == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> out = new CompletableFuture<>();
+    near.changedByCaller(storeKey).whenComplete((done, failure) -> {
+      if (failure == null) {
+        out.complete(null);
+        return;
+      }
+      stats.increment(Counter.STORE_ERROR);
+      stats.increment(Counter.NEAR_RECORD_FAILURE);
+      out.completeExceptionally(new StoreException(operation + " reached the store, but"
+          + " recording it in the near cache's log failed: other instances may serve what it"
+          + " replaced from their near cache until that expires", EntryWriter.unwrap(failure)));
+    });
+    return out;
+  }
+
+  Optional<V> putIfAbsent(String key, V value) {
+    String storeKey = keys.storeKey(key);
+    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
+    return finish(storeKey, putUnless(storeKey, bytes, Long.MIN_VALUE, 0)
+        .thenApply(held -> held.map(Entry::value)), "putIfAbsent", Optional.empty());
+  }
+
+  /**
+   * Stores a value the caller loaded from a read of the source that began at {@code readStart}
+   * (epoch ms), unless the key holds a live value or a write fence, or was invalidated, fenced or
+   * released less than {@code maxClockSkew} before that read began or since (a tombstone or
+   * absence that recent): the read may then have seen the data before that change was committed.
+   */
+  boolean putLoaded(String key, V value, long readStart) {
+    String storeKey = keys.storeKey(key);
+    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // a value too large fails here
+    long changedSince = readStart - maxClockSkewMillis;
+    return finish(storeKey, putUnless(storeKey, bytes, changedSince, 0)
+        .thenApply(Optional::isEmpty), "putLoaded", false);
+  }
+
+  /**
+   * Reads the key and adds (or swaps in) the value unless it holds a live one, or, for {@code
+   * changedSince} other than {@link Long#MIN_VALUE}, a fence or any other envelope written at or
+   * after that time (epoch ms: a tombstone, an absence, a value this cache cannot decode, such as
+   * another version's committed value); 3 attempts. Completes empty if the value was stored, otherwise with the
+   * entry that kept it out.
+   */
+  private CompletableFuture<Optional<Entry<V>>> putUnless(String storeKey, byte[] bytes,
+      long changedSince, int attempt) {
+    boolean loaded = changedSince != Long.MIN_VALUE;
+    if (attempt == 3) {
+      return loaded ? CompletableFuture.completedFuture(Optional.of(new Entry<>(
+              Entry.Kind.CORRUPT, null, 0, 0, 0, 0)))
+          : CompletableFuture.failedFuture(new StoreException("putIfAbsent: the key kept"
+              + " changing between the read and the write (3 attempts)"));
+    }
+    String operation = loaded ? "putLoaded" : "putIfAbsent";
+    CompletableFuture<Optional<StoreItem>> read = new CompletableFuture<>();
+    store.gets(storeKey).whenComplete((found, failure) -> {
+      if (failure == null) {
+        read.complete(found);
+      } else {
+        read.completeExceptionally(storeFailure(failure, operation));
+      }
+    });
+    return read.thenCompose(found -> {
+      long now = clock.millis();
+      StoreItem item = found.orElse(null);
+      Entry<V> entry = item == null ? null : reader.read(storeKey, item, now);
+      if (entry != null && (entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()
+          || loaded && (entry.kind() == Entry.Kind.FENCE || entry.fetchedAt() >= changedSince))) {
+        return CompletableFuture.completedFuture(Optional.of(entry));
+      }
+      if (entry != null && entry.kind() == Entry.Kind.FENCE) {
+        // putIfAbsent under a fence: a transaction is changing the key's data, and what the
+        // caller offers may predate the change: not written (as if stored and invalidated)
+        stats.increment(Counter.SKIPPED_WRITE);
+        return CompletableFuture.completedFuture(Optional.<Entry<V>>empty());
+      }
+      int exptime = writer.putExptime(bytes);
+      CompletableFuture<Boolean> stored = item == null
+          ? landed(storeKey, store.add(storeKey, bytes, exptime), operation)
+          : landed(storeKey, store.cas(storeKey, item.casToken(), bytes, exptime), operation)
+              .thenApply(outcome -> outcome == CasOutcome.STORED);
+      return stored.thenCompose(done -> {
+        if (!done) {
+          return putUnless(storeKey, bytes, changedSince, attempt + 1);
+        }
+        registry.detach(storeKey);
+        return recorded(storeKey, operation).thenApply(recorded -> {
+          stats.increment(Counter.PUT);
+          return Optional.<Entry<V>>empty();
+        });
+      });
+    });
+  }
+
+  void invalidate(String key) {
+    String storeKey = keys.storeKey(key);
+    registry.detach(storeKey);
+    long now = clock.millis();
+    CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(storeKey, now),
+        writer.tombstoneExptime(now));
+    CompletableFuture<?> released = lease.onInvalidate(storeKey);
+    finish(storeKey, landed(storeKey, tombstone, "invalidate").thenCompose(written -> {
+      // Loads this JVM started while the tombstone was on its way read the key before it landed.
+      registry.detach(storeKey);
+      return recorded(storeKey, "invalidate");
+    }).thenRun(() -> stats.increment(Counter.INVALIDATION)), "invalidate", null);
+    awaitQuietly(released);
+  }
+
+  /**
+   * With a near cache or {@code invalidateAllBound}: a new generation of the namespace (any store
+   * with counters). Without: the prefix flush (ARCUS only; the SPI's default refuses with an
+   * UnsupportedOperationException, rethrown naming {@code invalidateAllBound}).
+   */
+  void invalidateAll() {
+    if (generations == null && namespace.isEmpty()) {
+      throw new IllegalStateException("invalidateAll needs a namespace: without one, flushing"
+          + " would remove every other cache's entries too");
+    }
+    registry.detachAll();
+    CompletableFuture<Void> change = new CompletableFuture<>();
+    (generations != null ? generations.invalidateAll() : store.flushPrefix(namespace))
+        .whenComplete((done, failure) -> {
+          if (failure == null) {
+            change.complete(null);
+          } else if (generations != null) {
+            stats.increment(Counter.STORE_ERROR);
+            change.completeExceptionally(new StoreException("invalidateAll: the new generation"
+                + " could not be recorded and read back; it may or may not have happened",
+                EntryWriter.unwrap(failure)));
+          } else if (EntryWriter.unwrap(failure) instanceof UnsupportedOperationException e) {
+            change.completeExceptionally(new UnsupportedOperationException("invalidateAll: "
+                + e.getMessage() + "; turn on invalidateAllBound (setting invalidate-all-bound),"
+                + " or a near cache, for invalidateAll on every store", e));
+          } else {
+            change.completeExceptionally(storeFailure(failure, "invalidateAll"));
+          }
+        });
+    finish(null, change.thenRun(() -> {
+      registry.detachAll();
+      stats.increment(Counter.INVALIDATION);
+    }), "invalidateAll", null);
+  }
+
+  /**
+   * A failed store call as the caller is told: an {@link UnsupportedOperationException} as it
+   * is; anything else counted as a store error and thrown as a {@link StoreException}.
+   */
+  private RuntimeException storeFailure(Throwable failure, String operation) {
+    Throwable cause = EntryWriter.unwrap(failure);
+    if (cause instanceof UnsupportedOperationException unsupported) {
+      return unsupported;
+    }
+    stats.increment(Counter.STORE_ERROR);
+    return cause instanceof StoreException storeException ? storeException
+        : new StoreException(operation + " failed", cause);
+  }
+
+  /**
+   * The one place where a caller's write is awaited. On a thread that may not wait ({@link
+   * Waiting}), a change that has not completed yet is not awaited: {@code notAwaited} is
+   * returned, and a later failure (counted already) is logged. Otherwise the change is awaited
+   * and its failure thrown; a change that did not complete in time drops the key (if any) from
+   * this instance's near cache, since it may still land.
+   *
+   * @param storeKey the key changed, or {@code null} for every key
+   */
+  <T> T finish(String storeKey, CompletableFuture<T> change, String operation,
+      T notAwaited) {
+    if (!change.isDone() && !Waiting.allowed(store)) {
+      change.whenComplete((result, failure) -> {
+        if (failure != null) {
+          notAwaitedFailures.warn(operation + " was called on a thread that delivers the"
+              + " store's answers, so nobody waited for it, and it failed",
+              EntryWriter.unwrap(failure));
+        }
+      });
+      return notAwaited;
+    }
+    try {
+      return change.get(waitNanos, TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new StoreException(operation + " failed", cause);
+    } catch (TimeoutException e) {
+      forget(storeKey);
+      stats.increment(Counter.STORE_ERROR);
+      throw new StoreException(operation + ": the store did not answer in time; it may or may"
+          + " not have happened", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      forget(storeKey);
+      stats.increment(Counter.STORE_ERROR);
+      throw new StoreException(operation + " interrupted; it may or may not have happened", e);
+    }
+  }
+
+  private void forget(String storeKey) {
+    if (near != null && storeKey != null) {
+      near.forget(storeKey);
+    }
+  }
+
+  void awaitQuietly(CompletableFuture<?> future) {
+    if (!future.isDone() && !Waiting.allowed(store)) {
+      future.whenComplete((done, failure) -> {
+        if (failure != null) {
+          reads.storeError("releasing a fleet lease failed", EntryWriter.unwrap(failure));
+        }
+      });
+      return;
+    }
+    try {
+      future.get(waitNanos, TimeUnit.NANOSECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      reads.storeError("releasing a fleet lease failed", EntryWriter.unwrap(e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package io.sustainablecache.internal;
+
+import io.sustainablecache.CacheStats;
+
+/**
+ * The cache's counters, in the order {@link CacheStats} stores them. Public for the API package
+ * only, not part of the supported API: the public face of each is an accessor of {@link
+ * CacheStats}, so counters can be added without breaking binary compatibility.
+ */
+public enum Counter {
+  HIT,
+  STALE_HIT,
+  ABSENT_HIT,
+  MISS,
+  LOAD_SUCCESS,
+  LOAD_FAILURE,
+  ABSENT_LOAD,
+  LOAD_TIME_MILLIS,
+  LOAD_TIMEOUT,
+  BULK_LOAD,
+  FAILURE_REMEMBERED,
+  REFRESH_SCHEDULED,
+  REFRESH_DEDUPED,
+  REFRESH_REJECTED,
+  REFRESH_SUCCESS,
+  REFRESH_FAILURE,
+  REFRESH_BACKOFF,
+  STALE_ON_ERROR,
+  STALE_SET_DISCARD,
+  SKIPPED_WRITE,
+  STORE_ERROR,
+  CORRUPT_ENTRY,
+  PUT,
+  INVALIDATION,
+  LEASE_WON,
+  LEASE_LOST,
+  LEASE_TAKEOVER,
+  LEASE_INVALID,
+  LOADER_CALL,
+  LOAD_WRITTEN,
+  NEAR_HIT,
+  NEAR_MISS,
+  NEAR_RECORD_FAILURE,
+  NEAR_POLL_FAILURE,
+  NEAR_SAMPLE,
+  NEAR_STALE_SAMPLE,
+  NEAR_EVICTION,
+  NEAR_INVALIDATION,
+  NEAR_RESET,
+  FENCE,
+  FENCED_LOAD,
+  FENCE_RELEASE_FAILURE;
+
+  static final Counter[] ALL = values();
+}

@@ -1,0 +1,261 @@
+package io.sustainablecache.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.AsyncBulkLoader;
+import io.sustainablecache.AsyncLoader;
+import io.sustainablecache.BulkLoader;
+import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.CacheStats;
+import io.sustainablecache.Loader;
+import io.sustainablecache.Lookup;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
+import io.sustainablecache.WriteFence;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The {@link SustainableCache} implementation: a facade. Reads go through the {@link ReadPath}
+ * (single keys) and {@link BulkLoads} ({@code getAll}), which share one read step; loads, single
+ * and bulk, through the one {@link LoadPipeline}; per-key state lives in the {@link KeyRegistry}; decoding in the
+ * {@link EntryReader}; writing in the {@link EntryWriter}; the caller's own writes ({@code put},
+ * {@code invalidate}) in {@link CallerWrites}. Extended only by {@link
+ * DefaultLoadingSustainableCache}.
+ */
+public class DefaultSustainableCache<V> implements SustainableCache<V> {
+
+  private final CacheConfig<V> config;
+  private final StatsCounter stats = new StatsCounter();
+  private final KeyRegistry registry;
+  private final Refresher refresher;
+  private final ReadPath<V> reads;
+  private final BulkLoads<V> bulk;
+  private final LoadPipeline<V> loads;
+  private final CallerWrites<V> writes;
+  private final WriteFences<V> fences;
+  /** The near cache; {@code null} without one. */
+  private final NearCache<V> near;
+  /**
+   * The namespace's generation: the near cache, or without one the generation alone ({@code
+   * invalidateAllBound}); {@code null} for neither.
+   */
+  private final NearCache<V> generations;
+
+  /**
+   * Whether a near cache can be built: Caffeine, the core's optional dependency, is on the
+   * classpath. Checked by {@link SustainableCacheBuilder#build()}.
+   *
+   * @return whether Caffeine is present
+   */
+  public static boolean nearCacheAvailable() {
+    return NearCache.caffeinePresent();
+  }
+
+  /**
+   * A cache with this configuration: the engine's one entry point, called by {@link
+   * SustainableCacheBuilder#build()} (which checks the configuration first).
+   *
+   * @param config the resolved configuration
+   */
+  public DefaultSustainableCache(CacheConfig<V> config) {
+    this.config = config;
+    Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
+    long waitNanos = config.syncWait().toNanos();
+    RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
+    Generation generation = config.generationBound() == null ? null : new Generation();
+    EntryReader<V> reader = new EntryReader<>(config, stats, generation);
+    this.registry = new KeyRegistry(config, stats);
+    // A new generation (another instance's invalidateAll) voids this JVM's loads in flight, as
+    // this instance's own invalidateAll does: reads that begin after it do not join them.
+    this.generations = NearCache.of(config, keys, reader, stats, generation,
+        registry::detachAll);
+    this.near = generations != null && generations.holdsEntries() ? generations : null;
+    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
+    this.refresher = new Refresher(config);
+    LoadTimes loadTimes = new LoadTimes();
+    FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
+        storeErrorLog);
+    this.loads = new LoadPipeline<>(registry, writer, refresher, lease,
+        config.clock(), config.ticker(), stats, loadTimes, waitNanos);
+    this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
+        waitNanos, near);
+    this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, stats,
+        waitNanos);
+    this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
+        waitNanos, near, generations);
+    this.fences = new WriteFences<>(config, keys, writer, writes, registry, lease, stats,
+        waitNanos);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads
+
+  @Override
+  public V get(String key, Loader<? extends V> loader) {
+    return valueOrThrow(reads.readSync(key, requireNonNull(loader, "loader")));
+  }
+
+  @Override
+  public Optional<V> find(String key, Loader<? extends V> loader) {
+    return optional(reads.readSync(key, requireNonNull(loader, "loader")));
+  }
+
+  @Override
+  public CompletableFuture<V> getAsync(String key, AsyncLoader<? extends V> loader) {
+    return reads.readAsync(key, requireNonNull(loader, "loader")).thenApply(this::valueOrThrow);
+  }
+
+  @Override
+  public CompletableFuture<Optional<V>> findAsync(String key, AsyncLoader<? extends V> loader) {
+    return reads.readAsync(key, requireNonNull(loader, "loader")).thenApply(this::optional);
+  }
+
+  @Override
+  public Optional<V> getIfPresent(String key) {
+    return optional(reads.read(key, null));
+  }
+
+  @Override
+  public CompletableFuture<Optional<V>> getIfPresentAsync(String key) {
+    return reads.readAsync(key, null).thenApply(this::optional);
+  }
+
+  @Override
+  public Lookup<V> findIfPresent(String key) {
+    return cached(reads.read(key, null));
+  }
+
+  @Override
+  public CompletableFuture<Lookup<V>> findIfPresentAsync(String key) {
+    return reads.readAsync(key, null).thenApply(this::cached);
+  }
+
+  @Override
+  public Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
+    requireNonNull(keys, "keys");
+    requireNonNull(loader, "loader");
+    return bulk.getAll(keys, loader);
+  }
+
+  @Override
+  public CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
+      AsyncBulkLoader<? extends V> loader) {
+    requireNonNull(keys, "keys");
+    requireNonNull(loader, "loader");
+    return bulk.getAllAsync(keys, loader);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Writes
+
+  @Override
+  public void put(String key, V value) {
+    writes.put(key, requireNonNull(value, "value"));
+  }
+
+  @Override
+  public void putAbsent(String key) {
+    writes.putAbsent(key);
+  }
+
+  @Override
+  public Optional<V> putIfAbsent(String key, V value) {
+    return writes.putIfAbsent(key, requireNonNull(value, "value"));
+  }
+
+  @Override
+  public boolean putLoaded(String key, V value, Instant readStart) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    return writes.putLoaded(key, value, requireNonNull(readStart, "readStart").toEpochMilli());
+  }
+
+  @Override
+  public void invalidate(String key) {
+    writes.invalidate(key);
+  }
+
+  @Override
+  public void invalidateAll() {
+    writes.invalidateAll();
+  }
+
+  @Override
+  public WriteFence<V> fence(String key) {
+    return fences.fence(key);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  @Override
+  public CacheStats stats() {
+    return stats.snapshot();
+  }
+
+  @Override
+  public void close() {
+    if (generations != null) {
+      generations.close();
+    }
+    refresher.close();
+  }
+
+  @Override
+  public String toString() {
+    return "SustainableCache{" + config + "}";
+  }
+
+  /** The number of keys with per-key state (loads in flight, failures); for tests. */
+  int registeredKeyCount() {
+    return registry.size();
+  }
+
+  KeyRegistry registry() {
+    return registry;
+  }
+
+  final ReadPath<V> reads() {
+    return reads;
+  }
+
+  final BulkLoads<V> bulk() {
+    return bulk;
+  }
+
+  final LoadPipeline<V> pipeline() {
+    return loads;
+  }
+
+  @SuppressWarnings("unchecked")
+  final V valueOrThrow(Object answer) {
+    if (answer == ReadPath.ABSENT) {
+      throw new CacheLoadException("the key has no value: its loader found none (cached as"
+          + " absent for absentTtl); use find() for keys that may not exist", null);
+    }
+    return (V) answer;
+  }
+
+  @SuppressWarnings("unchecked")
+  final Optional<V> optional(Object answer) {
+    return answer == ReadPath.ABSENT || answer == ReadPath.NOT_CACHED ? Optional.empty()
+        : Optional.of((V) answer);
+  }
+
+  /** A peek's answer as the typed result {@link SustainableCache#findIfPresent} returns. */
+  @SuppressWarnings("unchecked")
+  private Lookup<V> cached(Object answer) {
+    if (answer == ReadPath.NOT_CACHED) {
+      return new Lookup.NotCached<>();
+    }
+    return answer == ReadPath.ABSENT ? new Lookup.CachedAbsent<>() : new Lookup.Hit<>((V) answer);
+  }
+
+  /** A synchronous loader as an asynchronous one: it runs inside {@code load}, on that thread. */
+  static <V> AsyncLoader<V> adapt(Loader<? extends V> loader) {
+    return key -> CompletableFuture.completedFuture(loader.load(key));
+  }
+}

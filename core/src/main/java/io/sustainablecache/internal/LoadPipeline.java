@@ -1,0 +1,794 @@
+package io.sustainablecache.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.AsyncBulkLoader;
+import io.sustainablecache.AsyncLoader;
+import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.Scheduler;
+import io.sustainablecache.Loader;
+import io.sustainablecache.Ticker;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+
+/**
+ * The one load pipeline, over batches: a single key's miss or refresh is a batch of one. Every
+ * load, from {@code get}, {@code getAll}, a background or an inline refresh, single or bulk, goes
+ * the same way:
+ * <ol>
+ *   <li><b>begin</b> each key in the {@link KeyRegistry} (join a load in flight, fail fast within
+ *       a back-off, or register a {@link Flight});</li>
+ *   <li><b>lease</b> each registered flight that writes back ({@link FleetLease}, the requests
+ *       issued together, so pipelined), and act on each {@link LeaseStep}: load, another
+ *       instance's write, its failure, skip, or wait for a peer;</li>
+ *   <li><b>load</b> the winners with <em>one</em> loader call ({@link #run}: a {@link Loader} or
+ *       {@link AsyncLoader} is called as a bulk loader of one key), complete each flight (waking
+ *       every caller that joined it), <b>write</b> each result back, and <b>end</b> each flight
+ *       ({@link KeyRegistry#end} with its {@link Ending}), releasing its lease.</li>
+ * </ol>
+ * A flight is deregistered only after its write was issued, so that a caller arriving in between
+ * joins the finished flight instead of loading again. Thread-safe.
+ *
+ * <p>Threads: a loader is started on the executor the caller gives: the caller's own thread
+ * (synchronous API, through {@link CallerRuns}), a refresh thread, or, for the asynchronous API,
+ * whichever thread completed the store read while the caller is still in the call, else the
+ * refresh executor. If that executor refuses (a synchronous caller that left), the load goes to
+ * the refresh executor, and if that refuses too, the flights end without loading. The writes
+ * follow on the thread that completed the load if that is the thread that started it (a
+ * synchronous loader); otherwise they are handed to the refresh executor.
+ */
+final class LoadPipeline<V> {
+
+  private static final Logger log = Log.LOGGER;
+
+  /** Runs continuations on the completing thread. */
+  static final Executor DIRECT = Runnable::run;
+
+  /**
+   * A loader as the pipeline calls it: one call ({@link #calls}) for the keys of a batch; {@link
+   * #bulk} tells whether it is the caller's bulk loader (counted as a bulk load), not a single
+   * key's loader called as a batch of one. (A class, not a record: identity is all it needs, and a
+   * record's generated {@code equals} is costly under the model checker.)
+   */
+  static final class Batch<V> {
+    private final AsyncBulkLoader<? extends V> calls;
+    private final boolean bulk;
+    /**
+     * The coalescer of a loading cache's bulk loader: flights of this batch are offered to it
+     * instead of being started at once ({@code null}: started at once).
+     */
+    private final Coalescer<Leg<V>> coalescer;
+
+    private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk) {
+      this(calls, bulk, null);
+    }
+
+    private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk, Coalescer<Leg<V>> coalescer) {
+      this.calls = calls;
+      this.bulk = bulk;
+      this.coalescer = coalescer;
+    }
+
+    AsyncBulkLoader<? extends V> calls() {
+      return calls;
+    }
+
+    boolean bulk() {
+      return bulk;
+    }
+
+    /** A bulk loader's batch. */
+    static <V> Batch<V> of(AsyncBulkLoader<? extends V> loader) {
+      return new Batch<>(loader, true);
+    }
+
+    /**
+     * A single key's loader as a batch of one: it is called with the one key, and its {@code
+     * null} (no value) is the key left out.
+     */
+    static <V> Batch<V> ofOne(AsyncLoader<? extends V> loader) {
+      if (loader instanceof Coalescing<?> coalescing) { // a loading cache's: no allocation
+        return cast(coalescing.batch);
+      }
+      return new Batch<V>(keys -> {
+        String key = keys.iterator().next();
+        CompletionStage<? extends V> stage =
+            requireNonNull(loader.load(key), "the loader returned a null stage");
+        return stage.thenApply(value -> value == null ? Map.of() : Map.of(key, value));
+      }, false);
+    }
+  }
+
+  /**
+   * A loading cache's bulk loader seen as a single key's loader: what the read path hands on for
+   * {@code get(key)}, which {@link Batch#ofOne} recognizes and answers with the coalescing batch
+   * (so that the read path needs no second signature, and a hit allocates nothing). Called
+   * directly (nothing in the cache does), it loads the one key with the bulk loader.
+   */
+  static final class Coalescing<V> implements AsyncLoader<V> {
+    private final Batch<V> batch;
+    private final AsyncBulkLoader<? extends V> loader;
+
+    private Coalescing(Batch<V> batch, AsyncBulkLoader<? extends V> loader) {
+      this.batch = batch;
+      this.loader = loader;
+    }
+
+    @Override
+    public CompletionStage<V> load(String key) throws Exception {
+      return requireNonNull(loader.loadAll(Set.of(key)), "the bulk loader returned a null stage")
+          .thenApply(values -> values.get(key));
+    }
+
+    /** The batch every flight of this loader goes through (coalesced). */
+    Batch<V> batch() {
+      return batch;
+    }
+
+    /** The coalescer's state, for tests. */
+    String coalescer() {
+      return batch.coalescer.state();
+    }
+  }
+
+  /**
+   * A flight this pipeline runs, with the future of the caller that started it ({@code null} for
+   * a refresh): a miss's own answer, which a load timeout does not fail while the starter's
+   * thread is inside the loader (a synchronous loader run by that very caller: it was never
+   * waiting, and when the loader returns late it still hands its caller the value).
+   */
+  private static final class Leg<V> {
+    private final Flight<V> flight;
+    private final CompletableFuture<Loaded<V>> own;
+
+    Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own) {
+      this.flight = flight;
+      this.own = own;
+    }
+
+    Flight<V> flight() {
+      return flight;
+    }
+
+    CompletableFuture<Loaded<V>> own() {
+      return own;
+    }
+  }
+
+  private final KeyRegistry registry;
+  private final EntryWriter<V> writer;
+  private final Refresher refresher;
+  private final FleetLease<V> lease;
+  private final InstantSource clock;
+  private final Ticker ticker;
+  private final StatsCounter stats;
+  private final LoadTimes loadTimes;
+  private final long driveTimeoutNanos;
+  private final RateLimitedLog refreshErrorLog;
+  private final RateLimitedLog slowLoadLog;
+
+  /**
+   * @param clock the wall clock: a load's time in its envelope, for other hosts
+   * @param ticker measures loads, and how old a flight is when its write is due
+   * @param driveTimeoutNanos how long a refresh thread waits for its leases, at most
+   */
+  LoadPipeline(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
+      FleetLease<V> lease, InstantSource clock, Ticker ticker, StatsCounter stats,
+      LoadTimes loadTimes, long driveTimeoutNanos) {
+    this.ticker = ticker;
+    this.refreshErrorLog = new RateLimitedLog(log, ticker);
+    this.slowLoadLog = new RateLimitedLog(log, ticker);
+    this.loadTimes = loadTimes;
+    this.driveTimeoutNanos = driveTimeoutNanos;
+    this.registry = registry;
+    this.writer = writer;
+    this.refresher = refresher;
+    this.lease = lease;
+    this.clock = clock;
+    this.stats = stats;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Entry points
+
+  /**
+   * Callers found no usable entry for these keys: each joins its key's load in flight or starts
+   * one; the keys started here are leased and loaded with one loader call, through {@code on}.
+   *
+   * @param on where the loader runs: the caller's {@link CallerRuns} for the synchronous API,
+   *     {@link #DIRECT} or an executor off the client's threads for the asynchronous one
+   * @return per request, in order, the caller's future of its key's result: a value, none (the
+   *     load ended without loading: read again), or failing with the raw failure ({@link
+   *     CacheLoadException}, a remembered one, or {@link IllegalStateException} for a recursive
+   *     load; see {@link Failures} for what the caller then gets)
+   */
+  List<CompletableFuture<Loaded<V>>> misses(List<LoadRequest<V>> requests, Batch<V> loader,
+      Executor on) {
+    List<CompletableFuture<Loaded<V>>> answers = new ArrayList<>(requests.size());
+    List<Leg<V>> legs = new ArrayList<>();
+    long now = clock.millis();
+    for (LoadRequest<V> request : requests) {
+      KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.MISS, now);
+      if (begin instanceof KeyRegistry.Started<?> started) {
+        Flight<V> flight = cast(started.flight());
+        flight.expectLoadMillis(request.expectedLoadMillis());
+        CompletableFuture<Loaded<V>> own = own(flight);
+        legs.add(new Leg<>(flight, own));
+        answers.add(own);
+      } else if (begin instanceof KeyRegistry.Joined<?> joined) {
+        Flight<V> flight = cast(joined.flight());
+        answers.add(flight.answer());
+      } else if (begin instanceof KeyRegistry.After<?> after) {
+        answers.add(after.flight().ended()
+            .thenCompose(ended -> misses(List.of(request), loader, on).get(0)));
+      } else if (begin instanceof KeyRegistry.Remembered remembered) {
+        stats.increment(Counter.FAILURE_REMEMBERED);
+        answers.add(CompletableFuture.failedFuture(
+            Backoff.exception(remembered.failure(), registry.tickMillis())));
+      } else {
+        answers.add(CompletableFuture.failedFuture(recursive()));
+      }
+    }
+    if (!legs.isEmpty()) {
+      launch(legs, loader, on);
+    }
+    return answers;
+  }
+
+  /**
+   * PER: recompute for the reading caller, which waits. Returns the caller's future of the
+   * result, or {@code null} if the key is loading or backing off already (the caller serves the
+   * current value). The loader starts through {@code on}, as for {@link #misses}.
+   */
+  CompletableFuture<Loaded<V>> refreshInline(LoadRequest<V> request, Batch<V> loader,
+      Executor on) {
+    List<Flight<V>> flights = beginRefreshes(List.of(request));
+    if (flights.isEmpty()) {
+      return null;
+    }
+    Flight<V> flight = flights.get(0);
+    CompletableFuture<Loaded<V>> result = flight.answer();
+    launch(List.of(new Leg<>(flight, null)), loader, on);
+    return result;
+  }
+
+  /**
+   * The refresh policy decided to reload entries that keep being served: registers refresh
+   * flights for the keys not loading already and not backing off (the others are counted).
+   *
+   * @return the flights registered, to be handed to {@link #refreshLater}
+   */
+  List<Flight<V>> beginRefreshes(List<LoadRequest<V>> requests) {
+    List<Flight<V>> flights = new ArrayList<>(requests.size());
+    long now = clock.millis();
+    for (LoadRequest<V> request : requests) {
+      KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.REFRESH, now);
+      if (begin instanceof KeyRegistry.Started<?> started) {
+        Flight<V> flight = cast(started.flight());
+        flight.expectLoadMillis(request.expectedLoadMillis());
+        flights.add(flight);
+      } else if (begin instanceof KeyRegistry.Busy busy && busy.backingOff()) {
+        stats.increment(Counter.REFRESH_BACKOFF);
+      } else {
+        stats.increment(Counter.REFRESH_DEDUPED);
+      }
+    }
+    return flights;
+  }
+
+  /**
+   * A single key's background refresh: {@link #beginRefreshes} and {@link #refreshLater} of one.
+   * Never blocks and never runs the loader on the calling thread.
+   */
+  void refreshInBackground(LoadRequest<V> request, Batch<V> loader) {
+    if (refresher.isClosed()) {
+      stats.increment(Counter.REFRESH_REJECTED);
+      return;
+    }
+    List<Flight<V>> flights = beginRefreshes(List.of(request));
+    if (!flights.isEmpty()) {
+      refreshLater(flights, loader);
+    }
+  }
+
+  /**
+   * Hands refresh flights to the refresh executor, where they are leased and the winners loaded
+   * with one loader call on that thread; flights the executor refuses end without loading.
+   */
+  void refreshLater(List<Flight<V>> flights, Batch<V> loader) {
+    if (loader.coalescer != null) { // they join the misses' batches; the call on a refresh thread
+      List<Leg<V>> legs = new ArrayList<>(flights.size());
+      flights.forEach(flight -> legs.add(new Leg<>(flight, null)));
+      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
+      loader.coalescer.offer(legs, refresher.asExecutor());
+      return;
+    }
+    List<Flight<V>> copy = List.copyOf(flights);
+    if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
+      copy.forEach(this::abandon); // rejected, or still queued when close() gave up on it
+      stats.add(Counter.REFRESH_REJECTED, copy.size());
+    }))) {
+      stats.add(Counter.REFRESH_SCHEDULED, copy.size());
+    }
+  }
+
+  /** Taken before a store read: see {@link KeyRegistry#readMark}. */
+  long readMark() {
+    return registry.readMark();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Coalescing
+
+  /**
+   * The batch of a loading cache's bulk loader: its flights, from misses, {@code getAll} and
+   * refreshes alike, are offered to one {@link Coalescer}, which starts each batch through {@link
+   * #leaseThenLoad}, the step every load takes (every key leased and fenced as a single load is).
+   * A batch is over once each of its flights has an outcome.
+   *
+   * @param maxBatchSize at most this many keys per loader call
+   * @param maxWaitMillis the longest wait of a batch for a running one, ms; 0 for no bound
+   * @return the loader as the read path takes it ({@link Coalescing#batch} is the batch)
+   */
+  Coalescing<V> coalescing(AsyncBulkLoader<? extends V> loader, int maxBatchSize,
+      long maxWaitMillis, Scheduler scheduler) {
+    Coalescer<Leg<V>>[] coalescer = cast(new Coalescer<?>[1]);
+    Batch<V> calls = Batch.of(keys -> {
+      coalescer[0].enter(); // a miss of this thread, inside the call, must not wait for it
+      try {
+        return loader.loadAll(keys);
+      } finally {
+        coalescer[0].leave();
+      }
+    });
+    coalescer[0] = new Coalescer<>((legs, on) -> {
+      CompletableFuture<?>[] ends = new CompletableFuture<?>[legs.size()];
+      for (int i = 0; i < ends.length; i++) {
+        ends[i] = legs.get(i).flight().ended();
+      }
+      leaseThenLoad(legs, calls, on);
+      return CompletableFuture.allOf(ends);
+    }, maxBatchSize, maxWaitMillis, scheduler);
+    return new Coalescing<>(new Batch<>(calls.calls, true, coalescer[0]), loader);
+  }
+
+  /** Starts the legs: at once through {@link #leaseThenLoad}, or offered to the coalescer. */
+  private void launch(List<Leg<V>> legs, Batch<V> loader, Executor on) {
+    if (loader.coalescer != null) {
+      loader.coalescer.offer(legs, on);
+    } else {
+      leaseThenLoad(legs, loader, on);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lease each, load the winners
+
+  /**
+   * On a refresh thread: leases the flights and loads the winners on this very thread (it drives
+   * the flow as a synchronous caller does). If the wait is interrupted ({@code close()}) or runs
+   * out, the flights that are still to load end without loading, and leases won later are
+   * released.
+   */
+  private void runRefresh(List<Flight<V>> flights, Batch<V> loader) {
+    List<Leg<V>> legs = new ArrayList<>(flights.size());
+    flights.forEach(flight -> legs.add(new Leg<>(flight, null)));
+    CallerRuns here = new CallerRuns(task -> {
+      throw new RejectedExecutionException("the refresh gave up waiting for its leases");
+    });
+    try {
+      here.drive(leaseThenLoad(legs, loader, here), driveTimeoutNanos);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (TimeoutException | ExecutionException e) {
+      // the flights still to load are refused by `here` from now on, and end
+    }
+  }
+
+  /**
+   * The one "lease each, load the winners" step: takes the fleet lease of every flight that writes
+   * back (all requests issued at once, so pipelined on the connection), acts on what each lease
+   * decided, and starts one load of the winners (with the flights that take no lease) on {@code
+   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}).
+   *
+   * @return completes once the winners' loader call returned, or nothing is left to load now (for
+   *     a refresh thread, which waits for it)
+   */
+  private CompletableFuture<Void> leaseThenLoad(List<Leg<V>> legs, Batch<V> loader,
+      Executor on) {
+    CompletableFuture<Void> launched = new CompletableFuture<>();
+    List<Leg<V>> winners = new ArrayList<>(legs.size());
+    List<Leg<V>> leased = new ArrayList<>(legs.size());
+    for (Leg<V> leg : legs) {
+      (lease.enabled() && leg.flight().writeBack ? leased : winners).add(leg);
+    }
+    if (leased.isEmpty()) {
+      start(winners, loader, on, launched);
+      return launched;
+    }
+    List<CompletableFuture<LeaseStep<V>>> steps = new ArrayList<>(leased.size());
+    // a batch's winners re-read their items with one getsAll behind all the adds
+    FleetLease.Rereads rereads = leased.size() > 1 ? new FleetLease.Rereads() : null;
+    List<Flight<V>> leasedFlights = new ArrayList<>(leased.size());
+    for (Leg<V> leg : leased) {
+      Flight<V> flight = leg.flight();
+      flight.transition(Flight.State.LEASING);
+      leasedFlights.add(flight);
+      steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight, rereads)
+          : lease.beforeRefresh(flight, rereads));
+    }
+    if (rereads != null) {
+      lease.send(rereads, leasedFlights);
+    }
+    CompletableFuture.allOf(steps.toArray(new CompletableFuture<?>[0]))
+        .whenComplete((ignored, error) -> {
+          List<Leg<V>> waiting = new ArrayList<>();
+          List<Flight<V>> waitingFlights = new ArrayList<>();
+          List<LeaseStep.WaitForPeer<V>> waitSteps = new ArrayList<>();
+          List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>();
+          for (int i = 0; i < leased.size(); i++) {
+            Leg<V> leg = leased.get(i);
+            LeaseStep<V> step = steps.get(i).getNow(null);
+            if (step instanceof LeaseStep.WaitForPeer<V> wait) {
+              leg.flight().transition(Flight.State.WAITING_FOR_PEER);
+              waiting.add(leg);
+              waitingFlights.add(leg.flight());
+              waitSteps.add(wait);
+              waits.add(wait.decided());
+            } else {
+              afterLease(leg, step, winners);
+            }
+          }
+          start(winners, loader, on, launched);
+          if (!waiting.isEmpty()) {
+            afterPeers(waiting, waits, loader, on);
+            lease.awaitPeers(waitingFlights, waitSteps); // one poll for the batch's items
+          }
+        });
+    return launched;
+  }
+
+  /**
+   * Misses that wait for peers' writes: each is answered as soon as its peer's write (or
+   * failure) is seen; those whose wait ran out without one are loaded together, with one loader
+   * call once every wait of the batch has ended (their bounds end together), not one call each.
+   */
+  private void afterPeers(List<Leg<V>> waiting, List<CompletableFuture<LeaseStep<V>>> waits,
+      Batch<V> loader, Executor on) {
+    for (int i = 0; i < waiting.size(); i++) {
+      Leg<V> leg = waiting.get(i);
+      waits.get(i).whenComplete((decided, error) -> {
+        if (!loads(decided)) {
+          afterLease(leg, decided, new ArrayList<>(0)); // a write, a failure or skip: at once
+        }
+      });
+    }
+    CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
+        .whenComplete((ignored, error) -> {
+          List<Leg<V>> load = new ArrayList<>();
+          for (int i = 0; i < waiting.size(); i++) {
+            if (loads(waits.get(i).getNow(null))) {
+              load.add(waiting.get(i));
+            }
+          }
+          start(load, loader, on, new CompletableFuture<>());
+        });
+  }
+
+  /** Whether a lease's decision is to load: {@link LeaseStep.Load}, or none (fail open). */
+  private static boolean loads(LeaseStep<?> step) {
+    return step == null || step instanceof LeaseStep.Load<?>;
+  }
+
+  /**
+   * Acts on what the fleet lease decided for one flight (the lease never completes a flight):
+   * adds it to {@code winners}; or answers it with another instance's write; or fails it with
+   * another instance's remembered failure; or ends it without loading (a refresh that lost the
+   * lease, a flight completed meanwhile). A {@code null} step (a failed future, which the lease
+   * never returns) loads: the lease fails open.
+   */
+  private void afterLease(Leg<V> leg, LeaseStep<V> step, List<Leg<V>> winners) {
+    Flight<V> flight = leg.flight();
+    if (step instanceof LeaseStep.Written<V> written) {
+      flight.deliver(written.loaded());
+      end(flight, Ending.PEER_DELIVERED);
+    } else if (step instanceof LeaseStep.Failed<V> failed) {
+      KeyRegistry.Failure failure = end(flight, failed.ending());
+      if (failure == null) { // no longer registered (voided, timed out): its callers read again
+        flight.endUnloaded();
+      } else {
+        stats.increment(Counter.FAILURE_REMEMBERED);
+        flight.fail(Backoff.exception(failure, registry.tickMillis()));
+      }
+    } else if (step instanceof LeaseStep.Skip<V>) {
+      abandon(flight);
+    } else if (step instanceof LeaseStep.Lost<V> lost) {
+      registry.leaseLost(flight.storeKey, flight.casToken, lost.rememberMillis());
+      abandon(flight);
+    } else {
+      if (step instanceof LeaseStep.Load<V> load && load.won()
+          && registry.leaseWon(flight.storeKey, flight.casToken)) {
+        stats.increment(Counter.LEASE_TAKEOVER);
+        log.debug("took over a lease that ran out without its holder writing");
+      }
+      winners.add(leg);
+    }
+  }
+
+  /**
+   * Starts one load of {@code legs} on {@code on}; if {@code on} refuses (a synchronous caller
+   * that left: its loader must not run on whatever thread completed the lease), on the refresh
+   * executor; if that refuses too, the flights end without loading. Completes {@code launched}
+   * once the loader call returned, or at once if there is nothing to load.
+   */
+  private void start(List<Leg<V>> legs, Batch<V> loader, Executor on,
+      CompletableFuture<Void> launched) {
+    if (legs.isEmpty()) {
+      launched.complete(null);
+      return;
+    }
+    Refusable task = Refusable.of(() -> {
+      try {
+        run(legs, loader);
+      } finally {
+        launched.complete(null);
+      }
+    }, () -> {
+      legs.forEach(leg -> abandon(leg.flight()));
+      launched.complete(null);
+    });
+    try {
+      on.execute(task);
+    } catch (RejectedExecutionException e) {
+      refresher.submit(task);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The runner
+
+  /**
+   * One loader call for the flights' keys, on this thread; completes each flight with its key's
+   * value (or none), writes each and ends it. Every {@link Throwable} of the loader, {@link
+   * Error}s included, fails these flights only. Flights completed before the call (timed out while
+   * they waited for a lease) are not loaded: they end, and release their leases.
+   */
+  private void run(List<Leg<V>> all, Batch<V> loader) {
+    List<Leg<V>> legs = new ArrayList<>(all.size());
+    for (Leg<V> leg : all) {
+      if (leg.flight().completed()) {
+        abandon(leg.flight());
+      } else {
+        legs.add(leg);
+      }
+    }
+    if (legs.isEmpty()) {
+      return;
+    }
+    Set<String> keys = new LinkedHashSet<>();
+    long[] generations = new long[legs.size()];
+    for (int i = 0; i < legs.size(); i++) {
+      Flight<V> flight = legs.get(i).flight();
+      keys.add(flight.key);
+      generations[i] = writer.generation(flight.storeKey);
+    }
+    legs.forEach(leg -> leg.flight().transition(Flight.State.LOADING));
+    Thread starter = Thread.currentThread();
+    long start = ticker.read();
+    if (loader.bulk()) {
+      stats.increment(Counter.BULK_LOAD);
+    }
+    stats.increment(Counter.LOADER_CALL);
+    legs.forEach(leg -> leg.flight().enterLoader(starter));
+    CompletionStage<? extends Map<String, ? extends V>> stage;
+    try {
+      stage = requireNonNull(loader.calls().loadAll(Collections.unmodifiableSet(keys)),
+          "the bulk loader returned a null stage");
+    } catch (Throwable t) {
+      stage = CompletableFuture.failedFuture(t);
+    } finally {
+      legs.forEach(leg -> leg.flight().leaveLoader());
+    }
+    try {
+      stage.whenComplete((values, error) -> loaded(legs, generations, values, error, starter,
+          start));
+    } catch (Throwable t) { // a foreign stage's whenComplete threw
+      loaded(legs, generations, null, t, starter, start);
+    }
+    for (Leg<V> leg : legs) {
+      CompletableFuture<Loaded<V>> own = leg.own();
+      if (own != null && !own.isDone() && leg.flight().completedExceptionally()) {
+        // timed out while load() itself was running, and its stage is still pending
+        leg.flight().whenCompleted((loaded, failure) -> own.completeExceptionally(failure));
+      }
+    }
+  }
+
+  /**
+   * The loader call completed: completes every flight (here, on whichever thread completed the
+   * stage: callers never wait for the executor), then issues the writes on this thread if it
+   * started the call, else hands them to the refresh executor.
+   */
+  private void loaded(List<Leg<V>> legs, long[] generations,
+      Map<String, ? extends V> values, Throwable error, Thread starter, long start) {
+    long end = clock.millis(); // the values' load time, for other hosts
+    long elapsed = elapsedMillis(start);
+    Throwable failure = error != null ? EntryWriter.unwrap(error)
+        : values == null ? new NullPointerException("the bulk loader returned a null map")
+        : null;
+    List<V> found = new ArrayList<>(legs.size());
+    if (failure == null) {
+      try { // the caller's map: its get may throw, which fails the load at once
+        for (Leg<V> leg : legs) {
+          found.add(values.get(leg.flight().key));
+        }
+      } catch (Throwable t) {
+        failure = t;
+      }
+    }
+    if (failure == null) {
+      // a key of a bulk call appears after the whole call: what a peer waiting for it expects
+      loadTimes.recordSuccess(elapsed, 1);
+    }
+    List<Runnable> writes = new ArrayList<>(legs.size());
+    for (int i = 0; i < legs.size(); i++) {
+      Leg<V> leg = legs.get(i);
+      long statsMillis = i == 0 ? elapsed : 0; // the call's time, counted once
+      if (failure != null) {
+        if (leg.own() != null) {
+          leg.own().completeExceptionally(new CacheLoadException("the loader failed", failure));
+        }
+        failed(leg.flight(), failure, statsMillis);
+      } else {
+        Loaded<V> loaded = new Loaded<>(found.get(i), end, elapsed, generations[i]);
+        if (leg.own() != null) {
+          leg.own().complete(loaded);
+        }
+        Runnable write = complete(leg.flight(), loaded, statsMillis);
+        if (write != null) {
+          writes.add(write);
+        }
+      }
+    }
+    if (writes.isEmpty()) {
+      return;
+    }
+    Runnable writeAll = () -> writes.forEach(Runnable::run);
+    if (Thread.currentThread() == starter) {
+      writeAll.run();
+    } else {
+      refresher.submit(Refusable.of(writeAll, writeAll)); // refused: written on this thread
+    }
+  }
+
+  /**
+   * Completes a flight with its load's result, waking every caller that joined it, and returns
+   * the write that must follow (it writes, unless the flight was voided by then, and ends the
+   * flight), or {@code null} if there is none (no write back, a {@linkplain Flight#fenced fenced}
+   * flight): the flight was ended here.
+   *
+   * @param statsMillis the load time to add to the statistics (a bulk call counts its time once)
+   */
+  private Runnable complete(Flight<V> flight, Loaded<V> loaded, long statsMillis) {
+    stats.recordLoad(statsMillis, loaded.value() == null);
+    if (flight.fenced) {
+      stats.increment(Counter.FENCED_LOAD);
+    }
+    boolean writeBack = flight.writeBack;
+    if (!flight.deliver(loaded) || !writeBack || flight.voided()) {
+      if (writeBack && flight.voided()) {
+        stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
+      }
+      end(flight, Ending.SUCCEEDED);
+      return null;
+    }
+    flight.transition(Flight.State.WRITING);
+    return () -> write(flight, loaded);
+  }
+
+  private void write(Flight<V> flight, Loaded<V> loaded) {
+    try {
+      if (flight.voided()) {
+        stats.increment(Counter.STALE_SET_DISCARD);
+      } else if (registry.tickMillis() - flight.startedTick >= writer.fenceMillis()) {
+        // Older than the shortest entry lifetime (or fenceTimeout): an invalidation or a write
+        // fence during the load could have been followed by an entry that expired already (or
+        // by a fence never released), leaving nothing to fence this write.
+        stats.increment(Counter.SKIPPED_WRITE);
+        slowLoadLog.warn("a load took longer than the shortest entry lifetime (ttl + grace) or"
+            + " fenceTimeout; its value was returned but not cached");
+      } else {
+        writer.writeLoad(flight.storeKey, loaded, flight.casToken).thenAccept(stored -> {
+          if (stored) {
+            stats.increment(Counter.LOAD_WRITTEN);
+            if (flight.origin == Flight.Origin.REFRESH) {
+              stats.increment(Counter.REFRESH_SUCCESS);
+            }
+          }
+        });
+      }
+    } finally {
+      end(flight, Ending.SUCCEEDED);
+    }
+  }
+
+  /** Fails a flight (its callers get a {@link CacheLoadException}) and records the failure. */
+  private void failed(Flight<V> flight, Throwable cause, long elapsed) {
+    stats.recordLoadFailure(elapsed);
+    boolean mine = flight.fail(new CacheLoadException("the loader failed", cause));
+    end(flight, new Ending.Failed(cause));
+    if (mine && flight.origin == Flight.Origin.REFRESH) {
+      stats.increment(Counter.REFRESH_FAILURE);
+      refreshErrorLog.warn("a refresh failed; the cached value keeps being served", cause);
+      if (log.isDebugEnabled()) {
+        log.debug("refresh failed for key {}", flight.storeKey, cause);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Ends
+
+  /**
+   * Ends a flight for {@code ending}, the one place the pipeline does: moves it to {@link
+   * Flight.State#ENDED} (the gate refuses a second end), deregisters it ({@link KeyRegistry#end}),
+   * and releases the fleet lease it held (or keeps it as a failure marker).
+   *
+   * @return the failure record the registry made, or {@code null}
+   */
+  private KeyRegistry.Failure end(Flight<V> flight, Ending ending) {
+    flight.transition(Flight.State.ENDED);
+    KeyRegistry.Failure failure = registry.end(flight, ending);
+    lease.afterLoad(flight, failure);
+    return failure;
+  }
+
+  /**
+   * Ends a flight that will not load (a refresh that lost the lease, a load with no thread to run
+   * on): its joined callers read again, and the fleet lease it holds is released.
+   */
+  private void abandon(Flight<V> flight) {
+    end(flight, Ending.NOT_LOADED);
+  }
+
+  /** The leader's own future of a miss's flight (see {@link Leg}). */
+  private static <V> CompletableFuture<Loaded<V>> own(Flight<V> flight) {
+    CompletableFuture<Loaded<V>> own = new CompletableFuture<>();
+    flight.whenCompleted((loaded, error) -> {
+      if (error == null) {
+        own.complete(loaded);
+      } else if (!flight.loaderRunning()) {
+        own.completeExceptionally(error);
+      }
+    });
+    return own;
+  }
+
+  /** Milliseconds on the ticker since {@code startNanos}, a reading of it; never negative. */
+  private long elapsedMillis(long startNanos) {
+    return Math.max(0, TimeUnit.NANOSECONDS.toMillis(ticker.read() - startNanos));
+  }
+
+  static IllegalStateException recursive() {
+    return new IllegalStateException("recursive load: a loader called the cache for the key it"
+        + " is loading (it would wait for itself); load what it needs directly instead");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T cast(Object o) {
+    return (T) o;
+  }
+}

@@ -1,0 +1,58 @@
+package io.sustainablecache.internal;
+
+import io.sustainablecache.CacheStats;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The cache's live counters: contention-free adders, read into a {@link CacheStats}.
+ *
+ * <p>A near hit is also a hit, and is counted once: {@link Counter#NEAR_HIT}'s adder holds the
+ * near hits, {@link Counter#HIT}'s the other hits, and {@link Counter#HIT} reads their sum (one
+ * adder written per near hit instead of two). Every counter reads exactly what was counted before
+ * the read (in the happens-before order), as each adder does.
+ */
+final class StatsCounter {
+
+  private final LongAdder[] adders = new LongAdder[Counter.ALL.length];
+
+  StatsCounter() {
+    for (int i = 0; i < adders.length; i++) {
+      adders[i] = new LongAdder();
+    }
+  }
+
+  void increment(Counter counter) {
+    adders[counter.ordinal()].increment();
+  }
+
+  void add(Counter counter, long amount) {
+    adders[counter.ordinal()].add(amount);
+  }
+
+  long get(Counter counter) {
+    long sum = adders[counter.ordinal()].sum();
+    return counter == Counter.HIT ? sum + adders[Counter.NEAR_HIT.ordinal()].sum() : sum;
+  }
+
+  void recordLoad(long millis, boolean absent) {
+    increment(Counter.LOAD_SUCCESS);
+    if (absent) {
+      increment(Counter.ABSENT_LOAD);
+    }
+    add(Counter.LOAD_TIME_MILLIS, millis);
+  }
+
+  void recordLoadFailure(long millis) {
+    increment(Counter.LOAD_FAILURE);
+    add(Counter.LOAD_TIME_MILLIS, millis);
+  }
+
+  CacheStats snapshot() {
+    long[] values = new long[adders.length];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = adders[i].sum();
+    }
+    values[Counter.HIT.ordinal()] += values[Counter.NEAR_HIT.ordinal()];
+    return CacheStats.of(values);
+  }
+}

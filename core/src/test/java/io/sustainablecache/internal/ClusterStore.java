@@ -1,0 +1,224 @@
+package io.sustainablecache.internal;
+
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.InMemoryStore;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * A cluster of in-memory nodes, as a memcached client with {@code FailureMode.Cancel} sees it: a
+ * key's operations go to its node (its hash modulo the number of nodes), and fail at once while
+ * that node is {@linkplain #kill dead}; a bulk read fails if any of its nodes is dead. It offers
+ * its {@link StoreNodes}; a {@linkplain #restart restarted} node comes back empty, and {@link
+ * #addNode} changes the node list (a new snapshot). Thread-safe enough for single-threaded
+ * tests.
+ */
+final class ClusterStore implements CacheStore {
+
+  private final FakeClock clock;
+  private final List<Node> nodes = new ArrayList<>();
+  private Snapshot snapshot;
+
+  ClusterStore(FakeClock clock, int size) {
+    this.clock = clock;
+    for (int i = 0; i < size; i++) {
+      nodes.add(new Node(i));
+    }
+    this.snapshot = new Snapshot(List.copyOf(nodes));
+  }
+
+  /** The node of a key in the current list. */
+  int nodeOf(String key) {
+    return snapshot.nodeOf(key);
+  }
+
+  /** The first key {@code prefix + i} (i = 0, 1, …) whose store key {@code ns:…} is on {@code node}. */
+  String keyOn(int node, String namespace, String prefix) {
+    for (int i = 0; ; i++) {
+      if (nodeOf(namespace + ":" + prefix + i) == node) {
+        return prefix + i;
+      }
+    }
+  }
+
+  /** Makes a node's operations fail at once, as a dead node's under {@code Cancel}. */
+  void kill(int node) {
+    nodes.get(node).dead = true;
+  }
+
+  /** Brings a node back, empty (a restarted memcached). */
+  void restart(int node) {
+    Node n = nodes.get(node);
+    n.memory = InMemoryStore.create(clock);
+    n.dead = false;
+  }
+
+  /** Brings a dead node back with what it held (a network partition healed). */
+  void heal(int node) {
+    nodes.get(node).dead = false;
+  }
+
+  /** Adds a node: a new snapshot, with every key routed over the larger list. */
+  void addNode() {
+    nodes.add(new Node(nodes.size()));
+    snapshot = new Snapshot(List.copyOf(nodes));
+  }
+
+  /** The operations that reached a node since it was created. */
+  long operationsOn(int node) {
+    return nodes.get(node).operations;
+  }
+
+  @Override
+  public Optional<StoreNodes> nodes() {
+    return Optional.of(snapshot);
+  }
+
+  private CacheStore route(String key) {
+    return snapshot.on(snapshot.nodeOf(key));
+  }
+
+  @Override
+  public CompletableFuture<Optional<StoreItem>> gets(String key) {
+    return route(key).gets(key);
+  }
+
+  @Override
+  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    Map<Integer, List<String>> byNode = new HashMap<>();
+    keys.forEach(k -> byNode.computeIfAbsent(snapshot.nodeOf(k), n -> new ArrayList<>()).add(k));
+    Map<String, StoreItem> found = new HashMap<>();
+    CompletableFuture<?>[] parts = byNode.entrySet().stream()
+        .map(e -> snapshot.on(e.getKey()).getsAll(e.getValue()).thenAccept(found::putAll))
+        .toArray(CompletableFuture<?>[]::new);
+    return CompletableFuture.allOf(parts).thenApply(done -> found);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+    return route(key).add(key, value, exptime);
+  }
+
+  @Override
+  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+    return route(key).set(key, value, exptime);
+  }
+
+  @Override
+  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+      int exptime) {
+    return route(key).cas(key, casToken, value, exptime);
+  }
+
+  @Override
+  public CompletableFuture<Boolean> delete(String key) {
+    return route(key).delete(key);
+  }
+
+  @Override
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    return route(key).incr(key, delta, initial, exptime);
+  }
+
+  @Override
+  public boolean hasCounters() {
+    return true;
+  }
+
+  private static final class Snapshot implements StoreNodes {
+    private final List<Node> nodes;
+    private final List<String> ids;
+
+    Snapshot(List<Node> nodes) {
+      this.nodes = nodes;
+      this.ids = nodes.stream().map(n -> "node" + n.index).toList();
+    }
+
+    @Override
+    public List<String> ids() {
+      return ids;
+    }
+
+    @Override
+    public int nodeOf(String key) {
+      return Math.floorMod(key.hashCode() * 0x9E3779B9, nodes.size());
+    }
+
+    @Override
+    public CacheStore on(int node) {
+      return nodes.get(node);
+    }
+  }
+
+  /** One node: its memory, and whether it is dead. */
+  private final class Node implements CacheStore {
+    final int index;
+    volatile InMemoryStore memory;
+    volatile boolean dead;
+    long operations;
+
+    Node(int index) {
+      this.index = index;
+      this.memory = InMemoryStore.create(clock);
+    }
+
+    private <T> CompletableFuture<T> call(Function<InMemoryStore, CompletableFuture<T>> op) {
+      operations++;
+      return dead
+          ? CompletableFuture.failedFuture(new StoreException("node" + index + " is down"))
+          : op.apply(memory);
+    }
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      return call(m -> m.gets(key));
+    }
+
+    @Override
+    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      return call(m -> m.getsAll(keys));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      return call(m -> m.add(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return call(m -> m.set(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return call(m -> m.cas(key, casToken, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      return call(m -> m.delete(key));
+    }
+
+    @Override
+    public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+      return call(m -> m.incr(key, delta, initial, exptime));
+    }
+
+    @Override
+    public boolean hasCounters() {
+      return true;
+    }
+  }
+}

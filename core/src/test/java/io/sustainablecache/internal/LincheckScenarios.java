@@ -1,0 +1,63 @@
+package io.sustainablecache.internal;
+
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.List;
+import kotlin.Unit;
+import org.jetbrains.kotlinx.lincheck.Actor;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
+import org.jetbrains.lincheck.datastructures.DSLScenarioBuilder;
+import org.jetbrains.lincheck.datastructures.DSLThreadScenario;
+
+/**
+ * Hand-written Lincheck scenarios from Java (the races the model checks must always explore, on
+ * top of the random ones) and the size of the model checks. An operation is written {@code
+ * "name"} or, with arguments, {@code "name(1, 0)"} (integers only).
+ */
+final class LincheckScenarios {
+
+  /**
+   * How much more the model checks explore than the build does: {@code
+   * -Dsustainablecache.lincheck.scale=N} runs N times more random scenarios, each under N times
+   * more interleavings (so about N&sup2; times longer).
+   */
+  static final int SCALE = Integer.getInteger("sustainablecache.lincheck.scale", 1);
+
+  private LincheckScenarios() {}
+
+  /**
+   * A scenario of {@code model}'s operations: an initial part run alone (may be empty), then one
+   * list of operations per parallel thread.
+   */
+  static ExecutionScenario scenario(Class<?> model, List<String> initial,
+      List<List<String>> threads) {
+    DSLScenarioBuilder builder = new DSLScenarioBuilder();
+    if (!initial.isEmpty()) {
+      builder.initial(part -> actors(model, part, initial));
+    }
+    builder.parallel(parallel -> {
+      for (List<String> operations : threads) {
+        parallel.thread(thread -> actors(model, thread, operations));
+      }
+      return Unit.INSTANCE;
+    });
+    return builder.buildScenario();
+  }
+
+  private static Unit actors(Class<?> model, DSLThreadScenario thread, List<String> operations) {
+    for (String operation : operations) {
+      int open = operation.indexOf('(');
+      String name = open < 0 ? operation : operation.substring(0, open);
+      List<Object> arguments = open < 0 ? List.of()
+          : Arrays.stream(operation.substring(open + 1, operation.length() - 1).split(","))
+              .map(String::trim).filter(s -> !s.isEmpty()).<Object>map(Integer::valueOf)
+              .toList();
+      Method method = Arrays.stream(model.getMethods())
+          .filter(m -> m.getName().equals(name) && m.getParameterCount() == arguments.size())
+          .findFirst()
+          .orElseThrow(() -> new IllegalArgumentException("no operation " + operation));
+      thread.add(new Actor(method, arguments));
+    }
+    return Unit.INSTANCE;
+  }
+}

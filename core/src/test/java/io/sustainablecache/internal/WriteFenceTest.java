@@ -1,0 +1,780 @@
+package io.sustainablecache.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.WriteFence;
+import io.sustainablecache.internal.Envelope;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Write fences around database transactions (issue 21), every interleaving in virtual time: two
+ * caches over one {@link InMemoryStore} are two hosts over one memcached, a {@link ScriptedStore}
+ * in front of the writer fails or holds its requests, and the "database" is one mutable row whose
+ * committed value the loaders read.
+ */
+final class WriteFenceTest {
+
+  private static final Duration TTL = Duration.ofMinutes(10);
+  private static final Duration FENCE = Duration.ofSeconds(30);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final InMemoryStore server = InMemoryStore.create(clock);
+  private final ScriptedStore storeOfA = ScriptedStore.over(server);
+  /** The row's committed value: what every loader reads. */
+  private final AtomicReference<String> row = new AtomicReference<>("old");
+  private final AtomicInteger loads = new AtomicInteger();
+  private final SustainableCache<String> a = cache(storeOfA, false);
+  private final SustainableCache<String> b = cache(server, false);
+
+  private SustainableCache<String> cache(CacheStore store, boolean near) {
+    SustainableCacheBuilder<String> builder = SustainableCache.builder(store).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).fleetLease(false);
+    if (near) {
+      builder.nearCache(1_000, Duration.ofSeconds(1), 0);
+    }
+    return builder.build();
+  }
+
+  @AfterEach
+  void close() {
+    a.close();
+    b.close();
+  }
+
+  private String db(String key) {
+    loads.incrementAndGet();
+    return row.get();
+  }
+
+  private byte[] raw(String key) {
+    return server.gets("f:" + key).join().map(item -> item.value()).orElse(null);
+  }
+
+  private byte kind(String key) {
+    return Envelope.kind(raw(key));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads before, during and after the fence
+
+  @Test
+  void whileTheFenceStands_readsOnEveryHostLoad_andNothingIsCached_thenTheCommitIsSeenAtOnce() {
+    assertThat(b.get("k", this::db)).isEqualTo("old"); // cached before the transaction
+
+    WriteFence<String> fence = a.fence("k");
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    // the transaction's update is not committed: readers still read "old"
+    assertThat(b.get("k", this::db)).as("a read during the fence loads").isEqualTo("old");
+    assertThat(a.get("k", this::db)).isEqualTo("old");
+    assertThat(b.getIfPresent("k")).as("a peek finds nothing cached").isEmpty();
+    assertThat(kind("k")).as("nothing written over the fence").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(loads).hasValue(3);
+    assertThat(b.stats().fencedLoadCount()).isEqualTo(1);
+
+    row.set("new"); // the commit
+    fence.committed();
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(a.get("k", this::db)).as("read-your-writes on the writer").isEqualTo("new");
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+    assertThat(loads).as("cached again after the commit").hasValue(4);
+    assertThat(a.stats().fenceCount()).isEqualTo(1);
+  }
+
+  @Test
+  void theIssuesRace_aReadBetweenTheEvictAndTheCommit_doesNotCacheThePreCommitRow() {
+    // issue 21: with a plain invalidate inside the transaction, this read's load began after the
+    // tombstone and before the commit, and its write landed on the tombstone: "old" served after
+    // the commit until the next refresh
+    WriteFence<String> fence = a.fence("k");
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    row.set("new");
+    fence.committed();
+
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aLoadThatReadTheKeyBeforeTheFence_andIsAnsweredAfterTheCommit_cannotWrite() {
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> read = b.getAsync("k", key -> query); // read "absent", loading
+
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    fence.committed();
+    query.complete("old"); // the query had read the row before the commit
+
+    assertThat(read).isCompletedWithValue("old"); // its own caller, concurrent with the change
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.stats().staleSetDiscardCount()).isEqualTo(1);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aLoadStartedBeforeTheFence_answeredWhileItStands_cannotWrite_andIsNotJoinedByFencedReads() {
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> first = b.getAsync("k", key -> query);
+
+    WriteFence<String> fence = a.fence("k");
+    assertThat(b.get("k", this::db)).as("a fenced read does not join the older load")
+        .isEqualTo("old");
+    assertThat(loads).hasValue(1);
+    query.complete("old");
+
+    assertThat(first).isCompletedWithValue("old");
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    fence.rolledBack();
+  }
+
+  @Test
+  void aFenceOnAKeyBeingRefreshed_failsTheRefreshsWrite() {
+    b.put("k", "v0");
+    clock.advance(TTL.plusMillis(1));
+    assertThat(b.get("k", this::db)).as("stale, refresh queued").isEqualTo("v0");
+    assertThat(refreshes.queued()).isEqualTo(1);
+
+    WriteFence<String> fence = a.fence("k");
+    refreshes.runAll(); // loads "old" and tries to cas it over v0's token
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    row.set("new");
+    fence.committed();
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aFenceOnAKeyBeingRefreshedInline_failsTheRefreshsWrite_andTheCommitIsSeen() {
+    try (SustainableCache<String> per = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.alwaysEarly())
+        .refreshPolicy(RefreshPolicy.xfetch(1.0)).fenceTimeout(FENCE).fleetLease(false)
+        .build()) {
+      assertThat(per.get("k", key -> {
+        clock.advanceMillis(500); // a load time for XFetch to weigh
+        return "v0";
+      })).isEqualTo("v0");
+      clock.advance(TTL.minusSeconds(1)); // near its expiry: XFetch recomputes early
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> refreshing = per.getAsync("k", key -> query); // waits inline
+      assertThat(refreshing).isNotDone();
+
+      WriteFence<String> fence = a.fence("k");
+      row.set("new");
+      fence.committed();
+      query.complete("old"); // the recomputation had read the row before the commit
+
+      assertThat(refreshing).isCompletedWithValue("old"); // began before the commit
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+      assertThat(per.get("k", this::db)).isEqualTo("new");
+      assertThat(b.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
+  void committedWithAValue_replacesTheFenceWithIt() {
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    fence.committed("new");
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+    assertThat(loads).as("served from the cache").hasValue(0);
+  }
+
+  @Test
+  void aRollback_removesTheFence_andTheUnchangedDataIsCachedAgain() {
+    b.put("k", "old");
+    WriteFence<String> fence = a.fence("k");
+    fence.rolledBack();
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(loads).hasValue(1);
+  }
+
+  @Test
+  void aFenceCompletesOnce() {
+    WriteFence<String> fence = a.fence("k");
+    fence.committed();
+    assertThatThrownBy(fence::rolledBack).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> fence.committed("v")).isInstanceOf(IllegalStateException.class);
+    assertThat(fence.key()).isEqualTo("k");
+  }
+
+  @Test
+  void aValueTooLargeToCache_leavesATombstone_andTheCallerIsTold() {
+    try (SustainableCache<String> small = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).maxValueSize(64).build()) {
+      WriteFence<String> fence = small.fence("k");
+      assertThatThrownBy(() -> fence.committed("x".repeat(100)))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
+  @Test
+  void aValueTheCodecCannotEncode_leavesATombstone_andTheCallerIsTold() {
+    ValueCodec<String> utf8 = ValueCodec.utf8();
+    ValueCodec<String> failing = new ValueCodec<>() {
+      @Override
+      public byte[] encode(String value) {
+        if (value.equals("unencodable")) {
+          throw new IllegalStateException("the codec failed");
+        }
+        return utf8.encode(value);
+      }
+
+      @Override
+      public String decode(byte[] bytes, int offset, int length) {
+        return utf8.decode(bytes, offset, length);
+      }
+    };
+    try (SustainableCache<String> writer = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(failing).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .fenceTimeout(FENCE).build()) {
+      WriteFence<String> fence = writer.fence("k");
+      row.set("unencodable");
+      assertThatThrownBy(() -> fence.committed("unencodable"))
+          .isInstanceOf(IllegalStateException.class).hasMessage("the codec failed");
+      assertThat(kind("k")).as("released, not left standing until it expires")
+          .isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Two writers
+
+  @Test
+  void twoWritersHoldOneFence_untilTheLastCommits_andTheLastWritesATombstoneNotItsValue() {
+    WriteFence<String> first = a.fence("k");
+    WriteFence<String> second = b.fence("k");
+    assertThat(Envelope.fenceHolders(raw("k"))).isEqualTo(2);
+
+    row.set("first's");
+    first.committed("first's");
+    assertThat(kind("k")).as("the second writer still holds it").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.get("k", this::db)).isEqualTo("first's");
+    assertThat(kind("k")).as("not cached while the second transaction is open")
+        .isEqualTo(Envelope.KIND_FENCE);
+
+    row.set("second's");
+    second.committed("second's");
+    // which commit came last is the database's to say: the shared fence ends in a tombstone
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(a.get("k", this::db)).isEqualTo("second's");
+  }
+
+  @Test
+  void twoWriters_theSecondCommitsFirst_theFenceStandsForTheFirst() {
+    WriteFence<String> first = a.fence("k");
+    WriteFence<String> second = b.fence("k");
+    second.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    first.rolledBack();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  @Test
+  void aWriterWhoseSwapsKeepLosing_setsAFenceThatTheFirstWriterStillHolds() {
+    WriteFence<String> first = a.fence("k");
+    AtomicInteger contended = new AtomicInteger(4); // every swap of the second writer loses
+    CacheStore contending = new ForwardingStore(server) {
+      @Override
+      public CompletableFuture<io.sustainablecache.spi.CasOutcome> cas(String key, long casToken,
+          byte[] value, int exptime) {
+        if (contended.getAndDecrement() > 0) { // another change lands between its read and swap
+          server.set(key, server.gets(key).join().orElseThrow().value(), 60).join();
+        }
+        return super.cas(key, casToken, value, exptime);
+      }
+    };
+    try (SustainableCache<String> c = cache(contending, false)) {
+      WriteFence<String> second = c.fence("k");
+      assertThat(contended.get()).as("four swaps lost").isZero();
+      row.set("second's");
+      second.committed();
+
+      assertThat(kind("k")).as("the first transaction is still open").isEqualTo(Envelope.KIND_FENCE);
+      assertThat(b.get("k", this::db)).isEqualTo("second's");
+      assertThat(kind("k")).as("nothing cached under it").isEqualTo(Envelope.KIND_FENCE);
+      row.set("first's");
+      first.committed();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+      assertThat(b.get("k", this::db)).isEqualTo("first's");
+    }
+  }
+
+  @Test
+  void threeWritersInEveryOrder_holdTheFenceUntilTheLastCompletes_whichLeavesATombstone() {
+    try (SustainableCache<String> c = cache(server, false)) {
+      List<SustainableCache<String>> hosts = List.of(a, b, c);
+      int[][] orders = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+      for (int[] order : orders) {
+        String key = "k" + order[0] + order[1] + order[2];
+        List<WriteFence<String>> fences =
+            List.of(a.fence(key), b.fence(key), c.fence(key));
+        assertThat(Envelope.fenceHolders(raw(key))).isEqualTo(3);
+        for (int i = 0; i < 3; i++) {
+          WriteFence<String> writer = fences.get(order[i]);
+          row.set(key + " after " + i);
+          if (i == 1) {
+            writer.rolledBack();
+          } else {
+            writer.committed(row.get());
+          }
+          assertThat(kind(key)).as("order %s, step %d", key, i)
+              .isEqualTo(i < 2 ? Envelope.KIND_FENCE : Envelope.KIND_TOMBSTONE);
+          assertThat(hosts.get(i).get(key, this::db)).as("order %s, step %d", key, i)
+              .isEqualTo(row.get());
+          assertThat(kind(key)).as("nothing cached before the last completed")
+              .isEqualTo(i < 2 ? Envelope.KIND_FENCE : Envelope.KIND_VALUE);
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // A writer that dies, a transaction longer than the fence
+
+  @Test
+  void aWriterThatDies_leavesAFenceThatExpires_andReadsCacheAgain() {
+    a.fence("k"); // never completed
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    clock.advance(FENCE.plusSeconds(2));
+
+    assertThat(raw("k")).as("expired by the server").isNull();
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    assertThat(loads).as("cached again").hasValue(2);
+  }
+
+  @Test
+  void aFenceThatExpiredBeforeTheCommit_isFollowedByATombstone_overWhatLoadsCachedMeanwhile() {
+    WriteFence<String> fence = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2));
+    assertThat(b.get("k", this::db)).isEqualTo("old"); // cached: the fence is gone
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+
+    row.set("new");
+    fence.committed("new");
+
+    assertThat(kind("k")).as("not the value: another write may have come between")
+        .isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aWriterWhoseFenceExpiredAndWasReplaced_leavesTheNewFenceToItsHolder() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2));
+    WriteFence<String> next = b.fence("k");
+
+    slow.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    next.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Failures
+
+  @Test
+  void aCommitWhoseFenceExpiredAndWasReplaced_keepsTheNewFencesHolderFromWritingItsValue() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2));
+    WriteFence<String> next = b.fence("k");
+    row.set("next's"); // the second transaction commits first in the database
+    row.set("slow's"); // then the first, whose fence had expired
+    slow.committed(); // released first: the other fence is left to its holder
+
+    next.committed("next's"); // not the database's row: the first commit came after it
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("slow's");
+  }
+
+  @Test
+  void aCommitAfterItsFenceExpired_doesNotOverwriteAFencePlacedWhileItsReleaseRead() {
+    WriteFence<String> slow = a.fence("k");
+    clock.advance(FENCE.plusSeconds(2)); // expired: the release will find nothing of its own
+    ScriptedStore.Hold reads = storeOfA.holdResponses(Op.GETS);
+    row.set("slow's");
+    CompletableFuture<Void> commit = CompletableFuture.runAsync(slow::committed);
+    await().atMost(Duration.ofSeconds(30)).until(() -> reads.waiting() == 1);
+
+    WriteFence<String> next = b.fence("k"); // another transaction, between the read and the write
+    reads.release();
+    assertThat(commit).succeedsWithin(Duration.ofSeconds(30));
+
+    assertThat(kind("k")).as("the other transaction's fence stands").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.get("k", this::db)).isEqualTo("slow's");
+    assertThat(kind("k")).as("nothing cached under it").isEqualTo(Envelope.KIND_FENCE);
+    row.set("next's");
+    next.committed();
+    assertThat(a.get("k", this::db)).isEqualTo("next's");
+  }
+
+  @Test
+  void aFenceThatCannotBePlaced_throws_andTheOldValueIsStillThere() {
+    b.put("k", "old");
+    storeOfA.fail(Op.GETS, 1);
+    assertThatThrownBy(() -> a.fence("k")).isInstanceOf(StoreException.class);
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_returns_theFenceStands_andTheReleaseIsRetriedUntilItLands() {
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    storeOfA.fail(Op.GETS, 3);
+
+    fence.committed(); // does not throw
+
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(a.get("k", this::db)).as("read-your-writes: the fence makes it load")
+        .isEqualTo("new");
+    for (int i = 0; i < 10 && kind("k") == Envelope.KIND_FENCE; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      scheduler.runDue();
+    }
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(a.stats().fenceReleaseFailureCount()).isZero();
+    assertThat(a.stats().storeErrorCount()).isGreaterThanOrEqualTo(3);
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_aReadOnAnotherInstanceAfterIt_doesNotJoinALoadBegunBeforeTheCommit() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = b.getAsync("k", key -> query); // fenced, reading the row
+    assertThat(loads).hasValue(0);
+
+    row.set("new"); // the commit
+    storeOfA.fail(Op.GETS, 1_000); // the release cannot read the key: the fence stands as it was
+    fence.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+
+    CompletableFuture<String> after = // begun after the commit
+        b.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+    query.complete("old"); // the load begun before the commit had read the old row
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).as("a read begun after committed() returned").isCompletedWithValue("new");
+  }
+
+  @Test
+  void aCommitWhoseSwapFails_aReadOnTheWriterAfterIt_doesNotJoinALoadBegunBeforeTheCommit() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = a.getAsync("k", key -> query); // fenced, reading the row
+
+    row.set("new");
+    storeOfA.fail(Op.CAS, 1_000); // the release reads its fence and cannot replace it
+    fence.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+
+    CompletableFuture<String> after =
+        a.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+    query.complete("old");
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).as("read-your-writes on the writer").isCompletedWithValue("new");
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_getAllOnAnotherInstanceAfterIt_doesNotJoinALoadBegunBeforeIt() {
+    WriteFence<String> fence = a.fence("k");
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> before = b.getAsync("k", key -> query);
+
+    row.set("new");
+    storeOfA.fail(Op.GETS, 1_000);
+    fence.committed();
+
+    CompletableFuture<Map<String, String>> after = b.getAllAsync(List.of("k"),
+        keys -> CompletableFuture.completedFuture(Map.of("k", db("k"))));
+    query.complete("old");
+    assertThat(before).isCompletedWithValue("old");
+    assertThat(after).isCompletedWithValue(Map.of("k", "new"));
+  }
+
+  @Test
+  void aCommitWithTheStoreDown_aFailedReadOnTheNearCachedWriterAfterIt_doesNotJoinALoadBegunBefore() {
+    try (SustainableCache<String> writer = cache(ForwardingStore.withoutFlushPrefix(storeOfA),
+        true)) {
+      scheduler.runDue(); // first poll
+      WriteFence<String> fence = writer.fence("k");
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> before = writer.getAsync("k", key -> query); // fenced
+
+      row.set("new");
+      storeOfA.fail(Op.GETS, Integer.MAX_VALUE); // the store is down: the release cannot read
+      fence.committed();
+
+      // a read that fails on the store may share a load registered less than the near bound ago,
+      // but not one begun before this instance's own commit
+      CompletableFuture<String> after =
+          writer.getAsync("k", key -> CompletableFuture.completedFuture(db(key)));
+      query.complete("old");
+      assertThat(before).isCompletedWithValue("old");
+      assertThat(after).as("read-your-writes on the writer").isCompletedWithValue("new");
+      storeOfA.heal();
+    }
+  }
+
+  @Test
+  void aFenceNeverReleased_thatExpiresBeforeALoadBegunBeforeItWrites_isNotOverwrittenByThatLoad() {
+    try (SustainableCache<String> reader = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).loadTimeout(Duration.ofSeconds(90)).fleetLease(false).build()) {
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> before = reader.getAsync("k", key -> query); // read: absent
+
+      WriteFence<String> fence = a.fence("k");
+      row.set("new");
+      storeOfA.fail(Op.GETS, Integer.MAX_VALUE); // the writer's release never lands
+      fence.committed();
+      clock.advance(FENCE.plusSeconds(2)); // the fence expired on the server
+      assertThat(raw("k")).isNull();
+
+      query.complete("old"); // the slow load had read the row before the commit
+      assertThat(before).isCompletedWithValue("old");
+      assertThat(reader.stats().skippedWriteCount()).isEqualTo(1);
+      assertThat(reader.get("k", this::db)).isEqualTo("new");
+      storeOfA.heal();
+    }
+  }
+
+  @Test
+  void aReleaseThatFailsUntilTheFenceExpired_isCountedAsAFailure_andTheKeyIsNeverStale() {
+    WriteFence<String> fence = a.fence("k");
+    row.set("new");
+    storeOfA.fail(Op.GETS, 1_000);
+    fence.committed();
+    for (int i = 0; i < 40; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      scheduler.runDue();
+      assertThat(b.get("k", this::db)).isEqualTo("new");
+    }
+    assertThat(a.stats().fenceReleaseFailureCount()).isEqualTo(1);
+    assertThat(scheduler.pending()).as("no retry left").isZero();
+  }
+
+  @Test
+  void aReleaseHeldOnTheWire_holdsTheCallerAtMostTheLoadTimeout_andLandsLater() {
+    try (SustainableCache<String> writer = SustainableCache.builder(storeOfA).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).loadTimeout(Duration.ofMillis(200)).build()) {
+      WriteFence<String> fence = writer.fence("k");
+      ScriptedStore.Hold hold = storeOfA.holdResponses(Op.GETS);
+      row.set("new");
+      CompletableFuture<Void> commit = CompletableFuture.runAsync(fence::committed);
+      assertThat(commit).succeedsWithin(Duration.ofSeconds(30)); // 1.2 s: the timeout's wait
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+      hold.release();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    }
+  }
+
+  @Test
+  void aFenceLandingWhileAnotherInstanceHoldsTheFleetLease_leavesNothingStaleForTheWaiter() {
+    ManualExecutor writesOfHolder = new ManualExecutor();
+    try (SustainableCache<String> holder = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(writesOfHolder).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).build();
+        SustainableCache<String> waiter = SustainableCache.builder(server).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .fenceTimeout(FENCE).build()) {
+      CompletableFuture<String> query = new CompletableFuture<>();
+      CompletableFuture<String> held = holder.getAsync("k", key -> query); // wins the lease
+      CompletableFuture<String> waiting =
+          waiter.getAsync("k", key -> CompletableFuture.completedFuture(db(key))); // polls
+      assertThat(holder.stats().leaseWonCount()).isEqualTo(1);
+      assertThat(waiter.stats().leaseLostCount()).isEqualTo(1);
+
+      WriteFence<String> fence = a.fence("k");
+      clock.advanceMillis(200);
+      scheduler.runDue(); // the waiter's polls find the fence
+      query.complete("old"); // the holder had read the row before the commit
+      writesOfHolder.runAll();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+      row.set("new");
+      fence.committed();
+      for (int i = 0; i < 40 && !waiting.isDone(); i++) {
+        clock.advanceMillis(100);
+        scheduler.runDue();
+        refreshes.runAll();
+      }
+
+      assertThat(held).isCompletedWithValue("old"); // began before the commit
+      assertThat(waiting).isDone(); // began before the commit: either row
+      assertThat(kind("k")).as("the old row not cached").isNotEqualTo(Envelope.KIND_VALUE);
+      assertThat(holder.get("k", this::db)).isEqualTo("new");
+      assertThat(waiter.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Bulk reads, invalidateAll, near caches
+
+  @Test
+  void getAll_loadsFencedAndUnfencedKeysInOneCall_andWritesOnlyTheUnfenced() {
+    WriteFence<String> fence = a.fence("fenced");
+    AtomicInteger calls = new AtomicInteger();
+    Map<String, String> got = b.getAll(List.of("fenced", "free"), keys -> {
+      calls.incrementAndGet();
+      return Map.of("fenced", "old", "free", "free's");
+    });
+
+    assertThat(got).containsEntry("fenced", "old").containsEntry("free", "free's");
+    assertThat(calls).hasValue(1);
+    assertThat(kind("fenced")).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(kind("free")).isEqualTo(Envelope.KIND_VALUE);
+    fence.rolledBack();
+  }
+
+  @Test
+  void invalidateAll_leavesAFenceStanding() {
+    try (SustainableCache<String> writer = cache(ForwardingStore.withoutFlushPrefix(server), true);
+        SustainableCache<String> reader = cache(ForwardingStore.withoutFlushPrefix(server), true)) {
+      scheduler.runDue(); // first polls
+      WriteFence<String> fence = writer.fence("k");
+      writer.invalidateAll();
+      for (int i = 0; i < 15; i++) { // the reader's polls find the new generation
+        clock.advanceMillis(100);
+        scheduler.runDue();
+      }
+      assertThat(reader.get("k", this::db)).isEqualTo("old");
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+      row.set("new");
+      fence.committed();
+      assertThat(reader.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
+  void aNearCacheOnAnotherInstance_dropsTheKeyWithinItsBound_andHoldsNothingLoadedUnderTheFence() {
+    try (SustainableCache<String> writer = cache(ForwardingStore.withoutFlushPrefix(server), true);
+        SustainableCache<String> reader = cache(ForwardingStore.withoutFlushPrefix(server), true)) {
+      scheduler.runDue();
+      assertThat(reader.get("k", this::db)).isEqualTo("old"); // loaded, held near
+      WriteFence<String> fence = writer.fence("k");
+      long fencedAt = clock.millis();
+      for (int i = 0; i < 15; i++) { // 1.5 s, the bound is 1 s
+        clock.advanceMillis(100);
+        scheduler.runDue();
+        reader.get("k", this::db);
+      }
+      int loadsBefore = loads.get();
+      long nearHits = reader.stats().nearHitCount();
+      reader.get("k", this::db);
+      reader.get("k", this::db);
+      assertThat(loads.get() - loadsBefore).as("two reads under the fence, two loads")
+          .isEqualTo(2);
+      assertThat(reader.stats().nearHitCount()).isEqualTo(nearHits);
+      assertThat(clock.millis() - fencedAt).isGreaterThan(1_000);
+
+      row.set("new");
+      fence.committed();
+      assertThat(writer.get("k", this::db)).isEqualTo("new");
+      for (int i = 0; i < 15; i++) {
+        clock.advanceMillis(100);
+        scheduler.runDue();
+      }
+      assertThat(reader.get("k", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
+  void putIfAbsent_doesNotWriteOverAFence() {
+    WriteFence<String> fence = a.fence("k");
+    assertThat(b.putIfAbsent("k", "old, offered during the transaction")).isEmpty();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.stats().skippedWriteCount()).isEqualTo(1);
+    fence.rolledBack();
+  }
+
+  @Test
+  void aFenceClaimingToStandLongerThanAnyInstanceWrites_isAMiss_andTheKeyIsNotStuck() {
+    long now = clock.millis();
+    server.set("f:planted", Envelope.encodeFence(now, now + Duration.ofDays(300).toMillis(), 7, 1,
+        false, 0), 0).join(); // exptime 0: the server never expires it
+    assertThat(b.get("planted", this::db)).isEqualTo("old");
+    assertThat(kind("planted")).as("cached over it").isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().corruptEntryCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aFenceOutlivedByMoreThanTheSkew_readsAsATombstone_evenIfTheServerStillHoldsIt() {
+    long now = clock.millis();
+    server.set("f:outlived", Envelope.encodeFence(now, now + FENCE.toMillis(), 7, 1, false, 0), 0)
+        .join();
+    assertThat(b.get("outlived", this::db)).isEqualTo("old");
+    assertThat(kind("outlived")).isEqualTo(Envelope.KIND_FENCE);
+    clock.advance(FENCE.plus(Duration.ofSeconds(31))); // past its end and the 30 s skew
+    assertThat(b.get("outlived", this::db)).isEqualTo("old");
+    assertThat(kind("outlived")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().corruptEntryCount()).isZero();
+  }
+
+  @Test
+  void aPlantedFenceWithTheMostHoldersAnEnvelopeCarries_canStillBeFenced_andExpires() {
+    long now = clock.millis();
+    server.set("f:planted", Envelope.encodeFence(now, now + 1_000, 7, Integer.MAX_VALUE, true, 0),
+        0).join(); // exptime 0: the server never expires it
+
+    WriteFence<String> fence = a.fence("planted");
+    assertThat(kind("planted")).isEqualTo(Envelope.KIND_FENCE);
+    row.set("new");
+    fence.committed();
+    assertThat(b.get("planted", this::db)).isEqualTo("new");
+    clock.advance(FENCE.plusSeconds(2)); // the joiner's expiry replaced the planted one's
+    assertThat(raw("planted")).isNull();
+    assertThat(b.get("planted", this::db)).isEqualTo("new");
+    assertThat(kind("planted")).as("cached again").isEqualTo(Envelope.KIND_VALUE);
+  }
+
+  @Test
+  void planted_andTruncatedFences_areMisses_overwrittenByTheNextLoad() {
+    byte[] fence = Envelope.encodeFence(clock.millis(), clock.millis() + 1_000, 7, 1, false, 0);
+    server.set("f:truncated", java.util.Arrays.copyOf(fence, fence.length - 1), 60).join();
+    byte[] noHolders = fence.clone();
+    noHolders[Envelope.HEADER_SIZE + 11] = 0; // holders 0
+    server.set("f:empty", noHolders, 60).join();
+
+    assertThat(b.get("truncated", this::db)).isEqualTo("old");
+    assertThat(b.get("empty", this::db)).isEqualTo("old");
+    assertThat(kind("truncated")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(kind("empty")).isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().corruptEntryCount()).isEqualTo(2);
+  }
+}

@@ -27,6 +27,9 @@ import java.util.concurrent.TimeUnit;
  *       keys of its own cache) start at once: waiting for the running call would wait for
  *       itself.</li>
  * </ul>
+ * A batch's loader call runs through the executor of the offer that opened it (the caller's
+ * thread, for the synchronous API); the second and later batches one offer opens (a large
+ * {@code getAll}) run on the spare executor, in parallel.
  * What a batch is and when it is over is the {@link Dispatch}'s: for the {@link LoadPipeline}, a
  * batch is a list of registered flights, started through its one lease-load-write step, and is
  * over once each of its flights has an outcome (its load returned or failed, another instance
@@ -54,6 +57,8 @@ final class Coalescer<T> {
   /** The open batch's longest wait, milliseconds on the scheduler; 0 for none. */
   private final long maxWaitMillis;
   private final Scheduler scheduler;
+  /** Where the second and later batches one offer opens run (see {@link #offer}). */
+  private final Executor spare;
   /** Threads inside a loader call this coalescer started (see {@link #inCall}). */
   private final Set<Thread> callers = ConcurrentHashMap.newKeySet();
   private final Object lock = new Object();
@@ -78,8 +83,13 @@ final class Coalescer<T> {
    * @param maxWaitMillis how long the open batch waits at most for a running one, milliseconds;
    *     0 for no bound (it waits for a running batch to be over)
    * @param scheduler times {@code maxWait}
+   * @param spare where the second and later batches that one offer opens run their loader calls
+   *     (the refresh executor), so that a {@code getAll} of more than {@code maxBatchSize} keys
+   *     is not loaded one call after another on its caller's thread; where it refuses, the
+   *     offer's own executor
    */
-  Coalescer(Dispatch<T> dispatch, int maxBatchSize, long maxWaitMillis, Scheduler scheduler) {
+  Coalescer(Dispatch<T> dispatch, int maxBatchSize, long maxWaitMillis, Scheduler scheduler,
+      Executor spare) {
     if (maxBatchSize < 1) {
       throw new IllegalArgumentException("maxBatchSize must be at least 1: " + maxBatchSize);
     }
@@ -87,6 +97,7 @@ final class Coalescer<T> {
     this.maxBatchSize = maxBatchSize;
     this.maxWaitMillis = maxWaitMillis;
     this.scheduler = scheduler;
+    this.spare = spare;
   }
 
   /**
@@ -102,12 +113,20 @@ final class Coalescer<T> {
     List<Open<T>> ready = new ArrayList<>(1);
     Open<T> opened = null;
     boolean now = callers.contains(Thread.currentThread());
+    Executor elsewhere = items.size() < maxBatchSize ? on : task -> {
+      try {
+        spare.execute(task);
+      } catch (RejectedExecutionException e) {
+        on.execute(task);
+      }
+    };
+    int opens = 0;
     synchronized (lock) {
       if (now || running == 0) { // idle: every item starts now, in full batches and one more
         Open<T> batch = null;
         for (T item : items) {
           if (batch == null) {
-            batch = new Open<>(on);
+            batch = new Open<>(opens++ == 0 ? on : elsewhere);
             ready.add(batch);
           }
           batch.items.add(item);
@@ -118,7 +137,7 @@ final class Coalescer<T> {
       } else {
         for (T item : items) {
           if (open == null) {
-            open = opened = new Open<>(on);
+            open = opened = new Open<>(opens++ == 0 ? on : elsewhere);
           }
           open.items.add(item);
           if (open.items.size() == maxBatchSize) {

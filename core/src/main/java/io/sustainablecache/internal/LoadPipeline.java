@@ -361,7 +361,7 @@ final class LoadPipeline<V> {
       }
       leaseThenLoad(legs, calls, on);
       return CompletableFuture.allOf(ends);
-    }, maxBatchSize, maxWaitMillis, scheduler);
+    }, maxBatchSize, maxWaitMillis, scheduler, refresher.asExecutor());
     return new Coalescing<>(new Batch<>(calls.calls, true, coalescer[0]), loader);
   }
 

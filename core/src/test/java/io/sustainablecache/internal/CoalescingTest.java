@@ -154,9 +154,11 @@ final class CoalescingTest {
     for (int i = 1; i < calls.size(); i++) {
       complete(i);
     }
+    executor.runAll(); // the getAll's second and third batches
     while (calls.stream().anyMatch(call -> !call.stage().isDone())) {
       calls.stream().filter(call -> !call.stage().isDone()).findFirst().get().stage()
           .complete(Map.of());
+      executor.runAll();
     }
 
     assertThat(calls).allSatisfy(call -> assertThat(call.keys()).hasSizeLessThanOrEqualTo(10));
@@ -164,9 +166,13 @@ final class CoalescingTest {
   }
 
   @Test
-  void anIdleGetAllLargerThanMaxBatchSize_startsEveryBatchAtOnce() {
+  void anIdleGetAllLargerThanMaxBatchSize_startsEveryBatchAtOnce_theOthersOnRefreshThreads() {
     build(builder().coalesce(10));
     cache.getAllAsync(keys("g", 0, 25));
+    assertThat(calls).as("the first on the caller's thread").extracting(call -> call.keys().size())
+        .containsExactly(10);
+    assertThat(executor.queued()).as("the others, in parallel").isEqualTo(2);
+    executor.runAll();
     assertThat(calls).extracting(call -> call.keys().size()).containsExactly(10, 10, 5);
   }
 

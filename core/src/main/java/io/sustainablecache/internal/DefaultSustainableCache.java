@@ -79,9 +79,10 @@ public final class DefaultSustainableCache<V> implements SustainableCache<V> {
         storeErrorLog);
     LoadPipeline<V> loads = new LoadPipeline<>(registry, writer, refresher, lease,
         config.clock(), config.ticker(), stats, loadTimes, waitNanos);
-    this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
-        waitNanos, near);
-    this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, stats,
+    AfterRead<V> afterRead = new AfterRead<>(config, loads, refresher, stats);
+    this.reads = new ReadPath<>(config, keys, reader, loads, afterRead, refresher, stats,
+        storeErrorLog, waitNanos, near);
+    this.bulk = new BulkLoads<>(config, keys, reads, registry, afterRead, refresher, stats,
         waitNanos);
     this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
         waitNanos, near, generations);

@@ -11,7 +11,6 @@ import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -19,45 +18,42 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
- * {@code getAll}: one bulk read for all keys, the decision per key, one bulk loader call for all
- * the keys this JVM must load (keys already loading are joined), and pipelined writes. The keys
- * found in their refresh window go to {@link BulkRefreshes}, which coalesces them into bulk loader
- * calls; every load goes through the {@link LoadPipeline}, as a single key's does. Thread-safe.
+ * {@code getAll}: one bulk read for all keys, the read step per key, and the keys the step does
+ * not answer outright handed together to {@link AfterRead}, the consumer a single key's read
+ * uses too: one bulk loader call for all the keys this JVM must load (keys already loading are
+ * joined), the keys found in their refresh window coalesced into bulk loader calls ({@link
+ * BulkRefreshes}), every load through the {@link LoadPipeline}. Thread-safe.
  */
 final class BulkLoads<V> {
 
   private final Keys keys;
   private final ReadPath<V> reads;
   private final KeyRegistry registry;
-  private final LoadPipeline<V> loads;
+  private final AfterRead<V> afterRead;
   private final Refresher refresher;
   private final CacheStore store;
   private final InstantSource clock;
   private final Ticker ticker;
   private final StatsCounter stats;
   private final long waitNanos;
-  private final BulkRefreshes<V> refreshes;
 
   BulkLoads(CacheConfig<V> config, Keys keys, ReadPath<V> reads, KeyRegistry registry,
-      LoadPipeline<V> loads, Refresher refresher, StatsCounter stats, long waitNanos) {
+      AfterRead<V> afterRead, Refresher refresher, StatsCounter stats, long waitNanos) {
     this.keys = keys;
     this.reads = reads;
     this.registry = registry;
-    this.loads = loads;
+    this.afterRead = afterRead;
     this.refresher = refresher;
     this.store = config.store();
     this.clock = config.clock();
     this.ticker = config.ticker();
     this.stats = stats;
     this.waitNanos = waitNanos;
-    this.refreshes = new BulkRefreshes<>(config, loads, refresher, stats);
   }
 
   Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
@@ -117,8 +113,8 @@ final class BulkLoads<V> {
     // The keys the near cache answers, with the read step; the others are read from the store.
     NearCache<V> near = reads.near();
     Set<String> order = new LinkedHashSet<>();
-    Map<String, Object> answers = new HashMap<>();
-    List<LoadRequest<V>> toRefresh = new ArrayList<>();
+    Map<String, V> values = new HashMap<>(); // the keys answered with a value
+    List<AfterRead.Step<V>> steps = new ArrayList<>(); // what the consumer takes
     Map<String, String> storeKeys = new LinkedHashMap<>();
     long now = clock.millis();
     for (String key : callerKeys) {
@@ -130,10 +126,10 @@ final class BulkLoads<V> {
         Decision.Action action = reads.nearStep(key, hit, now);
         Object answer = action == null ? null : near.answer(key, hit);
         if (answer != null) {
-          answers.put(key, answer);
+          put(values, key, ReadPath.valueOf(answer));
           if (action != Decision.Action.FRESH) {
-            toRefresh.add(LoadRequest.of(key, keys.storeKey(key), hit.entry(),
-                LoadRequest.READ_OK));
+            steps.add(new AfterRead.Step<>(LoadRequest.of(key, keys.storeKey(key),
+                hit.entry(), LoadRequest.READ_OK), action));
           }
           continue;
         }
@@ -141,8 +137,8 @@ final class BulkLoads<V> {
       storeKeys.put(key, keys.storeKey(key));
     }
     if (storeKeys.isEmpty()) {
-      refreshes.refresh(toRefresh, loader, loaderIdentity);
-      return CompletableFuture.completedFuture(result(order, answers));
+      afterRead.consume(steps, loader, loaderIdentity, loadOn); // refreshes only
+      return CompletableFuture.completedFuture(result(order, values));
     }
     NearTier.Ticket ticket = reads.nearTicket();
     CompletableFuture<Map<String, V>> out = new CompletableFuture<>();
@@ -152,8 +148,7 @@ final class BulkLoads<V> {
         : CompletableFuture.failedFuture(Waiting.notRead());
     read.whenCompleteAsync((items, error) -> {
       try {
-        afterRead(out, order, storeKeys, answers, toRefresh, items,
-            readMark, error, ticket, loader,
+        afterRead(out, order, storeKeys, values, steps, items, readMark, error, ticket, loader,
             loaderIdentity, loadOn);
       } catch (Throwable t) {
         out.completeExceptionally(t);
@@ -162,90 +157,91 @@ final class BulkLoads<V> {
     return out;
   }
 
-  /** The answers that are values, in the caller's order of the keys. */
-  private Map<String, V> result(Set<String> order, Map<String, Object> answers) {
+  /** The values, in the caller's order of the keys. */
+  private Map<String, V> result(Set<String> order, Map<String, V> values) {
     Map<String, V> result = new LinkedHashMap<>();
     for (String key : order) {
-      Object answer = answers.get(key);
-      if (answer != null && answer != ReadPath.ABSENT) {
-        result.put(key, cast(answer));
+      V value = values.get(key);
+      if (value != null) {
+        result.put(key, value);
       }
     }
     return result;
   }
 
+  /** Records a key's value; {@code null} (absent) records nothing. */
+  private static <V> void put(Map<String, V> values, String key, V value) {
+    if (value != null) {
+      values.put(key, value);
+    }
+  }
+
+  /**
+   * After the bulk read: the read step of each key read from the store, then the steps that do
+   * not answer outright (with the near cache's refreshes, {@code steps}) to {@link AfterRead};
+   * completes {@code out} once every key that waits has its answer. A key whose joined load ended
+   * without a value fails (unless a stale entry may answer), as a failed key fails the call.
+   */
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
-      Map<String, String> storeKeys, Map<String, Object> answers,
-      List<LoadRequest<V>> toRefresh, Map<String, StoreItem> items, long readMark,
-      Throwable readError, NearTier.Ticket ticket, LoadPipeline.Batch<V> loader,
-      Object loaderIdentity, Executor loadOn) {
+      Map<String, String> storeKeys, Map<String, V> values, List<AfterRead.Step<V>> steps,
+      Map<String, StoreItem> items, long readMark, Throwable readError, NearTier.Ticket ticket,
+      LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor loadOn) {
     boolean readFailed = readError != null;
     if (readFailed) {
       reads.storeError("a bulk read failed; treating every key as a miss",
           EntryWriter.unwrap(readError));
     }
     long now = clock.millis();
-    List<LoadRequest<V>> toLoad = new ArrayList<>();
     for (Map.Entry<String, String> key : storeKeys.entrySet()) {
       StoreItem item = items == null ? null : items.get(key.getValue());
       Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
       Decision.Action action = reads.step(entry, now);
-      LoadRequest<V> request =
-          LoadRequest.of(key.getKey(), key.getValue(), entry,
-              LoadRequest.markOf(entry, readFailed, readMark));
-      switch (action) {
-        case FRESH -> answers.put(key.getKey(), ReadPath.answer(entry));
-        case REFRESH_BACKGROUND, STALE -> {
-          answers.put(key.getKey(), ReadPath.answer(entry));
-          toRefresh.add(request);
-        }
-        case REFRESH_INLINE -> {
-          stats.increment(Counter.MISS); // the caller waits for the reload
-          toLoad.add(request);
-        }
-        default -> toLoad.add(request);
+      if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
+          || action == Decision.Action.STALE) {
+        put(values, key.getKey(), ReadPath.valueOf(ReadPath.answer(entry)));
+      }
+      if (action != Decision.Action.FRESH) {
+        steps.add(new AfterRead.Step<>(LoadRequest.of(key.getKey(), key.getValue(), entry,
+            LoadRequest.markOf(entry, readFailed, readMark)), action));
       }
     }
-    refreshes.refresh(toRefresh, loader, loaderIdentity);
-    List<CompletableFuture<Loaded<V>>> waits = loads.misses(toLoad, loader, loadOn);
+    List<CompletableFuture<Answer<V>>> answers =
+        afterRead.consume(steps, loader, loaderIdentity, loadOn);
+    List<CompletableFuture<?>> waits = new ArrayList<>();
+    answers.forEach(answer -> {
+      if (answer != null) {
+        waits.add(answer);
+      }
+    });
     CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
         .whenComplete((ignored, error) -> {
           try {
             Throwable failure = null;
-            for (int i = 0; i < toLoad.size(); i++) {
-              LoadRequest<V> wanted = toLoad.get(i);
-              CompletableFuture<Loaded<V>> wait = waits.get(i);
-              if (!wait.isCompletedExceptionally()) {
-                Loaded<V> loaded = wait.join();
-                if (loaded.wasLoaded()) {
-                  answers.put(wanted.key(), ReadPath.answer(loaded));
-                  continue;
-                }
+            for (int i = 0; i < steps.size(); i++) {
+              CompletableFuture<Answer<V>> pending = answers.get(i);
+              if (pending == null) {
+                continue; // answered by its entry
               }
-              Throwable keyFailure = wait.isCompletedExceptionally()
-                  ? EntryWriter.unwrap(wait.handle((value, thrown) -> thrown).join())
-                  : new CacheLoadException("a key could not be loaded: the load it joined"
-                      + " ended without a value", null);
-              Object stale = reads.staleOnError(keyFailure, wanted.stale());
-              if (stale != null) {
-                answers.put(wanted.key(), stale);
-              } else if (failure == null) {
-                failure = keyFailure;
+              LoadRequest<V> wanted = steps.get(i).request();
+              Answer<V> answer = pending.join();
+              if (answer instanceof Answer.NotLoaded<V>) {
+                answer = afterRead.staleOr(new CacheLoadException("a key could not be loaded:"
+                    + " the load it joined ended without a value", null), wanted.stale());
+              }
+              if (answer instanceof Answer.Value<V> value) {
+                values.put(wanted.key(), value.value());
+              } else if (answer instanceof Answer.Failed<V> failed && failure == null) {
+                failure = failed.cause();
               }
             }
             if (failure != null) {
               out.completeExceptionally(Failures.forCaller(failure));
               return;
             }
-            out.complete(result(order, answers));
+            out.complete(result(order, values));
           } catch (Throwable t) {
             out.completeExceptionally(t);
           }
         });
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T> T cast(Object o) {
-    return (T) o;
   }
 }

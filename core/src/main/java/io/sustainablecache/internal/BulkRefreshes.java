@@ -22,7 +22,7 @@ final class BulkRefreshes<V> {
   private final Scheduler scheduler;
   private final int batchSize;
   private final long batchDelayMillis;
-  private final ConcurrentHashMap<Object, Pending> batches = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Object, Pending<V>> batches = new ConcurrentHashMap<>();
 
   BulkRefreshes(CacheConfig<V> config, LoadPipeline<V> loads, Refresher refresher,
       StatsCounter stats) {
@@ -57,17 +57,18 @@ final class BulkRefreshes<V> {
       return;
     }
     List<List<Flight<V>>> full = new ArrayList<>();
-    Pending[] created = new Pending[1];
+    List<Pending<V>> created = new ArrayList<>(1);
     batches.compute(loaderIdentity, (identity, batch) -> {
-      Pending current = batch;
+      Pending<V> current = batch;
       for (Flight<V> flight : flights) {
         if (current == null) {
-          current = new Pending(loader);
-          created[0] = current;
+          current = new Pending<>(loader);
+          created.clear();
+          created.add(current);
         }
         current.flights.add(flight);
         if (current.flights.size() >= batchSize) {
-          full.add(cast(current.flights));
+          full.add(current.flights);
           current = null;
         }
       }
@@ -76,7 +77,7 @@ final class BulkRefreshes<V> {
     for (List<Flight<V>> batch : full) {
       submit(batch, loader);
     }
-    Pending pending = created[0];
+    Pending<V> pending = created.isEmpty() ? null : created.get(0);
     if (pending != null && batches.get(loaderIdentity) == pending) {
       try {
         scheduler.schedule(() -> flush(loaderIdentity, pending), batchDelayMillis,
@@ -87,9 +88,9 @@ final class BulkRefreshes<V> {
     }
   }
 
-  private void flush(Object loaderIdentity, Pending batch) {
+  private void flush(Object loaderIdentity, Pending<V> batch) {
     if (batches.remove(loaderIdentity, batch)) {
-      submit(cast(batch.flights), cast(batch.loader));
+      submit(batch.flights, batch.loader);
     }
   }
 
@@ -98,17 +99,12 @@ final class BulkRefreshes<V> {
   }
 
   /** Refresh flights of one loader waiting to be loaded together. Guarded by the map's bin. */
-  private static final class Pending {
-    final Object loader;
-    final List<Flight<?>> flights = new ArrayList<>();
+  private static final class Pending<V> {
+    final LoadPipeline.Batch<V> loader;
+    final List<Flight<V>> flights = new ArrayList<>();
 
-    Pending(Object loader) {
+    Pending(LoadPipeline.Batch<V> loader) {
       this.loader = loader;
     }
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T> T cast(Object o) {
-    return (T) o;
   }
 }

@@ -77,13 +77,14 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
     EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
-    FleetLease<V> lease = new FleetLease<>(config, keys, reader, registry, stats, loadTimes,
+    FleetLease<V> lease = new FleetLease<>(config, keys, reader, stats, loadTimes,
         storeErrorLog);
     this.loads = new LoadPipeline<>(registry, writer, refresher, lease,
         config.clock(), config.ticker(), stats, loadTimes, waitNanos);
-    this.reads = new ReadPath<>(config, keys, reader, loads, refresher, stats, storeErrorLog,
-        waitNanos, near);
-    this.bulk = new BulkLoads<>(config, keys, reads, registry, loads, refresher, stats,
+    AfterRead<V> afterRead = new AfterRead<>(config, loads, refresher, stats);
+    this.reads = new ReadPath<>(config, keys, reader, loads, afterRead, refresher, stats,
+        storeErrorLog, waitNanos, near);
+    this.bulk = new BulkLoads<>(config, keys, reads, registry, afterRead, refresher, stats,
         waitNanos);
     this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
         waitNanos, near, generations);

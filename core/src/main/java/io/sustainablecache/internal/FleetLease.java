@@ -44,9 +44,12 @@ import org.slf4j.Logger;
  * lease once it has issued its write; {@code invalidate} deletes it too (the holder's write fails
  * its compare-and-set against the tombstone anyway). A store error while taking a lease lets the
  * instance load (fail open): a duplicate load is better than none. Plain hits never touch the
- * lease. The lease decides and never completes a flight: each method returns a {@link
- * LeaseStep} that the {@link LoadPipeline} acts on (it owns the flight's outcome).
- * Thread-safe.
+ * lease. The lease is a protocol over the store that returns values: each method returns a
+ * {@link LeaseStep} that the {@link LoadPipeline} acts on. It never completes a flight and writes
+ * neither the flight nor the {@link KeyRegistry}: what this instance knows of the key's lease
+ * comes in as a {@link KeyRegistry.LeaseMemo} the pipeline read, and what the lease took goes
+ * out in the step (the lease held, until when; a failure marker seen), which the pipeline
+ * records on the flight and in the registry. Thread-safe.
  */
 final class FleetLease<V> {
 
@@ -61,7 +64,6 @@ final class FleetLease<V> {
   private final CacheStore store;
   private final Keys keys;
   private final EntryReader<V> reader;
-  private final KeyRegistry registry;
   private final Scheduler scheduler;
   private final InstantSource clock;
   private final Ticker ticker;
@@ -75,14 +77,12 @@ final class FleetLease<V> {
   private final RateLimitedLog invalidLeaseLog;
   private final RateLimitedLog outlivedMarkerLog;
 
-  FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, KeyRegistry registry,
-      StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
+  FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
     this.loadTimes = loadTimes;
     this.enabled = config.fleetLease();
     this.store = config.store();
     this.keys = keys;
     this.reader = reader;
-    this.registry = registry;
     this.scheduler = config.scheduler();
     this.clock = config.clock();
     this.ticker = config.ticker();
@@ -110,19 +110,21 @@ final class FleetLease<V> {
   /**
    * Takes the key's lease before a refresh loads.
    *
+   * @param memo what this instance knows of the key's lease (the pipeline read it)
    * @return a future of the step: load (this instance holds the lease, or the store failed),
    *     lost (another instance holds it), or another instance's fresh write; never failing
    */
-  CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight, Rereads rereads) {
-    return acquire(flight, rereads).thenApply(taken -> {
+  CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight, KeyRegistry.LeaseMemo memo,
+      Rereads rereads) {
+    return acquire(flight, memo, rereads).thenApply(taken -> {
       if (taken.written() != null) {
-        return new LeaseStep.Written<V>(taken.writtenValue());
+        return new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil());
       }
       if (!taken.won()) {
         // remembered past the lease's longest life, to recognise a takeover
-        return new LeaseStep.Lost<V>(4 * leaseMillis(flight) + 2_000);
+        return new LeaseStep.Lost<V>(4 * leaseMillis(flight) + 2_000, taken.seen());
       }
-      return taken.held() ? LeaseStep.<V>won() : LeaseStep.<V>load();
+      return taken.loads();
     });
   }
 
@@ -134,48 +136,48 @@ final class FleetLease<V> {
    * last: callers continue on their own executor). So a batch of misses loads the keys it won at
    * once, while it waits for the others.
    *
+   * @param memo what this instance knows of the key's lease (the pipeline read it)
    * @return a future of the step: load now, another instance's fresh write or failure, wait for
    *     the holder, or skip (the flight was completed meanwhile); never failing
    */
-  CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight, Rereads rereads) {
-    return acquire(flight, rereads).thenApply(taken -> {
+  CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight, KeyRegistry.LeaseMemo memo,
+      Rereads rereads) {
+    return acquire(flight, memo, rereads).thenApply(taken -> {
       if (taken.written() != null) {
-        return new LeaseStep.Written<V>(taken.writtenValue());
+        return new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil());
       }
       if (taken.won()) {
-        return taken.held() ? LeaseStep.<V>won() : LeaseStep.<V>load();
+        return taken.loads();
       }
       if (flight.completed()) { // timed out, or voided and answered, meanwhile
         return LeaseStep.<V>skip();
       }
-      LeaseStep<V> step = taken.marker() == null ? null : readLostLease(flight, taken.marker());
+      LeaseStep<V> step = taken.marked() ? readLostLease(flight, taken.seen()) : null;
       if (step != null) {
         return step;
       }
+      KeyRegistry.Sighting seen = taken.seen() != null ? taken.seen() : memo.seen();
       // wait for the holder's write
       long expected = expectedLoadMillis(flight);
       long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
       long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
       return new LeaseStep.WaitForPeer<>(new CompletableFuture<>(),
-          CacheConfig.millis(ticker) + waitMillis, pollMillis);
+          CacheConfig.millis(ticker) + waitMillis, pollMillis, seen);
     });
   }
 
   /**
-   * After the holder's load (its write issued, or its failure recorded): releases the lease,
-   * except that a failed load whose key now backs off ({@code failure}, the record its {@link
-   * KeyRegistry#end} made) keeps it for the whole back-off, rewritten
-   * as a {@link FailureMarker} with an exptime
+   * After the load of a flight that held the lease ({@link Flight#leaseHeld}; its write issued,
+   * or its failure recorded), once, when the pipeline ends it: releases the lease, except that a
+   * failed load whose key now backs off ({@code failure}, the record its {@link KeyRegistry#end}
+   * made) keeps it for the whole back-off, rewritten as a {@link FailureMarker} with an exptime
    * that covers the back-off: the other instances do not load the key meanwhile, and their
    * misses fail fast with this failure instead of waiting for a write that will not come (see
    * {@link #beforeMiss}). This instance may load under it again once its back-off ends (see
-   * {@link KeyRegistry#leaseHeldUntil}), rewriting it as a holder value first (see {@link
+   * {@link KeyRegistry.LeaseMemo#heldUntil}), rewriting it as a holder value first (see {@link
    * #acquire}).
    */
-  void afterLoad(Flight<V> flight, KeyRegistry.Failure failure) {
-    if (!flight.releaseLease()) {
-      return;
-    }
+  void release(Flight<V> flight, KeyRegistry.Failure failure) {
     long now = clock.millis();
     if (failure != null && failure.leaseUntil() <= now) {
       failure = null;
@@ -235,7 +237,7 @@ final class FleetLease<V> {
    * (another instance's marker this instance has seen for the longest back-off of its failure
    * count, whatever end it claims; counted too if it still claims a back-off in force, which no
    * instance configured as this one writes). While this instance still holds the lease from
-   * a failed load ({@link KeyRegistry#leaseHeldUntil}) it skips the {@code add} and starts with
+   * a failed load ({@link KeyRegistry.LeaseMemo#heldUntil}) it skips the {@code add} and starts with
    * the read: its marker is normally there. Taking over its own marker rewrites it as a holder
    * value, so the other instances judge the retry as any holder (they wait for its write or its
    * next marker) rather than by how long they have honoured the marker. A winner reads the item
@@ -246,7 +248,8 @@ final class FleetLease<V> {
    * @return a future of what was taken: won (load), or lost (with the holder's failure marker if
    *     it is in force); never failing
    */
-  private CompletableFuture<Taken> acquire(Flight<V> flight, Rereads rereads) {
+  private CompletableFuture<Taken> acquire(Flight<V> flight, KeyRegistry.LeaseMemo memo,
+      Rereads rereads) {
     long now = clock.millis();
     long leaseMillis = leaseMillis(flight);
     int exptime = (int) ((leaseMillis + 999) / 1000) + 1;
@@ -256,13 +259,13 @@ final class FleetLease<V> {
     Claim claim = new Claim(keys.leaseKey(flight.storeKey), values.holder(until), exptime, until,
         now);
     CompletableFuture<Taken> taken;
-    if (registry.leaseHeldUntil(flight.storeKey, now) > 0) {
+    if (memo.heldUntil() > now) {
       // ours, kept after a failed load: read it (normally our marker) instead of adding; gone
       // (expired, or deleted by an invalidate): add as anyone would
       taken = store.gets(claim.leaseKey()).thenCompose(current -> current.isPresent()
-          ? contest(flight, claim, current.get()) : add(flight, claim, null));
+          ? contest(flight, memo, claim, current.get()) : add(flight, memo, claim, null));
     } else {
-      taken = add(flight, claim, rereads);
+      taken = add(flight, memo, claim, rereads);
     }
     return taken.exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
@@ -284,7 +287,8 @@ final class FleetLease<V> {
    * batch's one {@code getsAll} sent behind all of the batch's {@code add}s; if the key holds a
    * lease already, reads and contests it.
    */
-  private CompletableFuture<Taken> add(Flight<V> flight, Claim claim, Rereads rereads) {
+  private CompletableFuture<Taken> add(Flight<V> flight, KeyRegistry.LeaseMemo memo, Claim claim,
+      Rereads rereads) {
     CompletableFuture<Boolean> add = store.add(claim.leaseKey(), claim.value(), claim.exptime());
     CompletableFuture<Optional<StoreItem>> reread = rereads == null ? store.gets(flight.storeKey)
         : rereads.items.thenApply(items -> Optional.ofNullable(items.get(flight.storeKey)));
@@ -297,24 +301,31 @@ final class FleetLease<V> {
           stats.increment(Counter.LEASE_LOST);
           return CompletableFuture.completedFuture(Taken.LOST);
         }
-        return contest(flight, claim, current.get());
+        return contest(flight, memo, claim, current.get());
       });
     });
   }
 
-  /** Judges the lease {@code current} holds and loses to it, or takes it over with {@code cas}. */
-  private CompletableFuture<Taken> contest(Flight<V> flight, Claim claim, StoreItem current) {
+  /**
+   * Judges the lease {@code current} holds and loses to it, or takes it over with {@code cas}.
+   * Another instance's failure marker is judged against {@code memo}'s sighting of it (or seen
+   * now for the first time); the loss carries that sighting for the pipeline to record. A
+   * takeover carries none: a marker taken over was outlived, so it was seen before.
+   */
+  private CompletableFuture<Taken> contest(Flight<V> flight, KeyRegistry.LeaseMemo memo,
+      Claim claim, StoreItem current) {
     Lease lease = values.judge(current.value(), claim.now());
     // this instance's own failure marker: taken over below, so the retry is seen as a holder
     boolean own = lease.marker() != null && values.mine(lease.marker());
     // another instance's marker (in force or ending): honoured for a bounded time only
-    boolean outlived = !own && lease.marker() != null
-        && honouredFor(flight.storeKey, lease.marker()) <= 0;
+    KeyRegistry.Sighting seen = !own && lease.marker() != null
+        ? sight(lease.marker(), memo.seen()) : null;
+    boolean outlived = seen != null && honouredFor(seen) <= 0;
     if (!own && !outlived && (lease.state() == Lease.State.HELD
         || lease.state() == Lease.State.MARKED || lease.state() == Lease.State.MARK_ENDING)) {
       stats.increment(Counter.LEASE_LOST);
-      return CompletableFuture.completedFuture(lease.state() == Lease.State.MARKED
-          ? new Taken(false, false, lease.marker(), null) : Taken.LOST);
+      return CompletableFuture.completedFuture(
+          Taken.lost(seen, lease.state() == Lease.State.MARKED));
     }
     if (outlived && lease.state() != Lease.State.MARKED) {
       // its back-off ended by this host's clock too and its holder has not retried: an ordinary
@@ -337,7 +348,7 @@ final class FleetLease<V> {
             return won(flight, claim.until(), store.gets(flight.storeKey));
           }
           stats.increment(Counter.LEASE_LOST);
-          return CompletableFuture.completedFuture(Taken.LOST);
+          return CompletableFuture.completedFuture(Taken.lost(seen, false));
         });
   }
 
@@ -358,30 +369,40 @@ final class FleetLease<V> {
    */
   private CompletableFuture<Taken> won(Flight<V> flight, long until,
       CompletableFuture<Optional<StoreItem>> reread) {
-    flight.holdLease(until);
     return reread.handle((item, error) -> {
       Loaded<V> written = error == null && item.isPresent() ? written(flight, item.get()) : null;
       if (written != null) {
-        // another instance wrote since our read: nothing to load, release the lease at once
+        // another instance wrote since our read: nothing to load; the flight's end releases the
+        // lease at once
         stats.increment(Counter.LEASE_LOST);
-        afterLoad(flight, null);
-        return new Taken(false, false, null, written);
+        return new Taken(false, until, null, false, written);
       }
       stats.increment(Counter.LEASE_WON);
-      return Taken.HELD; // the pipeline tells the registry (a takeover, if it lost it before)
+      // the pipeline tells the registry (a takeover, if it lost it before)
+      return new Taken(true, until, null, false, null);
     });
   }
 
   /**
-   * What taking the lease ended in: won; lost (with a failure marker in force, if any); or won
-   * and released at once because another instance wrote the key meanwhile ({@code written}).
+   * What taking the lease ended in: won ({@code heldUntil} not 0: this instance holds the lease;
+   * 0: the store failed, load without it); lost (with the other instance's failure marker as
+   * judged, {@code seen}, if it held one; {@code marked}: in force); or won and to be released at
+   * once because another instance wrote the key meanwhile ({@code written}).
    */
-  private record Taken(boolean won, boolean held, FailureMarker marker, Loaded<?> written) {
-    /** Won: this instance holds the lease. */
-    static final Taken HELD = new Taken(true, true, null, null);
+  private record Taken(boolean won, long heldUntil, KeyRegistry.Sighting seen, boolean marked,
+      Loaded<?> written) {
     /** Load without the lease: taking it failed on the store (fail open). */
-    static final Taken WON = new Taken(true, false, null, null);
-    static final Taken LOST = new Taken(false, false, null, null);
+    static final Taken WON = new Taken(true, 0, null, false, null);
+    static final Taken LOST = new Taken(false, 0, null, false, null);
+
+    static Taken lost(KeyRegistry.Sighting seen, boolean marked) {
+      return seen == null ? LOST : new Taken(false, 0, seen, marked, null);
+    }
+
+    /** The step of a won lease: load, holding it (a win) or not (fail open). */
+    <V> LeaseStep<V> loads() {
+      return heldUntil == 0 ? LeaseStep.load() : new LeaseStep.Load<>(true, heldUntil);
+    }
 
     @SuppressWarnings("unchecked")
     <V> Loaded<V> writtenValue() {
@@ -440,7 +461,7 @@ final class FleetLease<V> {
           StoreItem item = error == null ? items.get(flight.storeKey) : null;
           Loaded<V> written = item == null ? null : written(flight, item);
           if (written != null) {
-            waits.get(i).decided().complete(new LeaseStep.Written<>(written));
+            waits.get(i).decided().complete(new LeaseStep.Written<>(written, 0));
           } else {
             still.add(i);
           }
@@ -455,7 +476,8 @@ final class FleetLease<V> {
             for (int i : still) {
               StoreItem current = leaseError == null
                   ? leases.get(keys.leaseKey(flights.get(i).storeKey)) : null;
-              LeaseStep<V> step = current == null ? null : readLease(flights.get(i), current);
+              LeaseStep<V> step = current == null ? null
+                  : readLease(flights.get(i), current, waits.get(i).seen());
               if (step != null) { // the holder failed meanwhile
                 waits.get(i).decided().complete(step);
               }
@@ -482,58 +504,81 @@ final class FleetLease<V> {
   }
 
   /**
-   * Judges the lease a waiting miss read ({@code current}): a failure marker in force is read by
-   * {@link #readLostLease}; anything else (a holder, a lapsed or invalid value) means wait
-   * ({@code null}).
+   * Judges the lease a waiting miss read ({@code current}; {@code known}: the marker known when
+   * the wait began): a failure marker in force that applies to the miss (see {@link
+   * #readLostLease}) is this instance's own (a lease it holds: it loads under it again, a failure
+   * marks it anew, a success deletes it) or another instance's, read by {@link #readLostLease};
+   * anything else (a holder, a lapsed or invalid value) means wait ({@code null}).
    */
-  private LeaseStep<V> readLease(Flight<V> flight, StoreItem current) {
+  private LeaseStep<V> readLease(Flight<V> flight, StoreItem current,
+      KeyRegistry.Sighting known) {
     Lease lease = values.judge(current.value(), clock.millis());
-    return lease.state() == Lease.State.MARKED ? readLostLease(flight, lease.marker()) : null;
+    if (lease.state() != Lease.State.MARKED || !appliesTo(flight, lease.marker())) {
+      return null;
+    }
+    if (values.mine(lease.marker())) {
+      return new LeaseStep.Load<>(false, clock.millis());
+    }
+    return readLostLease(flight, sight(lease.marker(), known));
   }
 
   /**
-   * Reads the lease a miss lost. A failure marker applies if it is about the item version this
-   * miss read (or the item is absent: it left the server, nothing newer was written); one about
-   * another version is a leftover (an {@code invalidate}'s tombstone or a {@code put} came
-   * since, even if the marker landed after the invalidation deleted the lease), and the miss
-   * waits as for any holder ({@code null}). Another instance's marker is that failure at once
-   * ({@link LeaseStep.Failed}: the pipeline ends the flight with it, and the registry remembers
-   * it, so this instance backs off too, counting on from the marker's failures). This instance's own marker is a lease it holds: it loads under it again
-   * (a failure marks it anew, a success deletes it). Never reads the item: values only come from
-   * the polls.
+   * Reads another instance's failure marker in force under the lease a miss lost, as judged
+   * ({@code seen}). A marker applies if it is about the item version this miss read (or the item
+   * is absent: it left the server, nothing newer was written); one about another version is a
+   * leftover (an {@code invalidate}'s tombstone or a {@code put} came since, even if the marker
+   * landed after the invalidation deleted the lease), and the miss waits as for any holder
+   * ({@code null}). A marker that applies is that failure at once ({@link LeaseStep.Failed}: the
+   * pipeline ends the flight with it, and the registry remembers it, so this instance backs off
+   * too, counting on from the marker's failures), unless this instance has honoured it for the
+   * longest back-off of its failure count (outlived: wait, and the next miss takes it over).
+   * Never reads the item: values only come from the polls.
    */
-  private LeaseStep<V> readLostLease(Flight<V> flight, FailureMarker marker) {
-    if (flight.casToken != EntryWriter.NO_CAS && flight.casToken != marker.itemCasToken()) {
+  private LeaseStep<V> readLostLease(Flight<V> flight, KeyRegistry.Sighting seen) {
+    FailureMarker marker = seen.marker();
+    if (!appliesTo(flight, marker)) {
       return null;
     }
-    if (values.mine(marker)) {
-      flight.holdLease(clock.millis());
-      return LeaseStep.load();
-    }
     long now = clock.millis();
-    long honoured = honouredFor(flight.storeKey, marker);
+    long honoured = honouredFor(seen);
     if (honoured <= 0) { // outlived (taken over by the next miss): wait, then load
       return null;
     }
     CacheLoadException cause = new CacheLoadException("another instance's load of this key"
         + " failed; it holds the fleet lease while the key backs off", null);
     return new LeaseStep.Failed<>(new Ending.PeerFailed(marker.failures(),
-        Math.min(marker.notBefore(), now + honoured), cause, now));
+        Math.min(marker.notBefore(), now + honoured), cause, now), seen);
+  }
+
+  /** Whether a failure marker is about the item version {@code flight} read (or none). */
+  private static boolean appliesTo(Flight<?> flight, FailureMarker marker) {
+    return flight.casToken == EntryWriter.NO_CAS || flight.casToken == marker.itemCasToken();
+  }
+
+  /**
+   * Another instance's failure marker as this instance has seen it: the sighting it knew ({@code
+   * known}, or {@code null}) if that is the same marker, else first seen now (ticker ms), remembered while the marker can still be
+   * in force (its end lies at most the longest back-off of its failure count + a tick + the skew
+   * after now, and it counts for the skew after its end).
+   */
+  private KeyRegistry.Sighting sight(FailureMarker marker, KeyRegistry.Sighting known) {
+    if (known != null && known.marker().sameAs(marker)) {
+      return known;
+    }
+    long tick = CacheConfig.millis(ticker);
+    return new KeyRegistry.Sighting(marker, tick,
+        tick + backoff.longestWait(marker.failures()) + 2_000 + 2 * skewMillis);
   }
 
   /**
    * How much longer this instance honours another instance's failure marker, milliseconds: the
    * longest back-off its failure count allows ({@link Backoff#longestWait}), counted on the
-   * ticker from when this instance first saw that marker, whatever end the marker claims (another
-   * host's clock, or a planted value). Zero or less once outlived.
+   * ticker from when this instance first saw that marker ({@code seen}), whatever end the marker
+   * claims (another host's clock, or a planted value). Zero or less once outlived.
    */
-  private long honouredFor(String storeKey, FailureMarker marker) {
-    long tick = registry.tickMillis();
-    long longest = backoff.longestWait(marker.failures());
-    // remembered while the marker can still be in force: its end lies at most longest + a tick
-    // + the skew after now, and it counts for the skew after its end
-    long seenAt = registry.sighted(storeKey, marker, tick, longest + 2_000 + 2 * skewMillis);
-    return seenAt + longest - tick;
+  private long honouredFor(KeyRegistry.Sighting seen) {
+    return seen.seenAt() + backoff.longestWait(seen.marker().failures())
+        - CacheConfig.millis(ticker);
   }
 
   /** Another instance's fresh write, if the item is one; {@code null} otherwise. */

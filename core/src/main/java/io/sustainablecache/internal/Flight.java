@@ -24,18 +24,23 @@ import java.util.function.BiConsumer;
  *   <tr><td>-</td><td>{@code REGISTERED}</td><td>{@code KeyRegistry.begin} registered it:
  *       callers of the key join it</td></tr>
  *   <tr><td>{@code REGISTERED}</td><td>{@code LEASING}</td><td>it writes back and the fleet lease
- *       is on: the pipeline asks {@code FleetLease} for the key's lease</td></tr>
+ *       is on: the pipeline asks {@code FleetLease} for the key's lease, handing it what the
+ *       registry knows of the lease ({@code KeyRegistry.LeaseMemo})</td></tr>
  *   <tr><td>{@code LEASING}</td><td>{@code WAITING_FOR_PEER}</td><td>a miss lost the lease to a
- *       holder that is loading: it waits (a bounded time) for that instance's write</td></tr>
+ *       holder that is loading: it waits (a bounded time) for that instance's write (the
+ *       pipeline records a failure marker the lease saw in the registry)</td></tr>
  *   <tr><td>{@code REGISTERED}, {@code LEASING}, {@code WAITING_FOR_PEER}</td>
  *       <td>{@code LOADING}</td><td>the pipeline's runner calls the loader (no lease, the lease
- *       won, or the wait for the peer ran out)</td></tr>
+ *       won, or the wait for the peer ran out); a lease the step says this instance holds was
+ *       recorded on the flight by the pipeline ({@link #holdLease}) before</td></tr>
  *   <tr><td>{@code LOADING}</td><td>{@code WRITING}</td><td>the load delivered a value that is
  *       written back: the write is issued</td></tr>
  *   <tr><td>any but {@code ENDED}</td><td>{@code ENDED}</td><td>{@code LoadPipeline.end}: loaded
  *       and written (or not written: no write back, fenced, voided), failed, another instance's
  *       write or failure taken, or not loaded (a refresh that lost the lease or was refused);
- *       the flight is then deregistered ({@code KeyRegistry.end})</td></tr>
+ *       the flight is then deregistered ({@code KeyRegistry.end}) and the pipeline releases the
+ *       lease it held ({@code FleetLease.release}, which keeps it as a failure marker if the
+ *       registry's record of a failure says so)</td></tr>
  * </table>
  *
  * <p>{@linkplain #voidIt Voiding} ({@code invalidate}, {@code put}, a newer tombstone, a timeout)
@@ -49,7 +54,10 @@ import java.util.function.BiConsumer;
  * instance's remembered failure). Callers see it only through {@link #answer()} and {@link
  * #whenCompleted}. The other fields (the thread inside the loader, the lease held, the expected
  * load time, the timeout task) are volatile: the transitions happen on callers' threads, refresh
- * threads and client threads.
+ * threads and client threads. Each has one writer: the lease held is written by the pipeline
+ * from the value the {@link FleetLease} returned ({@link LeaseStep#heldUntil}; the lease never
+ * writes a flight) and read when the flight ends (its failure keeps the lease, {@code
+ * KeyRegistry.end}; then the pipeline releases it, {@code FleetLease.release}).
  */
 final class Flight<V> {
 
@@ -138,7 +146,7 @@ final class Flight<V> {
   /** How many transitions the gate refused (for the model checks; always 0 in a sound run). */
   private final AtomicInteger refused = new AtomicInteger();
   private volatile Future<?> timeout;
-  private volatile boolean leaseHeld;
+  /** Until when this flight holds the key's fleet lease (epoch ms); 0: it holds none. */
   private volatile long leaseUntil;
   private volatile long expectedLoadMillis = -1;
   private volatile boolean awaitedByFailedRead;
@@ -246,27 +254,26 @@ final class Flight<V> {
     return expectedLoadMillis;
   }
 
-  /** This instance holds the key's fleet lease for this flight, until {@code until}. */
+  /**
+   * This instance holds the key's fleet lease for this flight, until {@code until} (epoch ms on
+   * the wall clock, positive): recorded by the pipeline from the lease's step ({@link
+   * LeaseStep#heldUntil}); the flight's end releases it (or keeps it as a failure marker).
+   */
   void holdLease(long until) {
     leaseUntil = until;
-    leaseHeld = true;
   }
 
   /** Whether this instance holds the key's fleet lease for this flight. */
   boolean leaseHeld() {
-    return leaseHeld;
+    return leaseUntil != 0;
   }
 
-  /** Until when the lease this flight holds lasts, epoch milliseconds on the wall clock. */
+  /**
+   * Until when the lease this flight holds lasts, epoch milliseconds on the wall clock; 0 if it
+   * holds none.
+   */
   long leaseUntil() {
     return leaseUntil;
-  }
-
-  /** Gives the lease up; whether it was held (then the caller deletes or rewrites it). */
-  boolean releaseLease() {
-    boolean held = leaseHeld;
-    leaseHeld = false;
-    return held;
   }
 
   /** The loader is being called on {@code thread}. */

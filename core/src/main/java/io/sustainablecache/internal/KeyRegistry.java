@@ -42,7 +42,8 @@ import java.util.function.ObjLongConsumer;
  *   (any)           --detach-->  (none)                invalidate/put: the flight is voided
  *   (failure)       --sweep-->   (none)                a failure older than its window is forgotten
  *   (any)           --sighted--> (any, sighting)      another instance's failure marker, first
- *                                                      seen now (kept while the same one is seen)
+ *                                                      seen by the fleet lease, recorded by the
+ *                                                      pipeline (kept while the same one is seen)
  *   (flight)        --end(Succeeded)--> (recent)       a load a failed read awaited is remembered
  *   (recent)        --begin-->   (recent)              a miss whose store read failed, begun before
  *                                                      that load registered, joins it (its value)
@@ -116,10 +117,24 @@ final class KeyRegistry {
 
   /**
    * Another instance's failure marker for the key, first seen by this instance at {@code
-   * seenAt} (ticker milliseconds).
+   * seenAt} (ticker milliseconds), remembered until {@code forgetAt} (ticker ms). The fleet lease
+   * makes one when it meets a marker it did not know ({@link FleetLease}), and the pipeline
+   * records it here ({@link #sighted}) from the lease's step.
    */
-  private record Sighting(LeaseValues.FailureMarker marker, long seenAt, long forgetAt)
+  record Sighting(LeaseValues.FailureMarker marker, long seenAt, long forgetAt)
       implements Forgettable {}
+
+  /**
+   * What this instance knows of a key's fleet lease, read by the pipeline before it takes the
+   * lease and handed to {@link FleetLease} (which never reads the registry itself): until when
+   * (epoch ms) this instance still holds the lease from a load that failed ({@code 0}: it does
+   * not; compare with the wall clock), and the last other instance's failure marker it saw
+   * ({@code null}: none).
+   */
+  record LeaseMemo(long heldUntil, Sighting seen) {
+    /** Nothing known. */
+    static final LeaseMemo NONE = new LeaseMemo(0, null);
+  }
 
   /**
    * The last load of the key that a read failed on the store awaited ({@link
@@ -482,14 +497,14 @@ final class KeyRegistry {
     }
   }
 
-  /**
-   * Until when (epoch ms) this instance still holds the key's fleet lease from a load that
-   * failed, or 0; {@code now} is the wall clock.
-   */
-  long leaseHeldUntil(String storeKey, long now) {
+  /** What this instance knows of the key's fleet lease (see {@link LeaseMemo}). One read. */
+  LeaseMemo leaseMemo(String storeKey) {
     KeyState state = states.get(storeKey);
-    Failure failure = state == null ? null : state.failure();
-    return failure != null && failure.leaseUntil() > now ? failure.leaseUntil() : 0;
+    if (state == null || state.failure() == null && state.sighting() == null) {
+      return LeaseMemo.NONE;
+    }
+    return new LeaseMemo(state.failure() == null ? 0 : state.failure().leaseUntil(),
+        state.sighting());
   }
 
   /**
@@ -523,34 +538,29 @@ final class KeyRegistry {
   }
 
   /**
-   * When this instance first saw {@code marker}, another instance's failure marker under the
-   * key's fleet lease: {@code tick} if it was not seen before (the last marker seen for the key
-   * is kept for {@code rememberMillis}), else when the same marker was first seen.
-   *
-   * @param tick now by the ticker, milliseconds (also the registry's time for forgetting)
-   * @return the first sighting of the marker, ticker milliseconds
+   * Records {@code sighting}, another instance's failure marker under the key's fleet lease as
+   * the lease judged it (see {@link Sighting}): the first sighting of a marker is kept (the
+   * earlier of two, if two flights of the key met the same marker at once), and a different
+   * marker replaces it. Recording the sighting the key already has changes nothing.
    */
-  long sighted(String storeKey, LeaseValues.FailureMarker marker, long tick,
-      long rememberMillis) {
-    Sighting[] added = new Sighting[1];
-    long[] seenAt = new long[1];
+  void sighted(String storeKey, Sighting sighting) {
+    boolean[] added = new boolean[1];
     states.compute(storeKey, (k, state) -> {
       Sighting seen = state == null ? null : state.sighting();
-      if (seen != null && seen.marker().sameAs(marker)) {
-        seenAt[0] = seen.seenAt();
+      if (seen != null && seen.marker().sameAs(sighting.marker())
+          && seen.seenAt() <= sighting.seenAt()) {
         return state;
       }
-      added[0] = new Sighting(marker, tick, tick + rememberMillis);
-      seenAt[0] = tick;
-      return state == null ? KeyState.of(null, null, null, added[0], null)
-          : KeyState.of(state.flight(), state.failure(), state.leaseLoss(), added[0],
+      added[0] = true;
+      return state == null ? KeyState.of(null, null, null, sighting, null)
+          : KeyState.of(state.flight(), state.failure(), state.leaseLoss(), sighting,
               state.recent());
     });
-    if (added[0] != null) {
-      forgetQueue.add(new Due(storeKey, added[0]));
+    if (added[0]) {
+      long tick = tickMillis();
+      forgetQueue.add(new Due(storeKey, sighting));
       scheduleDrain(tick);
     }
-    return seenAt[0];
   }
 
   /**

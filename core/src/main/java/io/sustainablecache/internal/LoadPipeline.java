@@ -427,8 +427,9 @@ final class LoadPipeline<V> {
       Flight<V> flight = leg.flight();
       flight.transition(Flight.State.LEASING);
       leasedFlights.add(flight);
-      steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight, rereads)
-          : lease.beforeRefresh(flight, rereads));
+      KeyRegistry.LeaseMemo memo = registry.leaseMemo(flight.storeKey);
+      steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight, memo, rereads)
+          : lease.beforeRefresh(flight, memo, rereads));
     }
     if (rereads != null) {
       lease.send(rereads, leasedFlights);
@@ -442,6 +443,7 @@ final class LoadPipeline<V> {
           for (int i = 0; i < leased.size(); i++) {
             Leg<V> leg = leased.get(i);
             LeaseStep<V> step = steps.get(i).getNow(null);
+            took(leg.flight(), step);
             if (step instanceof LeaseStep.WaitForPeer<V> wait) {
               leg.flight().transition(Flight.State.WAITING_FOR_PEER);
               waiting.add(leg);
@@ -472,6 +474,7 @@ final class LoadPipeline<V> {
       Leg<V> leg = waiting.get(i);
       waits.get(i).whenComplete((decided, error) -> {
         if (!loads(decided)) {
+          took(leg.flight(), decided);
           afterLease(leg, decided, new ArrayList<>(0)); // a write, a failure or skip: at once
         }
       });
@@ -480,12 +483,32 @@ final class LoadPipeline<V> {
         .whenComplete((ignored, error) -> {
           List<Leg<V>> load = new ArrayList<>();
           for (int i = 0; i < waiting.size(); i++) {
-            if (loads(waits.get(i).getNow(null))) {
+            LeaseStep<V> decided = waits.get(i).getNow(null);
+            if (loads(decided)) {
+              took(waiting.get(i).flight(), decided);
               load.add(waiting.get(i));
             }
           }
           start(load, loader, on, new CompletableFuture<>());
         });
+  }
+
+  /**
+   * Records what the fleet lease took for a flight (the lease writes neither the flight nor the
+   * registry): the lease this instance holds now, on the flight, which its end releases; and
+   * another instance's failure marker it saw, with the key's other state in the registry. Each
+   * step is taken once, before the pipeline acts on it.
+   */
+  private void took(Flight<V> flight, LeaseStep<V> step) {
+    if (step == null) {
+      return;
+    }
+    if (step.heldUntil() != 0) {
+      flight.holdLease(step.heldUntil());
+    }
+    if (step.seen() != null) {
+      registry.sighted(flight.storeKey, step.seen());
+    }
   }
 
   /** Whether a lease's decision is to load: {@link LeaseStep.Load}, or none (fail open). */
@@ -744,15 +767,18 @@ final class LoadPipeline<V> {
 
   /**
    * Ends a flight for {@code ending}, the one place the pipeline does: moves it to {@link
-   * Flight.State#ENDED} (the gate refuses a second end), deregisters it ({@link KeyRegistry#end}),
-   * and releases the fleet lease it held (or keeps it as a failure marker).
+   * Flight.State#ENDED} (the gate refuses a second end, so a lease is released once),
+   * deregisters it ({@link KeyRegistry#end}), and releases the fleet lease it held (or keeps it
+   * as a failure marker, if the registry's record of the failure says so).
    *
    * @return the failure record the registry made, or {@code null}
    */
   private KeyRegistry.Failure end(Flight<V> flight, Ending ending) {
     flight.transition(Flight.State.ENDED);
     KeyRegistry.Failure failure = registry.end(flight, ending);
-    lease.afterLoad(flight, failure);
+    if (flight.leaseHeld()) {
+      lease.release(flight, failure);
+    }
     return failure;
   }
 

@@ -19,16 +19,18 @@ import java.util.random.RandomGenerator;
 
 /**
  * The read path of single keys, written once: read the item, decode it, take the <em>read
- * step</em> ({@link #step}: what the entry means now, counted), then {@link #proceed}: answer,
- * answer and refresh in the background, refresh inline, or load. The asynchronous flow is the
- * only flow; the synchronous API drives it on the caller's thread with a {@link CallerRuns}, and
- * answers a hit without leaving the caller's thread. {@code getAll} takes the same step per key
- * ({@link BulkLoads}). A read without a loader (a peek: {@code getIfPresent}) takes the same step
- * and never loads or refreshes. Thread-safe.
+ * step</em> ({@link #step}: what the entry means now, counted), then answer a fresh hit at once,
+ * or hand the step's result to {@link AfterRead}, the one consumer of read steps (answer and
+ * refresh in the background, refresh inline, or load), which {@code getAll} uses too ({@link
+ * BulkLoads}). The asynchronous flow is the only flow; the synchronous API drives it on the
+ * caller's thread with a {@link CallerRuns}, and answers a hit without leaving the caller's
+ * thread. A read without a loader (a peek: {@code getIfPresent}) takes the same step and never
+ * loads or refreshes. Thread-safe.
  *
- * <p>An answer is the value, {@link #ABSENT} for a key without one, or (for a peek that missed)
- * {@link #NOT_CACHED}; the facade maps it to a
- * value, an exception or an {@link Optional}.
+ * <p>The hit paths answer without allocating: an answer here is the value, {@link #ABSENT} for a
+ * key without one, or (for a peek that missed) {@link #NOT_CACHED}; the facade maps it to a value,
+ * an exception or an {@link Optional}. A key that waited for a load gets {@link AfterRead}'s
+ * typed {@link Answer}, unwrapped into these in one place ({@link #deliver}).
  */
 final class ReadPath<V> {
 
@@ -38,13 +40,11 @@ final class ReadPath<V> {
   /** A peek's answer when nothing is cached under the key (a miss). */
   static final Object NOT_CACHED = new Object();
 
-  private static final CompletableFuture<Object> NOTHING =
-      CompletableFuture.completedFuture(NOT_CACHED);
-
   private final CacheStore store;
   private final Keys keys;
   private final EntryReader<V> reader;
   private final LoadPipeline<V> loads;
+  private final AfterRead<V> afterRead;
   private final Refresher refresher;
   private final RefreshPolicy policy;
   private final RefreshMode mode;
@@ -52,16 +52,15 @@ final class ReadPath<V> {
   private final RandomGenerator random;
   private final StatsCounter stats;
   private final RateLimitedLog storeErrorLog;
-  private final RateLimitedLog staleOnErrorLog;
-  private final boolean serveStaleOnError;
   private final long loadTimeoutMillis;
   private final long waitNanos;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
 
   ReadPath(CacheConfig<V> config, Keys keys, EntryReader<V> reader, LoadPipeline<V> loads,
-      Refresher refresher, StatsCounter stats, RateLimitedLog storeErrorLog, long waitNanos,
-      NearCache<V> near) {
+      AfterRead<V> afterRead, Refresher refresher, StatsCounter stats,
+      RateLimitedLog storeErrorLog, long waitNanos, NearCache<V> near) {
+    this.afterRead = afterRead;
     this.near = near;
     this.store = config.store();
     this.keys = keys;
@@ -74,8 +73,6 @@ final class ReadPath<V> {
     this.random = config.random();
     this.stats = stats;
     this.storeErrorLog = storeErrorLog;
-    this.staleOnErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
-    this.serveStaleOnError = config.serveStaleOnError();
     this.loadTimeoutMillis = config.loadTimeout().toMillis();
     this.waitNanos = waitNanos;
   }
@@ -86,7 +83,8 @@ final class ReadPath<V> {
   /**
    * The read step: what a read that found {@code entry} ({@code null}: nothing usable, or the
    * read failed) does next, counted once: a hit (and a stale or absent hit), or a miss. An inline
-   * refresh is counted when it is known whether the reader waits ({@link #proceed}).
+   * refresh is counted when it is known whether the reader waits ({@link AfterRead}; a peek's
+   * is a hit).
    */
   Decision.Action step(Entry<V> entry, long now) {
     Decision.Action action = Decision.decide(entry, now, mode, policy, random);
@@ -98,7 +96,7 @@ final class ReadPath<V> {
     switch (action) {
       case MISS -> stats.increment(Counter.MISS);
       case REFRESH_INLINE -> { }
-      default -> hit(Counter.HIT, action, entry);
+      default -> stats.hit(Counter.HIT, action, entry);
     }
   }
 
@@ -121,9 +119,11 @@ final class ReadPath<V> {
     if (action == null) {
       return null;
     }
-    if (action != Decision.Action.FRESH) { // a refresh in the background, nothing to wait for
-      proceed(action, key, keys.storeKey(key), hit.entry(), LoadRequest.READ_OK,
-          syncLoader == null ? loader : DefaultSustainableCache.adapt(syncLoader), null, true);
+    if (action != Decision.Action.FRESH && (loader != null || syncLoader != null)) {
+      // a refresh in the background, nothing to wait for
+      afterRead.consume(List.of(new AfterRead.Step<>(LoadRequest.of(key, keys.storeKey(key),
+          hit.entry(), LoadRequest.READ_OK), action)), LoadPipeline.Batch.ofOne(
+          syncLoader == null ? loader : DefaultSustainableCache.adapt(syncLoader)), null, null);
     }
     return near.answer(key, hit); // null: its copy could not be decoded, read the store
   }
@@ -151,7 +151,7 @@ final class ReadPath<V> {
         // An entry this instance wrote has no token (a write returns none); the refresh's write
         // must be conditional on one, so that read goes to the store.
         if (!refresh || entry.casToken() != EntryWriter.NO_CAS) {
-          hit(Counter.NEAR_HIT, action, entry);
+          stats.hit(Counter.NEAR_HIT, action, entry);
           near.sample(key, entry, now);
           return refresh ? action : Decision.Action.FRESH;
         }
@@ -237,16 +237,22 @@ final class ReadPath<V> {
     long now = clock.millis();
     Entry<V> entry = entry(storeKey, item, now, ticket);
     Decision.Action action = step(entry, now);
-    CallerRuns here = loader != null && waits(action) ? new CallerRuns(refresher.asExecutor())
-        : null;
-    CompletableFuture<Object> pending =
-        proceed(action, key, storeKey, entry, LoadRequest.markOf(entry, readFailed, readMark),
-            loader, here, true);
-    if (pending == null) {
+    if (loader == null) {
+      return peek(action, entry);
+    }
+    if (action == Decision.Action.FRESH) {
       return answer(entry);
     }
-    // a peek's is done already; on a thread that may not wait, a loader it queued runs here
-    return here == null ? pending.join() : await(pending, here, mayWait ? waitNanos : 0);
+    long failedReadMark = LoadRequest.markOf(entry, readFailed, readMark);
+    if (!waits(action)) { // served while it refreshes in the background
+      consume(null, key, storeKey, entry, action, failedReadMark, loader, null, false);
+      return answer(entry);
+    }
+    CallerRuns here = new CallerRuns(refresher.asExecutor());
+    CompletableFuture<Object> pending = new CompletableFuture<>();
+    consume(pending, key, storeKey, entry, action, failedReadMark, loader, here, false);
+    // on a thread that may not wait, a loader it queued runs here
+    return await(pending, here, mayWait ? waitNanos : 0);
   }
 
   /**
@@ -275,9 +281,12 @@ final class ReadPath<V> {
     return out;
   }
 
-  /** The store read of {@link #readAsync(String, AsyncLoader)} and of its one retry. */
+  /**
+   * The store read of {@link #readAsync(String, AsyncLoader)}, and the one more read of a key
+   * whose load ended without a value ({@code reread}, continued on {@code continuation}).
+   */
   private void readAsync(CompletableFuture<Object> out, String key, String storeKey,
-      AsyncLoader<? extends V> loader, Executor continuation, boolean mayRetry) {
+      AsyncLoader<? extends V> loader, Executor continuation, boolean reread) {
     Thread caller = Thread.currentThread();
     NearTier.Ticket ticket = nearTicket();
     long readMark = loads.readMark();
@@ -290,21 +299,15 @@ final class ReadPath<V> {
         Entry<V> entry =
             entry(storeKey, error == null ? item.orElse(null) : null, now, ticket);
         Decision.Action action = step(entry, now);
-        Executor on = continuation != null || loader == null || !waits(action) ? continuation
-            : loaderExecutor(caller);
-        CompletableFuture<Object> pending =
-            proceed(action, key, storeKey, entry,
-                LoadRequest.markOf(entry, error != null, readMark), loader, on, mayRetry);
-        if (pending == null) {
+        if (loader == null) {
+          out.complete(peek(action, entry));
+        } else if (action == Decision.Action.FRESH) {
           out.complete(answer(entry));
         } else {
-          pending.whenComplete((answer, failure) -> {
-            if (failure == null) {
-              out.complete(answer);
-            } else {
-              out.completeExceptionally(EntryWriter.unwrap(failure));
-            }
-          });
+          Executor on = continuation != null || !waits(action) ? continuation
+              : loaderExecutor(caller);
+          consume(out, key, storeKey, entry, action,
+              LoadRequest.markOf(entry, error != null, readMark), loader, on, reread);
         }
       } catch (Throwable t) {
         out.completeExceptionally(t);
@@ -313,72 +316,76 @@ final class ReadPath<V> {
   }
 
   /**
-   * What follows the read step, written once for every single-key read: starts the refresh or the
-   * load the action calls for, and returns the future of the answer, or {@code null} when the
-   * answer is the entry itself (nothing to wait for). A peek ({@code loader == null}) answers what
-   * is there and never loads.
+   * A peek's answer (it never loads or refreshes): the entry's, or {@link #NOT_CACHED} for a miss;
+   * an entry due for an inline refresh is the hit it is for a peek.
+   */
+  private Object peek(Decision.Action action, Entry<V> entry) {
+    if (action == Decision.Action.REFRESH_INLINE) {
+      stats.hit(Counter.HIT, action, entry);
+    }
+    return action == Decision.Action.MISS ? NOT_CACHED : answer(entry);
+  }
+
+  /**
+   * Hands a single key's read step result (not a fresh hit, not a peek) to {@link AfterRead},
+   * the consumer {@code getAll} shares, and completes {@code out} ({@code null}: nobody waits, a
+   * refresh in the background) with its answer (see {@link #deliver}).
    *
    * @param failedReadMark see {@link LoadRequest#failedReadMark}
    * @param on where a loader starts (see {@link LoadPipeline#misses})
-   * @param mayRetry whether a joined load that ended without a value may be followed by one more
-   *     read
+   * @param reread whether this read is already the one more read of a key whose load ended
+   *     without a value
    */
-  private CompletableFuture<Object> proceed(Decision.Action action, String key, String storeKey,
-      Entry<V> entry, long failedReadMark, AsyncLoader<? extends V> loader, Executor on,
-      boolean mayRetry) {
-    if (loader == null) { // a peek
-      if (action == Decision.Action.REFRESH_INLINE) {
-        hit(Counter.HIT, action, entry);
-      }
-      return action == Decision.Action.MISS ? NOTHING : null;
+  private void consume(CompletableFuture<Object> out, String key, String storeKey,
+      Entry<V> entry, Decision.Action action, long failedReadMark,
+      AsyncLoader<? extends V> loader, Executor on, boolean reread) {
+    CompletableFuture<Answer<V>> pending = afterRead.consume(
+        List.of(new AfterRead.Step<>(LoadRequest.of(key, storeKey, entry, failedReadMark),
+            action)), LoadPipeline.Batch.ofOne(loader), loader, on).get(0);
+    if (out == null) {
+      return;
     }
-    switch (action) {
-      case FRESH:
-        return null;
-      case REFRESH_BACKGROUND:
-      case STALE:
-        loads.refreshInBackground(LoadRequest.of(key, storeKey, entry, LoadRequest.READ_OK),
-            LoadPipeline.Batch.ofOne(loader));
-        return null;
-      case REFRESH_INLINE: {
-        CompletableFuture<Loaded<V>> refresh =
-            loads.refreshInline(LoadRequest.of(key, storeKey, entry, LoadRequest.READ_OK),
-                LoadPipeline.Batch.ofOne(loader), on);
-        if (refresh == null) {
-          // another load is refreshing it: the reader does not wait
-          hit(Counter.HIT, action, entry);
-          return null;
-        }
-        stats.increment(Counter.MISS); // the reader waits for the reload
-        return refresh.handle((loaded, failure) ->
-            failure == null && loaded.wasLoaded() ? answer(loaded) : answer(entry));
-      }
-      default: {
-        LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, failedReadMark);
-        CompletableFuture<Object> answer = new CompletableFuture<>();
-        loads.misses(List.of(request), LoadPipeline.Batch.ofOne(loader), on).get(0)
-            .whenComplete((loaded, error) -> {
-          try {
-            if (error != null) {
-              answer.complete(staleOrThrow(EntryWriter.unwrap(error), request.stale()));
-            } else if (loaded.wasLoaded()) {
-              answer.complete(answer(loaded));
-            } else if (mayRetry) {
-              // The joined load ended without a value (a refresh rejected, or another instance
-              // held the lease): read the key once more, on the continuation, which refuses if
-              // the caller has left (then nobody waits for the answer).
-              on.execute(() -> readAsync(answer, key, storeKey, loader, on, false));
-            } else {
-              throw new CacheLoadException("the key could not be loaded: the load it joined"
-                  + " ended without a value twice", null);
-            }
-          } catch (Throwable t) {
-            answer.completeExceptionally(t);
+    if (pending == null) {
+      out.complete(answer(entry));
+      return;
+    }
+    pending.whenComplete((answer, error) -> {
+      try {
+        if (error != null) {
+          out.completeExceptionally(EntryWriter.unwrap(error));
+        } else if (!deliver(out, answer)) { // the joined load ended without a value
+          if (reread) {
+            throw new CacheLoadException("the key could not be loaded: the load it joined"
+                + " ended without a value twice", null);
           }
-        });
-        return answer;
+          // read the key once more, on the continuation, which refuses if the caller has left
+          // (then nobody waits for the answer)
+          on.execute(() -> readAsync(out, key, storeKey, loader, on, true));
+        }
+      } catch (Throwable t) {
+        out.completeExceptionally(t);
       }
+    });
+  }
+
+  /**
+   * Completes {@code out} with a key's typed answer as the facade takes it: the value, {@link
+   * #ABSENT}, or the failure as {@link Failures} gives it to the caller; the one place an {@link
+   * Answer} becomes a single read's answer.
+   *
+   * @return {@code false} for {@link Answer.NotLoaded} ({@code out} not completed: read again)
+   */
+  private static boolean deliver(CompletableFuture<Object> out, Answer<?> answer) {
+    if (answer instanceof Answer.Value<?> value) {
+      out.complete(value.value());
+    } else if (answer instanceof Answer.Absent<?>) {
+      out.complete(ABSENT);
+    } else if (answer instanceof Answer.Failed<?> failed) {
+      out.completeExceptionally(Failures.forCaller(failed.cause()));
+    } else {
+      return false;
     }
+    return true;
   }
 
   private static boolean waits(Decision.Action action) {
@@ -423,34 +430,6 @@ final class ReadPath<V> {
     }
   }
 
-  /**
-   * The answer of a load that failed with {@code failure}: the stale entry if allowed, otherwise
-   * thrown as {@link Failures} says.
-   */
-  Object staleOrThrow(Throwable failure, Entry<V> stale) {
-    Object answer = staleOnError(failure, stale);
-    if (answer != null) {
-      return answer;
-    }
-    throw Failures.rethrow(failure);
-  }
-
-  /**
-   * The one stale-on-error rule, for {@code get} and {@code getAll}: the answer of the stale entry
-   * a failed load of the key had ({@code null}: none), counted and logged, if stale-on-error is on
-   * and the failure is a load's ({@link CacheLoadException}: the loader's, a timeout, a
-   * remembered one; not a recursive load); otherwise {@code null}.
-   */
-  Object staleOnError(Throwable failure, Entry<V> stale) {
-    if (stale == null || !serveStaleOnError || !(failure instanceof CacheLoadException)) {
-      return null;
-    }
-    stats.increment(Counter.STALE_ON_ERROR);
-    staleOnErrorLog.warn("reloading an expired entry failed; serving the stale value",
-        failure.getCause() == null ? failure : failure.getCause());
-    return answer(stale);
-  }
-
   /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */
   StoreItem readNow(String storeKey) {
     CompletableFuture<Optional<StoreItem>> read = store.gets(storeKey);
@@ -475,25 +454,13 @@ final class ReadPath<V> {
     storeErrorLog.warn(message, e);
   }
 
-  /**
-   * Counts a hit of {@code entry}: as {@code counter} ({@link Counter#HIT}, or {@link
-   * Counter#NEAR_HIT}, which is also a hit), and as an absent and a stale hit where it is one.
-   */
-  private void hit(Counter counter, Decision.Action action, Entry<V> entry) {
-    stats.increment(counter);
-    if (entry.kind() == Entry.Kind.ABSENT) {
-      stats.increment(Counter.ABSENT_HIT);
-    }
-    if (action == Decision.Action.STALE) {
-      stats.increment(Counter.STALE_HIT);
-    }
-  }
-
   static Object answer(Entry<?> entry) {
     return entry.kind() == Entry.Kind.VALUE ? entry.value() : ABSENT;
   }
 
-  static Object answer(Loaded<?> loaded) {
-    return loaded.value() == null ? ABSENT : loaded.value();
+  /** A hit path's answer as {@code getAll} collects it: the value, or {@code null} for absent. */
+  @SuppressWarnings("unchecked")
+  static <V> V valueOf(Object answer) {
+    return answer == ABSENT ? null : (V) answer;
   }
 }

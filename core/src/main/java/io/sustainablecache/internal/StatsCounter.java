@@ -29,6 +29,20 @@ final class StatsCounter {
     adders[counter.ordinal()].add(amount);
   }
 
+  /**
+   * Counts a hit of {@code entry}: as {@code counter} ({@link Counter#HIT}, or {@link
+   * Counter#NEAR_HIT}, which is also a hit), and as an absent and a stale hit where it is one.
+   */
+  void hit(Counter counter, Decision.Action action, Entry<?> entry) {
+    increment(counter);
+    if (entry.kind() == Entry.Kind.ABSENT) {
+      increment(Counter.ABSENT_HIT);
+    }
+    if (action == Decision.Action.STALE) {
+      increment(Counter.STALE_HIT);
+    }
+  }
+
   long get(Counter counter) {
     long sum = adders[counter.ordinal()].sum();
     return counter == Counter.HIT ? sum + adders[Counter.NEAR_HIT.ordinal()].sum() : sum;

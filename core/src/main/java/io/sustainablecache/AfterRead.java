@@ -1,0 +1,131 @@
+package io.sustainablecache;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * What follows the read step, written once: the one consumer of the read step's results, for a
+ * single key's read ({@code get}, {@code getAsync}, and the refresh a near hit calls for) and for
+ * {@code getAll}'s keys alike. A read hands it the keys its step did not answer outright, with
+ * their {@link Decision.Action}s; it starts the refreshes and the loads they call for through the
+ * {@link LoadPipeline} (a read's misses with one loader call, its refreshes as one batch) and
+ * answers each key that waits with a typed {@link Answer}, the one stale-on-error rule applied.
+ * A fresh hit never comes here (hits stay out of the pipeline). Thread-safe.
+ *
+ * <p>What depends on the loader, not on how many keys a read has: a bulk loader's background
+ * refreshes are batched per loader ({@link BulkRefreshes}), and a key of its read that is due for
+ * an inline refresh is loaded with the read's misses (one loader call); a single key's loader
+ * refreshes its key on its own, in the background or inline.
+ */
+final class AfterRead<V> {
+
+  /** A read step's result for one key: the key's load request and what its step decided. */
+  record Step<V>(LoadRequest<V> request, Decision.Action action) {}
+
+  private final LoadPipeline<V> loads;
+  private final BulkRefreshes<V> refreshes;
+  private final StatsCounter stats;
+  private final boolean serveStaleOnError;
+  private final RateLimitedLog staleOnErrorLog;
+
+  AfterRead(CacheConfig<V> config, LoadPipeline<V> loads, Refresher refresher,
+      StatsCounter stats) {
+    this.loads = loads;
+    this.refreshes = new BulkRefreshes<>(config, loads, refresher, stats);
+    this.stats = stats;
+    this.serveStaleOnError = config.serveStaleOnError();
+    this.staleOnErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
+  }
+
+  /**
+   * Consumes one read's step results: starts the background refreshes, the inline refreshes and
+   * the loads of the misses (joining loads in flight), the misses with one loader call through
+   * {@code on}.
+   *
+   * @param loaderIdentity what a bulk loader's refreshes are batched by (the caller's loader)
+   * @param on where a loader starts (see {@link LoadPipeline#misses}); unused if no key waits
+   * @return per step, in order: {@code null} where the key's own entry answers now (a fresh hit,
+   *     an entry served while it refreshes in the background, or one whose inline refresh another
+   *     load is doing already), else the future of the key's answer, which never fails
+   */
+  List<CompletableFuture<Answer<V>>> consume(List<Step<V>> steps, LoadPipeline.Batch<V> loader,
+      Object loaderIdentity, Executor on) {
+    List<CompletableFuture<Answer<V>>> answers = new ArrayList<>(steps.size());
+    List<LoadRequest<V>> toRefresh = new ArrayList<>(0);
+    List<LoadRequest<V>> toLoad = new ArrayList<>(0);
+    for (Step<V> step : steps) {
+      LoadRequest<V> request = step.request();
+      CompletableFuture<Answer<V>> answer = null; // the entry answers, or a load (below)
+      switch (step.action()) {
+        case FRESH -> { }
+        case REFRESH_BACKGROUND, STALE -> toRefresh.add(request);
+        case REFRESH_INLINE -> {
+          if (loader.bulk()) { // loaded with the read's misses; the caller waits for it
+            stats.increment(Counter.MISS);
+            toLoad.add(request);
+          } else {
+            answer = refreshInline(request, loader, on);
+          }
+        }
+        default -> toLoad.add(request);
+      }
+      answers.add(answer);
+    }
+    if (loader.bulk()) {
+      refreshes.refresh(toRefresh, loader, loaderIdentity);
+    } else {
+      toRefresh.forEach(request -> loads.refreshInBackground(request, loader));
+    }
+    if (toLoad.isEmpty()) {
+      return answers;
+    }
+    List<CompletableFuture<Loaded<V>>> loaded = loads.misses(toLoad, loader, on);
+    int next = 0; // the steps that load, in order, are toLoad's
+    for (int i = 0; i < steps.size() && next < toLoad.size(); i++) {
+      LoadRequest<V> request = steps.get(i).request();
+      if (request == toLoad.get(next)) {
+        answers.set(i, loaded.get(next++).handle((value, error) -> error != null
+            ? staleOr(EntryWriter.unwrap(error), request.stale())
+            : value.wasLoaded() ? Answer.of(value) : Answer.notLoaded()));
+      }
+    }
+    return answers;
+  }
+
+  /**
+   * A single key's inline refresh (PER: the reader waits for the reload of an entry that still
+   * answers, {@link LoadRequest#stale}): {@code null} if another load is refreshing it (the
+   * reader does not wait, counted as the hit it then is), else the future of the reload's value,
+   * or of the current entry if the reload failed or did not load.
+   */
+  private CompletableFuture<Answer<V>> refreshInline(LoadRequest<V> request,
+      LoadPipeline.Batch<V> loader, Executor on) {
+    CompletableFuture<Loaded<V>> refresh = loads.refreshInline(request, loader, on);
+    Entry<V> entry = request.stale();
+    if (refresh == null) {
+      stats.hit(Counter.HIT, Decision.Action.REFRESH_INLINE, entry);
+      return null;
+    }
+    stats.increment(Counter.MISS); // the reader waits for the reload
+    return refresh.handle((loaded, failure) ->
+        failure == null && loaded.wasLoaded() ? Answer.of(loaded) : Answer.of(entry));
+  }
+
+  /**
+   * The one stale-on-error rule, for {@code get} and {@code getAll}: the answer of the stale entry
+   * a failed load of the key had ({@code stale}, {@code null}: none), counted and logged, if
+   * stale-on-error is on and the failure is a load's ({@link CacheLoadException}: the loader's, a
+   * timeout, a remembered one; not a recursive load); otherwise the failure.
+   */
+  Answer<V> staleOr(Throwable failure, Entry<V> stale) {
+    if (stale == null || !serveStaleOnError || !(failure instanceof CacheLoadException)) {
+      return new Answer.Failed<>(failure);
+    }
+    stats.increment(Counter.STALE_ON_ERROR);
+    staleOnErrorLog.warn("reloading an expired entry failed; serving the stale value",
+        failure.getCause() == null ? failure : failure.getCause());
+    return Answer.of(stale);
+  }
+}

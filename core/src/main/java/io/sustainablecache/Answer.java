@@ -1,0 +1,60 @@
+package io.sustainablecache;
+
+/**
+ * What a key that waited for the load pipeline gets: the typed answer of {@link AfterRead}, the
+ * one consumer of the read step's results, for {@code get}, {@code getAsync} and {@code getAll}
+ * alike. The hit paths do not build one: a near or store hit answers with the value itself (or
+ * {@link ReadPath#ABSENT}) and allocates nothing, and the facade unwraps both through {@link
+ * ReadPath}. Immutable.
+ *
+ * @param <V> the value type
+ */
+sealed interface Answer<V> {
+
+  /** The key's value: loaded, or the entry a failed load kept serving (stale-on-error). */
+  record Value<V>(V value) implements Answer<V> {}
+
+  /** The key has no value: its loader found none (cached as absent), or its entry says so. */
+  record Absent<V>() implements Answer<V> {}
+
+  /**
+   * The load the key joined ended without a value (a refresh refused, another instance held the
+   * lease and its write did not come): read the key again.
+   */
+  record NotLoaded<V>() implements Answer<V> {}
+
+  /**
+   * The load failed and no stale value may answer: the raw failure ({@link CacheLoadException},
+   * a remembered one, or {@link IllegalStateException} for a recursive load); {@link Failures}
+   * says what the caller gets.
+   */
+  record Failed<V>(Throwable cause) implements Answer<V> {}
+
+  /** The answer of a load's result: its value, or absent. */
+  static <V> Answer<V> of(Loaded<V> loaded) {
+    return loaded.value() == null ? absent() : new Value<>(loaded.value());
+  }
+
+  /** The answer of an entry that answers: its value, or absent. */
+  static <V> Answer<V> of(Entry<V> entry) {
+    return entry.kind() == Entry.Kind.VALUE ? new Value<>(entry.value()) : absent();
+  }
+
+  @SuppressWarnings("unchecked")
+  static <V> Answer<V> absent() {
+    return (Answer<V>) Shared.ABSENT;
+  }
+
+  @SuppressWarnings("unchecked")
+  static <V> Answer<V> notLoaded() {
+    return (Answer<V>) Shared.NOT_LOADED;
+  }
+
+  /** The shared instances of the answers without data. */
+  final class Shared {
+    static final Absent<?> ABSENT = new Absent<>();
+    static final NotLoaded<?> NOT_LOADED = new NotLoaded<>();
+
+    private Shared() {}
+  }
+}

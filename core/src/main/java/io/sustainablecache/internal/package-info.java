@@ -22,7 +22,8 @@
  *   <caption>The engine by concern</caption>
  *   <tr><th>concern</th><th>classes</th></tr>
  *   <tr><td>facade</td><td>{@code DefaultSustainableCache}, {@code CacheConfig}</td></tr>
- *   <tr><td>read</td><td>{@code ReadPath} (the single-key read step), {@code BulkLoads}
+ *   <tr><td>read</td><td>{@code ReadPath} (the single-key read step), {@code AfterRead} and
+ *       {@code Answer} (what follows the read step, once for single and bulk reads), {@code BulkLoads}
  *       ({@code getAll}), {@code Decision}, {@code Entry}, {@code EntryReader}, {@code Keys},
  *       {@code Waiting}</td></tr>
  *   <tr><td>load</td><td>{@code LoadPipeline} (every load, as a batch), {@code KeyRegistry}

@@ -1,4 +1,6 @@
-package io.sustainablecache;
+package io.sustainablecache.internal;
+
+import io.sustainablecache.CacheLoadException;
 
 /**
  * What a key that waited for the load pipeline gets: the typed answer of {@link AfterRead}, the

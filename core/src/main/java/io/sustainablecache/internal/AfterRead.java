@@ -1,5 +1,6 @@
-package io.sustainablecache;
+package io.sustainablecache.internal;
 
+import io.sustainablecache.CacheLoadException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

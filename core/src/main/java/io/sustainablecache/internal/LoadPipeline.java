@@ -90,6 +90,11 @@ final class LoadPipeline<V> {
       return bulk;
     }
 
+    /** Whether this is a loading cache's batch, whose flights a coalescer starts. */
+    boolean coalesced() {
+      return coalescer != null;
+    }
+
     /** A bulk loader's batch. */
     static <V> Batch<V> of(AsyncBulkLoader<? extends V> loader) {
       return new Batch<>(loader, true);

@@ -60,7 +60,8 @@ import java.util.concurrent.CompletableFuture;
  * answer it would wait for can only come from that thread once it has returned:
  * <ul>
  *   <li><b>Reads</b> ({@link #get}, {@link #find}, {@link #getAll}, {@link #getIfPresent},
- *       {@link #findIfPresent}) answer from the near cache, and otherwise do not read the store:
+ *       {@link #findIfPresent}, {@link #getAllIfPresent}, {@link #peekAll}) answer from the near
+ *       cache, and otherwise do not read the store:
  *       as after a failed read (a store error, counted and logged), a peek answers nothing and a
  *       loader runs on this thread, its value returned and not written. A key whose load another
  *       thread is running fails with {@link CacheLoadException} rather than wait for it.</li>
@@ -249,6 +250,31 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @throws NullPointerException if {@code key} is {@code null}
    */
   CompletableFuture<Lookup<V>> findIfPresentAsync(String key);
+
+  /**
+   * {@link #getIfPresent} for several keys, with one bulk read: the near cache answers what it
+   * may, and one {@code getsAll} reads the rest. Each key's answer, and how it is counted (a hit,
+   * a miss, a near hit), is {@code getIfPresent}'s; never loads, refreshes or waits for a load. A
+   * store failure is counted and reads as nothing for the keys the near cache did not answer.
+   *
+   * @param keys the caller's keys, as for {@link #get}; duplicates are read once
+   * @return the keys that hold a value, with their values, in the iteration order of {@code
+   *     keys}; keys without one (or cached as having none) are left out; never {@code null}
+   * @throws IllegalArgumentException if a key is invalid
+   * @throws NullPointerException if {@code keys} or a key is {@code null}
+   */
+  Map<String, V> getAllIfPresent(Collection<String> keys);
+
+  /**
+   * {@link #getAllIfPresent}, keeping what the read found so that values the caller then loads
+   * for the keys that missed are cached without reading them again ({@link BulkPeek#putLoaded}).
+   *
+   * @param keys the caller's keys, as for {@link #get}; duplicates are read once
+   * @return the values found and what was read; never {@code null}
+   * @throws IllegalArgumentException if a key is invalid
+   * @throws NullPointerException if {@code keys} or a key is {@code null}
+   */
+  BulkPeek<V> peekAll(Collection<String> keys);
 
   /**
    * Stores a value unconditionally, as if it had just been loaded (its load time is recorded as

@@ -2,7 +2,9 @@ package io.sustainablecache.lab;
 
 import io.sustainablecache.arcus.ArcusStore;
 import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
+import io.sustainablecache.hibernate.SustainableHibernate;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testing.RoundTripStore;
 import io.sustainablecache.testkit.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -27,6 +29,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import net.spy.memcached.ArcusClient;
@@ -65,8 +68,10 @@ import org.knowm.xchart.style.Styler;
  *       the <em>stale entities after quiescence</em> (entity x instance);</li>
  *   <li><b>multiload</b> (this JVM): {@code session.findMultiple} of 100 ids of which 90 are
  *       cached, on the instance that cached them (a new session) and on another instance (another
- *       {@code SessionFactory}, empty near region or local cache): store round trips (every store
- *       operation, and the reads among them), SQL statements, second-level cache hits.</li>
+ *       {@code SessionFactory}, empty near region or local cache): store round trips the call
+ *       waited for, its store operations and the reads among them (see {@link RoundTripStore}),
+ *       SQL statements, second-level cache hits; for this project's providers also through {@code
+ *       SustainableHibernate.findMultiple} (rows {@code <provider> +SustainableHibernate}).</li>
  * </ul>
  *
  * Exits 1 if a run of this project's provider had a read older than the bound or a stale entity
@@ -84,7 +89,8 @@ final class HibernateScenario {
         churn      the same while writer threads update entities in transactions, per access
                    type (nonstrict-read-write, read-write): reads older than the bound, stale
                    entities after quiescence
-        multiload  session.findMultiple of 100 ids, 90 cached: store round trips, SQL statements
+        multiload  session.findMultiple of 100 ids, 90 cached (and this project's providers
+                   through SustainableHibernate.findMultiple): store round trips, SQL statements
       Writes hibernate-reads.csv, hibernate-churn.csv, hibernate-multiload.csv, hibernate.txt and
       charts/hibernate-reads.png under --out.
 
@@ -385,7 +391,10 @@ final class HibernateScenario {
         }
         if (options.phases().contains("multiload")) {
           for (Provider provider : options.multiloadProviders()) {
-            results.get("multiload").add(multiload(provider, seed, address, jdbcUrl));
+            results.get("multiload").add(multiload(provider, false, seed, address, jdbcUrl));
+            if (provider.sustainable()) {
+              results.get("multiload").add(multiload(provider, true, seed, address, jdbcUrl));
+            }
           }
         }
       }
@@ -699,9 +708,10 @@ final class HibernateScenario {
    * instance of a fresh cache (its own near region or local cache empty), each in its own
    * namespace.
    */
-  private Row multiload(Provider provider, long seed, InetSocketAddress address, String jdbcUrl)
-      throws SQLException {
-    out.printf("[multiload %s, seed %d] ... ", provider.label, seed);
+  private Row multiload(Provider provider, boolean entryPoint, long seed,
+      InetSocketAddress address, String jdbcUrl) throws SQLException {
+    String config = entryPoint ? provider.label + " +SustainableHibernate" : provider.label;
+    out.printf("[multiload %s, seed %d] ... ", config, seed);
     out.flush();
     table(jdbcUrl);
     List<Long> all = LongStream.range(0, MULTILOAD_IDS)
@@ -712,12 +722,10 @@ final class HibernateScenario {
     try {
       for (boolean sameInstance : List.of(true, false)) {
         String prefix = "ml" + Long.toHexString(System.nanoTime() & 0xFFFFFFL) + "-";
-        AtomicLong ops = new AtomicLong();
-        AtomicLong storeReads = new AtomicLong();
-        try (SessionFactory a = multiloadFactory(provider, jdbcUrl, client, prefix, ops,
-            storeReads);
-            SessionFactory b = sameInstance ? null : multiloadFactory(provider, jdbcUrl, client,
-                prefix, ops, storeReads)) {
+        RoundTripStore store = client == null ? null : new RoundTripStore(store(client));
+        try (SessionFactory a = multiloadFactory(provider, jdbcUrl, store, prefix);
+            SessionFactory b = sameInstance ? null
+                : multiloadFactory(provider, jdbcUrl, store, prefix)) {
           try (Session session = a.openSession()) {
             session.findMultiple(LabItem.class, cached);
           }
@@ -726,18 +734,24 @@ final class HibernateScenario {
           for (String where : sameInstance ? List.of("_same") : List.of("_other", "_again")) {
             Statistics statistics = measured.getStatistics();
             statistics.clear();
-            ops.set(0);
-            storeReads.set(0);
+            if (store != null) {
+              store.reset();
+            }
             int found;
             try (Session session = measured.openSession()) {
-              found = session.findMultiple(LabItem.class, all).size();
+              Supplier<List<LabItem>> find = () -> entryPoint
+                  ? SustainableHibernate.findMultiple(session, LabItem.class, all)
+                  : session.findMultiple(LabItem.class, all);
+              found = (store == null ? find.get() : store.measure(find)).size();
             }
             if (found != MULTILOAD_IDS) {
               throw new IllegalStateException("findMultiple found " + found + " of "
                   + MULTILOAD_IDS);
             }
-            figures.put("store_ops" + where, (double) ops.get());
-            figures.put("store_reads" + where, (double) storeReads.get());
+            figures.put("round_trips" + where, store == null ? 0.0 : store.roundTrips());
+            figures.put("store_ops" + where, store == null ? 0.0 : store.operations());
+            figures.put("store_reads" + where,
+                store == null ? 0.0 : store.singleReads() + store.bulkReads());
             figures.put("sql" + where, (double) statistics.getPrepareStatementCount());
             figures.put("l2_hits" + where, (double) statistics.getSecondLevelCacheHitCount());
             figures.put("l2_puts" + where, (double) statistics.getSecondLevelCachePutCount());
@@ -749,18 +763,16 @@ final class HibernateScenario {
         client.shutdown();
       }
     }
-    Row row = new Row(provider.label, seed, figures);
-    out.printf(Locale.ROOT, "%.0f store reads, %.0f SQL (same instance); %.0f store reads, %.0f"
-        + " SQL (another instance); %.0f store reads, %.0f SQL (again)%n",
-        row.get("store_reads_same"), row.get("sql_same"), row.get("store_reads_other"),
-        row.get("sql_other"), row.get("store_reads_again"), row.get("sql_again"));
+    Row row = new Row(config, seed, figures);
+    out.printf(Locale.ROOT, "%.0f round trips, %.0f SQL (same instance); %.0f round trips, %.0f"
+        + " SQL (another instance); %.0f round trips, %.0f SQL (again)%n",
+        row.get("round_trips_same"), row.get("sql_same"), row.get("round_trips_other"),
+        row.get("sql_other"), row.get("round_trips_again"), row.get("sql_again"));
     return row;
   }
 
-  private SessionFactory multiloadFactory(Provider provider, String jdbcUrl, ArcusClient client,
-      String prefix, AtomicLong ops, AtomicLong storeReads) {
-    CacheStore store = client == null ? null
-        : new TxScenario.CountingOps(store(client), ops, storeReads);
+  private SessionFactory multiloadFactory(Provider provider, String jdbcUrl, CacheStore store,
+      String prefix) {
     // JCache: the other instance's local cache must be its own, so its own region names.
     String regions = provider == Provider.JCACHE ? prefix + System.nanoTime() + "-" : prefix;
     return sessionFactory(provider, "read-write", jdbcUrl, store, regions, options.nearMillis());

@@ -75,6 +75,17 @@ final class HibernateScenarioIT {
         .isEqualTo(HibernateScenario.MULTILOAD_CACHED);
     assertThat(findMultiple.apply("store_reads_other")).as(report)
         .isGreaterThanOrEqualTo(HibernateScenario.MULTILOAD_IDS);
+    Function<String, Double> entryPoint = multiload.get("sustainable +SustainableHibernate");
+    for (String where : List.of("same", "other")) {
+      assertThat(entryPoint.apply("sql_" + where)).as(report).isEqualTo(1);
+      assertThat(entryPoint.apply("store_reads_" + where)).as("one bulk read: %s", report)
+          .isEqualTo(1);
+      assertThat(entryPoint.apply("l2_puts_" + where)).as(report)
+          .isEqualTo(HibernateScenario.MULTILOAD_IDS - HibernateScenario.MULTILOAD_CACHED);
+    }
+    assertThat(entryPoint.apply("l2_hits_other")).as(report)
+        .isEqualTo(HibernateScenario.MULTILOAD_CACHED);
+    assertThat(entryPoint.apply("sql_again")).as(report).isZero();
     assertThat(status).isZero();
   }
 

@@ -4,18 +4,22 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.AsyncBulkLoader;
 import io.sustainablecache.BulkLoader;
+import io.sustainablecache.BulkPeek;
 import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.Ticker;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -110,32 +114,10 @@ final class BulkLoads<V> {
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
       LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
       Executor loadOn, boolean readStore) {
-    // The keys the near cache answers, with the read step; the others are read from the store.
-    NearCache<V> near = reads.near();
     Set<String> order = new LinkedHashSet<>();
     Map<String, V> values = new HashMap<>(); // the keys answered with a value
     List<AfterRead.Step<V>> steps = new ArrayList<>(); // what the consumer takes
-    Map<String, String> storeKeys = new LinkedHashMap<>();
-    long now = clock.millis();
-    for (String key : callerKeys) {
-      if (!order.add(requireNonNull(key, "key"))) {
-        continue;
-      }
-      if (near != null) {
-        NearEntry<V> hit = near.get(key);
-        Decision.Action action = reads.nearStep(key, hit, now);
-        Object answer = action == null ? null : near.answer(key, hit);
-        if (answer != null) {
-          put(values, key, ReadPath.valueOf(answer));
-          if (action != Decision.Action.FRESH) {
-            steps.add(new AfterRead.Step<>(LoadRequest.of(key, keys.storeKey(key),
-                hit.entry(), LoadRequest.READ_OK), action));
-          }
-          continue;
-        }
-      }
-      storeKeys.put(key, keys.storeKey(key));
-    }
+    Map<String, String> storeKeys = fromNear(callerKeys, order, values, steps);
     if (storeKeys.isEmpty()) {
       afterRead.consume(steps, loader, loaderIdentity, loadOn); // refreshes only
       return CompletableFuture.completedFuture(result(order, values));
@@ -155,6 +137,80 @@ final class BulkLoads<V> {
       }
     }, continuation);
     return out;
+  }
+
+  /**
+   * The near cache's answers, with the read step: the caller's keys in {@code order} (duplicates
+   * once), the keys the near cache answers with a value in {@code values}, the steps of those it
+   * answers and that are due for a refresh in {@code steps} ({@code null}: a peek, which
+   * refreshes nothing).
+   *
+   * @return the others, to read from the store: caller's key to store key, in order
+   */
+  private Map<String, String> fromNear(Collection<String> callerKeys, Set<String> order,
+      Map<String, V> values, List<AfterRead.Step<V>> steps) {
+    NearCache<V> near = reads.near();
+    Map<String, String> storeKeys = new LinkedHashMap<>();
+    long now = clock.millis();
+    for (String key : callerKeys) {
+      if (!order.add(requireNonNull(key, "key"))) {
+        continue;
+      }
+      if (near != null) {
+        NearEntry<V> hit = near.get(key);
+        Decision.Action action = reads.nearStep(key, hit, now);
+        Object answer = action == null ? null : near.answer(key, hit);
+        if (answer != null) {
+          put(values, key, ReadPath.valueOf(answer));
+          if (action != Decision.Action.FRESH && steps != null) {
+            steps.add(new AfterRead.Step<>(LoadRequest.of(key, keys.storeKey(key),
+                hit.entry(), LoadRequest.READ_OK), action));
+          }
+          continue;
+        }
+      }
+      storeKeys.put(key, keys.storeKey(key));
+    }
+    return storeKeys;
+  }
+
+  /**
+   * {@code peekAll}: the near cache's answers, one bulk read of the rest, and the read step per
+   * key as {@code getIfPresent} takes it; nothing is loaded or refreshed. Waits for the read at
+   * most the load timeout, and not at all on a thread that may not wait ({@link Waiting}): then,
+   * as after a failed read, counted, the keys the near cache did not answer are misses and
+   * nothing read is kept for {@link BulkPeek#putLoaded}.
+   */
+  PeekedKeys<V> peekAll(Collection<String> callerKeys, CallerWrites<V> writes) {
+    Set<String> order = new LinkedHashSet<>();
+    Map<String, V> values = new HashMap<>();
+    Map<String, String> storeKeys = fromNear(callerKeys, order, values, null);
+    Map<String, Optional<StoreItem>> read = new HashMap<>();
+    if (!storeKeys.isEmpty()) {
+      NearTier.Ticket ticket = reads.nearTicket();
+      Map<String, StoreItem> items = null;
+      try {
+        if (!Waiting.allowed(store)) {
+          throw Waiting.notRead();
+        }
+        items = reads.readAllNow(new ArrayList<>(storeKeys.values()));
+      } catch (StoreException e) {
+        reads.storeError("a bulk read failed; treating every key as a miss", e);
+      }
+      long now = clock.millis();
+      for (Map.Entry<String, String> key : storeKeys.entrySet()) {
+        StoreItem item = items == null ? null : items.get(key.getValue());
+        Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
+        Object answer = reads.peek(reads.step(entry, now), entry);
+        if (answer != ReadPath.NOT_CACHED) {
+          put(values, key.getKey(), ReadPath.valueOf(answer));
+        }
+        if (items != null) {
+          read.put(key.getKey(), Optional.ofNullable(item));
+        }
+      }
+    }
+    return new PeekedKeys<>(Collections.unmodifiableMap(result(order, values)), read, writes);
   }
 
   /** The values, in the caller's order of the keys. */

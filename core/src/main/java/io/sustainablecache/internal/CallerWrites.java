@@ -148,10 +148,26 @@ final class CallerWrites<V> {
    */
   boolean putLoaded(String key, V value, long readStart) {
     String storeKey = keys.storeKey(key);
-    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // a value too large fails here
+    return finish(storeKey, putLoaded(storeKey, value, readStart, null), "putLoaded", false);
+  }
+
+  /**
+   * {@link #putLoaded} without waiting ({@link BulkPeek#putLoaded}), its first attempt
+   * conditional on {@code seen}, what a read of the key found before (empty: nothing; {@code
+   * null}: not read, so read it now).
+   */
+  CompletableFuture<Boolean> putLoadedAsync(String key, V value, long readStart,
+      Optional<StoreItem> seen) {
+    return putLoaded(keys.storeKey(key), value, readStart, seen);
+  }
+
+  private CompletableFuture<Boolean> putLoaded(String storeKey, V value, long readStart,
+      Optional<StoreItem> seen) {
+    byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
     long changedSince = readStart - maxClockSkewMillis;
-    return finish(storeKey, putUnless(storeKey, bytes, changedSince, 0)
-        .thenApply(Optional::isEmpty), "putLoaded", false);
+    CompletableFuture<Optional<StoreItem>> read = seen == null
+        ? read(storeKey, "putLoaded") : CompletableFuture.completedFuture(seen);
+    return putUnless(storeKey, bytes, changedSince, 0, read).thenApply(Optional::isEmpty);
   }
 
   /**
@@ -163,14 +179,12 @@ final class CallerWrites<V> {
    */
   private CompletableFuture<Optional<Entry<V>>> putUnless(String storeKey, byte[] bytes,
       long changedSince, int attempt) {
-    boolean loaded = changedSince != Long.MIN_VALUE;
-    if (attempt == 3) {
-      return loaded ? CompletableFuture.completedFuture(Optional.of(new Entry<>(
-              Entry.Kind.CORRUPT, null, 0, 0, 0, 0)))
-          : CompletableFuture.failedFuture(new StoreException("putIfAbsent: the key kept"
-              + " changing between the read and the write (3 attempts)"));
-    }
-    String operation = loaded ? "putLoaded" : "putIfAbsent";
+    return putUnless(storeKey, bytes, changedSince, attempt, read(storeKey,
+        changedSince != Long.MIN_VALUE ? "putLoaded" : "putIfAbsent"));
+  }
+
+  /** A read of the key for a conditional write, failing (counted) as the caller is told. */
+  private CompletableFuture<Optional<StoreItem>> read(String storeKey, String operation) {
     CompletableFuture<Optional<StoreItem>> read = new CompletableFuture<>();
     store.gets(storeKey).whenComplete((found, failure) -> {
       if (failure == null) {
@@ -179,6 +193,20 @@ final class CallerWrites<V> {
         read.completeExceptionally(storeFailure(failure, operation));
       }
     });
+    return read;
+  }
+
+  /** {@link #putUnless}, deciding on what {@code read} found (a read of this attempt or before). */
+  private CompletableFuture<Optional<Entry<V>>> putUnless(String storeKey, byte[] bytes,
+      long changedSince, int attempt, CompletableFuture<Optional<StoreItem>> read) {
+    boolean loaded = changedSince != Long.MIN_VALUE;
+    if (attempt == 3) {
+      return loaded ? CompletableFuture.completedFuture(Optional.of(new Entry<>(
+              Entry.Kind.CORRUPT, null, 0, 0, 0, 0)))
+          : CompletableFuture.failedFuture(new StoreException("putIfAbsent: the key kept"
+              + " changing between the read and the write (3 attempts)"));
+    }
+    String operation = loaded ? "putLoaded" : "putIfAbsent";
     return read.thenCompose(found -> {
       long now = clock.millis();
       StoreItem item = found.orElse(null);

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.sustainablecache.AsyncBulkLoader;
 import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.BulkLoader;
+import io.sustainablecache.BulkPeek;
 import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.Loader;
@@ -133,6 +134,16 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   @Override
   public CompletableFuture<Lookup<V>> findIfPresentAsync(String key) {
     return reads.readAsync(key, null).thenApply(this::cached);
+  }
+
+  @Override
+  public Map<String, V> getAllIfPresent(Collection<String> keys) {
+    return peekAll(keys).values();
+  }
+
+  @Override
+  public BulkPeek<V> peekAll(Collection<String> keys) {
+    return bulk.peekAll(requireNonNull(keys, "keys"), writes);
   }
 
   @Override

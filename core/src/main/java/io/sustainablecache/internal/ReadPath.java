@@ -9,6 +9,7 @@ import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -317,9 +318,10 @@ final class ReadPath<V> {
 
   /**
    * A peek's answer (it never loads or refreshes): the entry's, or {@link #NOT_CACHED} for a miss;
-   * an entry due for an inline refresh is the hit it is for a peek.
+   * an entry due for an inline refresh is the hit it is for a peek. For {@code getIfPresent} and
+   * {@code getAllIfPresent} alike.
    */
-  private Object peek(Decision.Action action, Entry<V> entry) {
+  Object peek(Decision.Action action, Entry<V> entry) {
     if (action == Decision.Action.REFRESH_INLINE) {
       stats.hit(Counter.HIT, action, entry);
     }
@@ -432,9 +434,12 @@ final class ReadPath<V> {
 
   /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */
   StoreItem readNow(String storeKey) {
-    CompletableFuture<Optional<StoreItem>> read = store.gets(storeKey);
+    return awaitRead(store.gets(storeKey)).orElse(null);
+  }
+
+  private <T> T awaitRead(CompletableFuture<T> read) {
     try {
-      return read.get(waitNanos, TimeUnit.NANOSECONDS).orElse(null);
+      return read.get(waitNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       throw cause instanceof StoreException failure ? failure
@@ -447,6 +452,15 @@ final class ReadPath<V> {
       read.cancel(false);
       throw new CacheLoadException("interrupted while reading the store", e);
     }
+  }
+
+  /**
+   * Reads several items with one bulk read, waiting as {@link #readNow} does.
+   *
+   * @return the items found, by store key
+   */
+  Map<String, StoreItem> readAllNow(List<String> storeKeys) {
+    return awaitRead(store.getsAll(storeKeys));
   }
 
   void storeError(String message, Throwable e) {

@@ -24,7 +24,8 @@
  *   <tr><td>facade</td><td>{@code DefaultSustainableCache}, {@code CacheConfig}</td></tr>
  *   <tr><td>read</td><td>{@code ReadPath} (the single-key read step), {@code AfterRead} and
  *       {@code Answer} (what follows the read step, once for single and bulk reads), {@code BulkLoads}
- *       ({@code getAll}), {@code Decision}, {@code Entry}, {@code EntryReader}, {@code Keys},
+ *       ({@code getAll}), {@code PeekedKeys} ({@code peekAll}), {@code Decision}, {@code Entry},
+ *       {@code EntryReader}, {@code Keys},
  *       {@code Waiting}</td></tr>
  *   <tr><td>load</td><td>{@code LoadPipeline} (every load, as a batch), {@code KeyRegistry}
  *       and {@code Flight} (a key's in-flight work, back-off and invalidation), {@code Ending},

@@ -8,6 +8,7 @@ import org.jetbrains.kotlinx.lincheck.Actor;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.DSLScenarioBuilder;
 import org.jetbrains.lincheck.datastructures.DSLThreadScenario;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 
 /**
  * Hand-written Lincheck scenarios from Java (the races the model checks must always explore, on
@@ -23,7 +24,24 @@ final class LincheckScenarios {
    */
   static final int SCALE = Integer.getInteger("sustainablecache.lincheck.scale", 1);
 
+  /**
+   * How long one invocation may run before Lincheck reports "The execution has hung",
+   * milliseconds. Lincheck's default, 30 s, includes instrumenting the classes an invocation
+   * loads first, which on a machine at load 12 and more took longer than that; a true hang of
+   * the code under test still fails, after two minutes.
+   */
+  static final long INVOCATION_TIMEOUT_MILLIS = 120_000;
+
   private LincheckScenarios() {}
+
+  /**
+   * Model-checking options with {@link #INVOCATION_TIMEOUT_MILLIS}: the start of every model
+   * check here. ({@code invocationTimeout} is Kotlin-{@code internal} in Lincheck 3.7, hence its
+   * mangled name; an upgrade that renames it fails the build, not a run.)
+   */
+  static ModelCheckingOptions modelChecking() {
+    return new ModelCheckingOptions().invocationTimeout$lincheck(INVOCATION_TIMEOUT_MILLIS);
+  }
 
   /**
    * A scenario of {@code model}'s operations: an initial part run alone (may be empty), then one

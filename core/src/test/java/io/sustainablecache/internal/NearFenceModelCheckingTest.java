@@ -69,12 +69,13 @@ public final class NearFenceModelCheckingTest {
 
   @Test
   void dropsOfKeysSharingAStripe_neverLowerItsVersion() {
-    new ModelCheckingOptions()
+    LincheckScenarios.modelChecking()
         .threads(3)
         .actorsPerThread(2)
         .actorsBefore(0)
         .actorsAfter(0)
-        .iterations(10 * LincheckScenarios.SCALE)
+        // three random scenarios besides the hand-written race; scale 3 explores nine, deeper
+        .iterations(3 * LincheckScenarios.SCALE)
         .invocationsPerIteration(200 * LincheckScenarios.SCALE)
         // the race: a drop that took the lower version records it after one that took a higher
         .addCustomScenario(scenario(NearFenceModelCheckingTest.class, List.of(), List.of(
@@ -84,12 +85,14 @@ public final class NearFenceModelCheckingTest {
 
   @Test
   void dropAllsRacingEachOther_neverLowerTheFence() {
-    new ModelCheckingOptions()
+    LincheckScenarios.modelChecking()
         .threads(2)
         .actorsPerThread(1)
         .actorsBefore(0)
         .actorsAfter(0)
-        .iterations(5 * LincheckScenarios.SCALE)
+        // one random pair besides the hand-written one (two threads of one operation each);
+        // scale 3 explores three, deeper
+        .iterations(1 * LincheckScenarios.SCALE)
         .invocationsPerIteration(200 * LincheckScenarios.SCALE)
         // the race: the dropAll that took the lower version records it after the other
         .addCustomScenario(scenario(NearFenceModelCheckingTest.class, List.of(), List.of(

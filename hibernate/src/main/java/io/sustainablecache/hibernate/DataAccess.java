@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  *       <td>invalidate</td><td>{@link WriteFence#committed()}: a tombstone</td></tr>
  * </table>
  *
- * Reads never throw store failures (they are misses); puts never do (not cached). A fence that
+ * During a {@link Prefetch} of the region for the session ({@link SustainableHibernate}), {@code
+ * get} answers the keys it peeked from it, and {@code putFromLoad} issues its write through it,
+ * not awaited. Reads never throw store failures (they are misses); puts never do (not cached). A fence that
  * cannot be placed fails the transaction ({@link CacheException}); an invalidation that fails is
  * logged and counted by the cache. Values are converted to what the region's codec stores by
  * {@link #toStored} and back by {@link #fromStored}. Thread-safe.
@@ -83,33 +85,67 @@ abstract class DataAccess implements CachedDomainDataAccess {
 
   @Override
   public Object get(SharedSessionContractImplementor session, Object key) {
-    return cache.getIfPresent(storeKey(key)).map(this::fromStored).orElse(null);
+    String storeKey = storeKey(key);
+    Prefetch prefetch = Prefetch.of(cache, session);
+    if (prefetch != null && prefetch.peeked(storeKey)) {
+      Object peeked = prefetch.value(storeKey);
+      return peeked == null ? null : fromStored(peeked);
+    }
+    return cache.getIfPresent(storeKey).map(this::fromStored).orElse(null);
+  }
+
+  /** The region's cache, for {@link SustainableHibernate#prefetch}. */
+  final SustainableCache<Object> cache() {
+    return cache;
   }
 
   @Override
   public boolean putFromLoad(SharedSessionContractImplementor session, Object key, Object value,
       Object version) {
-    return putLoaded(session, key, value);
+    return putFromLoad(session, key, value);
   }
 
   @Override
   public boolean putFromLoad(SharedSessionContractImplementor session, Object key, Object value,
       Object version, boolean minimalPutOverride) {
-    return putLoaded(session, key, value);
+    return putFromLoad(session, key, value);
+  }
+
+  /**
+   * A value loaded in the session: during a {@link Prefetch} of this region and session, its
+   * write is issued and not awaited (the prefetch waits for it, and counts it in the statistics
+   * if it stored, so {@code false} here), otherwise cached as {@link #putLoaded} does.
+   */
+  private boolean putFromLoad(SharedSessionContractImplementor session, Object key,
+      Object value) {
+    Prefetch prefetch = Prefetch.of(cache, session);
+    if (prefetch == null) {
+      return putLoaded(session, key, value);
+    }
+    try {
+      prefetch.putLoaded(storeKey(key), toStored(value), readStart(session));
+    } catch (IllegalArgumentException e) {
+      notCacheable(e);
+    }
+    return false;
   }
 
   /** Caches a value read in the session's transaction; store failures are not cached, not thrown. */
   final boolean putLoaded(SharedSessionContractImplementor session, Object key, Object value) {
-    Instant readStart = Instant.ofEpochMilli(
-        session.getCacheTransactionSynchronization().getCachingTimestamp());
     try {
-      return cache.putLoaded(storeKey(key), toStored(value), readStart);
+      return cache.putLoaded(storeKey(key), toStored(value), readStart(session));
     } catch (StoreException e) {
       return false; // counted and logged by the cache
     } catch (IllegalArgumentException e) {
       notCacheable(e);
       return false;
     }
+  }
+
+  /** When the session's reads began, as {@code putLoaded} takes it. */
+  private static Instant readStart(SharedSessionContractImplementor session) {
+    return Instant.ofEpochMilli(
+        session.getCacheTransactionSynchronization().getCachingTimestamp());
   }
 
   private static void notCacheable(IllegalArgumentException e) {
@@ -242,7 +278,7 @@ abstract class DataAccess implements CachedDomainDataAccess {
     }
   }
 
-  private static String storeKey(Object key) {
+  static String storeKey(Object key) {
     return ((CacheKey) key).storeKey();
   }
 }

@@ -147,6 +147,9 @@ final class Coalescer<T> {
         }
       }
       running += ready.size();
+      if (opened != open) { // it filled up and starts now: nothing to time
+        opened = null;
+      }
     }
     if (opened != null && maxWaitMillis > 0) {
       time(opened);
@@ -154,27 +157,14 @@ final class Coalescer<T> {
     ready.forEach(this::start);
   }
 
-  /**
-   * Whether the calling thread is inside a loader call this coalescer started; {@code enter} and
-   * {@code leave} bracket such a call.
-   */
-  boolean inCall() {
-    return callers.contains(Thread.currentThread());
-  }
-
+  /** The calling thread enters a loader call this coalescer started (see {@link #offer}). */
   void enter() {
     callers.add(Thread.currentThread());
   }
 
+  /** The calling thread leaves that loader call. */
   void leave() {
     callers.remove(Thread.currentThread());
-  }
-
-  /** How many batches are started and not over, and whether a batch is open; for tests. */
-  String state() {
-    synchronized (lock) {
-      return "running=" + running + ", open=" + (open == null ? 0 : open.items.size());
-    }
   }
 
   private void time(Open<T> batch) {

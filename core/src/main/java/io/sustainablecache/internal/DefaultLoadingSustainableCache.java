@@ -61,8 +61,4 @@ public final class DefaultLoadingSustainableCache<V> extends DefaultSustainableC
     return bulk().getAllAsync(requireNonNull(keys, "keys"), loader.batch(), loader);
   }
 
-  /** The coalescer's state; for tests. */
-  String coalescerState() {
-    return loader.coalescer();
-  }
 }

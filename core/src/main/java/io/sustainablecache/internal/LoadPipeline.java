@@ -143,10 +143,6 @@ final class LoadPipeline<V> {
       return batch;
     }
 
-    /** The coalescer's state, for tests. */
-    String coalescer() {
-      return batch.coalescer.state();
-    }
   }
 
   /**

@@ -326,6 +326,28 @@ final class CoalescingTest {
   }
 
   @Test
+  void invalidateAfterTheCallReturned_beforeItsWrite_dropsTheWrite() throws Exception {
+    build(builder());
+    cache.getAsync("k0");
+    CompletableFuture<String> before = cache.getAsync("k1");
+    complete(0);
+    Thread database = new Thread(() -> complete(1)); // not the call's thread: the writes are
+    database.start();                                // handed to the refresh executor
+    database.join();
+    assertThat(before.get(5, TimeUnit.SECONDS)).isEqualTo("k1!");
+    assertThat(executor.queued()).as("the write, not issued yet").isPositive();
+
+    db.put("k1", "v2");
+    cache.invalidate("k1");
+    executor.runAll();
+    assertThat(cache.stats().staleSetDiscardCount()).isEqualTo(1);
+    CompletableFuture<String> after = cache.getAsync("k1");
+    assertThat(calls).as("nothing cached: loaded again").hasSize(3);
+    complete(2);
+    assertThat(after.get(5, TimeUnit.SECONDS)).isEqualTo("v2");
+  }
+
+  @Test
   void invalidateWhileTheBatchTakesItsLeases_voidsItsWrite() throws Exception {
     build(SustainableCache.builder(store).namespace("c").ttl(TTL).codec(ValueCodec.utf8())
         .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(executor)

@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -107,5 +109,38 @@ final class SustainableCacheAsyncTest {
     executor.runAll();
     assertThat(pending).as("released after completion").hasSize(2);
     assertThat(cache.stats().refreshDedupedCount()).isEqualTo(1);
+  }
+
+  /**
+   * A miss of {@code getAsync} that joined a load which ended without a value (here a background
+   * refresh that lost the fleet lease to another instance) reads the key once more, as {@code
+   * get} does; it used to fail at once with "ended without a value twice" (review of the single
+   * consumer of the read step, 2026-11-27: the first asynchronous read was passed as the re-read).
+   */
+  @Test
+  void getAsync_aMissThatJoinedALoadEndingWithoutAValue_readsOnceMore() throws Exception {
+    cache = SustainableCache.builder(store).namespace("a").ttl(Duration.ofSeconds(10))
+        .codec(ValueCodec.utf8()).refreshPolicy(SustainableCacheTest.EAGER_SUS)
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker())
+        .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))).build();
+    cache.put("k", "v0");
+    assertThat(cache.getAsync("k", db)).isCompletedWithValue("v0"); // queues a refresh
+    assertThat(executor.queued()).isEqualTo(1);
+    // another instance holds the key's lease; the item leaves the server
+    store.set("a:k\u007Flease", ("L:" + (clock.millis() + 5_000) + ":someone-else")
+        .getBytes(StandardCharsets.US_ASCII), 0).join();
+    store.delete("a:k").join();
+
+    CompletableFuture<String> miss = cache.getAsync("k", db); // joins the refresh
+    assertThat(miss).isNotDone();
+    try (SustainableCache<String> other = SustainableCache.builder(store).namespace("a")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
+        .ticker(clock.ticker()).build()) {
+      other.put("k", "theirs"); // what the once-more read finds
+    }
+    executor.runAll(); // the refresh loses the lease: it ends without loading
+
+    assertThat(miss.get(5, TimeUnit.SECONDS)).isEqualTo("theirs");
+    assertThat(pending).as("nothing loaded here").isEmpty();
   }
 }

@@ -31,7 +31,7 @@ final class Backoff {
    * The record after a failed load. If the load held the fleet lease, this instance keeps it for
    * the whole back-off, past {@code notBefore} in whole seconds (the server's unit), so that the
    * other instances do not load the key before this one may again (see {@link
-   * FleetLease#afterLoad}).
+   * FleetLease#release}).
    *
    * @param previous the key's record, or {@code null} after a success
    * @param now the wall clock, epoch milliseconds: for the lease and the marker other hosts read

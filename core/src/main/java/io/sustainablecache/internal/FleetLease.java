@@ -150,7 +150,7 @@ final class FleetLease<V> {
         return taken.loads();
       }
       if (flight.completed()) { // timed out, or voided and answered, meanwhile
-        return LeaseStep.<V>skip();
+        return LeaseStep.<V>skip(taken.seen()); // a marker met is seen all the same
       }
       LeaseStep<V> step = taken.marked() ? readLostLease(flight, taken.seen()) : null;
       if (step != null) {

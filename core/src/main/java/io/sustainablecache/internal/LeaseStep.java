@@ -40,8 +40,12 @@ sealed interface LeaseStep<V> {
    */
   record Lost<V>(long rememberMillis, KeyRegistry.Sighting seen) implements LeaseStep<V> {}
 
-  /** Do not load: the flight was completed meanwhile (timed out, or voided and answered). */
-  record Skip<V>() implements LeaseStep<V> {}
+  /**
+   * Do not load: the flight was completed meanwhile (timed out, or voided and answered). {@code
+   * seen}: another instance's failure marker the lease met before it noticed, or {@code null};
+   * recorded all the same, since the marker is honoured from when this instance first saw it.
+   */
+  record Skip<V>(KeyRegistry.Sighting seen) implements LeaseStep<V> {}
 
   /**
    * Another instance wrote the key since this flight's read: its value answers the flight. If
@@ -80,10 +84,15 @@ sealed interface LeaseStep<V> {
     return (LeaseStep<V>) Holder.SKIP;
   }
 
+  /** {@link Skip}, recording {@code seen} ({@code null}: none, the shared instance). */
+  static <V> LeaseStep<V> skip(KeyRegistry.Sighting seen) {
+    return seen == null ? skip() : new Skip<>(seen);
+  }
+
   /** The shared instances of the two steps without data. */
   final class Holder {
     static final Load<?> LOAD = new Load<>(false, 0);
-    static final Skip<?> SKIP = new Skip<>();
+    static final Skip<?> SKIP = new Skip<>(null);
 
     private Holder() {}
   }

@@ -278,7 +278,7 @@ final class ReadPath<V> {
       }
     }
     CompletableFuture<Object> out = new CompletableFuture<>();
-    readAsync(out, key, keys.storeKey(key), loader, null, true);
+    readAsync(out, key, keys.storeKey(key), loader, null, false); // not a re-read
     return out;
   }
 

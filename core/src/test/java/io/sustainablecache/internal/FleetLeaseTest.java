@@ -589,4 +589,43 @@ final class FleetLeaseTest {
     assertThat(read.join()).hasSize(5).containsEntry("a", "a!");
     assertThat(bCalls).as("one bulk call for the keys whose wait ran out").containsExactly(5);
   }
+
+  /**
+   * A failure marker is honoured at most the longest back-off of its failure count from when
+   * this instance first saw it, also when the miss that first saw it was completed meanwhile
+   * (here timed out while its lease {@code add} was answered late): that sighting counts. The
+   * single consumer of lease steps (e5c790d) dropped it with the skip, so the marker was honoured
+   * from the next miss on, up to a load timeout longer (review of 2026-11-27).
+   */
+  @Test
+  void aMarkerFirstSeenByAMissThatTimedOutMeanwhile_isHonouredFromThatSighting() {
+    ScriptedStore slow = ScriptedStore.over(server);
+    ManualExecutor executor = new ManualExecutor();
+    executors.add(executor);
+    SustainableCache<String> b = SustainableCache.builder((CacheStore) slow).namespace("f")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(executor).loadTimeout(Duration.ofSeconds(1))
+        .maxClockSkew(Duration.ofSeconds(1)).random(FixedRandom.neverEarly()).build();
+    fleet.add(b);
+    long longest = 1_500; // one failure, the default 1 s back-off window
+    server.set(LEASE_KEY, ("F:1:" + (clock.millis() + 3_000) + ":0:someone-else")
+        .getBytes(StandardCharsets.US_ASCII), 0).join();
+
+    ScriptedStore.Hold adds = slow.holdResponses(Op.ADD);
+    CompletableFuture<String> first = b.getAsync("k", key -> {
+      loads.incrementAndGet();
+      return CompletableFuture.completedFuture("v");
+    });
+    clock.advanceMillis(1_000);
+    scheduler.runDue(); // the miss times out while its lease is being taken
+    assertThat(first).isCompletedExceptionally();
+    adds.release(); // its add fails; it reads the marker: first seen now
+
+    clock.advanceMillis(longest - 1);
+    assertThatThrownBy(() -> b.get("k", counting("v"))).as("still honoured")
+        .isInstanceOf(CacheLoadException.class);
+    clock.advanceMillis(1);
+    assertThat(b.get("k", counting("v"))).as("outlived: taken over, loaded").isEqualTo("v");
+    assertThat(loads).hasValue(1);
+  }
 }

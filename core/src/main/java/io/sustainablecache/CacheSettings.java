@@ -52,6 +52,8 @@ import java.util.function.Function;
  *   <tr><td>{@code failure-backoff}</td><td>a duration (the base), or {@code
  *       <base>:<max>}</td></tr>
  *   <tr><td>{@code refresh-batch}</td><td>{@code <maxKeys>:<maxDelay>}</td></tr>
+ *   <tr><td>{@code coalesce}</td><td>{@code <maxBatchSize>} or {@code
+ *       <maxBatchSize>:<maxWait>}</td></tr>
  *   <tr><td>{@code near-cache}</td><td>{@code <maximumSize>:<staleness>[:<sampling>]}; the size in
  *       entries, or in stored bytes with a unit ({@code 64MiB:1s})</td></tr>
  * </table>
@@ -177,6 +179,21 @@ public final class CacheSettings {
         }
         inRange(name + " maxDelay", batch.maxDelay(), Duration.ZERO, MAX_TIMEOUT);
       }, orElse(s -> new SettingText.RefreshBatch(256, Duration.ofMillis(10))));
+
+  /**
+   * {@link SustainableCacheBuilder#coalesce}: 100 keys per loader call, no bound on the wait (a
+   * batch waits for the running call, at most the load timeout).
+   */
+  static final Setting<SettingText.Coalesce> COALESCE = row("coalesce",
+      SettingText.Coalesce::parse, SettingText.Coalesce::toString, (name, coalesce) -> {
+        if (coalesce.maxBatchSize() < 1 || coalesce.maxBatchSize() > 100_000) {
+          throw new IllegalArgumentException(
+              name + " maxBatchSize must be in [1, 100000]: " + coalesce.maxBatchSize());
+        }
+        if (coalesce.maxWait() != null) {
+          inRange(name + " maxWait", coalesce.maxWait(), ONE_MILLI, MAX_TIMEOUT);
+        }
+      }, orElse(s -> new SettingText.Coalesce(100, null)));
 
   /** {@link SustainableCacheBuilder#closeTimeout}: 5 s. */
   static final Setting<Duration> CLOSE_TIMEOUT =

@@ -30,6 +30,26 @@ final class SettingText {
     }
   }
 
+  /**
+   * The coalescing of a loading cache's misses: at most this many keys per bulk loader call, a
+   * batch waiting at most {@code maxWait} for a running call ({@code null}: no bound). Written
+   * {@code <maxBatchSize>} or {@code <maxBatchSize>:<maxWait>}.
+   */
+  record Coalesce(int maxBatchSize, Duration maxWait) {
+    static Coalesce parse(String text) {
+      int colon = text.indexOf(':');
+      return colon < 0
+          ? new Coalesce(number(text, Integer::valueOf), null)
+          : new Coalesce(number(text.substring(0, colon), Integer::valueOf),
+              duration(text.substring(colon + 1)));
+    }
+
+    @Override
+    public String toString() {
+      return maxWait == null ? String.valueOf(maxBatchSize) : maxBatchSize + ":" + maxWait;
+    }
+  }
+
   /** The refresh batch: at most this many keys, waiting at most this long. */
   record RefreshBatch(int maxKeys, Duration maxDelay) {
     static RefreshBatch parse(String text) {

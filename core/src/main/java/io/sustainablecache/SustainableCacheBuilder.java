@@ -3,11 +3,13 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.internal.CacheConfig;
+import io.sustainablecache.internal.DefaultLoadingSustainableCache;
 import io.sustainablecache.internal.DefaultSustainableCache;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.random.RandomGenerator;
 
@@ -444,6 +446,39 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * Bounds how a loading cache ({@link #build(BulkLoader)}, {@link #buildAsync}) coalesces
+   * concurrent misses of different keys into one call of its bulk loader: at most {@code
+   * maxBatchSize} keys per call; misses arriving while a call runs form the next batch, which
+   * starts when a running call is over or when it is full. A miss of an idle cache loads at once.
+   * Default: 100 keys, a batch waits for the running call (at most the load timeout); see {@link
+   * #coalesce(int, Duration)} to bound that wait. Ignored by {@link #build()}.
+   *
+   * @param maxBatchSize 1 to 100,000
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> coalesce(int maxBatchSize) {
+    return set(CacheSettings.COALESCE, new SettingText.Coalesce(maxBatchSize, null));
+  }
+
+  /**
+   * As {@link #coalesce(int)}, and a batch forming while a call runs starts at the latest {@code
+   * maxWait} after its first key joined it, even if the running call is not over: the longest a
+   * miss waits for another call before its own starts.
+   *
+   * @param maxBatchSize 1 to 100,000
+   * @param maxWait 1 ms to 1 day
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> coalesce(int maxBatchSize, Duration maxWait) {
+    return set(CacheSettings.COALESCE,
+        new SettingText.Coalesce(maxBatchSize, requireNonNull(maxWait, "maxWait")));
+  }
+
+  /**
    * How long {@link SustainableCache#close()} waits for running refreshes before it interrupts the
    * executor the cache owns, and then once more for the interrupted ones to stop (so {@code
    * close()} returns within twice this). Default: 5 s.
@@ -659,8 +694,52 @@ public final class SustainableCacheBuilder<V> {
    *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache, or
    *     {@link #invalidateAllBound} without a namespace or over a store without counters
    */
-  @SuppressWarnings("unchecked")
   public SustainableCache<V> build() {
+    check();
+    return new DefaultSustainableCache<>(config());
+  }
+
+  /**
+   * Builds a loading cache: {@link LoadingSustainableCache#get(String) get(key)}, {@code
+   * getAsync(key)} and {@code getAll(keys)} load with {@code loader}, and concurrent misses of
+   * different keys, from any thread, {@code getAll} and background refreshes alike, are coalesced
+   * into few calls of it (see {@link #coalesce(int)}). Each key of a call is leased and fenced as a
+   * single key's load is; a key the loader leaves out is cached as absent.
+   *
+   * @param loader the bulk loader, called on the thread of the miss that opened a batch (or a
+   *     refresh thread); it must not call the cache for a key it is loading
+   * @return a new immutable, thread-safe loading cache; close it to stop its refresh executor
+   * @throws NullPointerException if {@code loader} is {@code null}
+   * @throws IllegalStateException as {@link #build()}
+   */
+  public LoadingSustainableCache<V> build(BulkLoader<? extends V> loader) {
+    requireNonNull(loader, "loader");
+    return buildAsync(keys -> CompletableFuture.completedFuture(loader.loadAll(keys)));
+  }
+
+  /**
+   * As {@link #build(BulkLoader)}, with an asynchronous bulk loader: called on the thread of the
+   * miss that opened a batch (an asynchronous caller's while it is still in the call, else a
+   * refresh thread); the batch is over when its stage completes.
+   *
+   * @param loader the asynchronous bulk loader
+   * @return a new immutable, thread-safe loading cache; close it to stop its refresh executor
+   * @throws NullPointerException if {@code loader} is {@code null}
+   * @throws IllegalStateException as {@link #build()}
+   */
+  public LoadingSustainableCache<V> buildAsync(AsyncBulkLoader<? extends V> loader) {
+    requireNonNull(loader, "loader");
+    check();
+    return new DefaultLoadingSustainableCache<>(config(), loader);
+  }
+
+  @SuppressWarnings("unchecked")
+  private CacheConfig<V> config() {
+    return config((ValueCodec<V>) resolvedCodec());
+  }
+
+  /** The rules that relate settings to each other and to the builder's objects. */
+  private void check() {
     if (!settings.isSet(CacheSettings.TTL)) {
       throw new IllegalStateException("ttl must be set");
     }
@@ -700,7 +779,6 @@ public final class SustainableCacheBuilder<V> {
           + " (SustainableCacheBuilder.namespace): the generation lives under the namespace's"
           + " prefix, and without one the cache's keys could be another namespace's items");
     }
-    return new DefaultSustainableCache<>(config((ValueCodec<V>) resolvedCodec()));
   }
 
   /**
@@ -711,6 +789,7 @@ public final class SustainableCacheBuilder<V> {
   <T> CacheConfig<T> config(ValueCodec<T> codec) {
     SettingText.FailureBackoff backoff = settings.resolved(CacheSettings.FAILURE_BACKOFF);
     SettingText.RefreshBatch batch = settings.resolved(CacheSettings.REFRESH_BATCH);
+    SettingText.Coalesce coalesce = settings.resolved(CacheSettings.COALESCE);
     SettingText.NearCache near = settings.resolved(CacheSettings.NEAR_CACHE);
     return new CacheConfig<>(
         store,
@@ -737,6 +816,8 @@ public final class SustainableCacheBuilder<V> {
         settings.resolved(CacheSettings.FLEET_LEASE),
         batch.maxKeys(),
         batch.maxDelay(),
+        coalesce.maxBatchSize(),
+        coalesce.maxWait(),
         settings.resolved(CacheSettings.CLOSE_TIMEOUT),
         settings.resolved(CacheSettings.FENCE_TIMEOUT),
         scheduler == null ? Scheduler.systemScheduler() : scheduler,

@@ -109,6 +109,10 @@ public final class StampedeLab {
         --bulk-fleet         instead of the comparison: N JVMs read the same cold page with
                              getAll at once against a memcached the lab starts (issue 23);
                              writes bulk-fleet.csv. --bulk-fleet --help
+        --coalesce           instead of the comparison: concurrent misses of different keys
+                             coalesced into one bulk query (a loading cache) against a
+                             memcached the lab starts: a burst of 200 threads, idle requests,
+                             Zipf load; writes coalesce.csv. --coalesce --help
       Hibernate
         --hibernate          instead of the comparison: Hibernate's second-level cache (none,
                              this project's provider without and with its near region, JCache
@@ -293,6 +297,9 @@ public final class StampedeLab {
     }
     if (BulkFleetScenario.requested(args)) {
       return BulkFleetScenario.run(args, out);
+    }
+    if (CoalesceScenario.requested(args)) {
+      return CoalesceScenario.run(args, out);
     }
     if (HibernateScenario.requested(args)) {
       return HibernateScenario.run(args, out);

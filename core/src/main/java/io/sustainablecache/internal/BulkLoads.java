@@ -61,11 +61,21 @@ final class BulkLoads<V> {
   }
 
   Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
+    return getAll(keys,
+        LoadPipeline.Batch.of(wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted))),
+        loader);
+  }
+
+  /**
+   * {@code getAll} with a batch of the pipeline (a loading cache's coalescing one, or a caller's
+   * bulk loader); {@code loaderIdentity} groups background refreshes ({@link BulkRefreshes}).
+   */
+  Map<String, V> getAll(Collection<String> keys, LoadPipeline.Batch<V> loader,
+      Object loaderIdentity) {
     CallerRuns here = new CallerRuns(refresher.asExecutor());
     boolean mayWait = Waiting.allowed(store);
-    CompletableFuture<Map<String, V>> result = run(keys,
-        LoadPipeline.Batch.of(wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted))),
-        loader, here, here, mayWait);
+    CompletableFuture<Map<String, V>> result = run(keys, loader, loaderIdentity, here, here,
+        mayWait);
     try {
       // on a thread that may not wait, the loader queued here runs, and nothing is waited for
       return here.drive(result, mayWait ? waitNanos : 0);
@@ -83,7 +93,14 @@ final class BulkLoads<V> {
 
   CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
       AsyncBulkLoader<? extends V> loader) {
-    return run(keys, LoadPipeline.Batch.of(loader), loader, LoadPipeline.DIRECT,
+    return getAllAsync(keys, LoadPipeline.Batch.of(loader), loader);
+  }
+
+  /** {@code getAllAsync} with a batch of the pipeline (see {@link #getAll(Collection,
+   * LoadPipeline.Batch, Object)}). */
+  CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
+      LoadPipeline.Batch<V> loader, Object loaderIdentity) {
+    return run(keys, loader, loaderIdentity, LoadPipeline.DIRECT,
         reads.loaderExecutor(Thread.currentThread()), true);
   }
 

@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * flights, batched per loader instance (within {@code refreshBatch}: a batch is submitted when it
  * has that many keys or after its delay), and each batch goes to the {@link LoadPipeline}, which
  * takes its keys' fleet leases (pipelined) on a refresh thread and makes one bulk loader call for
- * the winners, as for every load. Thread-safe.
+ * the winners, as for every load. A loading cache's refreshes skip this batching: its
+ * {@link Coalescer} batches them with its misses. Thread-safe.
  */
 final class BulkRefreshes<V> {
 
@@ -48,6 +49,10 @@ final class BulkRefreshes<V> {
     }
     List<Flight<V>> flights = loads.beginRefreshes(keys);
     if (flights.isEmpty()) {
+      return;
+    }
+    if (loader.coalesced()) { // a loading cache's: its coalescer batches them with its misses
+      loads.refreshLater(flights, loader);
       return;
     }
     if (batchDelayMillis == 0) {

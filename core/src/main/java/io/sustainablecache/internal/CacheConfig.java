@@ -58,6 +58,8 @@ public record CacheConfig<V>(
     boolean fleetLease,
     int refreshBatchSize,
     Duration refreshBatchDelay,
+    int coalesceMaxBatchSize,
+    Duration coalesceMaxWait,
     Duration closeTimeout,
     Duration fenceTimeout,
     Scheduler scheduler,

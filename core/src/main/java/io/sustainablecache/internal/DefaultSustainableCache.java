@@ -24,9 +24,10 @@ import java.util.concurrent.CompletableFuture;
  * (single keys) and {@link BulkLoads} ({@code getAll}), which share one read step; loads, single
  * and bulk, through the one {@link LoadPipeline}; per-key state lives in the {@link KeyRegistry}; decoding in the
  * {@link EntryReader}; writing in the {@link EntryWriter}; the caller's own writes ({@code put},
- * {@code invalidate}) in {@link CallerWrites}.
+ * {@code invalidate}) in {@link CallerWrites}. Extended only by {@link
+ * DefaultLoadingSustainableCache}.
  */
-public final class DefaultSustainableCache<V> implements SustainableCache<V> {
+public class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   private final CacheConfig<V> config;
   private final StatsCounter stats = new StatsCounter();
@@ -34,6 +35,7 @@ public final class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final Refresher refresher;
   private final ReadPath<V> reads;
   private final BulkLoads<V> bulk;
+  private final LoadPipeline<V> loads;
   private final CallerWrites<V> writes;
   private final WriteFences<V> fences;
   /** The near cache; {@code null} without one. */
@@ -78,7 +80,7 @@ public final class DefaultSustainableCache<V> implements SustainableCache<V> {
     LoadTimes loadTimes = new LoadTimes();
     FleetLease<V> lease = new FleetLease<>(config, keys, reader, stats, loadTimes,
         storeErrorLog);
-    LoadPipeline<V> loads = new LoadPipeline<>(registry, writer, refresher, lease,
+    this.loads = new LoadPipeline<>(registry, writer, refresher, lease,
         config.clock(), config.ticker(), stats, loadTimes, waitNanos);
     AfterRead<V> afterRead = new AfterRead<>(config, loads, refresher, stats);
     this.reads = new ReadPath<>(config, keys, reader, loads, afterRead, refresher, stats,
@@ -228,8 +230,20 @@ public final class DefaultSustainableCache<V> implements SustainableCache<V> {
     return registry;
   }
 
+  final ReadPath<V> reads() {
+    return reads;
+  }
+
+  final BulkLoads<V> bulk() {
+    return bulk;
+  }
+
+  final LoadPipeline<V> pipeline() {
+    return loads;
+  }
+
   @SuppressWarnings("unchecked")
-  private V valueOrThrow(Object answer) {
+  final V valueOrThrow(Object answer) {
     if (answer == ReadPath.ABSENT) {
       throw new CacheLoadException("the key has no value: its loader found none (cached as"
           + " absent for absentTtl); use find() for keys that may not exist", null);
@@ -238,7 +252,7 @@ public final class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @SuppressWarnings("unchecked")
-  private Optional<V> optional(Object answer) {
+  final Optional<V> optional(Object answer) {
     return answer == ReadPath.ABSENT || answer == ReadPath.NOT_CACHED ? Optional.empty()
         : Optional.of((V) answer);
   }

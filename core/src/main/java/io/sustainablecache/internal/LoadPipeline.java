@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.sustainablecache.AsyncBulkLoader;
 import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.Scheduler;
 import io.sustainablecache.Loader;
 import io.sustainablecache.Ticker;
 import java.time.InstantSource;
@@ -65,10 +66,20 @@ final class LoadPipeline<V> {
   static final class Batch<V> {
     private final AsyncBulkLoader<? extends V> calls;
     private final boolean bulk;
+    /**
+     * The coalescer of a loading cache's bulk loader: flights of this batch are offered to it
+     * instead of being started at once ({@code null}: started at once).
+     */
+    private final Coalescer<Leg<V>> coalescer;
 
     private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk) {
+      this(calls, bulk, null);
+    }
+
+    private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk, Coalescer<Leg<V>> coalescer) {
       this.calls = calls;
       this.bulk = bulk;
+      this.coalescer = coalescer;
     }
 
     AsyncBulkLoader<? extends V> calls() {
@@ -77,6 +88,11 @@ final class LoadPipeline<V> {
 
     boolean bulk() {
       return bulk;
+    }
+
+    /** Whether this is a loading cache's batch, whose flights a coalescer starts. */
+    boolean coalesced() {
+      return coalescer != null;
     }
 
     /** A bulk loader's batch. */
@@ -89,6 +105,9 @@ final class LoadPipeline<V> {
      * null} (no value) is the key left out.
      */
     static <V> Batch<V> ofOne(AsyncLoader<? extends V> loader) {
+      if (loader instanceof Coalescing<?> coalescing) { // a loading cache's: no allocation
+        return cast(coalescing.batch);
+      }
       return new Batch<V>(keys -> {
         String key = keys.iterator().next();
         CompletionStage<? extends V> stage =
@@ -96,6 +115,34 @@ final class LoadPipeline<V> {
         return stage.thenApply(value -> value == null ? Map.of() : Map.of(key, value));
       }, false);
     }
+  }
+
+  /**
+   * A loading cache's bulk loader seen as a single key's loader: what the read path hands on for
+   * {@code get(key)}, which {@link Batch#ofOne} recognizes and answers with the coalescing batch
+   * (so that the read path needs no second signature, and a hit allocates nothing). Called
+   * directly (nothing in the cache does), it loads the one key with the bulk loader.
+   */
+  static final class Coalescing<V> implements AsyncLoader<V> {
+    private final Batch<V> batch;
+    private final AsyncBulkLoader<? extends V> loader;
+
+    private Coalescing(Batch<V> batch, AsyncBulkLoader<? extends V> loader) {
+      this.batch = batch;
+      this.loader = loader;
+    }
+
+    @Override
+    public CompletionStage<V> load(String key) throws Exception {
+      return requireNonNull(loader.loadAll(Set.of(key)), "the bulk loader returned a null stage")
+          .thenApply(values -> values.get(key));
+    }
+
+    /** The batch every flight of this loader goes through (coalesced). */
+    Batch<V> batch() {
+      return batch;
+    }
+
   }
 
   /**
@@ -197,7 +244,7 @@ final class LoadPipeline<V> {
       }
     }
     if (!legs.isEmpty()) {
-      leaseThenLoad(legs, loader, on);
+      launch(legs, loader, on);
     }
     return answers;
   }
@@ -215,7 +262,7 @@ final class LoadPipeline<V> {
     }
     Flight<V> flight = flights.get(0);
     CompletableFuture<Loaded<V>> result = flight.answer();
-    leaseThenLoad(List.of(new Leg<>(flight, null)), loader, on);
+    launch(List.of(new Leg<>(flight, null)), loader, on);
     return result;
   }
 
@@ -263,6 +310,13 @@ final class LoadPipeline<V> {
    * with one loader call on that thread; flights the executor refuses end without loading.
    */
   void refreshLater(List<Flight<V>> flights, Batch<V> loader) {
+    if (loader.coalescer != null) { // they join the misses' batches; the call on a refresh thread
+      List<Leg<V>> legs = new ArrayList<>(flights.size());
+      flights.forEach(flight -> legs.add(new Leg<>(flight, null)));
+      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
+      loader.coalescer.offer(legs, refresher.asExecutor());
+      return;
+    }
     List<Flight<V>> copy = List.copyOf(flights);
     if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
       copy.forEach(this::abandon); // rejected, or still queued when close() gave up on it
@@ -275,6 +329,50 @@ final class LoadPipeline<V> {
   /** Taken before a store read: see {@link KeyRegistry#readMark}. */
   long readMark() {
     return registry.readMark();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Coalescing
+
+  /**
+   * The batch of a loading cache's bulk loader: its flights, from misses, {@code getAll} and
+   * refreshes alike, are offered to one {@link Coalescer}, which starts each batch through {@link
+   * #leaseThenLoad}, the step every load takes (every key leased and fenced as a single load is).
+   * A batch is over once each of its flights has an outcome.
+   *
+   * @param maxBatchSize at most this many keys per loader call
+   * @param maxWaitMillis the longest wait of a batch for a running one, ms; 0 for no bound
+   * @return the loader as the read path takes it ({@link Coalescing#batch} is the batch)
+   */
+  Coalescing<V> coalescing(AsyncBulkLoader<? extends V> loader, int maxBatchSize,
+      long maxWaitMillis, Scheduler scheduler) {
+    Coalescer<Leg<V>>[] coalescer = cast(new Coalescer<?>[1]);
+    Batch<V> calls = Batch.of(keys -> {
+      coalescer[0].enter(); // a miss of this thread, inside the call, must not wait for it
+      try {
+        return loader.loadAll(keys);
+      } finally {
+        coalescer[0].leave();
+      }
+    });
+    coalescer[0] = new Coalescer<>((legs, on) -> {
+      CompletableFuture<?>[] ends = new CompletableFuture<?>[legs.size()];
+      for (int i = 0; i < ends.length; i++) {
+        ends[i] = legs.get(i).flight().ended();
+      }
+      leaseThenLoad(legs, calls, on);
+      return CompletableFuture.allOf(ends);
+    }, maxBatchSize, maxWaitMillis, scheduler, refresher.asExecutor());
+    return new Coalescing<>(new Batch<>(calls.calls, true, coalescer[0]), loader);
+  }
+
+  /** Starts the legs: at once through {@link #leaseThenLoad}, or offered to the coalescer. */
+  private void launch(List<Leg<V>> legs, Batch<V> loader, Executor on) {
+    if (loader.coalescer != null) {
+      loader.coalescer.offer(legs, on);
+    } else {
+      leaseThenLoad(legs, loader, on);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------

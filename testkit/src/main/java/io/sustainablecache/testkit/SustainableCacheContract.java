@@ -180,6 +180,70 @@ public abstract class SustainableCacheContract extends ServerContract {
     assertThat(cache.stats().loadSuccessCount()).isEqualTo(100);
   }
 
+  /**
+   * Issue 23, part 3: two loading caches, each with its own client, 40 threads on each asking at
+   * once for the same 40 cold keys, one key per thread: each instance coalesces its misses into
+   * few bulk loader calls, every key is leased fleet-wide (so loaded about once for both), every
+   * value is right; and an invalidate on one host is seen by a read on the other that starts
+   * after it returned.
+   */
+  @Test
+  void twoLoadingCachesMissingManyKeysAtOnce_coalesceIntoFewCalls_andLeaseEachKey()
+      throws Exception {
+    int keys = 40;
+    java.util.concurrent.ConcurrentHashMap<String, String> db =
+        new java.util.concurrent.ConcurrentHashMap<>();
+    AtomicInteger calls = new AtomicInteger();
+    AtomicInteger loaded = new AtomicInteger();
+    io.sustainablecache.BulkLoader<String> query = wanted -> {
+      calls.incrementAndGet();
+      loaded.addAndGet(wanted.size());
+      Thread.sleep(200);
+      Map<String, String> values = new java.util.HashMap<>();
+      wanted.forEach(key -> values.put(key, db.getOrDefault(key, "v1-" + key)));
+      return values;
+    };
+    List<io.sustainablecache.LoadingSustainableCache<String>> caches = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      io.sustainablecache.LoadingSustainableCache<String> cache =
+          SustainableCache.builder(newStore()).namespace(namespace).ttl(Duration.ofSeconds(30))
+              .codec(ValueCodec.utf8()).build(query);
+      closeAfter(cache);
+      caches.add(cache);
+    }
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2 * keys);
+    List<CompletableFuture<String>> answers = new ArrayList<>();
+    java.util.concurrent.ExecutorService threads =
+        java.util.concurrent.Executors.newFixedThreadPool(2 * keys);
+    try {
+      for (int i = 0; i < 2 * keys; i++) {
+        io.sustainablecache.LoadingSustainableCache<String> cache = caches.get(i % 2);
+        String key = "co-" + (i / 2);
+        answers.add(CompletableFuture.supplyAsync(() -> {
+          try {
+            start.await();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+          return cache.get(key);
+        }, threads));
+      }
+      for (int i = 0; i < 2 * keys; i++) {
+        assertThat(answers.get(i).get(30, TimeUnit.SECONDS)).isEqualTo("v1-co-" + (i / 2));
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+    assertThat(caches.get(0).stats().loaderCallCount() + caches.get(1).stats().loaderCallCount())
+        .as("coalesced: a few calls per instance, not one per key").isLessThanOrEqualTo(12);
+    assertThat(loaded.get()).as("each key leased fleet-wide: loaded about once for both")
+        .isBetween(keys, keys + keys / 4);
+
+    db.put("co-0", "v2");
+    caches.get(0).invalidate("co-0");
+    assertThat(caches.get(1).get("co-0")).isEqualTo("v2");
+  }
+
   @Test
   void twoInstancesWithTheirOwnClientsColdStartingTogether_loadOnce() throws Exception {
     SustainableCache<String> a = cache(newStore());

@@ -1,0 +1,64 @@
+package io.sustainablecache.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.sustainablecache.AsyncBulkLoader;
+import io.sustainablecache.LoadingSustainableCache;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The {@link LoadingSustainableCache} implementation: the cache, with its bulk loader seen as the
+ * per-key loader of every read ({@link LoadPipeline.Coalescing}), whose flights the {@link
+ * LoadPipeline} offers to one {@link Coalescer}. The read paths are the cache's own: a hit takes
+ * the same steps and allocates no more. Public for the builder only; not an API.
+ */
+public final class DefaultLoadingSustainableCache<V> extends DefaultSustainableCache<V>
+    implements LoadingSustainableCache<V> {
+
+  private final LoadPipeline.Coalescing<V> loader;
+
+  /**
+   * @param config the cache's configuration
+   * @param bulk the bulk loader every read of this cache loads with
+   */
+  public DefaultLoadingSustainableCache(CacheConfig<V> config, AsyncBulkLoader<? extends V> bulk) {
+    super(config);
+    this.loader = pipeline().coalescing(bulk, config.coalesceMaxBatchSize(),
+        config.coalesceMaxWait() == null ? 0 : Math.max(1, config.coalesceMaxWait().toMillis()),
+        config.scheduler());
+  }
+
+  @Override
+  public V get(String key) {
+    return valueOrThrow(reads().read(requireNonNull(key, "key"), loader));
+  }
+
+  @Override
+  public Optional<V> find(String key) {
+    return optional(reads().read(requireNonNull(key, "key"), loader));
+  }
+
+  @Override
+  public CompletableFuture<V> getAsync(String key) {
+    return reads().readAsync(requireNonNull(key, "key"), loader).thenApply(this::valueOrThrow);
+  }
+
+  @Override
+  public CompletableFuture<Optional<V>> findAsync(String key) {
+    return reads().readAsync(requireNonNull(key, "key"), loader).thenApply(this::optional);
+  }
+
+  @Override
+  public Map<String, V> getAll(Collection<String> keys) {
+    return bulk().getAll(requireNonNull(keys, "keys"), loader.batch(), loader);
+  }
+
+  @Override
+  public CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys) {
+    return bulk().getAllAsync(requireNonNull(keys, "keys"), loader.batch(), loader);
+  }
+
+}

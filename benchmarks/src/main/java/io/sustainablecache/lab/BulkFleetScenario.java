@@ -38,8 +38,10 @@ import net.spy.memcached.ArcusClient;
  * </pre>
  *
  * <p>Each JVM ({@link #main}) first warms up on a page of its own (JIT, the connection, and its
- * measured load time, which sets how often a miss that lost the lease polls), then waits for each
- * round's instant and calls {@code getAll} once; it writes one line per round to a part file.
+ * measured load time, which sets how often a miss that lost the lease polls), then says it is
+ * ready ({@code partFile.ready}); once every JVM is, the lab writes the first round's instant to
+ * each one's {@code partFile.go}. Each JVM waits for each round's instant and calls {@code getAll}
+ * once; it writes one line per round to a part file.
  */
 final class BulkFleetScenario {
 
@@ -182,27 +184,43 @@ final class BulkFleetScenario {
     String namespace = "bulk-" + Long.toHexString(System.nanoTime() & 0xFFFFFFFFL)
         + (lease ? "-on" : "-off");
     int members = options.processes();
-    // JVM start, the client connection and the warm-up take a few seconds on a small machine
-    long startAt = System.currentTimeMillis() + 4_000L + 1_000L * members;
     long gapMillis = 1_000L + 4L * options.dbMillis();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<Process> processes = new ArrayList<>();
     List<Path> parts = new ArrayList<>();
     for (int i = 0; i < members; i++) {
       Path part = dir.resolve(namespace + "-member" + i + ".txt");
-      Files.deleteIfExists(part);
+      for (String suffix : List.of("", ".ready", ".go")) {
+        Files.deleteIfExists(Path.of(part + suffix));
+      }
       parts.add(part);
       List<String> command = List.of(java, "-Xmx256m", "-cp", System.getProperty(
           "java.class.path"), BulkFleetScenario.class.getName(),
-          address.getHostString() + ":" + address.getPort(), namespace, Long.toString(startAt),
+          address.getHostString() + ":" + address.getPort(), namespace,
           Long.toString(gapMillis), Integer.toString(i), Integer.toString(options.keys()),
           Integer.toString(options.dbMillis()), Integer.toString(options.rounds()),
           lease ? "on" : "off", part.toString());
       processes.add(new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(dir.resolve(namespace + "-member" + i + ".log").toFile()).start());
     }
-    long limitMillis = startAt - System.currentTimeMillis() + options.rounds() * gapMillis
-        + 120_000;
+    try { // each JVM started, connected and warmed up: the first round's instant
+      for (int i = 0; i < members; i++) {
+        Scenarios.awaitFile(Path.of(parts.get(i) + ".ready"), processes.get(i),
+            "bulk-fleet member " + i + " did not start; see " + dir);
+      }
+    } catch (IllegalStateException e) {
+      processes.forEach(Process::destroyForcibly);
+      throw e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      processes.forEach(Process::destroyForcibly);
+      throw new IllegalStateException("interrupted", e);
+    }
+    long startAt = System.currentTimeMillis() + 200;
+    for (Path part : parts) {
+      HibernateScenario.signal(Path.of(part + ".go"), Long.toString(startAt));
+    }
+    long limitMillis = options.rounds() * gapMillis + 120_000;
     for (int i = 0; i < members; i++) {
       Process p = processes.get(i);
       try {
@@ -260,24 +278,25 @@ final class BulkFleetScenario {
   }
 
   /**
-   * A member JVM: {@code host:port namespace startAtMillis gapMillis member keys dbMillis rounds
-   * on|off partFile}.
+   * A member JVM: {@code host:port namespace gapMillis member keys dbMillis rounds on|off
+   * partFile}; the first round's instant (wall-clock milliseconds) comes from {@code
+   * partFile.go}, once it wrote {@code partFile.ready}.
    */
   public static void main(String[] args) throws Exception {
-    if (args.length != 10) {
-      System.err.println("usage: BulkFleetScenario host:port namespace startAtMillis gapMillis"
-          + " member keys dbMillis rounds on|off partFile");
+    if (args.length != 9) {
+      System.err.println("usage: BulkFleetScenario host:port namespace gapMillis member keys"
+          + " dbMillis rounds on|off partFile");
       System.exit(2);
     }
     InetSocketAddress address = StampedeLab.StoreHandle.parseAddress(args[0]);
     String namespace = args[1];
-    long startAt = Long.parseLong(args[2]);
-    long gapMillis = Long.parseLong(args[3]);
-    int member = Integer.parseInt(args[4]);
-    int keys = Integer.parseInt(args[5]);
-    long dbMillis = Long.parseLong(args[6]);
-    int rounds = Integer.parseInt(args[7]);
-    boolean lease = "on".equals(args[8]);
+    long gapMillis = Long.parseLong(args[2]);
+    int member = Integer.parseInt(args[3]);
+    int keys = Integer.parseInt(args[4]);
+    long dbMillis = Long.parseLong(args[5]);
+    int rounds = Integer.parseInt(args[6]);
+    boolean lease = "on".equals(args[7]);
+    String partFile = args[8];
     AtomicLong asked = new AtomicLong();
     BulkLoader<String> db = wanted -> {
       asked.addAndGet(wanted.size());
@@ -294,6 +313,8 @@ final class BulkFleetScenario {
       for (int w = 0; w < 3; w++) { // warm-up: a page of its own, not counted
         cache.getAll(page("warm" + member + "-" + w, 10), db);
       }
+      Files.writeString(Path.of(partFile + ".ready"), "ready\n");
+      long startAt = Long.parseLong(HibernateReader.await(Path.of(partFile + ".go")).trim());
       for (int round = 0; round < rounds; round++) {
         long at = startAt + round * gapMillis;
         long wait = at - System.currentTimeMillis();
@@ -316,7 +337,7 @@ final class BulkFleetScenario {
     } finally {
       client.shutdown();
     }
-    Files.writeString(Path.of(args[9]), part, StandardCharsets.UTF_8);
+    Files.writeString(Path.of(partFile), part, StandardCharsets.UTF_8);
     System.exit(0);
   }
 

@@ -481,15 +481,8 @@ final class HibernateScenario {
         : null;
     try {
       for (int r = 0; r < readers.size(); r++) {
-        Path ready = dir.resolve("reader-" + r + ".ready");
-        long limit = System.currentTimeMillis() + 180_000;
-        while (!Files.exists(ready)) {
-          if (!readers.get(r).isAlive() || System.currentTimeMillis() > limit) {
-            throw new IllegalStateException("reader " + r + " did not start; see "
-                + readerJvms.dir);
-          }
-          Thread.sleep(20);
-        }
+        Scenarios.awaitFile(dir.resolve("reader-" + r + ".ready"), readers.get(r),
+            "reader " + r + " did not start; see " + readerJvms.dir);
       }
       long startAt = System.currentTimeMillis() + 100;
       for (int r = 0; r < readers.size(); r++) {

@@ -134,6 +134,24 @@ final class Scenarios {
     return Repeats.medians(all, repeat);
   }
 
+  /**
+   * Waits until a child JVM wrote {@code file} (its ready signal), polling every 10 ms.
+   *
+   * @throws IllegalStateException with {@code failure} if {@code process} ended first or after
+   *     3 minutes without the file
+   * @throws InterruptedException if interrupted while waiting
+   */
+  static void awaitFile(Path file, Process process, String failure)
+      throws InterruptedException {
+    long limit = System.currentTimeMillis() + 180_000;
+    while (!Files.exists(file)) {
+      if (!process.isAlive() || System.currentTimeMillis() > limit) {
+        throw new IllegalStateException(failure);
+      }
+      Thread.sleep(10);
+    }
+  }
+
   static String yesNo(boolean met) {
     return met ? "met" : "NOT met";
   }

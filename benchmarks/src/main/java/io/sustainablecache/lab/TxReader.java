@@ -30,7 +30,9 @@ import net.spy.memcached.ArcusClient;
  * and how long it took.
  *
  * <p>Arguments: {@code cacheAddress jdbcUrl namespace keys queryMillis readsPerSecond seconds
- * startAtWallMillis seed outPrefix nearMillis} (0: no near cache). Writes {@code
+ * seed outPrefix nearMillis} (0: no near cache). Protocol (as {@link HibernateReader}'s): writes
+ * {@code outPrefix.ready} once its cache client is connected, then reads the start instant
+ * (wall-clock milliseconds) from {@code outPrefix.go} once the lab wrote it. Writes {@code
  * outPrefix.reads} (per read: int key, long version, long startNanos, long latencyNanos) and {@code outPrefix.stats} (one line: reads,
  * failed reads, loader calls, store errors).
  */
@@ -43,9 +45,9 @@ final class TxReader {
   private TxReader() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 11) {
+    if (args.length != 10) {
       System.err.println("usage: TxReader cacheAddress jdbcUrl namespace keys queryMillis"
-          + " readsPerSecond seconds startAtWallMillis seed outPrefix nearMillis");
+          + " readsPerSecond seconds seed outPrefix nearMillis");
       System.exit(2);
     }
     String jdbcUrl = args[1];
@@ -53,10 +55,9 @@ final class TxReader {
     long queryNanos = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[4]));
     int rate = Integer.parseInt(args[5]);
     int seconds = Integer.parseInt(args[6]);
-    long startAt = Long.parseLong(args[7]);
-    long seed = Long.parseLong(args[8]);
-    String out = args[9];
-    long nearMillis = Long.parseLong(args[10]);
+    long seed = Long.parseLong(args[7]);
+    String out = args[8];
+    long nearMillis = Long.parseLong(args[9]);
 
     ArcusClient client = TxScenario.client(StampedeLab.StoreHandle.parseAddress(args[0]));
     SustainableCache<String> cache = TxScenario.cache(client, args[2], null, nearMillis);
@@ -87,6 +88,9 @@ final class TxReader {
     long[][] latencies = new long[THREADS][perThread];
     int[] done = new int[THREADS];
     AtomicLong failed = new AtomicLong();
+    TxScenario.awaitConnected(client);
+    Files.writeString(Path.of(out + ".ready"), "ready\n");
+    long startAt = Long.parseLong(HibernateReader.await(Path.of(out + ".go")).trim());
     while (System.currentTimeMillis() < startAt) {
       Thread.sleep(Math.max(1, Math.min(50, startAt - System.currentTimeMillis())));
     }

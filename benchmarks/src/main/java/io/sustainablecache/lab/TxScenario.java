@@ -359,23 +359,34 @@ final class TxScenario {
           + ")");
     }
     InetSocketAddress address = memcached.address(0);
-    long startAt = System.currentTimeMillis() + 2_500L + 400L * options.readers();
     int readSeconds = options.seconds() + (int) (TAIL_MILLIS / 1000);
     List<Process> readers = new ArrayList<>();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     for (int r = 0; r < options.readers(); r++) {
+      for (String suffix : List.of(".ready", ".go", ".reads", ".stats")) {
+        Files.deleteIfExists(dir.resolve("reader-" + r + suffix));
+      }
       List<String> command = List.of(java, "-Xmx256m", "-cp",
           System.getProperty("java.class.path"), TxReader.class.getName(),
           address.getHostString() + ":" + address.getPort(), jdbcUrl, namespace,
           Integer.toString(options.keys()), Long.toString(options.queryMillis()),
           Integer.toString(options.rate()), Integer.toString(readSeconds),
-          Long.toString(startAt), Long.toString(seed * 100 + r),
+          Long.toString(seed * 100 + r),
           dir.resolve("reader-" + r).toString(), Long.toString(options.nearMillis()));
       readers.add(new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(dir.resolve("reader-" + r + ".log").toFile()).start());
     }
     Writers writers = new Writers(mode, address, jdbcUrl, namespace, seed);
     try {
+      for (int r = 0; r < readers.size(); r++) { // each reader's JVM started and connected
+        Scenarios.awaitFile(dir.resolve("reader-" + r + ".ready"), readers.get(r),
+            "reader " + r + " did not start; see " + dir);
+      }
+      awaitConnected(writers.client);
+      long startAt = System.currentTimeMillis() + 100;
+      for (int r = 0; r < readers.size(); r++) {
+        HibernateScenario.signal(dir.resolve("reader-" + r + ".go"), Long.toString(startAt));
+      }
       writers.run(startAt, outage ? memcached : null);
       for (int r = 0; r < readers.size(); r++) {
         Process p = readers.get(r);
@@ -666,7 +677,24 @@ final class TxScenario {
     }
   }
 
-  static ArcusClient client(InetSocketAddress address) {
+  /**
+   * Waits until {@code client} is connected to a server (it connects in the background),
+   * polling every 10 ms.
+   *
+   * @throws IllegalStateException if it is not after 60 s
+   * @throws InterruptedException if interrupted while waiting
+   */
+  static void awaitConnected(ArcusClient client) throws InterruptedException {
+    long limit = System.currentTimeMillis() + 60_000;
+    while (client.getAvailableServers().isEmpty()) {
+      if (System.currentTimeMillis() > limit) {
+        throw new IllegalStateException("no connection to the cache server after 60 s");
+      }
+      Thread.sleep(10);
+    }
+  }
+
+    static ArcusClient client(InetSocketAddress address) {
     try {
       return new ArcusClient(new ConnectionFactoryBuilder()
           .setOpTimeout(OPERATION_TIMEOUT.toMillis()).build(), List.of(address));

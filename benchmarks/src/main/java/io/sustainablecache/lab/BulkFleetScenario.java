@@ -335,6 +335,12 @@ final class BulkFleetScenario {
             .append(wrongValues).append(' ').append(micros).append('\n');
       }
     } finally {
+      // getAll returns once its values are delivered: the last round's write-backs and lease
+      // releases may still be queued on the connection, and shutdown() drops them; the other
+      // members would then wait out their lease wait and load those keys again
+      if (!client.waitForQueues(10, TimeUnit.SECONDS)) {
+        System.err.println("warning: member " + member + " shut down with writes still queued");
+      }
       client.shutdown();
     }
     Files.writeString(Path.of(partFile), part, StandardCharsets.UTF_8);

@@ -1,45 +1,30 @@
 package io.sustainablecache.hibernate;
 
 import static io.sustainablecache.hibernate.Hibernates.afterTheSkew;
-import static io.sustainablecache.hibernate.Hibernates.codeInDatabase;
 import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
-import static io.sustainablecache.hibernate.Hibernates.lastOldRead;
 import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
-import io.sustainablecache.testkit.FaultProxy;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.ObjectOutputStream;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
-import jakarta.persistence.PersistenceException;
 import org.hibernate.Session;
-import org.hibernate.SessionFactory;
 import org.hibernate.Transaction;
-import org.hibernate.cache.CacheException;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 import org.hibernate.stat.CacheRegionStatistics;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -51,10 +36,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * two instances of a service; bad bytes under a region's keys; memcached down. Statements are
  * counted with Hibernate's statistics.
  */
-class HibernateSecondLevelCacheIT {
-
-  /** Hosts of one machine agree on the time; the provider's default is 2 s. */
-  private static final String SKEW = "max-clock-skew=100ms";
+class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
 
   /** The access types, with their coupon entity. */
   enum Access {
@@ -73,67 +55,6 @@ class HibernateSecondLevelCacheIT {
     }
   }
 
-  private final List<AutoCloseable> closing = new ArrayList<>();
-  private final String prefix = "h" + UUID.randomUUID().toString().substring(0, 8) + "-";
-  private HookedDataSource database;
-  private CacheStore store;
-  private SessionFactoryImplementor one;
-
-  @BeforeEach
-  void start() {
-    database = new HookedDataSource("jdbc:h2:mem:" + prefix + ";DB_CLOSE_DELAY=-1");
-    store = store(MemcachedServer.shared());
-    one = factory("create", Map.of());
-  }
-
-  @AfterEach
-  void close() throws Exception {
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      closing.get(i).close();
-    }
-  }
-
-  private CacheStore store(MemcachedServer server) {
-    CacheStoreFactory.OpenedStore opened = Hibernates.open(server.address(),
-        Duration.ofSeconds(1));
-    closing.add(opened);
-    return opened.store();
-  }
-
-  /** Another instance of the service: its own session factory and client. */
-  private SessionFactoryImplementor factory(String schema, Map<String, Object> settings) {
-    return factory(schema, store, settings);
-  }
-
-  private SessionFactoryImplementor factory(String schema, CacheStore over,
-      Map<String, Object> settings) {
-    Map<String, Object> all = new HashMap<>(settings);
-    all.putIfAbsent(SustainableCacheRegionFactory.SETTINGS, SKEW);
-    SessionFactoryImplementor factory = Hibernates.sessionFactory(database, schema, over, prefix,
-        all, RwCoupon.class, NonstrictCoupon.class, ReadOnlyCoupon.class);
-    closing.add(factory::close);
-    return factory;
-  }
-
-  private static void persist(SessionFactory factory, Access access, long id, String code) {
-    inTransaction(factory, s -> s.persist(access.create.apply(id, code)));
-  }
-
-  private static void update(SessionFactory factory, Access access, long id, String code) {
-    inTransaction(factory, s -> s.find(access.type, id).code(code));
-  }
-
-  private static String code(SessionFactory factory, Access access, long id) {
-    Coupon coupon = find(factory, access.type, id);
-    return coupon == null ? null : coupon.code();
-  }
-
-  /** Reads the entity and returns the statements the read prepared. */
-  private static long statementsOfRead(SessionFactory factory, Access access, long id) {
-    long before = statements(factory);
-    find(factory, access.type, id);
-    return statements(factory) - before;
-  }
 
 
   // ---------------------------------------------------------------------------------------------
@@ -258,36 +179,6 @@ class HibernateSecondLevelCacheIT {
     assertThat(statementsOfRead(one, access, 1)).isZero();
   }
 
-  @ParameterizedTest
-  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
-  void aBulkUpdate_withoutANearRegion_emptiesTheRegion_onEveryInstance(Access access) {
-    // plain memcached has no prefix flush: the region's default generation empties it
-    bulkUpdate_emptiesTheRegion_onEveryInstance(access, SKEW);
-  }
-
-  @ParameterizedTest
-  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
-  void aBulkUpdate_withANearRegion_emptiesTheRegion_onEveryInstance(Access access) {
-    bulkUpdate_emptiesTheRegion_onEveryInstance(access, SKEW + ", near-cache=1000:1s");
-  }
-
-  private void bulkUpdate_emptiesTheRegion_onEveryInstance(Access access, String settings) {
-    Map<String, Object> spec = Map.of(SustainableCacheRegionFactory.SETTINGS, settings);
-    database = new HookedDataSource("jdbc:h2:mem:" + prefix + "bulk;DB_CLOSE_DELAY=-1");
-    SessionFactoryImplementor first = factory("create", spec);
-    SessionFactoryImplementor second = factory("none", store(MemcachedServer.shared()), spec);
-    persist(first, access, 1, "A");
-    assertThat(code(second, access, 1)).isEqualTo("A");
-    assertThat(statementsOfRead(second, access, 1)).isZero();
-
-    inTransaction(first, s -> s.createMutationQuery("update " + access.type.getSimpleName()
-        + " set code = 'B'").executeUpdate());
-
-    assertThat(code(first, access, 1)).isEqualTo("B");
-    await().atMost(Duration.ofMillis(1_500)).pollInterval(Duration.ofMillis(20))
-        .until(() -> "B".equals(code(second, access, 1)));
-  }
-
   @Test
   void aVersionedEntity_isCachedWithItsVersion_afterEachUpdate() {
     persist(one, Access.READ_WRITE, 1, "A");
@@ -355,174 +246,6 @@ class HibernateSecondLevelCacheIT {
     assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("A");
 
     assertThat(code(two, Access.READ_WRITE, 1)).as("no deleted entity cached").isNull();
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Two instances
-
-  @ParameterizedTest
-  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
-  void anUpdateCommittedOnOneInstance_isReadOnTheOtherAtOnce(Access access) {
-    SessionFactoryImplementor two = factory("none", store(MemcachedServer.shared()), Map.of());
-    persist(one, access, 1, "A");
-    assertThat(code(two, access, 1)).isEqualTo("A");
-    assertThat(statementsOfRead(two, access, 1)).isZero();
-
-    update(one, access, 1, "B");
-
-    assertThat(code(two, access, 1)).isEqualTo("B");
-  }
-
-  /** Settings with a near region of bound {@code bound}. */
-  private static Map<String, Object> near(Duration bound) {
-    return Map.of(SustainableCacheRegionFactory.SETTINGS,
-        SKEW + ", near-cache=1000:" + bound.toMillis() + "ms");
-  }
-
-  @ParameterizedTest
-  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
-  void withANearRegion_anUpdateOnOneInstance_isReadOnTheOtherWithinTheBound(Access access)
-      throws Exception {
-    database = new HookedDataSource("jdbc:h2:mem:" + prefix + "near;DB_CLOSE_DELAY=-1");
-    SessionFactoryImplementor first = factory("create", near(Duration.ofSeconds(1)));
-    SessionFactoryImplementor second = factory("none", store(MemcachedServer.shared()),
-        near(Duration.ofSeconds(1)));
-    persist(first, access, 1, "A");
-    readNear(second, access, "A");
-
-    update(first, access, 1, "B");
-    long committed = System.nanoTime();
-
-    assertThat(lastOldRead(() -> code(second, access, 1), "B", committed))
-        .as("the last read of the old entity began within the bound (1 s) after the commit")
-        .isLessThanOrEqualTo(Duration.ofMillis(1_100));
-  }
-
-  /**
-   * Reads the entity on {@code instance} until it is {@code code} from the near region: once from
-   * the database or the store (a NONSTRICT entity's first read caches it in the store, not near),
-   * once more from the store into the near region, then near.
-   */
-  private static void readNear(SessionFactoryImplementor instance, Access access, String code) {
-    for (int i = 0; i < 2; i++) {
-      assertThat(code(instance, access, 1)).isEqualTo(code);
-    }
-    long nearHits = regionFactory(instance).stats(access.region).orElseThrow().nearHitCount();
-    assertThat(code(instance, access, 1)).isEqualTo(code);
-    assertThat(regionFactory(instance).stats(access.region).orElseThrow().nearHitCount())
-        .as("served from the near region").isGreaterThan(nearHits);
-  }
-
-  /**
-   * The other instance cannot reach memcached after the update (a blackhole: it reads neither
-   * the invalidation log nor the entries): its near region still stops serving the old entity
-   * within the bound, and its reads go to the database.
-   */
-  @ParameterizedTest
-  @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
-  void withANearRegion_anUpdate_isReadOnTheOtherWithinTheBound_whenItsInvalidationsAreLost(
-      Access access) throws Exception {
-    FaultProxy proxy = FaultProxy.start(MemcachedServer.shared().address());
-    closing.add(proxy);
-    CacheStoreFactory.OpenedStore behindProxy = Hibernates.open(proxy.address(),
-        Duration.ofMillis(200));
-    closing.add(behindProxy);
-    database = new HookedDataSource("jdbc:h2:mem:" + prefix + "lost;DB_CLOSE_DELAY=-1");
-    SessionFactoryImplementor first = factory("create", near(Duration.ofSeconds(1)));
-    SessionFactoryImplementor second = factory("none", behindProxy.store(),
-        near(Duration.ofSeconds(1)));
-    persist(first, access, 1, "A");
-    readNear(second, access, "A");
-
-    proxy.blackhole();
-    update(first, access, 1, "B");
-    long committed = System.nanoTime();
-
-    assertThat(lastOldRead(() -> code(second, access, 1), "B", committed))
-        .as("the last read of the old entity began within the bound (1 s) after the commit")
-        .isLessThanOrEqualTo(Duration.ofMillis(1_100));
-    assertThat(regionFactory(second).stats(access.region).orElseThrow().storeErrorCount())
-        .as("its store unreachable").isPositive();
-  }
-
-  /**
-   * Readers on two instances and a writer on each, on one entity, for each access type (READ_ONLY
-   * entities are deleted and inserted again instead of updated): after the last commit, both
-   * instances read what the database holds, twice (the second read from the cache).
-   */
-  @ParameterizedTest
-  @EnumSource(Access.class)
-  void concurrentReadersAndWriters_onTwoInstances_leaveNoStaleEntityCached(Access access)
-      throws Exception {
-    SessionFactoryImplementor two = factory("none", store(MemcachedServer.shared()), Map.of());
-    persist(one, access, 1, "v0");
-    AtomicBoolean writing = new AtomicBoolean(true);
-    List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
-    List<Thread> readers = new ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      SessionFactory reading = i % 2 == 0 ? one : two;
-      readers.add(started(() -> {
-        try {
-          while (writing.get()) {
-            find(reading, access.type, 1);
-          }
-        } catch (Throwable t) {
-          failures.add(t);
-        }
-      }));
-    }
-    List<Thread> writers = new ArrayList<>();
-    for (int w = 0; w < 2; w++) {
-      SessionFactory writer = w == 0 ? one : two;
-      String name = "w" + w + "-";
-      writers.add(started(() -> {
-        for (int i = 1; i <= 15; i++) {
-          try {
-            if (access == Access.READ_ONLY) {
-              inTransaction(writer, s -> {
-                Coupon c = s.find(access.type, 1L);
-                if (c != null) {
-                  s.remove(c);
-                }
-              });
-              persist(writer, access, 1, name + i);
-            } else {
-              update(writer, access, 1, name + i);
-            }
-          } catch (PersistenceException e) {
-            if (e instanceof CacheException) {
-              failures.add(e); // the provider's failure, not the other writer's
-            }
-            // else the other writer's version, row lock or insert won: the transaction failed
-          } catch (Throwable t) {
-            failures.add(t);
-          }
-        }
-      }));
-    }
-    for (Thread writer : writers) {
-      writer.join(60_000);
-    }
-    writing.set(false);
-    for (Thread reader : readers) {
-      reader.join(10_000);
-    }
-
-    assertThat(failures).isEmpty();
-    String committed = codeInDatabase(one, access.type, 1);
-    assertThat(committed).as("the writers wrote").isNotEqualTo("v0");
-    for (SessionFactory instance : List.of(one, two)) {
-      for (int i = 0; i < 2; i++) {
-        assertThat(code(instance, access, 1)).as("read %d after quiescence", i)
-            .isEqualTo(committed);
-      }
-    }
-  }
-
-  private static Thread started(Runnable work) {
-    Thread thread = new Thread(work);
-    thread.start();
-    return thread;
   }
 
   // ---------------------------------------------------------------------------------------------

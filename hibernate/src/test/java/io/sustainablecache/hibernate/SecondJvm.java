@@ -14,6 +14,10 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 
 /**
@@ -24,7 +28,10 @@ import org.hibernate.engine.spi.SessionFactoryImplementor;
  * <ul>
  *   <li>{@code read <access> <id>}: {@code > <code or null> <statements prepared>}</li>
  *   <li>{@code update <access> <id> <code>}: {@code > ok} (or {@code > failed <exception>})</li>
- *   <li>{@code read-for <access> <id> <millis>}: reads in a loop that long; {@code > <reads>}</li>
+ *   <li>{@code read-start <access> <id>}: starts a thread that reads the entity in a loop;
+ *       {@code > started} once its first read returned</li>
+ *   <li>{@code read-stop <access>}: stops that thread and waits for it; {@code > <reads>} (or
+ *       {@code > failed <exception>} if a read threw)</li>
  *   <li>{@code near-hits <access>}: the region's near hits so far</li>
  * </ul>
  *
@@ -33,6 +40,9 @@ import org.hibernate.engine.spi.SessionFactoryImplementor;
  * one on the class path). Prints {@code > ready} when the session factory is up.
  */
 final class SecondJvm {
+
+  /** The loop {@code read-start} started, or {@code null}; only the command loop touches it. */
+  private static Reading reading;
 
   private SecondJvm() {}
 
@@ -74,21 +84,80 @@ final class SecondJvm {
         } catch (RuntimeException e) {
           return "failed " + e;
         }
-      case "read-for": {
-        long id = Long.parseLong(command[2]);
-        long end = System.nanoTime() + Duration.ofMillis(Long.parseLong(command[3])).toNanos();
-        long reads = 0;
-        while (System.nanoTime() < end) {
-          find(factory, access.type, id);
-          reads++;
+      case "read-start": {
+        if (reading != null) {
+          throw new IllegalStateException("already reading");
         }
-        return Long.toString(reads);
+        reading = new Reading(factory, access, Long.parseLong(command[2]));
+        reading.awaitFirstRead();
+        return "started";
+      }
+      case "read-stop": {
+        if (reading == null) {
+          throw new IllegalStateException("not reading");
+        }
+        Reading stopping = reading;
+        reading = null;
+        return stopping.stop();
       }
       case "near-hits":
         return Long.toString(regionFactory(factory).stats(access.region).orElseThrow()
             .nearHitCount());
       default:
         throw new IllegalArgumentException("unknown command: " + String.join(" ", command));
+    }
+  }
+
+  /** A thread reading one entity in a loop until stopped, counting its reads. */
+  private static final class Reading {
+
+    private final CountDownLatch firstRead = new CountDownLatch(1);
+    private final AtomicLong reads = new AtomicLong();
+    private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    private final Thread thread;
+    private volatile boolean stopped;
+
+    Reading(SessionFactoryImplementor factory, Access access, long id) {
+      thread = new Thread(() -> {
+        try {
+          while (!stopped) {
+            find(factory, access.type, id);
+            reads.incrementAndGet();
+            firstRead.countDown();
+          }
+        } catch (RuntimeException e) {
+          failure.set(e);
+        } finally {
+          firstRead.countDown();
+        }
+      }, "second-jvm-reader");
+      thread.start();
+    }
+
+    void awaitFirstRead() {
+      try {
+        if (!firstRead.await(30, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("no read returned within 30 s");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+
+    String stop() {
+      stopped = true;
+      try {
+        thread.join(30_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      if (thread.isAlive()) {
+        return "failed the reader did not stop within 30 s";
+      }
+      RuntimeException e = failure.get();
+      return e != null ? "failed " + e : Long.toString(reads.get());
     }
   }
 }

@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -86,8 +87,9 @@ public abstract class SpringCacheContract {
 
   /**
    * Opens a store whose every operation fails (its server is down), for the failure semantics.
+   * Called once per test class: the tests that need such a store share it.
    *
-   * @return a store; {@link #closeStore} closes it after the test
+   * @return a store; {@link #closeStore} closes it after the class's tests
    * @throws Exception if it cannot be opened
    */
   protected abstract CacheStore openFailingStore() throws Exception;
@@ -101,6 +103,35 @@ public abstract class SpringCacheContract {
    */
   protected boolean completesOnClientThreads() {
     return false;
+  }
+
+  /**
+   * The store whose server is down, shared by the class's tests that need one (JUnit runs a
+   * class's tests one after the other): opening it takes an adapter's whole connect patience
+   * (2 s), and it keeps nothing a test could leave behind for the next, as its every operation
+   * fails. Opened by the first test that needs it, closed after the class.
+   */
+  private static CacheStore failingStore;
+
+  private static AutoCloseable closeFailingStore;
+
+  private CacheStore failingStore() throws Exception {
+    if (failingStore == null) {
+      CacheStore store = openFailingStore();
+      failingStore = store;
+      closeFailingStore = () -> closeStore(store);
+    }
+    return failingStore;
+  }
+
+  @AfterAll
+  static void closeTheFailingStore() throws Exception {
+    AutoCloseable closing = closeFailingStore;
+    failingStore = null;
+    closeFailingStore = null;
+    if (closing != null) {
+      closing.close();
+    }
   }
 
   @BeforeEach
@@ -397,8 +428,7 @@ public abstract class SpringCacheContract {
    */
   @Test
   void aStoreThatIsDown_failsNoReadNorPut_butAnEvict() throws Exception {
-    CacheStore failing = openFailingStore();
-    closeables.add(() -> closeStore(failing));
+    CacheStore failing = failingStore();
     Books books = application(manager(failing)).getBean(Books.class);
     assertThat(books.plain(1)).isEqualTo("plain 1");
     assertThat(books.plain(1)).isEqualTo("plain 1");
@@ -613,8 +643,7 @@ public abstract class SpringCacheContract {
    */
   @Test
   void withoutANearCache_aFailedPutIsCountedNotThrown() throws Exception {
-    CacheStore failing = openFailingStore();
-    closeables.add(() -> closeStore(failing));
+    CacheStore failing = failingStore();
     Cache cache = manager(failing).getCache("books");
     cache.put("k", "v");
     assertThat(cache.putIfAbsent("k", "v")).isNull();

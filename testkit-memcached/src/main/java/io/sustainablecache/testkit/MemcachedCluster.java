@@ -47,7 +47,12 @@ public final class MemcachedCluster implements AutoCloseable {
   private static final String LOOPBACK = "127.0.0.1";
   private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(10);
   private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(5);
-  private static final int PROBE_TIMEOUT_MILLIS = 2_000;
+  /**
+   * How long a probe ({@link #holds}, {@link #itemCount}) waits to connect and for the answer: a
+   * local node answers within milliseconds, so this is how long a paused node gets to prove it
+   * answers nothing.
+   */
+  private static final int PROBE_TIMEOUT_MILLIS = 1_000;
   private static final int PORT_ATTEMPTS = 3;
 
   private final Path binary;

@@ -248,7 +248,7 @@ public abstract class ClusterContract {
   }
 
   /** The near cache's bound in the dead-node test, in milliseconds. */
-  static final long NEAR_DELTA_MILLIS = 400;
+  static final long NEAR_DELTA_MILLIS = 250;
   private static final long NEAR_DELTA_NANOS = TimeUnit.MILLISECONDS.toNanos(NEAR_DELTA_MILLIS);
   private static final String NEAR_LOG = ":\u007Fnear:";
   /**

@@ -154,6 +154,12 @@ import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
  * The store is immutable and thread-safe. It does <b>not</b> own the client: several stores may
  * share one, and the caller shuts it down after the last store is no longer used. Operations
  * started after that fail.
+ * A cache's writes that nobody waits for (a load's write-back, the fleet lease's delete) may
+ * still be queued in the client when the cache's last call returns, and an immediate {@code
+ * shutdown()} drops them: nothing stale is served, but the next reader loads again and other
+ * instances wait out the lease. Drain the queues first ({@code client.waitForQueues(timeout,
+ * unit)}) where that matters (found by the lab's four-JVM scenario, whose members lost their last
+ * round's writes this way).
  */
 public final class SpymemcachedStore extends MemcachedStore {
 

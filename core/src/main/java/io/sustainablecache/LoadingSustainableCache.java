@@ -19,8 +19,10 @@ import java.util.concurrent.CompletableFuture;
  * is fenced as a single key's load is ({@code invalidate} during a call voids that key's load; a
  * read that starts after {@code invalidate} returned never sees the value loaded before). A key the
  * loader leaves out is cached as absent. Concurrent misses of one key share one load, as always.
- * A synchronous caller waits at most the load timeout (plus a second), whichever thread runs the
- * call: the thread of the miss that opened the batch, or a refresh thread.
+ * A call runs on the thread of the miss that starts it (a miss of an idle cache, or the one that
+ * fills a batch), whose caller is the loader and waits for it as a plain cache's caller waits for
+ * its own loader; a batch that starts later runs on a refresh thread. Every other caller waits at
+ * most the load timeout after its miss, sync or async, even if the loader never returns.
  *
  * <p>The methods inherited from {@link SustainableCache} that take a loader use that loader and
  * never join a batch.

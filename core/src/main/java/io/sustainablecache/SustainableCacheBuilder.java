@@ -706,8 +706,9 @@ public final class SustainableCacheBuilder<V> {
    * into few calls of it (see {@link #coalesce(int)}). Each key of a call is leased and fenced as a
    * single key's load is; a key the loader leaves out is cached as absent.
    *
-   * @param loader the bulk loader, called on the thread of the miss that opened a batch (or a
-   *     refresh thread); it must not call the cache for a key it is loading
+   * @param loader the bulk loader, called on the thread of the miss that starts a batch (a miss
+   *     of an idle cache, or the one that fills a batch), or on a refresh thread for a batch that
+   *     starts later; it must not call the cache for a key it is loading
    * @return a new immutable, thread-safe loading cache; close it to stop its refresh executor
    * @throws NullPointerException if {@code loader} is {@code null}
    * @throws IllegalStateException as {@link #build()}
@@ -719,8 +720,9 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * As {@link #build(BulkLoader)}, with an asynchronous bulk loader: called on the thread of the
-   * miss that opened a batch (an asynchronous caller's while it is still in the call, else a
-   * refresh thread); the batch is over when its stage completes.
+   * miss that starts a batch (an asynchronous caller's while it is still in the call, else a
+   * refresh thread), or on a refresh thread for a batch that starts later; the batch is over when
+   * its stage completes.
    *
    * @param loader the asynchronous bulk loader
    * @return a new immutable, thread-safe loading cache; close it to stop its refresh executor

@@ -56,6 +56,11 @@ final class CallerRuns implements Executor {
     this.fallback = fallback;
   }
 
+  /** The thread that waits in {@link #drive} and runs the tasks: the caller. */
+  Thread owner() {
+    return owner;
+  }
+
   @Override
   public void execute(Runnable task) {
     if (left) {

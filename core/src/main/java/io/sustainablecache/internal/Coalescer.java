@@ -27,9 +27,13 @@ import java.util.concurrent.TimeUnit;
  *       keys of its own cache) start at once: waiting for the running call would wait for
  *       itself.</li>
  * </ul>
- * A batch's loader call runs through the executor of the offer that opened it (the caller's
- * thread, for the synchronous API); the second and later batches one offer opens (a large
- * {@code getAll}) run on the spare executor, in parallel.
+ * Threads: a batch that an offer starts (the idle start, or the offer that fills the open batch)
+ * runs its loader call through that offer's executor (the caller's thread, for the synchronous
+ * API): that caller is the loader, as a plain cache's caller is; the second and later batches one
+ * offer starts (a large {@code getAll}) run on the spare executor, in parallel. A batch that
+ * starts later ({@code maxWait} passed, a running batch is over) runs on the spare executor: no
+ * caller's thread that waits is ever taken for a loader call, so a loader that hangs holds no
+ * waiting caller beyond its own load timeout.
  * What a batch is and when it is over is the {@link Dispatch}'s: for the {@link LoadPipeline}, a
  * batch is a list of registered flights, started through its one lease-load-write step, and is
  * over once each of its flights has an outcome (its load returned or failed, another instance
@@ -57,7 +61,10 @@ final class Coalescer<T> {
   /** The open batch's longest wait, milliseconds on the scheduler; 0 for none. */
   private final long maxWaitMillis;
   private final Scheduler scheduler;
-  /** Where the second and later batches one offer opens run (see {@link #offer}). */
+  /**
+   * Where a batch runs that no offer present starts: the second and later batches one offer
+   * starts, and every batch that starts later (see the class comment).
+   */
   private final Executor spare;
   /** Threads inside a loader call this coalescer started (see {@link #inCall}). */
   private final Set<Thread> callers = ConcurrentHashMap.newKeySet();
@@ -67,15 +74,10 @@ final class Coalescer<T> {
   /** The batch forming while others run, or {@code null}. Guarded by {@link #lock}. */
   private Open<T> open;
 
-  /** A batch forming: its items and where its loader call runs (its first item's executor). */
+  /** A batch forming: its items, and the timer of its {@code maxWait}. */
   private static final class Open<T> {
     final List<T> items = new ArrayList<>();
-    final Executor on;
     volatile Future<?> timer;
-
-    Open(Executor on) {
-      this.on = on;
-    }
   }
 
   /**
@@ -83,10 +85,11 @@ final class Coalescer<T> {
    * @param maxWaitMillis how long the open batch waits at most for a running one, milliseconds;
    *     0 for no bound (it waits for a running batch to be over)
    * @param scheduler times {@code maxWait}
-   * @param spare where the second and later batches that one offer opens run their loader calls
-   *     (the refresh executor), so that a {@code getAll} of more than {@code maxBatchSize} keys
-   *     is not loaded one call after another on its caller's thread; where it refuses, the
-   *     offer's own executor
+   * @param spare where the loader calls run that no offering caller runs (the refresh
+   *     executor): the second and later batches one offer starts, so that a {@code getAll} of
+   *     more than {@code maxBatchSize} keys is not loaded one call after another on its caller's
+   *     thread (where it refuses, the offer's own executor), and every batch that starts after
+   *     its offers returned (where it refuses, the batch's flights end without loading)
    */
   Coalescer(Dispatch<T> dispatch, int maxBatchSize, long maxWaitMillis, Scheduler scheduler,
       Executor spare) {
@@ -104,7 +107,8 @@ final class Coalescer<T> {
    * Offers items to load: started at once if the coalescer is idle (or the calling thread is inside
    * its loader call), otherwise added to the open batch (see the class comment).
    *
-   * @param on where the loader call of a batch these items open runs
+   * @param on where the loader call of the first batch these items start runs (a batch they only
+   *     open starts later, on the spare executor)
    */
   void offer(List<T> items, Executor on) {
     if (items.isEmpty()) {
@@ -113,20 +117,12 @@ final class Coalescer<T> {
     List<Open<T>> ready = new ArrayList<>(1);
     Open<T> opened = null;
     boolean now = callers.contains(Thread.currentThread());
-    Executor elsewhere = items.size() < maxBatchSize ? on : task -> {
-      try {
-        spare.execute(task);
-      } catch (RejectedExecutionException e) {
-        on.execute(task);
-      }
-    };
-    int opens = 0;
     synchronized (lock) {
       if (now || running == 0) { // idle: every item starts now, in full batches and one more
         Open<T> batch = null;
         for (T item : items) {
           if (batch == null) {
-            batch = new Open<>(opens++ == 0 ? on : elsewhere);
+            batch = new Open<>();
             ready.add(batch);
           }
           batch.items.add(item);
@@ -137,10 +133,10 @@ final class Coalescer<T> {
       } else {
         for (T item : items) {
           if (open == null) {
-            open = opened = new Open<>(opens++ == 0 ? on : elsewhere);
+            open = opened = new Open<>();
           }
           open.items.add(item);
-          if (open.items.size() == maxBatchSize) {
+          if (open.items.size() == maxBatchSize) { // full: starts now, with this offer
             ready.add(open);
             open = null;
           }
@@ -154,7 +150,19 @@ final class Coalescer<T> {
     if (opened != null && maxWaitMillis > 0) {
       time(opened);
     }
-    ready.forEach(this::start);
+    if (ready.isEmpty()) {
+      return;
+    }
+    Executor elsewhere = task -> {
+      try {
+        spare.execute(task);
+      } catch (RejectedExecutionException e) {
+        on.execute(task);
+      }
+    };
+    for (int i = 0; i < ready.size(); i++) {
+      start(ready.get(i), i == 0 ? on : elsewhere);
+    }
   }
 
   /** The calling thread enters a loader call this coalescer started (see {@link #offer}). */
@@ -184,7 +192,7 @@ final class Coalescer<T> {
       open = null;
       running++;
     }
-    start(batch);
+    start(batch, spare);
   }
 
   /** A batch is over: the open batch, if any, starts. */
@@ -199,18 +207,18 @@ final class Coalescer<T> {
       }
     }
     if (next != null) {
-      start(next);
+      start(next, spare);
     }
   }
 
-  private void start(Open<T> batch) {
+  private void start(Open<T> batch, Executor on) {
     Future<?> timer = batch.timer;
     if (timer != null) {
       timer.cancel(false);
     }
     CompletionStage<?> over;
     try {
-      over = dispatch.start(batch.items, batch.on);
+      over = dispatch.start(batch.items, on);
     } catch (RuntimeException | Error e) {
       over();
       throw e;

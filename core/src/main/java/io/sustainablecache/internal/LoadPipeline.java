@@ -147,9 +147,11 @@ final class LoadPipeline<V> {
 
   /**
    * A flight this pipeline runs, with the future of the caller that started it ({@code null} for
-   * a refresh): a miss's own answer, which a load timeout does not fail while the starter's
+   * a refresh): a miss's own answer, which a load timeout does not fail while that caller's own
    * thread is inside the loader (a synchronous loader run by that very caller: it was never
-   * waiting, and when the loader returns late it still hands its caller the value).
+   * waiting, and when the loader returns late it still hands its caller the value). A caller
+   * whose flight's loader call runs on another thread (a batch of several callers' keys, a call
+   * on a refresh thread) waits for it as a joined caller does: its load timeout fails it.
    */
   private static final class Leg<V> {
     private final Flight<V> flight;
@@ -221,12 +223,13 @@ final class LoadPipeline<V> {
     List<CompletableFuture<Loaded<V>>> answers = new ArrayList<>(requests.size());
     List<Leg<V>> legs = new ArrayList<>();
     long now = clock.millis();
+    Thread caller = on instanceof CallerRuns here ? here.owner() : Thread.currentThread();
     for (LoadRequest<V> request : requests) {
       KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.MISS, now);
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         flight.expectLoadMillis(request.expectedLoadMillis());
-        CompletableFuture<Loaded<V>> own = own(flight);
+        CompletableFuture<Loaded<V>> own = own(flight, caller);
         legs.add(new Leg<>(flight, own));
         answers.add(own);
       } else if (begin instanceof KeyRegistry.Joined<?> joined) {
@@ -791,13 +794,17 @@ final class LoadPipeline<V> {
     end(flight, Ending.NOT_LOADED);
   }
 
-  /** The leader's own future of a miss's flight (see {@link Leg}). */
-  private static <V> CompletableFuture<Loaded<V>> own(Flight<V> flight) {
+  /**
+   * The leader's own future of a miss's flight (see {@link Leg}): its flight's outcome, except
+   * that a failure (a load timeout) does not fail it while {@code caller}, the thread that waits
+   * for it, is itself inside the flight's loader call.
+   */
+  private static <V> CompletableFuture<Loaded<V>> own(Flight<V> flight, Thread caller) {
     CompletableFuture<Loaded<V>> own = new CompletableFuture<>();
     flight.whenCompleted((loaded, error) -> {
       if (error == null) {
         own.complete(loaded);
-      } else if (!flight.loaderRunning()) {
+      } else if (!flight.inLoader(caller)) {
         own.completeExceptionally(error);
       }
     });

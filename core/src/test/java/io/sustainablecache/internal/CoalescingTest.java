@@ -39,7 +39,9 @@ import org.junit.jupiter.api.Test;
  * 23, part 3). Deterministic: the bulk loader is asynchronous and its calls are completed by the
  * test ({@link #complete}), so "a call is running" is a state the test holds; time is a fake clock
  * and a manual scheduler, the refresh executor a manual one; reads complete at once (an in-memory
- * store), so an asynchronous read starts its loader call on the test's thread.
+ * store), so an asynchronous read starts its loader call on the test's thread. A batch that starts
+ * later (a running call is over, {@code maxWait} passed) runs on a refresh thread: {@link
+ * #completeThenStartNext} runs it.
  */
 final class CoalescingTest {
 
@@ -96,6 +98,15 @@ final class CoalescingTest {
     calls.get(i).stage().complete(calls.get(i).values());
   }
 
+  /**
+   * {@link #complete}, then runs the refresh executor's queue: the batch that waited for that call
+   * is over starts there, on a refresh thread.
+   */
+  private void completeThenStartNext(int i) {
+    complete(i);
+    executor.runAll();
+  }
+
   private static List<String> keys(String prefix, int from, int to) {
     return IntStream.range(from, to).mapToObj(i -> prefix + i).collect(Collectors.toList());
   }
@@ -130,7 +141,7 @@ final class CoalescingTest {
 
     // k0 started at once; k1..k100 filled a batch, which started; k101..k199 wait for a call
     assertThat(calls).extracting(call -> call.keys().size()).containsExactly(1, 100);
-    complete(0);
+    completeThenStartNext(0);
     assertThat(calls).extracting(call -> call.keys().size()).containsExactly(1, 100, 99);
     complete(1);
     complete(2);
@@ -186,6 +197,8 @@ final class CoalescingTest {
     scheduler.pass(clock, 19, 1);
     assertThat(calls).as("before maxWait").hasSize(1);
     scheduler.pass(clock, 1, 1);
+    assertThat(calls).as("on a refresh thread").hasSize(1);
+    executor.runAll();
     assertThat(calls).as("maxWait passed").hasSize(2);
     assertThat(calls.get(1).keys()).containsExactly("k1");
     complete(1);
@@ -202,7 +215,7 @@ final class CoalescingTest {
     cache.getAsync("k1");
     scheduler.pass(clock, 1_000, 10);
     assertThat(calls).hasSize(1);
-    complete(0);
+    completeThenStartNext(0);
     assertThat(calls).hasSize(2);
   }
 
@@ -216,6 +229,7 @@ final class CoalescingTest {
 
     scheduler.pass(clock, 1_000, 100); // k0's load times out: its batch is over
     assertThat(stuck).isCompletedExceptionally();
+    executor.runAll();
     assertThat(calls).hasSize(2);
     complete(1);
     assertThat(next.get(5, TimeUnit.SECONDS)).isEqualTo("k1!");
@@ -226,7 +240,7 @@ final class CoalescingTest {
     build(builder().failureBackoff(Duration.ofSeconds(1)));
     cache.getAsync("k0");
     List<CompletableFuture<String>> batch = getAsync(List.of("k1", "k2", "k3"));
-    complete(0);
+    completeThenStartNext(0);
     calls.get(1).stage().completeExceptionally(new java.sql.SQLException("db down"));
 
     for (CompletableFuture<String> answer : batch) {
@@ -247,7 +261,7 @@ final class CoalescingTest {
     cache.getAsync("k0");
     List<CompletableFuture<String>> batch = getAsync(List.of("k1", "k2"));
     CompletableFuture<Map<String, String>> all = cache.getAllAsync(List.of("k3"));
-    complete(0);
+    completeThenStartNext(0);
     calls.get(1).stage().completeExceptionally(new AssertionError("bug in the loader"));
 
     assertThat(calls.get(1).keys()).containsExactlyInAnyOrder("k1", "k2", "k3");
@@ -275,7 +289,7 @@ final class CoalescingTest {
     cache.getAsync("k0");
     CompletableFuture<Optional<String>> missing = cache.findAsync("missing1");
     CompletableFuture<String> present = cache.getAsync("k1");
-    complete(0);
+    completeThenStartNext(0);
     complete(1);
 
     assertThat(missing.get(5, TimeUnit.SECONDS)).isEmpty();
@@ -294,7 +308,7 @@ final class CoalescingTest {
     cache.invalidate("k1");
     db.put("k1", "v2");
     CompletableFuture<String> after = cache.getAsync("k1"); // began after invalidate returned
-    complete(0);
+    completeThenStartNext(0);
     complete(1);
 
     assertThat(calls.get(1).keys()).containsExactly("k1");
@@ -311,13 +325,13 @@ final class CoalescingTest {
     db.put("k1", "v1");
     cache.getAsync("k0");
     CompletableFuture<String> before = cache.getAsync("k1");
-    complete(0); // the batch of k1 is called: it read v1
+    completeThenStartNext(0); // the batch of k1 is called: it read v1
     assertThat(calls.get(1).values()).containsEntry("k1", "v1");
 
     db.put("k1", "v2");
     cache.invalidate("k1");
     CompletableFuture<String> after = cache.getAsync("k1");
-    complete(1);
+    completeThenStartNext(1);
     assertThat(before.get(5, TimeUnit.SECONDS)).as("its caller began before the change").isEqualTo("v1");
     complete(2);
     assertThat(after.get(5, TimeUnit.SECONDS)).isEqualTo("v2");
@@ -330,7 +344,7 @@ final class CoalescingTest {
     build(builder());
     cache.getAsync("k0");
     CompletableFuture<String> before = cache.getAsync("k1");
-    complete(0);
+    completeThenStartNext(0);
     Thread database = new Thread(() -> complete(1)); // not the call's thread: the writes are
     database.start();                                // handed to the refresh executor
     database.join();
@@ -381,7 +395,7 @@ final class CoalescingTest {
     CompletableFuture<String> one = cache.getAsync("k1");
     CompletableFuture<Map<String, String>> some = cache.getAllAsync(List.of("k2", "k3"));
     CompletableFuture<Optional<String>> found = cache.findAsync("k4");
-    complete(0);
+    completeThenStartNext(0);
 
     assertThat(calls).hasSize(2);
     assertThat(calls.get(1).keys()).containsExactlyInAnyOrder("k1", "k2", "k3", "k4");
@@ -415,7 +429,7 @@ final class CoalescingTest {
     assertThat(cache.getAsync("r").get(5, TimeUnit.SECONDS)).as("served stale meanwhile").isEqualTo("r!");
     CompletableFuture<String> miss = cache.getAsync("k1");
     complete(1);
-    assertThat(calls).as("opened by the refresh: its call runs on a refresh thread").hasSize(2);
+    assertThat(calls).as("it starts later: its call runs on a refresh thread").hasSize(2);
     executor.runAll();
 
     assertThat(calls).hasSize(3);

@@ -102,6 +102,11 @@ final class HibernateScenario {
                            (read-write only); multiload sustainable only; the reader JVM with
                            the C1 compiler only
         --phases LIST      reads,churn,multiload (default: all three)
+        --churn LIST       the churn phase's runs, PROVIDER:ACCESS,... (e.g.
+                           sustainable:nonstrict-read-write,sustainable:read-write; default:
+                           sustainable, sustainable-near and jcache-caffeine under both access
+                           types); l2_hit_ratio is the readers' second-level cache hit ratio
+                           under the writes
         --seconds N        each run's reading time, the warm-up included (default 12)
         --warm N           seconds of each run not measured (default 4)
         --entities N       rows (default 10000)   --zipf S  exponent (default 1.0)
@@ -152,16 +157,20 @@ final class HibernateScenario {
   /** The options; {@code smoke} for {@code --smoke}: the churn runs of {@link #churnRuns}. */
   record Options(List<String> phases, int seconds, int warm, int entities, double zipf,
       int readers, int threads, int writers, long nearMillis, int repeat, Path out,
-      boolean charts, long seed, boolean smoke) {
+      boolean charts, long seed, boolean smoke, List<ChurnRun> churn) {
 
     /**
      * The churn phase's runs: each access type with this project's provider without and with its
      * near region and the local JCache provider; with {@code --smoke}, first no second-level cache
      * (the SQL statements per read without one, under the same writes), then this project's
      * provider under both access types and the local JCache provider under {@code read-write}
-     * only (once is enough to show that the measurement can fail).
+     * only (once is enough to show that the measurement can fail). {@code --churn} chooses them
+     * ({@code churn}, {@code null} when not given).
      */
     List<ChurnRun> churnRuns() {
+      if (churn != null) {
+        return churn;
+      }
       if (smoke) {
         return List.of(new ChurnRun(Provider.NONE, "read-write"),
             new ChurnRun(Provider.SUSTAINABLE, "nonstrict-read-write"),
@@ -238,6 +247,7 @@ final class HibernateScenario {
     boolean charts = true;
     long seed = 42;
     boolean smoke = false;
+    List<ChurnRun> churn = null;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
       switch (arg) {
@@ -264,6 +274,7 @@ final class HibernateScenario {
             }
           }
         }
+        case "--churn" -> churn = churnRuns(NearScenario.value(args, ++i, arg));
         case "--seconds" -> seconds = number(args, ++i, arg);
         case "--warm" -> warm = number(args, ++i, arg);
         case "--entities" -> entities = number(args, ++i, arg);
@@ -287,7 +298,21 @@ final class HibernateScenario {
           + " positive --near-bound and --repeat 1 or more");
     }
     return new Options(phases, seconds, warm, entities, zipf, readers, threads, writers,
-        nearMillis, repeat, out, charts, seed, smoke);
+        nearMillis, repeat, out, charts, seed, smoke, churn);
+  }
+
+  /** {@code --churn}'s value: {@code provider:access} pairs, comma-separated. */
+  private static List<ChurnRun> churnRuns(String value) {
+    List<ChurnRun> runs = new ArrayList<>();
+    for (String pair : value.split(",")) {
+      String[] parts = pair.trim().split(":");
+      if (parts.length != 2 || !ACCESS_TYPES.contains(parts[1])) {
+        throw new IllegalArgumentException("--churn: expected PROVIDER:ACCESS with ACCESS one of "
+            + String.join(", ", ACCESS_TYPES) + ": '" + pair + "'");
+      }
+      runs.add(new ChurnRun(Provider.of(parts[0]), parts[1]));
+    }
+    return List.copyOf(runs);
   }
 
   private static int number(String[] args, int i, String option) {

@@ -37,6 +37,19 @@ final class HibernateScenarioTest {
   }
 
   @Test
+  void churn_choosesTheChurnRuns_providerAndAccessType() {
+    HibernateScenario.Options chosen = HibernateScenario.parse(new String[] {"--hibernate",
+        "--phases", "churn", "--churn", "sustainable:nonstrict-read-write,none:read-write"});
+
+    assertThat(chosen.churnRuns()).extracting(run -> run.provider().label + " " + run.access())
+        .containsExactly("sustainable nonstrict-read-write", "none read-write");
+    assertThatThrownBy(() -> HibernateScenario.parse(new String[] {"--hibernate", "--churn",
+        "sustainable:transactional"})).hasMessageContaining("PROVIDER:ACCESS");
+    assertThatThrownBy(() -> HibernateScenario.parse(new String[] {"--hibernate", "--churn",
+        "redis:read-write"})).hasMessageContaining("unknown provider redis");
+  }
+
+  @Test
   void smoke_runsOnlyWhatTheIntegrationTestAsserts_noCacheFirst() {
     HibernateScenario.Options smoke = HibernateScenario.parse(new String[] {"--hibernate",
         "--smoke", "--seconds", "3"});

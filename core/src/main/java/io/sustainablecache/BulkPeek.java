@@ -54,4 +54,22 @@ public interface BulkPeek<V> {
    * @throws NullPointerException if an argument is {@code null}
    */
   CompletableFuture<Boolean> putLoaded(String key, V value, Instant readStart);
+
+  /**
+   * {@link #putLoaded(String, Object, Instant)} with a start that may carry a reading of the
+   * cache's ticker: a change this instance saw in the store before it no longer keeps the value
+   * out, as for {@link SustainableCache#putLoaded(String, Object, ReadStart)}.
+   *
+   * @param key one of the caller's keys, as for {@link SustainableCache#get}
+   * @param value the value loaded; never {@code null}
+   * @param readStart when the caller's read of the source began
+   * @return as {@link #putLoaded(String, Object, Instant)}
+   * @throws IllegalArgumentException if the key is invalid or the encoded value exceeds {@link
+   *     SustainableCacheBuilder#maxValueSize}
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  default CompletableFuture<Boolean> putLoaded(String key, V value, ReadStart readStart) {
+    return putLoaded(key, value, java.util.Objects.requireNonNull(readStart, "readStart")
+        .instant());
+  }
 }

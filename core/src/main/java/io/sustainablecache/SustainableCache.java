@@ -364,6 +364,34 @@ public interface SustainableCache<V> extends AutoCloseable {
   boolean putLoaded(String key, V value, Instant readStart);
 
   /**
+   * {@link #putLoaded(String, Object, Instant)} with a start that may carry a reading of the
+   * cache's ticker ({@link ReadStart#now}): then a tombstone or absence that this instance saw in
+   * the store (through a {@code putLoaded} it kept out) at a ticker reading before {@code
+   * readStart} no longer keeps the value out, however recent its time: that very item (the same
+   * CAS token) was in the store before the caller's read began, so the change it marks was made
+   * before that read, which saw it. The write is conditional on that item ({@code cas}), so a
+   * change after it still keeps the value out. A key whose change others keep reading is then
+   * cached again after one more read instead of after {@code maxClockSkew}; live values and
+   * fences keep values out as before. A start without a ticker reading, or with another ticker's,
+   * is compared by its instant only, as {@link #putLoaded(String, Object, Instant)} does.
+   *
+   * @param key the caller's key, as for {@link #get}
+   * @param value the value loaded; never {@code null}
+   * @param readStart when the caller's read of the source began (no later than its first
+   *     statement; a transaction's start is safe)
+   * @return as {@link #putLoaded(String, Object, Instant)}
+   * @throws IllegalArgumentException if the key is invalid or the encoded value exceeds {@link
+   *     SustainableCacheBuilder#maxValueSize}
+   * @throws NullPointerException if an argument is {@code null}
+   * @throws io.sustainablecache.spi.StoreException if the store failed; the value may or may not
+   *     be stored
+   */
+  default boolean putLoaded(String key, V value, ReadStart readStart) {
+    return putLoaded(key, value, java.util.Objects.requireNonNull(readStart, "readStart")
+        .instant());
+  }
+
+  /**
    * Removes the cached value, typically after the source data changed. When this method returns,
    * no read that starts afterwards, on any host, can receive a value loaded before the call: the
    * item is replaced by a tombstone, loads in flight in this JVM are released (callers already

@@ -1,12 +1,15 @@
 package io.sustainablecache.internal;
 
+import io.sustainablecache.ReadStart;
 import io.sustainablecache.SustainableCache;
+import io.sustainablecache.Ticker;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +46,10 @@ final class CallerWrites<V> {
    */
   private final NearCache<V> generations;
   private final RateLimitedLog notAwaitedFailures;
+  /** The ticker, on which a {@link ReadStart}'s reading is compared with {@link #sightings}. */
+  private final Ticker ticker;
+  /** Changes that kept a {@code putLoaded} out by their time, and when this instance saw them. */
+  private final ChangeSightings sightings;
 
   CallerWrites(CacheConfig<V> config, Keys keys, ReadPath<V> reads, EntryReader<V> reader,
       EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
@@ -62,6 +69,12 @@ final class CallerWrites<V> {
     this.waitNanos = waitNanos;
     this.maxClockSkewMillis = config.maxClockSkew().toMillis();
     this.notAwaitedFailures = new RateLimitedLog(Log.LOGGER, config.ticker());
+    this.ticker = config.ticker();
+    // a sighting helps reads that begin within about maxClockSkew of the change (later ones are
+    // not kept out by its time): kept twice that
+    this.sightings = new ChangeSightings(ticker,
+        TimeUnit.MILLISECONDS.toNanos(2 * Math.max(1, maxClockSkewMillis)),
+        ChangeSightings.MAX_KEYS);
   }
 
   void put(String key, V value) {
@@ -136,17 +149,20 @@ final class CallerWrites<V> {
   Optional<V> putIfAbsent(String key, V value) {
     String storeKey = keys.storeKey(key);
     byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
-    return finish(storeKey, putUnless(storeKey, bytes, Long.MIN_VALUE, 0)
+    return finish(storeKey, putUnless(storeKey, bytes, null, 0)
         .thenApply(held -> held.map(Entry::value)), "putIfAbsent", Optional.empty());
   }
 
   /**
-   * Stores a value the caller loaded from a read of the source that began at {@code readStart}
-   * (epoch ms), unless the key holds a live value or a write fence, or was invalidated, fenced or
-   * released less than {@code maxClockSkew} before that read began or since (a tombstone or
-   * absence that recent): the read may then have seen the data before that change was committed.
+   * Stores a value the caller loaded from a read of the source that began at {@code readStart},
+   * unless the key holds a live value or a write fence, or was invalidated, fenced or released
+   * less than {@code maxClockSkew} before that read began or since (a tombstone or absence that
+   * recent): the read may then have seen the data before that change was committed. Unless this
+   * instance saw that very item (tombstone, absence) in the store before the read began, on the
+   * ticker (a {@code readStart} with a reading of this cache's ticker): then the change was made
+   * before the read, and the write is conditional on the item.
    */
-  boolean putLoaded(String key, V value, long readStart) {
+  boolean putLoaded(String key, V value, ReadStart readStart) {
     String storeKey = keys.storeKey(key);
     return finish(storeKey, putLoaded(storeKey, value, readStart, null), "putLoaded", false);
   }
@@ -156,31 +172,41 @@ final class CallerWrites<V> {
    * conditional on {@code seen}, what a read of the key found before (empty: nothing; {@code
    * null}: not read, so read it now).
    */
-  CompletableFuture<Boolean> putLoadedAsync(String key, V value, long readStart,
+  CompletableFuture<Boolean> putLoadedAsync(String key, V value, ReadStart readStart,
       Optional<StoreItem> seen) {
     return putLoaded(keys.storeKey(key), value, readStart, seen);
   }
 
-  private CompletableFuture<Boolean> putLoaded(String storeKey, V value, long readStart,
+  private CompletableFuture<Boolean> putLoaded(String storeKey, V value, ReadStart readStart,
       Optional<StoreItem> seen) {
     byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
-    long changedSince = readStart - maxClockSkewMillis;
+    ReadBegan began = new ReadBegan(readStart.instant().toEpochMilli() - maxClockSkewMillis,
+        readStart.tickOn(ticker));
     CompletableFuture<Optional<StoreItem>> read = seen == null
         ? read(storeKey, "putLoaded") : CompletableFuture.completedFuture(seen);
-    return putUnless(storeKey, bytes, changedSince, 0, read).thenApply(Optional::isEmpty);
+    return putUnless(storeKey, bytes, began, 0, read).thenApply(Optional::isEmpty);
   }
 
   /**
-   * Reads the key and adds (or swaps in) the value unless it holds a live one, or, for {@code
-   * changedSince} other than {@link Long#MIN_VALUE}, a fence or any other envelope written at or
-   * after that time (epoch ms: a tombstone, an absence, a value this cache cannot decode, such as
-   * another version's committed value); 3 attempts. Completes empty if the value was stored, otherwise with the
-   * entry that kept it out.
+   * A {@code putLoaded}'s read of the source: a change (a fence, or any entry other than a live
+   * value) written at or after {@code changedSince} (epoch ms: the read's start less {@code
+   * maxClockSkew}) keeps its value out, unless this instance saw that item in the store before
+   * {@code tick}, the read's start on this cache's ticker (empty: not known).
+   */
+  private record ReadBegan(long changedSince, OptionalLong tick) {}
+
+  /**
+   * Reads the key and adds (or swaps in) the value unless it holds a live one, or, for a {@code
+   * putLoaded} ({@code began} not {@code null}), a fence or any other envelope written at or after
+   * its {@code changedSince} (epoch ms: a tombstone, an absence, a value this cache cannot decode,
+   * such as another version's committed value) that this instance did not see before the read
+   * began ({@link ChangeSightings}); 3 attempts. Completes empty if the value was stored,
+   * otherwise with the entry that kept it out.
    */
   private CompletableFuture<Optional<Entry<V>>> putUnless(String storeKey, byte[] bytes,
-      long changedSince, int attempt) {
-    return putUnless(storeKey, bytes, changedSince, attempt, read(storeKey,
-        changedSince != Long.MIN_VALUE ? "putLoaded" : "putIfAbsent"));
+      ReadBegan began, int attempt) {
+    return putUnless(storeKey, bytes, began, attempt, read(storeKey,
+        began != null ? "putLoaded" : "putIfAbsent"));
   }
 
   /** A read of the key for a conditional write, failing (counted) as the caller is told. */
@@ -198,8 +224,8 @@ final class CallerWrites<V> {
 
   /** {@link #putUnless}, deciding on what {@code read} found (a read of this attempt or before). */
   private CompletableFuture<Optional<Entry<V>>> putUnless(String storeKey, byte[] bytes,
-      long changedSince, int attempt, CompletableFuture<Optional<StoreItem>> read) {
-    boolean loaded = changedSince != Long.MIN_VALUE;
+      ReadBegan began, int attempt, CompletableFuture<Optional<StoreItem>> read) {
+    boolean loaded = began != null;
     if (attempt == 3) {
       return loaded ? CompletableFuture.completedFuture(Optional.of(new Entry<>(
               Entry.Kind.CORRUPT, null, 0, 0, 0, 0)))
@@ -212,7 +238,8 @@ final class CallerWrites<V> {
       StoreItem item = found.orElse(null);
       Entry<V> entry = item == null ? null : reader.read(storeKey, item, now);
       if (entry != null && (entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()
-          || loaded && (entry.kind() == Entry.Kind.FENCE || entry.fetchedAt() >= changedSince))) {
+          || loaded && (entry.kind() == Entry.Kind.FENCE || changedSince(storeKey, item, entry,
+              began)))) {
         return CompletableFuture.completedFuture(Optional.of(entry));
       }
       if (entry != null && entry.kind() == Entry.Kind.FENCE) {
@@ -228,7 +255,7 @@ final class CallerWrites<V> {
               .thenApply(outcome -> outcome == CasOutcome.STORED);
       return stored.thenCompose(done -> {
         if (!done) {
-          return putUnless(storeKey, bytes, changedSince, attempt + 1);
+          return putUnless(storeKey, bytes, began, attempt + 1);
         }
         registry.detach(storeKey);
         return recorded(storeKey, operation).thenApply(recorded -> {
@@ -237,6 +264,26 @@ final class CallerWrites<V> {
         });
       });
     });
+  }
+
+  /**
+   * Whether {@code entry} (a tombstone, an absence, an expired or foreign entry: not a live value,
+   * not a fence), read from {@code item}, is a change a read that {@code began} may not have seen:
+   * written at or after its {@code changedSince}, and not seen by this instance in the store
+   * before the read began (on the ticker). Such an item is recorded as seen now, so that reads that
+   * begin from now on may write over it.
+   */
+  private boolean changedSince(String storeKey, StoreItem item, Entry<V> entry,
+      ReadBegan began) {
+    if (entry.fetchedAt() < began.changedSince()) {
+      return false;
+    }
+    if (began.tick().isPresent() && sightings.seenBefore(storeKey, item.casToken(),
+        entry.fetchedAt(), began.tick().getAsLong())) {
+      return false;
+    }
+    sightings.saw(storeKey, item.casToken(), entry.fetchedAt());
+    return true;
   }
 
   void invalidate(String key) {

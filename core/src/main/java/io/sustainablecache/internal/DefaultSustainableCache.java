@@ -10,6 +10,7 @@ import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.Loader;
 import io.sustainablecache.Lookup;
+import io.sustainablecache.ReadStart;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.WriteFence;
@@ -183,7 +184,14 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   public boolean putLoaded(String key, V value, Instant readStart) {
     requireNonNull(key, "key");
     requireNonNull(value, "value");
-    return writes.putLoaded(key, value, requireNonNull(readStart, "readStart").toEpochMilli());
+    return writes.putLoaded(key, value, ReadStart.at(requireNonNull(readStart, "readStart")));
+  }
+
+  @Override
+  public boolean putLoaded(String key, V value, ReadStart readStart) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    return writes.putLoaded(key, value, requireNonNull(readStart, "readStart"));
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.sustainablecache.internal;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.BulkPeek;
+import io.sustainablecache.ReadStart;
 import io.sustainablecache.spi.StoreItem;
 import java.time.Instant;
 import java.util.Map;
@@ -36,7 +37,14 @@ final class PeekedKeys<V> implements BulkPeek<V> {
   public CompletableFuture<Boolean> putLoaded(String key, V value, Instant readStart) {
     requireNonNull(key, "key");
     requireNonNull(value, "value");
-    return writes.putLoadedAsync(key, value, requireNonNull(readStart, "readStart").toEpochMilli(),
+    return putLoaded(key, value, ReadStart.at(requireNonNull(readStart, "readStart")));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> putLoaded(String key, V value, ReadStart readStart) {
+    requireNonNull(key, "key");
+    requireNonNull(value, "value");
+    return writes.putLoadedAsync(key, value, requireNonNull(readStart, "readStart"),
         read.get(key));
   }
 

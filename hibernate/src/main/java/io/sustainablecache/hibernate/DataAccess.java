@@ -1,9 +1,9 @@
 package io.sustainablecache.hibernate;
 
+import io.sustainablecache.ReadStart;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.WriteFence;
 import io.sustainablecache.spi.StoreException;
-import java.time.Instant;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.hibernate.cache.CacheException;
@@ -143,9 +143,8 @@ abstract class DataAccess implements CachedDomainDataAccess {
   }
 
   /** When the session's reads began, as {@code putLoaded} takes it. */
-  private static Instant readStart(SharedSessionContractImplementor session) {
-    return Instant.ofEpochMilli(
-        session.getCacheTransactionSynchronization().getCachingTimestamp());
+  private static ReadStart readStart(SharedSessionContractImplementor session) {
+    return SessionReadStart.of(session);
   }
 
   private static void notCacheable(IllegalArgumentException e) {

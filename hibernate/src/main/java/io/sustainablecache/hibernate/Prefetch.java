@@ -1,8 +1,8 @@
 package io.sustainablecache.hibernate;
 
 import io.sustainablecache.BulkPeek;
+import io.sustainablecache.ReadStart;
 import io.sustainablecache.SustainableCache;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -91,7 +91,7 @@ final class Prefetch implements AutoCloseable {
    *
    * @throws IllegalArgumentException if the value cannot be cached (too large, not encodable)
    */
-  void putLoaded(String storeKey, Object stored, Instant readStart) {
+  void putLoaded(String storeKey, Object stored, ReadStart readStart) {
     writes.add(peek.putLoaded(storeKey, stored, readStart));
   }
 

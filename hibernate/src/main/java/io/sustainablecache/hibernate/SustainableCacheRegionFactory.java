@@ -20,6 +20,7 @@ import org.hibernate.cache.CacheException;
 import org.hibernate.cache.cfg.spi.DomainDataRegionBuildingContext;
 import org.hibernate.cache.cfg.spi.DomainDataRegionConfig;
 import org.hibernate.cache.spi.AbstractRegionFactory;
+import org.hibernate.cache.spi.CacheTransactionSynchronization;
 import org.hibernate.cache.spi.DomainDataRegion;
 import org.hibernate.cache.spi.QueryResultsRegion;
 import org.hibernate.cache.spi.TimestampsRegion;
@@ -27,6 +28,7 @@ import org.hibernate.cache.spi.access.AccessType;
 import org.hibernate.cache.spi.support.QueryResultsRegionTemplate;
 import org.hibernate.cache.spi.support.TimestampsRegionTemplate;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.hibernate.engine.spi.SharedSessionContractImplementor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -201,6 +203,16 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   @Override
   public long nextTimestamp() {
     return System.currentTimeMillis();
+  }
+
+  /**
+   * The session's caching timestamp with a ticker reading beside it ({@link SessionReadStart}),
+   * which {@code putFromLoad} hands to the cache.
+   */
+  @Override
+  public CacheTransactionSynchronization createTransactionContext(
+      SharedSessionContractImplementor session) {
+    return new SessionReadStart(this);
   }
 
   /** One minute, in {@link #nextTimestamp()}'s unit. */

@@ -248,6 +248,34 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
     assertThat(code(two, Access.READ_WRITE, 1)).as("no deleted entity cached").isNull();
   }
 
+  /**
+   * Issue 30: a NONSTRICT entity is cached again one read after an update, not {@code
+   * max-clock-skew} after it (60 s here), once this instance has seen the update's tombstone
+   * before a session began; a session that read the row before the commit still caches nothing,
+   * though that tombstone was seen before its put.
+   */
+  @Test
+  void nonstrict_aSessionBegunAfterThisInstanceSawTheUpdate_cachesTheRow_oneBegunBeforeDoesNot() {
+    SessionFactoryImplementor two = factory("none",
+        Map.of(SustainableCacheRegionFactory.SETTINGS, "max-clock-skew=60s"));
+    Access access = Access.NONSTRICT_READ_WRITE;
+    persist(one, access, 1, "A"); // NONSTRICT: not cached by the insert
+
+    // a reader on two reads "A"; before it puts it, one updates the row to "B" (a tombstone in
+    // the flush and one after the commit), and another session on two sees the tombstone
+    database.afterNextQuery(() -> {
+      update(one, access, 1, "B");
+      assertThat(code(two, access, 1)).as("began before the sighting: not cached")
+          .isEqualTo("B");
+    });
+    assertThat(code(two, access, 1)).as("the paused reader's own answer").isEqualTo("A");
+
+    assertThat(code(two, access, 1)).as("began after the sighting: cached").isEqualTo("B");
+    assertThat(statementsOfRead(two, access, 1)).as("a hit, well within the 60 s skew").isZero();
+    assertThat(code(two, access, 1)).isEqualTo("B");
+    assertThat(code(one, access, 1)).isEqualTo("B");
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Bad input
 

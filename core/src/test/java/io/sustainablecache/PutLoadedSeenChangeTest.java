@@ -138,6 +138,30 @@ final class PutLoadedSeenChangeTest {
   }
 
   @Test
+  void anInvalidateAllAfterTheSighting_keepsOutAReadThatBeganBeforeIt() {
+    // the region is emptied by a new generation of the namespace, which changes no item
+    SustainableCache<String> region = SustainableCache.builder(server).namespace("g").ttl(TTL)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
+        .maxClockSkew(SKEW).fleetLease(false).invalidateAllBound(Duration.ofSeconds(1)).build();
+    caches.add(region);
+    scheduler.runDue(); // its first poll of the generation
+    region.invalidate("k");
+    tick();
+    assertThat(region.putLoaded("k", "v1", begin())).isFalse(); // the tombstone, seen
+    tick();
+    ReadStart beforeTheBulkUpdate = begin(); // reads "old"
+    tick();
+    region.invalidateAll(); // a bulk update committed, then the region emptied
+
+    assertThat(region.putLoaded("k", "old", beforeTheBulkUpdate)).isFalse(); // seen again
+    assertThat(region.getIfPresent("k")).isEmpty();
+    tick();
+    assertThat(region.putLoaded("k", "new", begin())).as("began after it was seen again")
+        .isTrue();
+  }
+
+  @Test
   void aFenceSeenBeforeTheReadBegan_stillKeepsItOut() {
     WriteFence<String> fence = writer.fence("k");
     tick();

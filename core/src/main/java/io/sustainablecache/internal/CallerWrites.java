@@ -278,11 +278,12 @@ final class CallerWrites<V> {
     if (entry.fetchedAt() < began.changedSince()) {
       return false;
     }
+    long generation = writer.generation(storeKey); // an invalidateAll changes no item
     if (began.tick().isPresent() && sightings.seenBefore(storeKey, item.casToken(),
-        entry.fetchedAt(), began.tick().getAsLong())) {
+        entry.fetchedAt(), generation, began.tick().getAsLong())) {
       return false;
     }
-    sightings.saw(storeKey, item.casToken(), entry.fetchedAt());
+    sightings.saw(storeKey, item.casToken(), entry.fetchedAt(), generation);
     return true;
   }
 

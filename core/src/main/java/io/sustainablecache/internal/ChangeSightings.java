@@ -10,9 +10,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (a tombstone, an absence, an entry of another version) that kept a {@code putLoaded} out by
  * their time alone (written less than {@code maxClockSkew} before its read began). A later {@code
  * putLoaded} whose read began, on the same ticker, after this instance saw that very item (same
- * CAS token, same time) may write over it: the item was in the store before that read began, so
- * the change it marks was made, and its commit returned, before the read. One item per key, the
- * first sighting of it kept.
+ * CAS token, same time, and the namespace's generation unchanged since: an {@code invalidateAll}
+ * changes no item) may write over it: the item was in the store before that read began, so the
+ * change it marks was made, and its commit returned, before the read. One item per key, the first
+ * sighting of it kept.
  *
  * <p>Forgetting a sighting is always safe (the next {@code putLoaded} is kept out by the item's
  * time and sees it again), so the record is bounded: a sighting is kept {@code keepNanos}, for at
@@ -25,8 +26,17 @@ final class ChangeSightings {
   /** At most this many keys' sightings at once. */
   static final int MAX_KEYS = 10_000;
 
-  /** The item seen: its CAS token and time (epoch ms, the writer's), and the ticker then. */
-  private record Seen(long casToken, long writtenAt, long tick) {}
+  /**
+   * The item seen: its CAS token and time (epoch ms, the writer's), the namespace's generation
+   * this instance knew then, and the ticker then.
+   */
+  private record Seen(long casToken, long writtenAt, long generation, long tick) {
+
+    boolean of(long otherCasToken, long otherWrittenAt, long otherGeneration) {
+      return casToken == otherCasToken && writtenAt == otherWrittenAt
+          && generation == otherGeneration;
+    }
+  }
 
   /** A sighting to look at once it is due (ticker nanoseconds). */
   private record Due(String storeKey, Seen seen) {}
@@ -50,26 +60,28 @@ final class ChangeSightings {
   }
 
   /**
-   * Whether this instance saw the key hold the item ({@code casToken}, {@code writtenAt}) at a
-   * ticker reading before {@code readStartTick}.
+   * Whether this instance saw the key hold the item ({@code casToken}, {@code writtenAt}) in
+   * {@code generation} (the one it knows now) at a ticker reading before {@code readStartTick}.
    */
-  boolean seenBefore(String storeKey, long casToken, long writtenAt, long readStartTick) {
+  boolean seenBefore(String storeKey, long casToken, long writtenAt, long generation,
+      long readStartTick) {
     Seen first = seen.get(storeKey);
-    return first != null && first.casToken() == casToken && first.writtenAt() == writtenAt
+    return first != null && first.of(casToken, writtenAt, generation)
         && readStartTick - first.tick() > 0;
   }
 
   /**
-   * The key holds the item ({@code casToken}, {@code writtenAt}) now, as a read that returned
-   * found it: recorded, unless this item's earlier sighting is (a different item replaces it).
+   * The key holds the item ({@code casToken}, {@code writtenAt}) now, in {@code generation} as
+   * this instance knows it, as a read that returned found it: recorded, unless this item's
+   * earlier sighting is (a different item, or generation, replaces it).
    */
-  void saw(String storeKey, long casToken, long writtenAt) {
+  void saw(String storeKey, long casToken, long writtenAt, long generation) {
     long now = ticker.read();
     sweep(now);
-    Seen sighting = new Seen(casToken, writtenAt, now);
+    Seen sighting = new Seen(casToken, writtenAt, generation, now);
     Seen[] added = new Seen[1];
     seen.compute(storeKey, (k, first) -> {
-      if (first != null && first.casToken() == casToken && first.writtenAt() == writtenAt) {
+      if (first != null && first.of(casToken, writtenAt, generation)) {
         return first;
       }
       if (first == null && size.get() >= maxKeys) {

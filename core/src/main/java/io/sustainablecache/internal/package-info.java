@@ -31,12 +31,12 @@
  *       and {@code Flight} (a key's in-flight work, back-off and invalidation), {@code Ending},
  *       {@code LoadRequest}, {@code Loaded}, {@code Failures}, {@code Backoff}, {@code
  *       LoadTimes}, {@code CallerRuns}, {@code Refresher}, {@code Refusable}, {@code
- *       BulkRefreshes}</td></tr>
+ *       BulkRefreshes}, {@code Coalescer} (a loading cache's batches)</td></tr>
  *   <tr><td>fleet lease</td><td>{@code FleetLease}, {@code LeaseStep}, {@code
  *       LeaseValues}</td></tr>
  *   <tr><td>write</td><td>{@code EntryWriter} (a load's write), {@code CallerWrites} ({@code
- *       put}, {@code invalidate}), {@code WriteFences}, {@code Exptime}, {@code
- *       Envelope}</td></tr>
+ *       put}, {@code invalidate}, {@code putLoaded}), {@code ChangeSightings} (changes {@code
+ *       putLoaded} saw), {@code WriteFences}, {@code Exptime}, {@code Envelope}</td></tr>
  *   <tr><td>near cache</td><td>{@code NearCache}, {@code NearTier}, {@code NearLog}, {@code
  *       NearEntry}, {@code CaffeineEntries}, {@code Generation}</td></tr>
  *   <tr><td>policy</td><td>{@code RefreshMode}, {@code RefreshWindow}</td></tr>

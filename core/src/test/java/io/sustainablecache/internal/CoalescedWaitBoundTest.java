@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -75,6 +76,7 @@ final class CoalescedWaitBoundTest {
 
   @ParameterizedTest(name = "fleetLease={0}")
   @ValueSource(booleans = {false, true})
+  @Timeout(120) // a call taken by the test's own thread would hang it: fail instead
   void withAHungBulkLoader_everyWaiterFailsLoadTimeoutAfterItsKeyWasRegistered(boolean lease)
       throws Exception {
     cache = SustainableCache.builder(InMemoryStore.create(clock)).namespace("c")
@@ -109,7 +111,7 @@ final class CoalescedWaitBoundTest {
     advanceTo(TIMEOUT_MILLIS);
     soon().until(() -> calls.size() == 2);
     assertThat(calls.get(1).keys()).containsExactlyInAnyOrder("b", "c", "d1", "d2");
-    assertThat(calls.get(1).thread()).isNotIn(callers);
+    assertThat(calls.get(1).thread()).isNotIn(callers).isNotSameAs(Thread.currentThread());
 
     // t=30.5 s: a waiter joins c's hung load late; another batch forms while that call hangs
     advanceTo(30_500);
@@ -132,7 +134,7 @@ final class CoalescedWaitBoundTest {
     // the second call is over: g's batch starts, on a refresh thread, and hangs too
     soon().until(() -> calls.size() == 3);
     assertThat(calls.get(2).keys()).containsExactly("g");
-    assertThat(calls.get(2).thread()).isNotIn(callers);
+    assertThat(calls.get(2).thread()).isNotIn(callers).isNotSameAs(Thread.currentThread());
     advanceTo(30_500 + TIMEOUT_MILLIS);
     assertTimedOutAt(g, 30_500 + TIMEOUT_MILLIS);
 
@@ -185,7 +187,7 @@ final class CoalescedWaitBoundTest {
     Flight<?> flight = flight(key);
     int before = flight.waiting();
     Waiter joiner = thread(() -> cache.get(key));
-    soon().until(() -> flight.waiting() == before + 1);
+    soon().until(() -> flight.waiting() > before);
     return joiner;
   }
 

@@ -464,6 +464,16 @@ public final class CacheStats {
   }
 
   /**
+   * Hits answered under a write fence with the value it replaced, which is the database's
+   * committed data until the transaction commits (a subset of {@link #hitCount}).
+   *
+   * @return a non-negative count
+   */
+  public long fencedHitCount() {
+    return get(Counter.FENCED_HIT);
+  }
+
+  /**
    * Write fences this instance could not replace after their transaction ended, retried until
    * they would have expired (the store down or slow): each key stayed fenced, loading and caching
    * nothing, until its fence expired. Logged with the key.

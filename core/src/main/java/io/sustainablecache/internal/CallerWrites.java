@@ -211,11 +211,13 @@ final class CallerWrites<V> {
       long now = clock.millis();
       StoreItem item = found.orElse(null);
       Entry<V> entry = item == null ? null : reader.read(storeKey, item, now);
-      if (entry != null && (entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()
-          || loaded && (entry.kind() == Entry.Kind.FENCE || entry.fetchedAt() >= changedSince))) {
+      boolean fenced = entry != null
+          && (entry.kind() == Entry.Kind.FENCE || entry.kind() == Entry.Kind.PRIOR);
+      if (entry != null && (entry.value() != null && now < entry.expiresAt()
+          || loaded && (fenced || entry.fetchedAt() >= changedSince))) {
         return CompletableFuture.completedFuture(Optional.of(entry));
       }
-      if (entry != null && entry.kind() == Entry.Kind.FENCE) {
+      if (fenced) {
         // putIfAbsent under a fence: a transaction is changing the key's data, and what the
         // caller offers may predate the change: not written (as if stored and invalidated)
         stats.increment(Counter.SKIPPED_WRITE);

@@ -49,6 +49,7 @@ public enum Counter {
   NEAR_RESET,
   FENCE,
   FENCED_LOAD,
+  FENCED_HIT,
   FENCE_RELEASE_FAILURE;
 
   static final Counter[] ALL = values();

@@ -18,13 +18,17 @@ package io.sustainablecache.internal;
  *                 positive, big-endian; an entry of another generation is a miss (see the near
  *                 cache's {@code invalidateAll} in docs/near-cache.md)
  * 16 or 24   n  payload: a value's codec bytes; none for absences and tombstones; for a write
- *                 fence 13 bytes: its id (8, big-endian), how many writers hold it (4, unsigned,
- *                 big-endian) and a flags byte (bit 0: more than one writer has held it)
+ *                 fence: a flags byte (bit 0: more than one writer has held it), the number of
+ *                 holders h (1 byte, 1 to 255), h holders of 16 bytes each (an id and until when
+ *                 that writer holds the fence, epoch milliseconds, both 8 bytes big-endian), then
+ *                 the <em>prior</em>: the whole envelope (a value or an absence) that the fence
+ *                 replaced, which is the database's committed data until a holder commits, or
+ *                 nothing
  * </pre>
  *
  * <p>A write fence stands in a key while a database transaction changes the key's data (see
  * {@code docs/design.md}, "Writes inside database transactions"): {@code fetchedAt} is when it
- * was last placed, {@code expiresAt} until when its writers expect to hold it.
+ * was last changed, {@code expiresAt} the latest of its holders' ends.
  *
  * <p>48-bit millisecond timestamps reach the year 10889. No valid UTF-8 text and no Java
  * serialization stream starts with {@code 0xC5 0x01} or {@code 0xC5 0x02}, so foreign values are
@@ -65,13 +69,20 @@ public final class Envelope {
   public static final byte KIND_TOMBSTONE = 0x21;
 
   /**
-   * Byte 1 of a write fence: a database transaction is changing the key's data. A fence is a miss
-   * whose loads are never cached, and whose CAS token fences out loads that read the key before.
+   * Byte 1 of a write fence: a database transaction is changing the key's data. A fence answers
+   * reads with its prior while it carries one; otherwise it is a miss whose loads are never
+   * cached. Its CAS token fences out loads that read the key before.
    */
   public static final byte KIND_FENCE = 0x31;
 
-  /** The payload's size of a write fence: id, holders, flags. */
-  public static final int FENCE_PAYLOAD_SIZE = 13;
+  /** The size of a write fence's payload without holders and prior: flags, holder count. */
+  public static final int FENCE_FIXED_SIZE = 2;
+
+  /** The size of one holder of a write fence: its id and its end. */
+  public static final int FENCE_HOLDER_SIZE = 16;
+
+  /** The most holders a write fence records. */
+  public static final int MAX_FENCE_HOLDERS = 255;
 
   /** The largest value a 48-bit timestamp field holds. */
   public static final long MAX_TIMESTAMP = (1L << 48) - 1;
@@ -155,54 +166,69 @@ public final class Envelope {
   /**
    * Builds a write fence of a generation (0: none).
    *
-   * @param atMillis when it is placed, epoch milliseconds
-   * @param untilMillis until when its writers expect to hold it, epoch milliseconds, not before
-   *     {@code atMillis}
-   * @param id the fence's id, chosen by the writer that created it
-   * @param holders how many writers hold it, positive
+   * @param atMillis when it is placed or changed, epoch milliseconds
    * @param shared whether more than one writer has held it
+   * @param holderIds the holders' ids
+   * @param holderUntils until when each holder holds it, epoch milliseconds, none before {@code
+   *     atMillis}
+   * @param prior the value or absence envelope the fence replaced, or {@code null} for none
    * @param generation the namespace's generation, or 0 for none
-   * @return a new array of {@code HEADER_SIZE + FENCE_PAYLOAD_SIZE} bytes (plus 8 with a
-   *     generation)
-   * @throws IllegalArgumentException if a timestamp is out of range or {@code holders} is not
-   *     positive
+   * @return a new array
+   * @throws IllegalArgumentException if a timestamp is out of range, or there are no holders, more
+   *     than {@link #MAX_FENCE_HOLDERS}, or not as many ends as ids
    */
-  public static byte[] encodeFence(long atMillis, long untilMillis, long id, int holders,
-      boolean shared, long generation) {
-    if (holders <= 0) {
-      throw new IllegalArgumentException("a fence has holders: " + holders);
+  public static byte[] encodeFence(long atMillis, boolean shared, long[] holderIds,
+      long[] holderUntils, byte[] prior, long generation) {
+    int holders = holderIds.length;
+    if (holders == 0 || holders > MAX_FENCE_HOLDERS || holderUntils.length != holders) {
+      throw new IllegalArgumentException("a fence has 1 to " + MAX_FENCE_HOLDERS
+          + " holders, each with an end: " + holders + " ids, " + holderUntils.length + " ends");
     }
-    byte[] payload = new byte[FENCE_PAYLOAD_SIZE];
-    for (int i = 7; i >= 0; i--) {
-      payload[i] = (byte) id;
-      id >>>= 8;
+    int priorLength = prior == null ? 0 : prior.length;
+    byte[] payload = new byte[FENCE_FIXED_SIZE + holders * FENCE_HOLDER_SIZE + priorLength];
+    payload[0] = (byte) (shared ? 1 : 0);
+    payload[1] = (byte) holders;
+    long until = 0;
+    for (int i = 0; i < holders; i++) {
+      int at = FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE;
+      put64(payload, at, holderIds[i]);
+      put64(payload, at + 8, holderUntils[i]);
+      until = Math.max(until, holderUntils[i]);
     }
-    for (int i = 11; i >= 8; i--) {
-      payload[i] = (byte) holders;
-      holders >>>= 8;
+    if (priorLength > 0) {
+      System.arraycopy(prior, 0, payload, payload.length - priorLength, priorLength);
     }
-    payload[12] = (byte) (shared ? 1 : 0);
-    return encode(KIND_FENCE, atMillis, untilMillis, 0, generation, payload);
-  }
-
-  /** The id of a valid write fence. */
-  public static long fenceId(byte[] bytes) {
-    int at = payloadOffset(bytes);
-    long v = 0;
-    for (int i = 0; i < 8; i++) {
-      v = (v << 8) | (bytes[at + i] & 0xFF);
-    }
-    return v;
-  }
-
-  /** How many writers hold a valid write fence: positive. */
-  public static int fenceHolders(byte[] bytes) {
-    return fenceHoldersAt(bytes, payloadOffset(bytes));
+    return encode(KIND_FENCE, Math.min(atMillis, until), until, 0, generation, payload);
   }
 
   /** Whether more than one writer has held a valid write fence. */
   public static boolean fenceShared(byte[] bytes) {
-    return (bytes[payloadOffset(bytes) + 12] & 1) != 0;
+    return (bytes[payloadOffset(bytes)] & 1) != 0;
+  }
+
+  /** How many writers a valid write fence records: 1 to {@link #MAX_FENCE_HOLDERS}. */
+  public static int fenceHolders(byte[] bytes) {
+    return bytes[payloadOffset(bytes) + 1] & 0xFF;
+  }
+
+  /** The id of holder {@code i} of a valid write fence. */
+  public static long fenceHolderId(byte[] bytes, int i) {
+    return get64(bytes, payloadOffset(bytes) + FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE);
+  }
+
+  /** Until when holder {@code i} of a valid write fence holds it, epoch milliseconds. */
+  public static long fenceHolderUntil(byte[] bytes, int i) {
+    return get64(bytes, payloadOffset(bytes) + FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE + 8);
+  }
+
+  /**
+   * The prior of a valid write fence: the envelope it replaced, as stored (not validated).
+   *
+   * @return a copy, or {@code null} if the fence carries none
+   */
+  public static byte[] fencePrior(byte[] bytes) {
+    int from = payloadOffset(bytes) + FENCE_FIXED_SIZE + fenceHolders(bytes) * FENCE_HOLDER_SIZE;
+    return from == bytes.length ? null : java.util.Arrays.copyOfRange(bytes, from, bytes.length);
   }
 
   private static byte[] encode(byte kind, long fetchedAtMillis, long expiresAtMillis,
@@ -261,8 +287,7 @@ public final class Envelope {
     byte kind = kind(bytes);
     boolean known = kind == KIND_VALUE
         || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && bytes.length == header)
-        || (kind == KIND_FENCE && bytes.length == header + FENCE_PAYLOAD_SIZE
-            && fenceHoldersAt(bytes, header) > 0 && (bytes[header + 12] & ~1) == 0);
+        || (kind == KIND_FENCE && validFence(bytes, header));
     return known && get48(bytes, 2) <= get48(bytes, 8);
   }
 
@@ -346,10 +371,39 @@ public final class Envelope {
     return bytes.length - payloadOffset(bytes);
   }
 
-  private static int fenceHoldersAt(byte[] bytes, int payload) {
-    int v = 0;
-    for (int i = 8; i < 12; i++) {
-      v = (v << 8) | (bytes[payload + i] & 0xFF);
+  /**
+   * Whether a fence's payload is whole: known flags, 1 to 255 holders, each end within the
+   * timestamp range and none after the header's end (the latest of them).
+   */
+  private static boolean validFence(byte[] bytes, int header) {
+    if (bytes.length < header + FENCE_FIXED_SIZE || (bytes[header] & ~1) != 0) {
+      return false;
+    }
+    int holders = bytes[header + 1] & 0xFF;
+    if (holders == 0 || bytes.length < header + FENCE_FIXED_SIZE + holders * FENCE_HOLDER_SIZE) {
+      return false;
+    }
+    long until = get48(bytes, 8);
+    for (int i = 0; i < holders; i++) {
+      long end = get64(bytes, header + FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE + 8);
+      if (end < 0 || end > until) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static void put64(byte[] b, int at, long v) {
+    for (int i = 7; i >= 0; i--) {
+      b[at + i] = (byte) v;
+      v >>>= 8;
+    }
+  }
+
+  private static long get64(byte[] b, int at) {
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (b[at + i] & 0xFF);
     }
     return v;
   }

@@ -151,9 +151,10 @@ final class WriteFences<V> {
       byte[] standing = item == null ? null : fenceOf(item);
       long at = clock.millis();
       if (standing != null) {
-        Holds joined = Holds.of(standing).live(at, plantedMillis).with(holder, at + fenceMillis);
+        Holds held = Holds.of(standing).live(at, plantedMillis);
+        Holds joined = held.with(holder, at + fenceMillis);
         return swapped(store.cas(storeKey, item.casToken(), encode(storeKey, at, joined),
-            exptime(joined.until(), at)), storeKey, holder, attempt, joined);
+            exptime(joined.until(), at)), storeKey, holder, attempt, held);
       }
       Holds fresh = Holds.first(holder, at + fenceMillis,
           item == null || !CARRY_PRIOR ? null : priorOf(item));
@@ -277,6 +278,9 @@ final class WriteFences<V> {
      * and its release finds a fence it does not hold, which it leaves to its holders.
      */
     Holds with(long id, long until) {
+      if (holds(id)) { // a swap that landed, though its answer was lost: this hold, renewed
+        return without(id).with(id, until);
+      }
       if (ids.length == Envelope.MAX_FENCE_HOLDERS) {
         int first = 0;
         for (int i = 1; i < untils.length; i++) {

@@ -336,6 +336,8 @@ final class WriteFenceTest {
     try (SustainableCache<String> c = cache(contending, false)) {
       WriteFence<String> second = c.fence("k");
       assertThat(contended.get()).as("four swaps lost").isZero();
+      assertThat(Envelope.fenceHolders(raw("k"))).as("the first writer and this one, once each")
+          .isEqualTo(2);
       row.set("second's");
       second.committed();
 

@@ -414,6 +414,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    *   WriteFence<User> fence = users.fence("user:42");
    *   try {
    *     update(c, 42, newName);
+   *     fence.beforeCommit();
    *     c.commit();
    *   } catch (SQLException | RuntimeException e) {
    *     c.rollback();
@@ -424,15 +425,18 @@ public interface SustainableCache<V> extends AutoCloseable {
    * }
    * }</pre>
    *
-   * <p>While the fence stands, on every instance of the namespace: reads of the key load from
-   * their loader and cache nothing (what the database returns before the commit is its committed
-   * data, and nothing of it outlives the fence); no load that read the key before the fence can
-   * write; near caches drop the key within their bound. {@code invalidate} during a transaction
-   * leaves a window: between the commit and the deferred evict, and for a load that read the data
-   * before the commit and writes after the evict; the fence closes both, on every host. A writer
-   * that dies leaves the fence to expire after {@link SustainableCacheBuilder#fenceTimeout}
-   * (default 30 s). See {@link WriteFence} for several writers and for failures after the
-   * commit, and {@code docs/design.md}, "Writes inside database transactions".
+   * <p>While the fence stands, on every instance of the namespace: until {@link
+   * WriteFence#beforeCommit()}, reads of the key are answered with the value the fence replaced
+   * (the database's committed data: a write costs the database no load while its transaction
+   * runs; the transaction itself reads its change from the database, not from here); from then
+   * until the release they load from their loader and cache nothing; no load that read the key
+   * before the fence can write; near caches drop the key within their bound. {@code invalidate}
+   * during a transaction leaves a window: between the commit and the deferred evict, and for a
+   * load that read the data before the commit and writes after the evict; the fence closes both,
+   * on every host. Each writer's hold ends at the latest {@link
+   * SustainableCacheBuilder#fenceTimeout} (default 30 s) after it placed it, so a writer that dies
+   * pins no key. See {@link WriteFence} for several writers and for failures around the commit,
+   * and {@code docs/design.md}, "Writes inside database transactions".
    *
    * <p>A plain {@link #invalidate} or {@link #put} while a fence stands replaces it (the key is
    * then not fenced any more, and the fence's release writes a tombstone). {@link #invalidateAll}

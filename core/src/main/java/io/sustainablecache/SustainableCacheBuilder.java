@@ -280,7 +280,7 @@ public final class SustainableCacheBuilder<V> {
    * ARCUS client drop and re-open the connection, failing other requests meanwhile. Default:
    * 1 MiB - 1 KiB (1047552).
    *
-   * @param bytes 17 (an empty payload) to 1 GiB
+   * @param bytes 21 (the envelope around a one-byte payload) to 1 GiB
    * @return this builder
    * @throws IllegalArgumentException if out of range
    * @throws IllegalStateException if already set

@@ -210,8 +210,9 @@ final class EntryWriter<V> {
     return Envelope.encodeFence(now, shared, holderIds, holderUntils, prior, generation);
   }
 
-  /** The largest header an envelope has. */
-  private static final int GENERATION_OVERHEAD = Envelope.GENERATION_HEADER_SIZE;
+  /** The largest header an envelope has, and its checksum. */
+  private static final int GENERATION_OVERHEAD =
+      Envelope.GENERATION_HEADER_SIZE + Envelope.CHECKSUM_SIZE;
 
   /** A tombstone for an invalidation at {@code now}. */
   byte[] tombstone(String storeKey, long now) {

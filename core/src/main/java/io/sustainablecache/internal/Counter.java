@@ -49,7 +49,8 @@ public enum Counter {
   NEAR_RESET,
   FENCE,
   FENCED_LOAD,
-  FENCE_RELEASE_FAILURE;
+  FENCE_RELEASE_FAILURE,
+  UNFINISHED_AT_CLOSE;
 
   static final Counter[] ALL = values();
 }

@@ -485,6 +485,20 @@ public final class CacheStats {
   }
 
   /**
+   * Store writes and lease releases that {@link SustainableCache#close()} stopped waiting for at
+   * its {@link SustainableCacheBuilder#closeTimeout closeTimeout}: still unanswered by the store
+   * then (a store slow or down), and dropped if the client was shut down right after. Logged at
+   * WARN with the number. Nothing stale comes of it: a dropped write-back is a key that loads
+   * again; a dropped lease release makes other instances wait out the lease (at most one load
+   * plus a bound).
+   *
+   * @return a non-negative count
+   */
+  public long unfinishedAtCloseCount() {
+    return get(Counter.UNFINISHED_AT_CLOSE);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

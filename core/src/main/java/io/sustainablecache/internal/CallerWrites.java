@@ -43,10 +43,16 @@ final class CallerWrites<V> {
    */
   private final NearCache<V> generations;
   private final RateLimitedLog notAwaitedFailures;
+  /**
+   * What close() waits for: the writes themselves count there, and so does, whole, a change
+   * nobody awaits and a bulk peek's putLoaded, whose first step is a read.
+   */
+  private final PendingWrites pending;
 
-  CallerWrites(CacheConfig<V> config, Keys keys, ReadPath<V> reads, EntryReader<V> reader,
-      EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
-      long waitNanos, NearCache<V> near, NearCache<V> generations) {
+  CallerWrites(CacheConfig<V> config, PendingWrites pending, Keys keys, ReadPath<V> reads,
+      EntryReader<V> reader, EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease,
+      StatsCounter stats, long waitNanos, NearCache<V> near, NearCache<V> generations) {
+    this.pending = pending;
     this.near = near;
     this.generations = generations;
     this.store = config.store();
@@ -158,7 +164,7 @@ final class CallerWrites<V> {
    */
   CompletableFuture<Boolean> putLoadedAsync(String key, V value, long readStart,
       Optional<StoreItem> seen) {
-    return putLoaded(keys.storeKey(key), value, readStart, seen);
+    return pending.track(putLoaded(keys.storeKey(key), value, readStart, seen));
   }
 
   private CompletableFuture<Boolean> putLoaded(String storeKey, V value, long readStart,
@@ -317,7 +323,7 @@ final class CallerWrites<V> {
   <T> T finish(String storeKey, CompletableFuture<T> change, String operation,
       T notAwaited) {
     if (!change.isDone() && !Waiting.allowed(store)) {
-      change.whenComplete((result, failure) -> {
+      pending.track(change).whenComplete((result, failure) -> {
         if (failure != null) {
           notAwaitedFailures.warn(operation + " was called on a thread that delivers the"
               + " store's answers, so nobody waited for it, and it failed",

@@ -50,7 +50,8 @@ public enum Counter {
   FENCE,
   FENCED_LOAD,
   FENCED_HIT,
-  FENCE_RELEASE_FAILURE;
+  FENCE_RELEASE_FAILURE,
+  UNFINISHED_AT_CLOSE;
 
   static final Counter[] ALL = values();
 }

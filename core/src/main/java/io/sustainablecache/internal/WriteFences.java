@@ -63,6 +63,8 @@ final class WriteFences<V> {
   private static final AtomicLong HOLDS = new AtomicLong();
 
   private final CacheStore store;
+  /** What close() waits for: a release counts, retries included, until it is done or given up. */
+  private final PendingWrites pending;
   private final Keys keys;
   private final InstantSource clock;
   private final Ticker ticker;
@@ -80,9 +82,11 @@ final class WriteFences<V> {
   private final String cacheName;
   private final RateLimitedLog releaseLog;
 
-  WriteFences(CacheConfig<V> config, Keys keys, EntryWriter<V> writer, CallerWrites<V> writes,
-      KeyRegistry registry, FleetLease<V> lease, StatsCounter stats, long waitNanos) {
+  WriteFences(CacheConfig<V> config, PendingWrites pending, Keys keys, EntryWriter<V> writer,
+      CallerWrites<V> writes, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
+      long waitNanos) {
     this.store = config.store();
+    this.pending = pending;
     this.keys = keys;
     this.clock = config.clock();
     this.ticker = config.ticker();
@@ -425,7 +429,9 @@ final class WriteFences<V> {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }
       CompletableFuture<Void> first = new CompletableFuture<>();
-      attempt(outcome, value, 0, 0, first);
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      pending.track(done);
+      attempt(outcome, value, 0, 0, first, done);
       awaitFirst(first);
       if (outcome == Outcome.COMMITTED) {
         // this JVM's loads registered before the commit may have read the old row; a release
@@ -437,29 +443,32 @@ final class WriteFences<V> {
 
     /**
      * One attempt of the release; {@code first} completes when the release is done or its first
-     * failure scheduled a retry, whichever comes first.
+     * failure scheduled a retry, whichever comes first; {@code done} when the release is done or
+     * given up.
      */
     private void attempt(Outcome outcome, byte[] value, int conflicts, int failures,
-        CompletableFuture<Void> first) {
-      CompletableFuture<Boolean> done;
+        CompletableFuture<Void> first, CompletableFuture<Void> done) {
+      CompletableFuture<Boolean> attempt;
       try {
-        done = release(outcome, value, conflicts + 1 == ATTEMPTS);
+        attempt = release(outcome, value, conflicts + 1 == ATTEMPTS);
       } catch (RuntimeException e) {
-        done = CompletableFuture.failedFuture(e);
+        attempt = CompletableFuture.failedFuture(e);
       }
-      done.whenComplete((released, failure) -> {
+      attempt.whenComplete((released, failure) -> {
         if (failure == null && released) {
           first.complete(null);
+          done.complete(null);
         } else if (failure == null && conflicts + 1 < ATTEMPTS) {
-          attempt(outcome, value, conflicts + 1, failures, first); // the key changed meanwhile
+          // the key changed meanwhile
+          attempt(outcome, value, conflicts + 1, failures, first, done);
         } else {
-          retryLater(outcome, value, failures, failure, first);
+          retryLater(outcome, value, failures, failure, first, done);
         }
       });
     }
 
     private void retryLater(Outcome outcome, byte[] value, int failures, Throwable failure,
-        CompletableFuture<Void> first) {
+        CompletableFuture<Void> first, CompletableFuture<Void> done) {
       first.complete(null); // the caller goes on: the fence stands meanwhile
       long elapsed = TimeUnit.NANOSECONDS.toMillis(ticker.read() - placedTick);
       long delay = Math.min(MAX_RETRY_MILLIS, FIRST_RETRY_MILLIS << Math.min(failures, 16));
@@ -473,12 +482,14 @@ final class WriteFences<V> {
             + " replaced after " + (failures + 1) + " attempts; this writer's hold ends at the"
             + " latest " + until + ": until then reads of the key load from the loader and cache"
             + " nothing", failure == null ? null : EntryWriter.unwrap(failure));
+        done.complete(null);
         return;
       }
       try {
-        scheduler.schedule(() -> attempt(outcome, value, 0, failures + 1, first), delay,
+        scheduler.schedule(() -> attempt(outcome, value, 0, failures + 1, first, done), delay,
             TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException e) {
+        done.complete(null);
         stats.increment(Counter.FENCE_RELEASE_FAILURE);
         releaseLog.warn("cache " + cacheName + ": the write fence of key " + key + " could not be"
             + " replaced, and its retry could not be scheduled; it stands until it expires", e);

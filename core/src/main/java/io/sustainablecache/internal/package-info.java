@@ -35,7 +35,8 @@
  *   <tr><td>fleet lease</td><td>{@code FleetLease}, {@code LeaseStep}, {@code
  *       LeaseValues}</td></tr>
  *   <tr><td>write</td><td>{@code EntryWriter} (a load's write), {@code CallerWrites} ({@code
- *       put}, {@code invalidate}), {@code WriteFences}, {@code Exptime}, {@code
+ *       put}, {@code invalidate}), {@code WriteFences}, {@code PendingWrites} (the writes in
+ *       flight, which {@code close()} waits for), {@code Exptime}, {@code
  *       Envelope}</td></tr>
  *   <tr><td>near cache</td><td>{@code NearCache}, {@code NearTier}, {@code NearLog}, {@code
  *       NearEntry}, {@code CaffeineEntries}, {@code Generation}</td></tr>

@@ -20,6 +20,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.h2.tools.Server;
+import org.knowm.xchart.AnnotationLine;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.style.Styler;
@@ -79,6 +80,7 @@ final class TxHotScenario {
         --query-ms N       a load's time after its SELECT (default 10)
         --no-baseline      skip the no-write runs (the baseline is then taken as 0 loads)
         --out DIR          (default lab-results)   --no-charts   --seed N (default 42)
+        --redraw DIR       run nothing: draw the charts again from DIR/tx-hot.csv
       """;
 
   /** The configurations run by default, in this order. */
@@ -164,6 +166,34 @@ final class TxHotScenario {
     }
   }
 
+  /** The results of a {@code tx-hot.csv}, as {@link Result#csvRow} wrote them. */
+  static List<Result> fromCsv(List<String> lines) {
+    List<String> header = Arrays.asList(lines.get(0).split(","));
+    List<Result> results = new ArrayList<>();
+    for (String line : lines.subList(1, lines.size())) {
+      String[] cells = line.split(",");
+      java.util.function.ToDoubleFunction<String> d =
+          column -> Double.parseDouble(cells[header.indexOf(column)]);
+      java.util.function.ToLongFunction<String> l = column -> Math.round(d.applyAsDouble(column));
+      results.add(new Result(cells[0], (int) l.applyAsLong("jvms"), (int) l.applyAsLong("rate"),
+          (int) l.applyAsLong("hold_ms"), (int) l.applyAsLong("seconds"), l.applyAsLong("writes"),
+          l.applyAsLong("refused"), l.applyAsLong("lost"), l.applyAsLong("reads"),
+          l.applyAsLong("failed_reads"), l.applyAsLong("loads"), d.applyAsDouble("baseline_loads"),
+          l.applyAsLong("loads_open"), l.applyAsLong("loads_closing"),
+          l.applyAsLong("loads_after"), l.applyAsLong("loads_before_writes"),
+          d.applyAsDouble("closing_ms_p50"), l.applyAsLong("reads_during"),
+          d.applyAsDouble("p50_during_ms"), d.applyAsDouble("p99_during_ms"),
+          d.applyAsDouble("p50_outside_ms"), d.applyAsDouble("p99_outside_ms"),
+          l.applyAsLong("stale_after_commit"), l.applyAsLong("stale_after_write"),
+          l.applyAsLong("stale_keys"), d.applyAsDouble("store_ops_per_write"),
+          l.applyAsLong("fenced_hits"), l.applyAsLong("fenced_loads"),
+          l.applyAsLong("leases_won"), l.applyAsLong("leases_lost"),
+          l.applyAsLong("release_failures"), l.applyAsLong("writer_store_errors"),
+          l.applyAsLong("reader_store_errors")));
+    }
+    return results;
+  }
+
   private final Options options;
   private final PrintStream out;
 
@@ -179,6 +209,21 @@ final class TxHotScenario {
   static int run(String[] args, PrintStream out) {
     if (ScenarioStart.help(args, USAGE, out)) {
       return 0;
+    }
+    int redraw = Arrays.asList(args).indexOf("--redraw");
+    if (redraw >= 0) {
+      Path dir = Path.of(NearScenario.value(args, redraw + 1, "--redraw"));
+      try {
+        List<Result> results = fromCsv(Files.readAllLines(dir.resolve("tx-hot.csv")));
+        Files.createDirectories(dir.resolve("charts"));
+        Charts.save(loadsChart(results), dir.resolve("charts").resolve("tx-hot-loads.png"));
+        Charts.save(p99Chart(results), dir.resolve("charts").resolve("tx-hot-p99.png"));
+        out.print(goals(results));
+        out.printf("Drew %s%n", dir.resolve("charts"));
+        return 0;
+      } catch (IOException e) {
+        throw new IllegalStateException("--redraw: " + e, e);
+      }
     }
     ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
         "io.sustainablecache.testkit", "warn");
@@ -420,8 +465,8 @@ final class TxHotScenario {
       writerStats = Arrays.stream(Files.readString(Path.of(writerPrefix + ".stats")).trim()
           .split(" ")).mapToLong(Long::parseLong).toArray();
     }
-    Result result = measure(mode, jvms, rate, hold, options.seconds(), writes, reads, loads, readerStats,
-        writerStats, TxScenario.staleKeysOf(address, jdbcUrl, namespace, 1));
+    Result result = measure(mode, jvms, rate, hold, options.seconds(), writes, reads, loads,
+        readerStats, writerStats, TxScenario.staleKeysOf(address, jdbcUrl, namespace, 1));
     out.printf(Locale.ROOT, "%d writes, %,d reads, %d loads (%.2f per write), p99 %.2f ms"
         + " during writes / %.2f outside, %d stale after the write%n", result.writes(),
         result.reads(), result.loads(), result.writes() == 0 ? 0 : result.loadsPerWrite(),
@@ -617,7 +662,7 @@ final class TxHotScenario {
 
   /** Bars of one figure per configuration over the categories (a log axis: 0 drawn at min). */
   private static CategoryChart bars(List<Result> results, String title, String yTitle,
-      java.util.function.ToDoubleFunction<Result> value, double min) {
+      java.util.function.ToDoubleFunction<Result> value, double min, double goal) {
     CategoryChart chart = new CategoryChartBuilder().width(1500).height(560).title(title)
         .xAxisTitle("reader JVMs, total reads per second, transaction hold")
         .yAxisTitle(yTitle).build();
@@ -645,6 +690,7 @@ final class TxHotScenario {
           .map(c -> s.getValue().getOrDefault(c, min)).toList();
       chart.addSeries(s.getKey(), categories, values);
     }
+    chart.addAnnotation(new AnnotationLine(goal, false, false));
     return chart;
   }
 
@@ -652,14 +698,14 @@ final class TxHotScenario {
   static CategoryChart loadsChart(List<Result> results) {
     return bars(results, "A hot key written once a second inside a transaction: DB loads per"
         + " committed write, fleet-wide (goal for the new fence: 1.1)", "DB loads per write",
-        r -> r.writes() == 0 ? 0 : r.loadsPerWrite(), 0.1);
+        r -> r.writes() == 0 ? 0 : r.loadsPerWrite(), 0.1, LOADS_GOAL);
   }
 
   /** p99 of the reads during writes over p99 of the others, per configuration. */
   static CategoryChart p99Chart(List<Result> results) {
     return bars(results, "p99 latency of reads during a write / p99 of the other reads (goal:"
         + " 1.5 or less)", "p99 during / p99 outside",
-        r -> r.p99OutsideMs() == 0 ? 0 : r.p99DuringMs() / r.p99OutsideMs(), 0.1);
+        r -> r.p99OutsideMs() == 0 ? 0 : r.p99DuringMs() / r.p99OutsideMs(), 0.1, P99_GOAL);
   }
 
   private static int freePort() throws IOException {

@@ -31,8 +31,8 @@ import net.spy.memcached.ArcusClient;
  *
  * <p>Arguments: {@code cacheAddress jdbcUrl namespace mode holdMillis writes outPrefix}. Protocol
  * as {@link TxReader}'s ({@code .ready}, {@code .go}; before {@code .ready}, one transaction of
- * the mode on row 1, which nobody reads, warms the code up); the first transaction begins 500 ms after
- * the start instant, the next ones a second apart. Writes {@code outPrefix.commits} (a line per
+ * the mode on row 1, which nobody reads, warms the code up); the first transaction begins 500 ms
+ * after the start instant, the next ones a second apart. Writes {@code outPrefix.commits} (a line per
  * committed write: version, then the {@code System.nanoTime()} instants the transaction began,
  * its commit step began ({@code beforeCommit()}, or the commit), the commit returned and the whole
  * write returned) and {@code outPrefix.stats} (one line: refused writes, lost invalidations,

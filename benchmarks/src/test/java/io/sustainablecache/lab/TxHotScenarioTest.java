@@ -110,4 +110,22 @@ final class TxHotScenarioTest {
         "--jvms", "3"})).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--threads");
   }
+
+  @Test
+  void aCsvRow_readsBackAsTheResultThatWroteIt() {
+    TxHotScenario.Result r = TxHotScenario.measure("fenced", 3, 1_800, 50, 10, List.of(WRITE),
+        new TxScenario.Reads(), List.of(new long[] {1_060, 1_070}, new long[] {1_080, 1_090}),
+        new long[] {0, 0, 2, 0, 7, 1, 1, 0}, new long[] {0, 0, 7, 0, 0}, 0).withBaseline(0.5);
+
+    TxHotScenario.Result back = TxHotScenario.fromCsv(List.of(TxHotScenario.CSV_HEADER,
+        r.csvRow())).get(0);
+
+    assertThat(back.mode()).isEqualTo("fenced");
+    assertThat(back.jvms()).isEqualTo(3);
+    assertThat(back.loadsPerWrite()).isEqualTo(1.5);
+    assertThat(back.fencedHits()).isEqualTo(7);
+    assertThat(back.fencedLoads()).isEqualTo(1);
+    assertThat(back.loadsClosing()).isEqualTo(1);
+    assertThat(back.loadsAfter()).isEqualTo(1);
+  }
 }

@@ -95,6 +95,13 @@ final class TxScenarioIT {
     assertThat(old.apply("fenced_hits")).as(report).isZero();
     assertThat(fenced.apply("loads_per_write")).as(report)
         .isLessThan(old.apply("loads_per_write"));
+    // the loads of reads that did not find the fence (the reload of the committed row, one for
+    // the fleet under the lease): at most 1.5 per write. The fenced loads on top (reads between
+    // beforeCommit() and the release, and reads that saw the fence and loaded after it) are not
+    // bounded here: 1 to 1.4 per write in this preset on a loaded 2-core machine
+    // (docs/results.md), above issue 30's 1.1
+    assertThat((fenced.apply("loads") - fenced.apply("fenced_loads")) / fenced.apply("writes"))
+        .as(report).isLessThanOrEqualTo(1.5);
     assertThat(status).isZero();
   }
 }

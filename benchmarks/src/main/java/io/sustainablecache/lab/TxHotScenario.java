@@ -63,8 +63,8 @@ final class TxHotScenario {
       p50/p99 during writes and outside them, stale reads, writes committed. Writes tx-hot.csv,
       tx-hot.txt and charts/tx-hot-loads.png, charts/tx-hot-p99.png under --out.
 
-        --quick            the integration test's preset: --runs fenced,fenced-noprior
-                           --hold 50 --jvms 1 --rates 600 --seconds 4 --no-baseline
+        --quick            the integration test's preset: --runs fenced --hold 50 --jvms 1
+                           --rates 600 --seconds 4 --no-baseline
         --runs LIST        fenced (fence, update, beforeCommit, commit, committed()),
                            fenced-noprior (the previous release's fence: every JVM of the run
                            with -Dio.sustainablecache.internal.fenceWithoutPrior=true, no
@@ -255,7 +255,7 @@ final class TxHotScenario {
       switch (arg) {
         case "--tx", "--hot" -> { }
         case "--quick" -> {
-          modes = List.of("fenced", "fenced-noprior");
+          modes = List.of("fenced");
           holds = List.of(50);
           jvms = List.of(1);
           rates = List.of(600);

@@ -91,7 +91,7 @@ final class TxHotScenarioTest {
   @Test
   void options() {
     TxHotScenario.Options quick = TxHotScenario.parse(new String[] {"--tx", "--hot", "--quick"});
-    assertThat(quick.modes()).containsExactly("fenced", "fenced-noprior");
+    assertThat(quick.modes()).containsExactly("fenced");
     assertThat(quick.seconds()).isEqualTo(4);
     assertThat(quick.baseline()).isFalse();
 

@@ -168,7 +168,7 @@ public final class CacheSettings {
    * for the key and the server's item header.
    */
   static final Setting<Integer> MAX_VALUE_SIZE =
-      integer("max-value-size", 17, 1 << 30, 1024 * 1024 - 1024);
+      integer("max-value-size", 21, 1 << 30, 1024 * 1024 - 1024);
 
   /** {@link SustainableCacheBuilder#refreshBatch}: 256 keys, 10 ms. */
   static final Setting<SettingText.RefreshBatch> REFRESH_BATCH = row("refresh-batch",

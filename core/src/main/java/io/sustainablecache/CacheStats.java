@@ -464,6 +464,16 @@ public final class CacheStats {
   }
 
   /**
+   * Hits answered under a write fence with the value it replaced, which is the database's
+   * committed data until the transaction commits (a subset of {@link #hitCount}).
+   *
+   * @return a non-negative count
+   */
+  public long fencedHitCount() {
+    return get(Counter.FENCED_HIT);
+  }
+
+  /**
    * Write fences this instance could not replace after their transaction ended, retried until
    * they would have expired (the store down or slow): each key stayed fenced, loading and caching
    * nothing, until its fence expired. Logged with the key.
@@ -472,6 +482,20 @@ public final class CacheStats {
    */
   public long fenceReleaseFailureCount() {
     return get(Counter.FENCE_RELEASE_FAILURE);
+  }
+
+  /**
+   * Store writes and lease releases that {@link SustainableCache#close()} stopped waiting for at
+   * its {@link SustainableCacheBuilder#closeTimeout closeTimeout}: still unanswered by the store
+   * then (a store slow or down), and dropped if the client was shut down right after. Logged at
+   * WARN with the number. Nothing stale comes of it: a dropped write-back is a key that loads
+   * again; a dropped lease release makes other instances wait out the lease (at most one load
+   * plus a bound).
+   *
+   * @return a non-negative count
+   */
+  public long unfinishedAtCloseCount() {
+    return get(Counter.UNFINISHED_AT_CLOSE);
   }
 
   /**

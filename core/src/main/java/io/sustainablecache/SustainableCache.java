@@ -74,8 +74,8 @@ import java.util.concurrent.CompletableFuture;
  *       CacheStats#storeErrorCount()}, {@link CacheStats#nearRecordFailureCount()}) and logged
  *       at WARN (rate-limited). {@link #putIfAbsent} then answers empty without knowing whether
  *       the value was stored.</li>
- *   <li>{@link #close()} does not wait for running refreshes; building a cache with a near cache
- *       does not wait for its first poll.</li>
+ *   <li>{@link #close()} waits neither for running refreshes nor for the writes in flight;
+ *       building a cache with a near cache does not wait for its first poll.</li>
  * </ul>
  * The asynchronous methods never wait on any thread.
  *
@@ -442,6 +442,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    *   WriteFence<User> fence = users.fence("user:42");
    *   try {
    *     update(c, 42, newName);
+   *     fence.beforeCommit();
    *     c.commit();
    *   } catch (SQLException | RuntimeException e) {
    *     c.rollback();
@@ -452,15 +453,18 @@ public interface SustainableCache<V> extends AutoCloseable {
    * }
    * }</pre>
    *
-   * <p>While the fence stands, on every instance of the namespace: reads of the key load from
-   * their loader and cache nothing (what the database returns before the commit is its committed
-   * data, and nothing of it outlives the fence); no load that read the key before the fence can
-   * write; near caches drop the key within their bound. {@code invalidate} during a transaction
-   * leaves a window: between the commit and the deferred evict, and for a load that read the data
-   * before the commit and writes after the evict; the fence closes both, on every host. A writer
-   * that dies leaves the fence to expire after {@link SustainableCacheBuilder#fenceTimeout}
-   * (default 30 s). See {@link WriteFence} for several writers and for failures after the
-   * commit, and {@code docs/design.md}, "Writes inside database transactions".
+   * <p>While the fence stands, on every instance of the namespace: until {@link
+   * WriteFence#beforeCommit()}, reads of the key are answered with the value the fence replaced
+   * (the database's committed data: a write costs the database no load while its transaction
+   * runs; the transaction itself reads its change from the database, not from here); from then
+   * until the release they load from their loader and cache nothing; no load that read the key
+   * before the fence can write; near caches drop the key within their bound. {@code invalidate}
+   * during a transaction leaves a window: between the commit and the deferred evict, and for a
+   * load that read the data before the commit and writes after the evict; the fence closes both,
+   * on every host. Each writer's hold ends at the latest {@link
+   * SustainableCacheBuilder#fenceTimeout} (default 30 s) after it placed it, so a writer that dies
+   * pins no key. See {@link WriteFence} for several writers and for failures around the commit,
+   * and {@code docs/design.md}, "Writes inside database transactions".
    *
    * <p>A plain {@link #invalidate} or {@link #put} while a fence stands replaces it (the key is
    * then not fenced any more, and the fence's release writes a tombstone). {@link #invalidateAll}
@@ -488,10 +492,34 @@ public interface SustainableCache<V> extends AutoCloseable {
   CacheStats stats();
 
   /**
-   * Stops scheduling background refreshes and shuts down the refresh executor if the cache owns
-   * it, waiting at most {@link SustainableCacheBuilder#closeTimeout closeTimeout} for running
-   * refreshes. Reads, writes and invalidations keep working afterwards, without background
-   * refreshes. Idempotent. The store is not closed.
+   * Stops scheduling background refreshes, shuts down the refresh executor if the cache owns it,
+   * and waits until the store has answered the writes this cache issued, so that the client can
+   * be shut down right after this returns without dropping any of them. In order:
+   * <ol>
+   *   <li>Background refreshes stop; running ones are waited for at most {@link
+   *       SustainableCacheBuilder#closeTimeout closeTimeout}, then interrupted and waited for
+   *       once more as long (they issue writes too, so they come first).</li>
+   *   <li>The store writes and lease releases still on their way are waited for, at most {@code
+   *       closeTimeout} again: the write-backs of loads (also one handed to a caller's refresh
+   *       executor and not run yet), the fleet lease's deletes and failure markers, {@code put}s
+   *       and invalidations that nobody awaited (made on a store thread, or {@link
+   *       BulkPeek#putLoaded}), near-cache log records, and write fences' releases in progress,
+   *       retries after a store failure included. Writes issued while it waits are waited for as
+   *       well. A load still running is not waited for: its write, issued when it ends, may come
+   *       after this returns.</li>
+   * </ol>
+   * The bound is measured on the cache's {@linkplain SustainableCacheBuilder#scheduler
+   * scheduler} (so on an injected ticker in tests), backed by the wall clock. What the store has
+   * not answered by then is left: counted ({@link CacheStats#unfinishedAtCloseCount()}) and
+   * logged at WARN with the number. A write that fails is not waited for again and not thrown:
+   * it was counted and logged where it failed. So {@code close()} throws nothing for a store
+   * that is slow, down or failing; with nothing in flight it returns at once.
+   *
+   * <p>Thread-safe and idempotent: every call waits for what is in flight at the time (so a
+   * second call after more writes waits for those). On a thread that delivers the store's
+   * answers it waits for neither refreshes nor writes (see "Calls on the store's threads").
+   * Reads, writes and invalidations keep working afterwards, without background refreshes. The
+   * store is not closed: shut its client down after this returns.
    */
   @Override
   void close();

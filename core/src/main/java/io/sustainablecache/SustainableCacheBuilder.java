@@ -280,7 +280,7 @@ public final class SustainableCacheBuilder<V> {
    * ARCUS client drop and re-open the connection, failing other requests meanwhile. Default:
    * 1 MiB - 1 KiB (1047552).
    *
-   * @param bytes 17 (an empty payload) to 1 GiB
+   * @param bytes 21 (the envelope around a one-byte payload) to 1 GiB
    * @return this builder
    * @throws IllegalArgumentException if out of range
    * @throws IllegalStateException if already set
@@ -480,8 +480,9 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * How long {@link SustainableCache#close()} waits for running refreshes before it interrupts the
-   * executor the cache owns, and then once more for the interrupted ones to stop (so {@code
-   * close()} returns within twice this). Default: 5 s.
+   * executor the cache owns, then once more for the interrupted ones to stop, and then for the
+   * store to answer the writes and lease releases the cache issued (so {@code close()} returns
+   * within three times this; with nothing running or in flight, at once). Default: 5 s.
    *
    * @param timeout zero (interrupt at once) to 1 day
    * @return this builder

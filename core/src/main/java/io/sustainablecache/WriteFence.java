@@ -2,15 +2,36 @@ package io.sustainablecache;
 
 /**
  * A key fenced while a database transaction changes its data: returned by {@link
- * SustainableCache#fence}, completed with exactly one of {@link #committed()}, {@link
- * #committed(Object)} or {@link #rolledBack()} once the transaction has ended.
+ * SustainableCache#fence}; {@link #beforeCommit()} is called right before the database commit,
+ * and exactly one of {@link #committed()}, {@link #committed(Object)} or {@link #rolledBack()}
+ * once the transaction has ended.
  *
- * <p>While the fence stands, on every instance of the namespace: a read of the key loads it from
- * the loader and caches nothing (concurrent readers of one instance share one load); no load
- * that read the key before the fence can write; near caches drop the key within their bound. The
- * fence is held in the store, not in this JVM: a writer that dies leaves it to expire after
- * {@link SustainableCacheBuilder#fenceTimeout}. Several writers may hold one key's fence at once;
- * it stands until the last of them completes.
+ * <pre>{@code
+ * WriteFence<User> fence = users.fence(id);  // readers keep getting the committed user
+ * ... update the row ...
+ * fence.beforeCommit();                      // from here on readers load, and cache nothing
+ * tx.commit();
+ * fence.committed(updated);                  // the key holds the new user
+ * }</pre>
+ *
+ * <p>While the fence stands, on every instance of the namespace: no load that read the key before
+ * the fence can write; near caches drop the key within their bound. <b>Until {@link
+ * #beforeCommit()}</b>, a read of the key is answered with the value (or absence) the fence
+ * replaced, the database's committed data, as a hit that is never refreshed and never held in a
+ * near cache; so a write costs the database no load while its transaction runs. This includes
+ * reads on the writer's own thread: <b>the transaction reads its own change from the database,
+ * not from the cache</b> (the Spring and Hibernate integrations do this for you). <b>From {@link
+ * #beforeCommit()}</b> (or if the key held no value), a read loads from the loader and caches
+ * nothing (concurrent readers of one instance share one load) until the fence is released.
+ * Without {@link #beforeCommit()}, the value replaced is answered until the release lands, which
+ * {@link #committed()} waits for; if it cannot land (the store unreachable, or the writer dies
+ * between the commit and the release), other instances may answer with it for as long as this
+ * writer's hold lasts ({@link SustainableCacheBuilder#fenceTimeout}): call it.
+ *
+ * <p>The fence is held in the store, not in this JVM. Several writers may hold one key's fence at
+ * once; it stands until the last of them completes, and each writer's hold ends on its own, at
+ * the latest {@code fenceTimeout} after that writer placed it (by the writers' clocks): a writer
+ * that dies holds the key no longer than that, whatever other writers do.
  *
  * <p>Completing never throws a store failure: the change is retried in the background, with
  * back-off, until the fence would have expired; a final failure is counted ({@link
@@ -33,6 +54,21 @@ public interface WriteFence<V> {
    * @return the key, never {@code null}
    */
   String key();
+
+  /**
+   * The transaction is about to commit: the fence stops answering reads with the value it
+   * replaced (whoever holds it), and reads load and cache nothing until the fence is released.
+   * Waits for the store, at most the load timeout; call it on the transaction's thread, right
+   * before the commit. Optional, but without it a release that cannot land leaves the replaced
+   * value readable on other instances after the commit, at most {@code fenceTimeout} (see above).
+   *
+   * @throws io.sustainablecache.spi.StoreException if the store did not confirm it: do not
+   *     commit (roll back, then {@link #rolledBack()}), since other instances could answer with
+   *     the replaced value after the commit
+   * @throws IllegalStateException if this fence was completed already, or if called on a thread
+   *     that delivers the store's answers
+   */
+  void beforeCommit();
 
   /**
    * The transaction committed: the fence is replaced by a tombstone (the next read loads the

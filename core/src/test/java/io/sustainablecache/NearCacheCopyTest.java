@@ -138,8 +138,10 @@ final class NearCacheCopyTest {
 
       assertThat(hit).isSameAs(loaded).containsExactly("a", "changed by the loader's caller");
       assertThat(memory.gets("copy:k").join()).as("the store keeps what was loaded")
-          .hasValueSatisfying(item -> assertThat(new String(item.value(), StandardCharsets.UTF_8))
-              .endsWith("a"));
+          .hasValueSatisfying(item -> assertThat(new String(item.value(),
+              io.sustainablecache.internal.Envelope.payloadOffset(item.value()),
+              io.sustainablecache.internal.Envelope.payloadLength(item.value()),
+              StandardCharsets.UTF_8)).endsWith("a"));
     }
   }
 

@@ -104,8 +104,9 @@ public final class SustainableCacheTest {
     assertThat(Envelope.fetchedAt(stored)).isEqualTo(start + 37);
     assertThat(Envelope.expiresAt(stored)).isEqualTo(start + 37 + TTL.toMillis());
     assertThat(Envelope.loadMillis(stored)).isEqualTo(37);
-    assertThat(new String(stored, Envelope.HEADER_SIZE, stored.length - Envelope.HEADER_SIZE,
+    assertThat(new String(stored, Envelope.HEADER_SIZE, Envelope.payloadLength(stored),
         StandardCharsets.UTF_8)).isEqualTo("v1");
+    assertThat(stored).hasSize(Envelope.HEADER_SIZE + 2 + Envelope.CHECKSUM_SIZE);
   }
 
   @Test

@@ -166,9 +166,12 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  * A cache's writes that nobody waits for (a load's write-back, the fleet lease's delete) may
  * still be queued in the client when the cache's last call returns, and an immediate {@code
  * shutdown()} drops them: nothing stale is served, but the next reader loads again and other
- * instances wait out the lease. Drain the queues first ({@code client.waitForQueues(timeout,
- * unit)}) where that matters (found by the lab's four-JVM scenario, whose members lost their last
- * round's writes this way).
+ * instances wait out the lease (found by the lab's four-JVM scenario, whose members lost their
+ * last round's writes this way). Close the caches first: {@code SustainableCache.close()} waits,
+ * at most its {@code closeTimeout}, until the store answered every write it issued. Other users
+ * of the store (code that calls it directly) drain the client's queues before the shutdown
+ * ({@code client.waitForQueues(timeout, unit)}), as the store factory's {@code
+ * OpenedStore.close()} does.
  */
 public final class ArcusStore extends MemcachedStore {
 

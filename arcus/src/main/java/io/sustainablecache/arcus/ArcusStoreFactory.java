@@ -42,6 +42,10 @@ import net.spy.memcached.ConnectionFactoryBuilder;
  * Any other key, a blank ensemble or service code, or a {@value #SERVERS} that is neither
  * {@code true} nor {@code false} is refused with an {@link IllegalArgumentException} naming it.
  *
+ * <p>The {@link OpenedStore} it returns closes by letting the client send and have answered what
+ * it still has queued ({@code waitForQueues}), at most {@link Settings#shutdownTimeout()}, then
+ * shutting it down.
+ *
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class ArcusStoreFactory implements CacheStoreFactory {
@@ -155,7 +159,8 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
       client.shutdown();
       throw e;
     }
-    return OpenedStore.of(store, description, client::shutdown);
+    return OpenedStore.of(store, description, AdapterSettings.drainThenShutdown("ARCUS",
+        settings.shutdownTimeout(), client::waitForQueues, client::shutdown));
   }
 
   /** The {@link #SERVERS} option: {@code null} if unset. */

@@ -20,19 +20,20 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * The cost of the envelope, the 16-byte header ({@link Envelope#HEADER_SIZE}) the cache stores in
- * front of every value, for payloads of 16 B, 1 KiB and 64 KiB ({@code size}):
+ * front of every value and the 4-byte CRC32C checksum ({@link Envelope#CHECKSUM_SIZE}) after it,
+ * for payloads of 16 B, 1 KiB and 64 KiB ({@code size}):
  * <ul>
  *   <li>{@link #encode}: {@link Envelope#encode} of an already encoded payload (allocates and
  *       copies {@code 16 + size} bytes);</li>
  *   <li>{@link #encodeWithCodec}: what the cache's write does, {@code ValueCodec.utf8().encode}
  *       of a string and then {@link Envelope#encode};</li>
- *   <li>{@link #readHeader}: {@link Envelope#isValid} and the three header fields, what a read
- *       needs before the refresh decision (no allocation);</li>
+ *   <li>{@link #readHeader}: {@link Envelope#isValid} (the checksum included) and the three
+ *       header fields, what a read needs before the refresh decision (no allocation);</li>
  *   <li>{@link #decode}: {@link #readHeader} plus decoding the payload with {@link
  *       ValueCodec#utf8()}, what a hit costs on top of the network read.</li>
  * </ul>
  * The payload is ASCII text, so {@code new String(bytes, UTF_8)} takes its fast path. The
- * envelope's space overhead is a constant {@value Envelope#HEADER_SIZE} bytes per item whatever
+ * envelope's space overhead is a constant 20 bytes per item whatever
  * the payload; each fork prints it with the relative overhead for its payload size (a benchmark
  * cannot assert it).
  *
@@ -74,14 +75,14 @@ public class EnvelopeBenchmark {
     text = sb.toString();
     payload = text.getBytes(StandardCharsets.UTF_8);
     envelope = Envelope.encode(fetchedAt, expiresAt, loadMillis, payload);
-    if (envelope.length != payload.length + Envelope.HEADER_SIZE
+    int overhead = Envelope.HEADER_SIZE + Envelope.CHECKSUM_SIZE;
+    if (envelope.length != payload.length + overhead
         || !codec.decode(envelope, Envelope.HEADER_SIZE, Envelope.payloadLength(envelope))
             .equals(text)) {
       throw new IllegalStateException("envelope round trip failed");
     }
     System.out.printf("%nenvelope overhead: payload %d B -> stored %d B, +%d B (%.2f %%)%n",
-        payload.length, envelope.length, Envelope.HEADER_SIZE,
-        100.0 * Envelope.HEADER_SIZE / payload.length);
+        payload.length, envelope.length, overhead, 100.0 * overhead / payload.length);
   }
 
   /**

@@ -152,7 +152,8 @@ public class HitPathBenchmark {
     };
     cache.put(key, value);
     check(cache.get(key, loader).length == size, "cache get after put");
-    int header = generation ? Envelope.GENERATION_HEADER_SIZE : Envelope.HEADER_SIZE;
+    int header = (generation ? Envelope.GENERATION_HEADER_SIZE : Envelope.HEADER_SIZE)
+        + Envelope.CHECKSUM_SIZE;
     check(rawGets().length == size + header, "raw gets");
     check(rawGet().length == size + header, "raw get");
   }

@@ -107,8 +107,8 @@ final class CountingStore implements CacheStore {
     if (kind != Envelope.KIND_VALUE) {
       return null;
     }
-    return Optional.of(new String(Arrays.copyOfRange(bytes, Envelope.payloadOffset(bytes), bytes.length),
-        StandardCharsets.UTF_8));
+    return Optional.of(new String(bytes, Envelope.payloadOffset(bytes),
+        Envelope.payloadLength(bytes), StandardCharsets.UTF_8));
   }
 
   /** A written value followed until it is read or leaves the server. */

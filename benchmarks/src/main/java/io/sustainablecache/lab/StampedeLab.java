@@ -104,6 +104,9 @@ public final class StampedeLab {
                              JVMs checking every read: invalidate inside the transaction, after
                              the commit, or fenced (SustainableCache.fence); writes tx.csv.
                              --tx --help
+        --tx --hot           one hot key written once a second in a transaction: DB loads per
+                             write and read latency during writes, per invalidation (issue 30);
+                             writes tx-hot.csv. --tx --hot --help
 
       Bulk reads across a fleet
         --bulk-fleet         instead of the comparison: N JVMs read the same cold page with

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -30,24 +31,31 @@ import net.spy.memcached.ArcusClient;
  * and how long it took.
  *
  * <p>Arguments: {@code cacheAddress jdbcUrl namespace keys queryMillis readsPerSecond seconds
- * seed outPrefix nearMillis} (0: no near cache). Protocol (as {@link HibernateReader}'s): writes
- * {@code outPrefix.ready} once its cache client is connected, then reads the start instant
- * (wall-clock milliseconds) from {@code outPrefix.go} once the lab wrote it. Writes {@code
- * outPrefix.reads} (per read: int key, long version, long startNanos, long latencyNanos) and {@code outPrefix.stats} (one line: reads,
- * failed reads, loader calls, store errors).
+ * seed outPrefix nearMillis [threads warm]} (nearMillis 0: no near cache; threads: reading
+ * threads, 2 if not given; warm {@code true}: every key is read once before the reader reports
+ * ready, the hot-key mode's warm-up, so that the measured loads are the writes' alone). Protocol
+ * (as {@link HibernateReader}'s): writes {@code outPrefix.ready} once its cache client is
+ * connected, then reads the start instant (wall-clock milliseconds) from {@code outPrefix.go}
+ * once the lab wrote it. Writes {@code outPrefix.reads} (per read: int key, long version, long
+ * startNanos, long latencyNanos), {@code outPrefix.loads} (per loader call from the start
+ * instant on: long startNanos, long endNanos) and {@code outPrefix.stats} (one line: reads,
+ * failed reads, loader calls, store errors, then the cache's fenced hits, fenced loads, leases
+ * won and leases lost, counted from the start instant on).
  */
 final class TxReader {
 
   /** Bytes per read in the {@code .reads} file. */
   static final int RECORD_BYTES = 4 + 8 + 8 + 8;
-  private static final int THREADS = 2;
+  /** Bytes per loader call in the {@code .loads} file. */
+  static final int LOAD_BYTES = 8 + 8;
+  private static final int DEFAULT_THREADS = 2;
 
   private TxReader() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 10) {
+    if (args.length != 10 && args.length != 12) {
       System.err.println("usage: TxReader cacheAddress jdbcUrl namespace keys queryMillis"
-          + " readsPerSecond seconds seed outPrefix nearMillis");
+          + " readsPerSecond seconds seed outPrefix nearMillis [threads warm]");
       System.exit(2);
     }
     String jdbcUrl = args[1];
@@ -58,10 +66,15 @@ final class TxReader {
     long seed = Long.parseLong(args[7]);
     String out = args[8];
     long nearMillis = Long.parseLong(args[9]);
+    int threadCount = args.length == 12 ? Integer.parseInt(args[10]) : DEFAULT_THREADS;
+    boolean warm = args.length == 12 && Boolean.parseBoolean(args[11]);
 
     ArcusClient client = TxScenario.client(StampedeLab.StoreHandle.parseAddress(args[0]));
     SustainableCache<String> cache = TxScenario.cache(client, args[2], null, nearMillis);
     AtomicLong loaderCalls = new AtomicLong();
+    java.util.concurrent.atomic.AtomicBoolean measuring =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    ConcurrentLinkedQueue<long[]> loads = new ConcurrentLinkedQueue<>();
     List<Connection> connections = new ArrayList<>();
     ThreadLocal<PreparedStatement> query = ThreadLocal.withInitial(() -> {
       try {
@@ -75,34 +88,48 @@ final class TxReader {
       }
     });
     io.sustainablecache.Loader<String> loader = key -> {
-      loaderCalls.incrementAndGet();
+      boolean counted = measuring.get();
+      long loadStart = System.nanoTime();
+      if (counted) {
+        loaderCalls.incrementAndGet();
+      }
       String version = TxScenario.select(query.get(), TxScenario.id(key));
       LockSupport.parkNanos(queryNanos);
+      if (counted) {
+        loads.add(new long[] {loadStart, System.nanoTime()});
+      }
       return version;
     };
 
-    int perThread = rate * seconds / THREADS;
-    int[][] readKeys = new int[THREADS][perThread];
-    long[][] versions = new long[THREADS][perThread];
-    long[][] starts = new long[THREADS][perThread];
-    long[][] latencies = new long[THREADS][perThread];
-    int[] done = new int[THREADS];
+    int perThread = rate * seconds / threadCount;
+    int[][] readKeys = new int[threadCount][perThread];
+    long[][] versions = new long[threadCount][perThread];
+    long[][] starts = new long[threadCount][perThread];
+    long[][] latencies = new long[threadCount][perThread];
+    int[] done = new int[threadCount];
     AtomicLong failed = new AtomicLong();
     TxScenario.awaitConnected(client);
+    if (warm) {
+      for (int k = 0; k < keys; k++) {
+        cache.get(TxScenario.key(k), loader);
+      }
+    }
     Files.writeString(Path.of(out + ".ready"), "ready\n");
     long startAt = Long.parseLong(HibernateReader.await(Path.of(out + ".go")).trim());
     while (System.currentTimeMillis() < startAt) {
       Thread.sleep(Math.max(1, Math.min(50, startAt - System.currentTimeMillis())));
     }
+    CacheStats before = cache.stats();
+    measuring.set(true);
     long begin = System.nanoTime();
     long end = begin + TimeUnit.SECONDS.toNanos(seconds);
     List<Thread> threads = new ArrayList<>();
-    for (int t = 0; t < THREADS; t++) {
+    for (int t = 0; t < threadCount; t++) {
       int thread = t;
       Thread reader = new Thread(() -> {
         SplittableRandom random = new SplittableRandom(seed * 31 + thread);
-        long gapNanos = TimeUnit.SECONDS.toNanos(1) * THREADS / rate;
-        long next = begin + thread * gapNanos / THREADS;
+        long gapNanos = TimeUnit.SECONDS.toNanos(1) * threadCount / rate;
+        long next = begin + thread * gapNanos / threadCount;
         int i = 0;
         while (i < perThread) {
           long now = System.nanoTime();
@@ -139,7 +166,7 @@ final class TxReader {
     }
     try (DataOutputStream data = new DataOutputStream(new BufferedOutputStream(
         Files.newOutputStream(Path.of(out + ".reads")), 1 << 16))) {
-      for (int t = 0; t < THREADS; t++) {
+      for (int t = 0; t < threadCount; t++) {
         for (int i = 0; i < done[t]; i++) {
           data.writeInt(readKeys[t][i]);
           data.writeLong(versions[t][i]);
@@ -148,10 +175,21 @@ final class TxReader {
         }
       }
     }
+    try (DataOutputStream data = new DataOutputStream(new BufferedOutputStream(
+        Files.newOutputStream(Path.of(out + ".loads")), 1 << 16))) {
+      for (long[] load : loads) {
+        data.writeLong(load[0]);
+        data.writeLong(load[1]);
+      }
+    }
     CacheStats stats = cache.stats();
     int total = Arrays.stream(done).sum();
     Files.writeString(Path.of(out + ".stats"), total + " " + failed.get() + " "
-        + loaderCalls.get() + " " + stats.storeErrorCount() + "\n");
+        + loaderCalls.get() + " " + stats.storeErrorCount() + " "
+        + (stats.fencedHitCount() - before.fencedHitCount()) + " "
+        + (stats.fencedLoadCount() - before.fencedLoadCount()) + " "
+        + (stats.leaseWonCount() - before.leaseWonCount()) + " "
+        + (stats.leaseLostCount() - before.leaseLostCount()) + "\n");
     System.out.println("reads " + total + " " + stats);
     cache.close();
     client.shutdown();
@@ -172,5 +210,18 @@ final class TxReader {
         reads.add(data.readInt(), data.readLong(), data.readLong(), data.readLong());
       }
     }
+  }
+
+  /** The loader calls of a reader's {@code .loads} file: {start, end} nanos each. */
+  static List<long[]> loads(Path file) throws IOException {
+    long records = Files.size(file) / LOAD_BYTES;
+    List<long[]> loads = new ArrayList<>();
+    try (DataInputStream data = new DataInputStream(new java.io.BufferedInputStream(
+        Files.newInputStream(file), 1 << 16))) {
+      for (long i = 0; i < records; i++) {
+        loads.add(new long[] {data.readLong(), data.readLong()});
+      }
+    }
+    return loads;
   }
 }

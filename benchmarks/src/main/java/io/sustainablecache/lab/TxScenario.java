@@ -105,6 +105,7 @@ final class TxScenario {
         --repeat N         run each configuration N times (seeds S, S+1, ...); the table and
                            the chart show medians, tx.csv every run
         --out DIR          (default lab-results)   --no-charts   --seed N (default 42)
+        --hot              one hot key written once a second instead: see --tx --hot --help
       """;
 
   static final List<String> MODES = List.of("plain", "after-commit", "fenced", "fenced-put");
@@ -213,6 +214,9 @@ final class TxScenario {
   }
 
   static int run(String[] args, PrintStream out) {
+    if (TxHotScenario.requested(args)) {
+      return TxHotScenario.run(args, out);
+    }
     if (ScenarioStart.help(args, USAGE, out)) {
       return 0;
     }
@@ -421,7 +425,7 @@ final class TxScenario {
     List<Commit> commits = List.copyOf(writers.commits);
     long[] stale = stale(commits, reads, options.keys(),
         TimeUnit.MILLISECONDS.toNanos(options.nearMillis()));
-    long staleKeys = staleKeys(address, jdbcUrl, namespace, options.keys());
+    long staleKeys = staleKeysOf(address, jdbcUrl, namespace, options.keys());
     long[] sorted = Arrays.copyOf(reads.latencies, reads.size);
     Arrays.sort(sorted);
     CacheStats ws = writers.stats;
@@ -504,7 +508,7 @@ final class TxScenario {
   }
 
   /** After quiescence: the keys whose cached value is not their row's version. */
-  private static long staleKeys(InetSocketAddress address, String jdbcUrl, String namespace,
+  static long staleKeysOf(InetSocketAddress address, String jdbcUrl, String namespace,
       int keys) throws SQLException {
     ArcusClient client = client(address);
     try (SustainableCache<String> cache = cache(client, namespace, null, 0);

@@ -39,7 +39,7 @@ sealed interface Answer<V> {
 
   /** The answer of an entry that answers: its value, or absent. */
   static <V> Answer<V> of(Entry<V> entry) {
-    return entry.kind() == Entry.Kind.VALUE ? new Value<>(entry.value()) : absent();
+    return entry.value() != null ? new Value<>(entry.value()) : absent(); // a prior may be one
   }
 
   @SuppressWarnings("unchecked")

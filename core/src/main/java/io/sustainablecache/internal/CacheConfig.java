@@ -98,6 +98,20 @@ public record CacheConfig<V>(
     return loadTimeout.plusSeconds(1);
   }
 
+  /**
+   * This configuration over another store: how {@link DefaultSustainableCache} gives the classes
+   * that write its {@link PendingWrites}, while the read path keeps the store itself.
+   */
+  CacheConfig<V> withStore(CacheStore other) {
+    return new CacheConfig<>(other, namespace, ttl, grace, policy, refreshMode, codec, executor,
+        refreshThreads, refreshQueueCapacity, clock, random, keyPolicy, maxValueSize,
+        failureBackoff, maxFailureBackoff, serveStaleOnError, maxClockSkew, loadTimeout,
+        absentTtl, ttlJitter, fleetLease, refreshBatchSize, refreshBatchDelay,
+        coalesceMaxBatchSize, coalesceMaxWait, closeTimeout, fenceTimeout, scheduler,
+        nearMaximumSize, nearBoundedByBytes, nearStaleness, nearSampling, nearCopy,
+        invalidateAllBound, ticker);
+  }
+
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */
   long lifetimeMillis() {
     return ttl.toMillis() + grace.toMillis();

@@ -46,14 +46,20 @@ final class CallerWrites<V> {
    */
   private final NearCache<V> generations;
   private final RateLimitedLog notAwaitedFailures;
+  /**
+   * What close() waits for: the writes themselves count there, and so does, whole, a change
+   * nobody awaits and a bulk peek's putLoaded, whose first step is a read.
+   */
+  private final PendingWrites pending;
   /** The ticker, on which a {@link ReadStart}'s reading is compared with {@link #sightings}. */
   private final Ticker ticker;
   /** Changes that kept a {@code putLoaded} out by their time, and when this instance saw them. */
   private final ChangeSightings sightings;
 
-  CallerWrites(CacheConfig<V> config, Keys keys, ReadPath<V> reads, EntryReader<V> reader,
-      EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
-      long waitNanos, NearCache<V> near, NearCache<V> generations) {
+  CallerWrites(CacheConfig<V> config, PendingWrites pending, Keys keys, ReadPath<V> reads,
+      EntryReader<V> reader, EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease,
+      StatsCounter stats, long waitNanos, NearCache<V> near, NearCache<V> generations) {
+    this.pending = pending;
     this.near = near;
     this.generations = generations;
     this.store = config.store();
@@ -174,7 +180,7 @@ final class CallerWrites<V> {
    */
   CompletableFuture<Boolean> putLoadedAsync(String key, V value, ReadStart readStart,
       Optional<StoreItem> seen) {
-    return putLoaded(keys.storeKey(key), value, readStart, seen);
+    return pending.track(putLoaded(keys.storeKey(key), value, readStart, seen));
   }
 
   private CompletableFuture<Boolean> putLoaded(String storeKey, V value, ReadStart readStart,
@@ -237,12 +243,13 @@ final class CallerWrites<V> {
       long now = clock.millis();
       StoreItem item = found.orElse(null);
       Entry<V> entry = item == null ? null : reader.read(storeKey, item, now);
-      if (entry != null && (entry.kind() == Entry.Kind.VALUE && now < entry.expiresAt()
-          || loaded && (entry.kind() == Entry.Kind.FENCE || changedSince(storeKey, item, entry,
-              began)))) {
+      boolean fenced = entry != null
+          && (entry.kind() == Entry.Kind.FENCE || entry.kind() == Entry.Kind.PRIOR);
+      if (entry != null && (entry.value() != null && now < entry.expiresAt()
+          || loaded && (fenced || changedSince(storeKey, item, entry, began)))) {
         return CompletableFuture.completedFuture(Optional.of(entry));
       }
-      if (entry != null && entry.kind() == Entry.Kind.FENCE) {
+      if (fenced) {
         // putIfAbsent under a fence: a transaction is changing the key's data, and what the
         // caller offers may predate the change: not written (as if stored and invalidated)
         stats.increment(Counter.SKIPPED_WRITE);
@@ -363,7 +370,7 @@ final class CallerWrites<V> {
   <T> T finish(String storeKey, CompletableFuture<T> change, String operation,
       T notAwaited) {
     if (!change.isDone() && !Waiting.allowed(store)) {
-      change.whenComplete((result, failure) -> {
+      pending.track(change).whenComplete((result, failure) -> {
         if (failure != null) {
           notAwaitedFailures.warn(operation + " was called on a thread that delivers the"
               + " store's answers, so nobody waited for it, and it failed",

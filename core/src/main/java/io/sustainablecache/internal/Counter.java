@@ -49,7 +49,9 @@ public enum Counter {
   NEAR_RESET,
   FENCE,
   FENCED_LOAD,
-  FENCE_RELEASE_FAILURE;
+  FENCED_HIT,
+  FENCE_RELEASE_FAILURE,
+  UNFINISHED_AT_CLOSE;
 
   static final Counter[] ALL = values();
 }

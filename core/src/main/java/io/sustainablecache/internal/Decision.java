@@ -36,6 +36,9 @@ final class Decision {
     if (entry == null || !entry.answers()) {
       return Action.MISS;
     }
+    if (entry.kind() == Entry.Kind.PRIOR) {
+      return Action.FRESH; // under a write fence: no load may write, so none refreshes
+    }
     if (now < entry.expiresAt()) {
       if (mode == RefreshMode.NONE || !policy.shouldRefresh(now, entry.fetchedAt(),
           entry.expiresAt(), entry.loadMillis(), random)) {
@@ -57,7 +60,7 @@ final class Decision {
    * @return epoch milliseconds
    */
   static long freshUntil(Entry<?> entry, RefreshMode mode, RefreshPolicy policy) {
-    if (!entry.answers()) {
+    if (!entry.cached()) {
       return Long.MIN_VALUE;
     }
     if (mode == RefreshMode.NONE) {

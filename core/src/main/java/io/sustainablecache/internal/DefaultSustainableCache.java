@@ -39,6 +39,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final LoadPipeline<V> loads;
   private final CallerWrites<V> writes;
   private final WriteFences<V> fences;
+  /** The store work this cache issued and has not seen answered, which {@link #close} awaits. */
+  private final PendingWrites pending;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
   /**
@@ -71,27 +73,32 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
     Generation generation = config.generationBound() == null ? null : new Generation();
     EntryReader<V> reader = new EntryReader<>(config, stats, generation);
     this.registry = new KeyRegistry(config, stats);
+    // The classes that write see the store through the count of pending writes, which close()
+    // waits for; the read path (ReadPath, BulkLoads, EntryReader) keeps the store itself, so a
+    // hit pays nothing for the count.
+    this.pending = new PendingWrites(config.store());
+    CacheConfig<V> writing = config.withStore(pending);
     // A new generation (another instance's invalidateAll) voids this JVM's loads in flight, as
     // this instance's own invalidateAll does: reads that begin after it do not join them.
-    this.generations = NearCache.of(config, keys, reader, stats, generation,
+    this.generations = NearCache.of(writing, keys, reader, stats, generation,
         registry::detachAll);
     this.near = generations != null && generations.holdsEntries() ? generations : null;
-    EntryWriter<V> writer = new EntryWriter<>(config, stats, storeErrorLog, near, generation);
+    EntryWriter<V> writer = new EntryWriter<>(writing, stats, storeErrorLog, near, generation);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
-    FleetLease<V> lease = new FleetLease<>(config, keys, reader, stats, loadTimes,
+    FleetLease<V> lease = new FleetLease<>(writing, keys, reader, stats, loadTimes,
         storeErrorLog);
-    this.loads = new LoadPipeline<>(registry, writer, refresher, lease,
+    this.loads = new LoadPipeline<>(registry, writer, refresher, lease, pending,
         config.clock(), config.ticker(), stats, loadTimes, waitNanos);
     AfterRead<V> afterRead = new AfterRead<>(config, loads, refresher, stats);
     this.reads = new ReadPath<>(config, keys, reader, loads, afterRead, refresher, stats,
         storeErrorLog, waitNanos, near);
     this.bulk = new BulkLoads<>(config, keys, reads, registry, afterRead, refresher, stats,
         waitNanos);
-    this.writes = new CallerWrites<>(config, keys, reads, reader, writer, registry, lease, stats,
-        waitNanos, near, generations);
-    this.fences = new WriteFences<>(config, keys, writer, writes, registry, lease, stats,
-        waitNanos);
+    this.writes = new CallerWrites<>(writing, pending, keys, reads, reader, writer, registry,
+        lease, stats, waitNanos, near, generations);
+    this.fences = new WriteFences<>(writing, pending, keys, writer, writes, registry, lease,
+        stats, waitNanos);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -221,7 +228,19 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
     if (generations != null) {
       generations.close();
     }
-    refresher.close();
+    refresher.close(); // first: the refreshes it waits for issue writes too
+    if (!Waiting.allowed(config.store())) {
+      return; // the writes are answered on this very thread, once it returns
+    }
+    long unfinished = pending.drain(config.closeTimeout(), config.scheduler());
+    if (unfinished > 0) {
+      stats.add(Counter.UNFINISHED_AT_CLOSE, unfinished);
+      Log.LOGGER.warn("cache {}: close() stopped waiting after closeTimeout ({}) with {} store"
+          + " write(s) or lease release(s) still unanswered; shutting the client down now may"
+          + " drop them (nothing stale is served: the keys load again, and other instances may"
+          + " wait out a fleet lease)", config.namespace().isEmpty() ? "(no namespace)"
+          : config.namespace(), config.closeTimeout(), unfinished);
+    }
   }
 
   @Override
@@ -236,6 +255,11 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   KeyRegistry registry() {
     return registry;
+  }
+
+  /** The writes and chains issued and not answered yet; for tests. */
+  long pendingWrites() {
+    return pending.pending();
   }
 
   final ReadPath<V> reads() {

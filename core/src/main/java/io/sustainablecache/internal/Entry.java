@@ -29,12 +29,24 @@ record Entry<V>(Kind kind, V value, long fetchedAt, long expiresAt, long loadMil
      * out older loads, and whose own loads are returned to their callers and never cached.
      */
     FENCE,
+    /**
+     * A write fence that carries its <em>prior</em>, the value (or absence, {@code value} {@code
+     * null}) it replaced, which is the database's committed data until a holder commits: it
+     * answers as a fresh hit, is never refreshed nor held near, and its token fences out older
+     * loads as a fence's does.
+     */
+    PRIOR,
     /** Not an envelope this cache can read (foreign, truncated, another version, undecodable). */
     CORRUPT
   }
 
-  /** Whether the entry answers a read: a value or a cached absence. */
+  /** Whether the entry answers a read: a value, a cached absence, or a fence's prior. */
   boolean answers() {
+    return kind == Kind.VALUE || kind == Kind.ABSENT || kind == Kind.PRIOR;
+  }
+
+  /** Whether the entry is a value or a cached absence as a load wrote it (not a fence's prior). */
+  boolean cached() {
     return kind == Kind.VALUE || kind == Kind.ABSENT;
   }
 }

@@ -97,7 +97,7 @@ final class EntryReader<V> {
       mixedLog.warn(generation != null ? WITHOUT_NEAR_CACHE : WITH_NEAR_CACHE);
     }
     if (kind == Envelope.KIND_FENCE) {
-      return fence(bytes, fetchedAt, now, item);
+      return fence(storeKey, bytes, fetchedAt, now, item);
     }
     if (kind == Envelope.KIND_TOMBSTONE
         || (generation != null && written != generation.current(storeKey))) {
@@ -135,9 +135,12 @@ final class EntryReader<V> {
    * written: one that claims to stand longer than {@code fenceTimeout} (plus the skew) from now is
    * planted (counted as corrupt), and one whose end passed more than {@code maxClockSkew} ago is
    * outlived (its writer died, and the server has not expired it yet); both read as a tombstone,
-   * so the next load replaces them and the key is never stuck.
+   * so the next load replaces them and the key is never stuck. A standing fence that carries a
+   * prior (the value or absence it replaced) which this cache would still answer with, judged as
+   * if it stood alone under the key, reads as {@link Entry.Kind#PRIOR}.
    */
-  private Entry<V> fence(byte[] bytes, long fetchedAt, long now, StoreItem item) {
+  private Entry<V> fence(String storeKey, byte[] bytes, long fetchedAt, long now,
+      StoreItem item) {
     long until = Envelope.expiresAt(bytes);
     if (until - now > fenceMillis + maxSkewMillis) {
       stats.increment(Counter.CORRUPT_ENTRY);
@@ -145,8 +148,23 @@ final class EntryReader<V> {
           + " instance configured as this one writes; treating it as a miss");
       return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());
     }
-    Entry.Kind kind = now - until > maxSkewMillis ? Entry.Kind.TOMBSTONE : Entry.Kind.FENCE;
-    return new Entry<>(kind, null, fetchedAt, fetchedAt, 0, item.casToken());
+    if (now - until > maxSkewMillis) {
+      return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());
+    }
+    byte[] prior = Envelope.fencePrior(bytes);
+    byte priorKind = prior != null && Envelope.isValid(prior) ? Envelope.kind(prior) : 0;
+    if (priorKind == Envelope.KIND_VALUE || priorKind == Envelope.KIND_ABSENT) {
+      Entry<V> replaced = read(storeKey, new StoreItem(prior, item.casToken()), now);
+      if (replaced.cached() && now < replaced.expiresAt()) {
+        return new Entry<>(Entry.Kind.PRIOR, replaced.value(), replaced.fetchedAt(),
+            replaced.expiresAt(), replaced.loadMillis(), item.casToken());
+      }
+    } else if (prior != null) {
+      stats.increment(Counter.CORRUPT_ENTRY);
+      corruptLog.warn("a write fence carries a prior that is not a value nor an absence this"
+          + " version reads (truncated or planted); treating it as a fence without one");
+    }
+    return new Entry<>(Entry.Kind.FENCE, null, fetchedAt, fetchedAt, 0, item.casToken());
   }
 
   private static <V> Entry<V> corrupt(StoreItem item) {

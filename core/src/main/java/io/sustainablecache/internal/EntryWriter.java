@@ -196,10 +196,23 @@ final class EntryWriter<V> {
     return Exptime.of(Envelope.expiresAt(bytes) - fetchedAt + graceMillis, fetchedAt);
   }
 
-  /** A write fence of the key placed at {@code now}; see {@link Envelope#encodeFence}. */
-  byte[] fence(String storeKey, long now, long until, long id, int holders, boolean shared) {
-    return Envelope.encodeFence(now, until, id, holders, shared, callerGeneration(storeKey));
+  /**
+   * A write fence of the key changed at {@code now}; see {@link Envelope#encodeFence}. Its prior
+   * is left out if the fence would not fit {@code maxValueSize} with it.
+   */
+  byte[] fence(String storeKey, long now, boolean shared, long[] holderIds, long[] holderUntils,
+      byte[] prior) {
+    long generation = callerGeneration(storeKey);
+    if (prior != null && GENERATION_OVERHEAD + Envelope.FENCE_FIXED_SIZE
+        + holderIds.length * Envelope.FENCE_HOLDER_SIZE + prior.length > maxValueSize) {
+      prior = null;
+    }
+    return Envelope.encodeFence(now, shared, holderIds, holderUntils, prior, generation);
   }
+
+  /** The largest header an envelope has, and its checksum. */
+  private static final int GENERATION_OVERHEAD =
+      Envelope.GENERATION_HEADER_SIZE + Envelope.CHECKSUM_SIZE;
 
   /** A tombstone for an invalidation at {@code now}. */
   byte[] tombstone(String storeKey, long now) {

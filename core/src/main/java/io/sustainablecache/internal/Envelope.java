@@ -2,15 +2,18 @@ package io.sustainablecache.internal;
 
 /**
  * The stored format of a cache entry: a 16-byte header followed by the codec's payload, or, for
- * a cache with a near cache, a 24-byte header that also carries the namespace's generation.
- * Public so that benchmarks and other-language readers can use it; not part of the supported API.
+ * a cache with a near cache, a 24-byte header that also carries the namespace's generation; then
+ * a 4-byte checksum of everything before it. Public so that benchmarks and other-language readers
+ * can use it; not part of the supported API.
  *
  * <pre>
  * offset  size  field
  *      0     1  magic 0xC5
- *      1     1  kind (high nibble) and format version (low nibble, 1 or 2):
- *                 0x01 a value, 0x11 "no value" (a cached absence), 0x21 a tombstone, 0x31 a
- *                 write fence (version 1; 0x02, 0x12, 0x22, 0x32 in version 2)
+ *      1     1  kind (high nibble) and format version (low nibble, 3 or 4):
+ *                 0x03 a value, 0x13 "no value" (a cached absence), 0x23 a tombstone, 0x33 a
+ *                 write fence (version 3; 0x04, 0x14, 0x24, 0x34 in version 4). The kind
+ *                 constants here ({@link #KIND_VALUE}, ...) carry a low nibble of 1 whatever the
+ *                 version: {@link #kind} maps a stored byte to them
  *      2     6  fetchedAt: epoch milliseconds when the value was loaded, unsigned big-endian
  *      8     6  expiresAt: logical expiry, epoch milliseconds, unsigned big-endian
  *     14     2  loadMillis: measured load time in milliseconds, unsigned, saturating at 65535
@@ -18,20 +21,29 @@ package io.sustainablecache.internal;
  *                 positive, big-endian; an entry of another generation is a miss (see the near
  *                 cache's {@code invalidateAll} in docs/near-cache.md)
  * 16 or 24   n  payload: a value's codec bytes; none for absences and tombstones; for a write
- *                 fence 13 bytes: its id (8, big-endian), how many writers hold it (4, unsigned,
- *                 big-endian) and a flags byte (bit 0: more than one writer has held it)
+ *                 fence: a flags byte (bit 0: more than one writer has held it), the number of
+ *                 holders h (1 byte, 1 to 255), h holders of 16 bytes each (an id and until when
+ *                 that writer holds the fence, epoch milliseconds, both 8 bytes big-endian), then
+ *                 the <em>prior</em>: the whole envelope (a value or an absence) that the fence
+ *                 replaced, which is the database's committed data until a holder commits, or
+ *                 nothing
+ *  end-4     4  checksum: CRC32C of every byte before it, big-endian
  * </pre>
+ *
+ * <p>The checksum makes a changed byte (a bit flipped on the wire or in memory, a truncated or
+ * spliced item, a hand-edited one) a miss, never a value: {@link #isValid} checks it on every
+ * store read. It is not a defence against whoever can write to memcached, which has no
+ * authentication: such a writer can compute it too.
  *
  * <p>A write fence stands in a key while a database transaction changes the key's data (see
  * {@code docs/design.md}, "Writes inside database transactions"): {@code fetchedAt} is when it
- * was last placed, {@code expiresAt} until when its writers expect to hold it.
+ * was last changed, {@code expiresAt} the latest of its holders' ends.
  *
  * <p>48-bit millisecond timestamps reach the year 10889. No valid UTF-8 text and no Java
- * serialization stream starts with {@code 0xC5 0x01} or {@code 0xC5 0x02}, so foreign values are
- * recognised cheaply; {@link #isValid} also checks the length, the kind and that {@code fetchedAt
- * <= expiresAt}. A value envelope without a generation is byte-for-byte the first format
- * version's, so hosts running an older release read values written by this one, and see
- * absences, tombstones and entries with a generation as entries of another version (a miss).
+ * serialization stream starts with {@code 0xC5 0x03} or {@code 0xC5 0x04}, so foreign values are
+ * recognised cheaply; {@link #isValid} also checks the length, the kind, that {@code fetchedAt <=
+ * expiresAt} and the checksum. Format versions 1 and 2 (before 0.1.0, without the checksum) read
+ * as foreign: a miss that the next load overwrites.
  *
  * <p>Stateless and thread-safe; the static methods never allocate except {@link #encode}.
  */
@@ -47,10 +59,13 @@ public final class Envelope {
   public static final byte MAGIC = (byte) 0xC5;
 
   /** The format version without a generation (the low nibble of byte 1). */
-  public static final byte VERSION = 1;
+  public static final byte VERSION = 3;
 
   /** The format version with a generation. */
-  public static final byte GENERATION_VERSION = 2;
+  public static final byte GENERATION_VERSION = 4;
+
+  /** The size of the checksum that ends every envelope. */
+  public static final int CHECKSUM_SIZE = 4;
 
   /** Byte 1 of a value envelope. */
   public static final byte KIND_VALUE = 0x01;
@@ -65,13 +80,20 @@ public final class Envelope {
   public static final byte KIND_TOMBSTONE = 0x21;
 
   /**
-   * Byte 1 of a write fence: a database transaction is changing the key's data. A fence is a miss
-   * whose loads are never cached, and whose CAS token fences out loads that read the key before.
+   * Byte 1 of a write fence: a database transaction is changing the key's data. A fence answers
+   * reads with its prior while it carries one; otherwise it is a miss whose loads are never
+   * cached. Its CAS token fences out loads that read the key before.
    */
   public static final byte KIND_FENCE = 0x31;
 
-  /** The payload's size of a write fence: id, holders, flags. */
-  public static final int FENCE_PAYLOAD_SIZE = 13;
+  /** The size of a write fence's payload without holders and prior: flags, holder count. */
+  public static final int FENCE_FIXED_SIZE = 2;
+
+  /** The size of one holder of a write fence: its id and its end. */
+  public static final int FENCE_HOLDER_SIZE = 16;
+
+  /** The most holders a write fence records. */
+  public static final int MAX_FENCE_HOLDERS = 255;
 
   /** The largest value a 48-bit timestamp field holds. */
   public static final long MAX_TIMESTAMP = (1L << 48) - 1;
@@ -91,7 +113,7 @@ public final class Envelope {
    * @param loadMillis the measured load time; negative values are stored as 0, values above
    *     {@link #MAX_LOAD_MILLIS} as that maximum
    * @param payload the encoded value; copied
-   * @return a new array of {@code HEADER_SIZE + payload.length} bytes
+   * @return a new array of {@code HEADER_SIZE + payload.length + CHECKSUM_SIZE} bytes
    * @throws IllegalArgumentException if a timestamp is out of range
    * @throws NullPointerException if {@code payload} is {@code null}
    */
@@ -118,7 +140,7 @@ public final class Envelope {
    * @param fetchedAtMillis when the load completed, epoch milliseconds
    * @param expiresAtMillis until when the absence counts as fresh, epoch milliseconds
    * @param loadMillis the measured load time
-   * @return a new array of {@code HEADER_SIZE} bytes
+   * @return a new array of {@code HEADER_SIZE + CHECKSUM_SIZE} bytes
    * @throws IllegalArgumentException if a timestamp is out of range
    */
   public static byte[] encodeAbsent(long fetchedAtMillis, long expiresAtMillis,
@@ -140,7 +162,7 @@ public final class Envelope {
    * Builds a tombstone: the entry was invalidated at {@code atMillis}.
    *
    * @param atMillis when, epoch milliseconds
-   * @return a new array of {@code HEADER_SIZE} bytes
+   * @return a new array of {@code HEADER_SIZE + CHECKSUM_SIZE} bytes
    * @throws IllegalArgumentException if the timestamp is out of range
    */
   public static byte[] encodeTombstone(long atMillis) {
@@ -155,54 +177,70 @@ public final class Envelope {
   /**
    * Builds a write fence of a generation (0: none).
    *
-   * @param atMillis when it is placed, epoch milliseconds
-   * @param untilMillis until when its writers expect to hold it, epoch milliseconds, not before
-   *     {@code atMillis}
-   * @param id the fence's id, chosen by the writer that created it
-   * @param holders how many writers hold it, positive
+   * @param atMillis when it is placed or changed, epoch milliseconds
    * @param shared whether more than one writer has held it
+   * @param holderIds the holders' ids
+   * @param holderUntils until when each holder holds it, epoch milliseconds, none before {@code
+   *     atMillis}
+   * @param prior the value or absence envelope the fence replaced, or {@code null} for none
    * @param generation the namespace's generation, or 0 for none
-   * @return a new array of {@code HEADER_SIZE + FENCE_PAYLOAD_SIZE} bytes (plus 8 with a
-   *     generation)
-   * @throws IllegalArgumentException if a timestamp is out of range or {@code holders} is not
-   *     positive
+   * @return a new array
+   * @throws IllegalArgumentException if a timestamp is out of range, or there are no holders, more
+   *     than {@link #MAX_FENCE_HOLDERS}, or not as many ends as ids
    */
-  public static byte[] encodeFence(long atMillis, long untilMillis, long id, int holders,
-      boolean shared, long generation) {
-    if (holders <= 0) {
-      throw new IllegalArgumentException("a fence has holders: " + holders);
+  public static byte[] encodeFence(long atMillis, boolean shared, long[] holderIds,
+      long[] holderUntils, byte[] prior, long generation) {
+    int holders = holderIds.length;
+    if (holders == 0 || holders > MAX_FENCE_HOLDERS || holderUntils.length != holders) {
+      throw new IllegalArgumentException("a fence has 1 to " + MAX_FENCE_HOLDERS
+          + " holders, each with an end: " + holders + " ids, " + holderUntils.length + " ends");
     }
-    byte[] payload = new byte[FENCE_PAYLOAD_SIZE];
-    for (int i = 7; i >= 0; i--) {
-      payload[i] = (byte) id;
-      id >>>= 8;
+    int priorLength = prior == null ? 0 : prior.length;
+    byte[] payload = new byte[FENCE_FIXED_SIZE + holders * FENCE_HOLDER_SIZE + priorLength];
+    payload[0] = (byte) (shared ? 1 : 0);
+    payload[1] = (byte) holders;
+    long until = 0;
+    for (int i = 0; i < holders; i++) {
+      int at = FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE;
+      put64(payload, at, holderIds[i]);
+      put64(payload, at + 8, holderUntils[i]);
+      until = Math.max(until, holderUntils[i]);
     }
-    for (int i = 11; i >= 8; i--) {
-      payload[i] = (byte) holders;
-      holders >>>= 8;
+    if (priorLength > 0) {
+      System.arraycopy(prior, 0, payload, payload.length - priorLength, priorLength);
     }
-    payload[12] = (byte) (shared ? 1 : 0);
-    return encode(KIND_FENCE, atMillis, untilMillis, 0, generation, payload);
-  }
-
-  /** The id of a valid write fence. */
-  public static long fenceId(byte[] bytes) {
-    int at = payloadOffset(bytes);
-    long v = 0;
-    for (int i = 0; i < 8; i++) {
-      v = (v << 8) | (bytes[at + i] & 0xFF);
-    }
-    return v;
-  }
-
-  /** How many writers hold a valid write fence: positive. */
-  public static int fenceHolders(byte[] bytes) {
-    return fenceHoldersAt(bytes, payloadOffset(bytes));
+    return encode(KIND_FENCE, Math.min(atMillis, until), until, 0, generation, payload);
   }
 
   /** Whether more than one writer has held a valid write fence. */
   public static boolean fenceShared(byte[] bytes) {
-    return (bytes[payloadOffset(bytes) + 12] & 1) != 0;
+    return (bytes[payloadOffset(bytes)] & 1) != 0;
+  }
+
+  /** How many writers a valid write fence records: 1 to {@link #MAX_FENCE_HOLDERS}. */
+  public static int fenceHolders(byte[] bytes) {
+    return bytes[payloadOffset(bytes) + 1] & 0xFF;
+  }
+
+  /** The id of holder {@code i} of a valid write fence. */
+  public static long fenceHolderId(byte[] bytes, int i) {
+    return get64(bytes, payloadOffset(bytes) + FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE);
+  }
+
+  /** Until when holder {@code i} of a valid write fence holds it, epoch milliseconds. */
+  public static long fenceHolderUntil(byte[] bytes, int i) {
+    return get64(bytes, payloadOffset(bytes) + FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE + 8);
+  }
+
+  /**
+   * The prior of a valid write fence: the envelope it replaced, as stored (not validated).
+   *
+   * @return a copy, or {@code null} if the fence carries none
+   */
+  public static byte[] fencePrior(byte[] bytes) {
+    int from = payloadOffset(bytes) + FENCE_FIXED_SIZE + fenceHolders(bytes) * FENCE_HOLDER_SIZE;
+    int end = bytes.length - CHECKSUM_SIZE;
+    return from == end ? null : java.util.Arrays.copyOfRange(bytes, from, end);
   }
 
   private static byte[] encode(byte kind, long fetchedAtMillis, long expiresAtMillis,
@@ -219,9 +257,9 @@ public final class Envelope {
     }
     int load = (int) Math.max(0, Math.min(MAX_LOAD_MILLIS, loadMillis));
     int header = generation == 0 ? HEADER_SIZE : GENERATION_HEADER_SIZE;
-    byte[] out = new byte[header + payload.length];
+    byte[] out = new byte[header + payload.length + CHECKSUM_SIZE];
     out[0] = MAGIC;
-    out[1] = generation == 0 ? kind : (byte) (kind + 1);
+    out[1] = (byte) ((kind & 0xF0) | (generation == 0 ? VERSION : GENERATION_VERSION));
     put48(out, 2, fetchedAtMillis);
     put48(out, 8, expiresAtMillis);
     out[14] = (byte) (load >>> 8);
@@ -233,7 +271,34 @@ public final class Envelope {
       }
     }
     System.arraycopy(payload, 0, out, header, payload.length);
+    seal(out);
     return out;
+  }
+
+  /** Writes the checksum of {@code bytes} into its last {@link #CHECKSUM_SIZE} bytes. */
+  private static void seal(byte[] bytes) {
+    int checksum = checksum(bytes);
+    for (int i = 3; i >= 0; i--) {
+      bytes[bytes.length - CHECKSUM_SIZE + i] = (byte) checksum;
+      checksum >>>= 8;
+    }
+  }
+
+  /**
+   * {@code bytes} with its checksum computed again, for tests that change one field of an
+   * envelope and check that the field's own rule rejects it.
+   */
+  static byte[] resealed(byte[] bytes) {
+    byte[] out = bytes.clone();
+    seal(out);
+    return out;
+  }
+
+  /** CRC32C of every byte of {@code bytes} before its last {@link #CHECKSUM_SIZE}. */
+  private static int checksum(byte[] bytes) {
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(bytes, 0, bytes.length - CHECKSUM_SIZE);
+    return (int) crc.getValue();
   }
 
   /**
@@ -241,29 +306,30 @@ public final class Envelope {
    *
    * @param bytes any bytes, possibly foreign or truncated; {@code null} is not valid
    * @return {@code true} if the header is complete, carries the magic, a version this code reads
-   *     (1, or 2 with a positive generation) and a known kind, absences and tombstones have no
-   *     payload, and the timestamps are consistent
+   *     (3, or 4 with a positive generation) and a known kind, absences and tombstones have no
+   *     payload, the timestamps are consistent and the checksum matches
    */
   public static boolean isValid(byte[] bytes) {
-    if (bytes == null || bytes.length < HEADER_SIZE || bytes[0] != MAGIC) {
+    if (bytes == null || bytes.length < HEADER_SIZE + CHECKSUM_SIZE || bytes[0] != MAGIC) {
       return false;
     }
     int version = bytes[1] & 0x0F;
     int header;
     if (version == VERSION) {
       header = HEADER_SIZE;
-    } else if (version == GENERATION_VERSION && bytes.length >= GENERATION_HEADER_SIZE
-        && generation(bytes) > 0) {
+    } else if (version == GENERATION_VERSION
+        && bytes.length >= GENERATION_HEADER_SIZE + CHECKSUM_SIZE && generation(bytes) > 0) {
       header = GENERATION_HEADER_SIZE;
     } else {
       return false;
     }
     byte kind = kind(bytes);
+    int end = bytes.length - CHECKSUM_SIZE;
     boolean known = kind == KIND_VALUE
-        || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && bytes.length == header)
-        || (kind == KIND_FENCE && bytes.length == header + FENCE_PAYLOAD_SIZE
-            && fenceHoldersAt(bytes, header) > 0 && (bytes[header + 12] & ~1) == 0);
-    return known && get48(bytes, 2) <= get48(bytes, 8);
+        || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && end == header)
+        || (kind == KIND_FENCE && validFence(bytes, header, end));
+    return known && get48(bytes, 2) <= get48(bytes, 8)
+        && checksum(bytes) == (int) get(bytes, end, CHECKSUM_SIZE);
   }
 
   /**
@@ -274,7 +340,7 @@ public final class Envelope {
    * @return the kind byte
    */
   public static byte kind(byte[] bytes) {
-    return (byte) ((bytes[1] & 0xF0) | VERSION);
+    return (byte) ((bytes[1] & 0xF0) | 0x01);
   }
 
   /**
@@ -343,13 +409,47 @@ public final class Envelope {
    * @return a non-negative length
    */
   public static int payloadLength(byte[] bytes) {
-    return bytes.length - payloadOffset(bytes);
+    return bytes.length - CHECKSUM_SIZE - payloadOffset(bytes);
   }
 
-  private static int fenceHoldersAt(byte[] bytes, int payload) {
-    int v = 0;
-    for (int i = 8; i < 12; i++) {
-      v = (v << 8) | (bytes[payload + i] & 0xFF);
+  /**
+   * Whether a fence's payload is whole: known flags, 1 to 255 holders, each end within the
+   * timestamp range and none after the header's end (the latest of them).
+   */
+  private static boolean validFence(byte[] bytes, int header, int end) {
+    if (end < header + FENCE_FIXED_SIZE || (bytes[header] & ~1) != 0) {
+      return false;
+    }
+    int holders = bytes[header + 1] & 0xFF;
+    if (holders == 0 || end < header + FENCE_FIXED_SIZE + holders * FENCE_HOLDER_SIZE) {
+      return false;
+    }
+    long until = get48(bytes, 8);
+    for (int i = 0; i < holders; i++) {
+      long holderEnd = get64(bytes, header + FENCE_FIXED_SIZE + i * FENCE_HOLDER_SIZE + 8);
+      if (holderEnd < 0 || holderEnd > until) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static void put64(byte[] b, int at, long v) {
+    for (int i = 7; i >= 0; i--) {
+      b[at + i] = (byte) v;
+      v >>>= 8;
+    }
+  }
+
+  private static long get64(byte[] b, int at) {
+    return get(b, at, 8);
+  }
+
+  /** {@code n} bytes from {@code at}, big-endian. */
+  private static long get(byte[] b, int at, int n) {
+    long v = 0;
+    for (int i = 0; i < n; i++) {
+      v = (v << 8) | (b[at + i] & 0xFF);
     }
     return v;
   }

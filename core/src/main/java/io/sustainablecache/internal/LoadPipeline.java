@@ -174,6 +174,8 @@ final class LoadPipeline<V> {
   private final KeyRegistry registry;
   private final EntryWriter<V> writer;
   private final Refresher refresher;
+  /** The writes close() waits for: a load's writes handed to the refresh executor count. */
+  private final PendingWrites pending;
   private final FleetLease<V> lease;
   private final InstantSource clock;
   private final Ticker ticker;
@@ -189,8 +191,9 @@ final class LoadPipeline<V> {
    * @param driveTimeoutNanos how long a refresh thread waits for its leases, at most
    */
   LoadPipeline(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
-      FleetLease<V> lease, InstantSource clock, Ticker ticker, StatsCounter stats,
-      LoadTimes loadTimes, long driveTimeoutNanos) {
+      FleetLease<V> lease, PendingWrites pending, InstantSource clock, Ticker ticker,
+      StatsCounter stats, LoadTimes loadTimes, long driveTimeoutNanos) {
+    this.pending = pending;
     this.ticker = ticker;
     this.refreshErrorLog = new RateLimitedLog(log, ticker);
     this.slowLoadLog = new RateLimitedLog(log, ticker);
@@ -697,7 +700,18 @@ final class LoadPipeline<V> {
     if (Thread.currentThread() == starter) {
       writeAll.run();
     } else {
-      refresher.submit(Refusable.of(writeAll, writeAll)); // refused: written on this thread
+      // counted from the hand-over until the writes were issued (and are counted themselves),
+      // so that close() waits for a write still queued in a caller's executor
+      CompletableFuture<Void> handedOver = new CompletableFuture<>();
+      pending.track(handedOver);
+      Runnable issue = () -> {
+        try {
+          writeAll.run();
+        } finally {
+          handedOver.complete(null);
+        }
+      };
+      refresher.submit(Refusable.of(issue, issue)); // refused: written on this thread
     }
   }
 

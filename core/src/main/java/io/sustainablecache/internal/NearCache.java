@@ -407,7 +407,8 @@ final class NearCache<V> {
    * instance with a larger limit): the near tier holds only what this instance could write.
    */
   void offer(String storeKey, StoreItem item, Entry<V> entry, NearTier.Ticket ticket) {
-    if (entry != null && entry.answers() && item.value().length <= maxValueSize) {
+    // a fence's prior is never held near: the bound's log records no strip of it before a commit
+    if (entry != null && entry.cached() && item.value().length <= maxValueSize) {
       int node = tier.nodeOf(storeKey);
       if (node >= 0) {
         String key = keys.nearKeyOf(storeKey);

@@ -469,7 +469,7 @@ final class ReadPath<V> {
   }
 
   static Object answer(Entry<?> entry) {
-    return entry.kind() == Entry.Kind.VALUE ? entry.value() : ABSENT;
+    return entry.value() != null ? entry.value() : ABSENT; // a value, or a prior that is one
   }
 
   /** A hit path's answer as {@code getAll} collects it: the value, or {@code null} for absent. */

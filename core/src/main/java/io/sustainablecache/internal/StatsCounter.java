@@ -35,8 +35,11 @@ final class StatsCounter {
    */
   void hit(Counter counter, Decision.Action action, Entry<?> entry) {
     increment(counter);
-    if (entry.kind() == Entry.Kind.ABSENT) {
+    if (entry.value() == null) {
       increment(Counter.ABSENT_HIT);
+    }
+    if (entry.kind() == Entry.Kind.PRIOR) {
+      increment(Counter.FENCED_HIT);
     }
     if (action == Decision.Action.STALE) {
       increment(Counter.STALE_HIT);

@@ -4,9 +4,9 @@ import io.sustainablecache.Scheduler;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.Ticker;
 import io.sustainablecache.WriteFence;
-import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -21,19 +21,26 @@ import java.util.random.RandomGenerator;
 
 /**
  * Write fences around database transactions ({@link SustainableCache#fence}, {@link WriteFence}):
- * placing one, and replacing it after the transaction ended. The protocol is in {@code
- * docs/design.md}, "Writes inside database transactions". Thread-safe.
+ * placing one, dropping its prior before the commit, and replacing it after the transaction
+ * ended. The protocol is in {@code docs/design.md}, "Writes inside database transactions".
+ * Thread-safe.
  *
- * <p>A fence is an envelope of its own kind under the key, carrying an id, how many writers hold
- * it, and whether more than one ever did. Placing reads the key and swaps the fence in with
- * {@code cas} (or {@code add}): a writer joins a fence that stands (one more holder), or starts
- * one with a new id. Like a tombstone, it changes the item's token, so no load that read the key
- * before can write; unlike one, a read that finds it loads without caching. Releasing reads the
- * key again: the fence of this writer's id loses a holder, or, with its last holder, becomes a
- * tombstone (or the committed value, if it was never shared); a fence of another id (this one
- * expired and a new one stands) is left to its holders; anything else after a commit is
- * replaced by a tombstone (the fence expired: loads may have cached what the transaction
- * changed).
+ * <p>A fence is an envelope of its own kind under the key ({@link Holds}): its holders, each with
+ * an id and its own end ({@code fenceTimeout} after that writer placed it), whether more than one
+ * writer ever held it, and its <em>prior</em>, the value or absence it replaced. Placing reads the
+ * key and swaps the fence in with {@code cas} (or {@code add}): a writer joins a fence that stands
+ * (one more holder, its own end; the others' ends unchanged), or starts one that carries what the
+ * key held as its prior. Until a holder commits, the prior is the database's committed data, and
+ * reads answer with it; {@link Fence#beforeCommit} drops it, and so does any commit's release.
+ * Like a tombstone, a fence changes the item's token, so no load that read the key before can
+ * write. Every change of a fence drops the holders whose end has passed by this writer's clock
+ * (writers that died: a live one completes before its end, since {@code fenceTimeout} exceeds
+ * the longest transaction), so a dead writer never holds the key longer than its own end,
+ * whatever other writers do. Releasing reads the key again: the fence loses this holder, or, with
+ * its last live holder, becomes a tombstone (or the committed value, if it was never shared); a
+ * fence this writer no longer holds (its end passed and another stands) is left to its holders,
+ * marked shared and without its prior after a commit; anything else after a commit is replaced
+ * by a tombstone (the fence expired: loads may have cached what the transaction changed).
  */
 final class WriteFences<V> {
 
@@ -45,10 +52,19 @@ final class WriteFences<V> {
 
   private static final long MAX_RETRY_MILLIS = 5_000;
 
-  /** How many fences this JVM started: part of every new fence's id. */
-  private static final AtomicLong FENCES = new AtomicLong();
+  /**
+   * Whether new fences carry a prior; off only to measure the fence of the release before (every
+   * read under a fence loads): the lab's {@code --tx} comparison. Not a supported setting.
+   */
+  static final boolean CARRY_PRIOR =
+      !Boolean.getBoolean("io.sustainablecache.internal.fenceWithoutPrior");
+
+  /** How many holds this JVM took: part of every holder's id. */
+  private static final AtomicLong HOLDS = new AtomicLong();
 
   private final CacheStore store;
+  /** What close() waits for: a release counts, retries included, until it is done or given up. */
+  private final PendingWrites pending;
   private final Keys keys;
   private final InstantSource clock;
   private final Ticker ticker;
@@ -60,13 +76,17 @@ final class WriteFences<V> {
   private final FleetLease<V> lease;
   private final StatsCounter stats;
   private final long fenceMillis;
+  /** How far in the future a holder's end may lie before it is taken for planted. */
+  private final long plantedMillis;
   private final long waitNanos;
   private final String cacheName;
   private final RateLimitedLog releaseLog;
 
-  WriteFences(CacheConfig<V> config, Keys keys, EntryWriter<V> writer, CallerWrites<V> writes,
-      KeyRegistry registry, FleetLease<V> lease, StatsCounter stats, long waitNanos) {
+  WriteFences(CacheConfig<V> config, PendingWrites pending, Keys keys, EntryWriter<V> writer,
+      CallerWrites<V> writes, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
+      long waitNanos) {
     this.store = config.store();
+    this.pending = pending;
     this.keys = keys;
     this.clock = config.clock();
     this.ticker = config.ticker();
@@ -78,6 +98,7 @@ final class WriteFences<V> {
     this.lease = lease;
     this.stats = stats;
     this.fenceMillis = config.fenceTimeout().toMillis();
+    this.plantedMillis = fenceMillis + config.maxClockSkew().toMillis();
     this.waitNanos = waitNanos;
     this.cacheName = config.namespace().isEmpty() ? "(no namespace)" : config.namespace();
     this.releaseLog = new RateLimitedLog(Log.LOGGER, config.ticker());
@@ -86,92 +107,90 @@ final class WriteFences<V> {
   /** Places the fence of {@code key} and waits for it: see {@link SustainableCache#fence}. */
   WriteFence<V> fence(String key) {
     String storeKey = keys.storeKey(key);
+    requireMayWait("fence(" + key + ")");
+    registry.detach(storeKey);
+    long startTick = ticker.read();
+    long holder = newId();
+    CompletableFuture<Boolean> placed =
+        writes.landed(storeKey, place(storeKey, holder, 0, null), "fence").thenCompose(done -> {
+          // loads this JVM started while the fence was on its way read the key before it landed
+          registry.detach(storeKey);
+          return writes.recorded(storeKey, "fence").thenApply(recorded -> done);
+        });
+    CompletableFuture<?> released = lease.onInvalidate(storeKey);
+    writes.finish(storeKey, placed, "fence", null);
+    writes.awaitQuietly(released);
+    stats.increment(Counter.FENCE);
+    return new Fence(key, storeKey, holder, startTick);
+  }
+
+  private void requireMayWait(String call) {
     if (!Waiting.allowed(store)) {
-      throw new IllegalStateException("fence(" + key + ") waits for the store, and this thread ("
+      throw new IllegalStateException(call + " waits for the store, and this thread ("
           + Thread.currentThread().getName() + ") delivers the store's answers: fence the key"
           + " from the transaction's own thread");
     }
-    registry.detach(storeKey);
-    long startTick = ticker.read();
-    CompletableFuture<Long> placed = writes.landed(storeKey, place(storeKey, 0, null), "fence")
-        .thenCompose(id -> {
-          // loads this JVM started while the fence was on its way read the key before it landed
-          registry.detach(storeKey);
-          return writes.recorded(storeKey, "fence").thenApply(recorded -> id);
-        });
-    CompletableFuture<?> released = lease.onInvalidate(storeKey);
-    long id = writes.finish(storeKey, placed, "fence", null);
-    writes.awaitQuietly(released);
-    stats.increment(Counter.FENCE);
-    return new Fence(key, storeKey, id, startTick);
   }
 
   /**
-   * Reads the key and swaps a fence in: joins the fence that stands, or starts one; after
-   * {@link #ATTEMPTS} reads that lost their swap, writes one unconditionally, shared (the fence it
-   * replaced may have had holders, so its last release writes a tombstone): the last fence read,
-   * with one holder more, so that its holders still hold it (a holder that left meanwhile is
-   * counted once too often, and the fence then stands until it expires), or a new one.
+   * Reads the key and swaps a fence held by {@code holder} in: joins the fence that stands, or
+   * starts one carrying what the key held as its prior; after {@link #ATTEMPTS} reads that lost
+   * their swap, writes one unconditionally, shared and without a prior (what it replaces is not
+   * known): the last fence read with this holder added, so that its holders still hold it (one
+   * that left meanwhile is then held until its end, the safe side), or a new one.
    *
    * @param lastSeen the fence the previous attempt read, or {@code null}
-   * @return the id of the fence placed
    */
-  private CompletableFuture<Long> place(String storeKey, int attempt, byte[] lastSeen) {
-    long now = clock.millis();
-    long until = now + fenceMillis;
+  private CompletableFuture<Boolean> place(String storeKey, long holder, int attempt,
+      Holds lastSeen) {
     if (attempt == ATTEMPTS) {
-      long id = lastSeen == null ? newId() : Envelope.fenceId(lastSeen);
-      int holders = lastSeen == null ? 1 : oneMore(Envelope.fenceHolders(lastSeen));
-      return store.set(storeKey, writer.fence(storeKey, now, until, id, holders, true),
-          exptime(until, now))
-          .thenApply(done -> id);
+      long now = clock.millis();
+      Holds set = (lastSeen == null ? Holds.NONE : lastSeen.live(now, plantedMillis))
+          .with(holder, now + fenceMillis).withoutPrior();
+      return store.set(storeKey, encode(storeKey, now, set), exptime(set.until(), now))
+          .thenApply(done -> true);
     }
     return store.gets(storeKey).thenCompose(found -> {
       StoreItem item = found.orElse(null);
       byte[] standing = item == null ? null : fenceOf(item);
       long at = clock.millis();
       if (standing != null) {
-        long id = Envelope.fenceId(standing);
-        // this joiner's deadline is the latest (a planted fence's claim is not extended)
-        long joinedUntil = at + fenceMillis;
-        byte[] joined = writer.fence(storeKey, at, joinedUntil, id,
-            oneMore(Envelope.fenceHolders(standing)), true);
-        return swapped(store.cas(storeKey, item.casToken(), joined, exptime(joinedUntil, at)),
-            storeKey, attempt, id, standing);
+        Holds held = Holds.of(standing).live(at, plantedMillis);
+        Holds joined = held.with(holder, at + fenceMillis);
+        return swapped(store.cas(storeKey, item.casToken(), encode(storeKey, at, joined),
+            exptime(joined.until(), at)), storeKey, holder, attempt, held);
       }
-      long id = newId();
-      byte[] fresh = writer.fence(storeKey, at, at + fenceMillis, id, 1, false);
-      int exptime = exptime(at + fenceMillis, at);
+      Holds fresh = Holds.first(holder, at + fenceMillis,
+          item == null || !CARRY_PRIOR ? null : priorOf(item));
+      byte[] bytes = encode(storeKey, at, fresh);
+      int exptime = exptime(fresh.until(), at);
       if (item == null) {
-        return store.add(storeKey, fresh, exptime).thenCompose(added -> added
-            ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1, null));
+        return store.add(storeKey, bytes, exptime).thenCompose(added -> added
+            ? CompletableFuture.completedFuture(true) : place(storeKey, holder, attempt + 1, null));
       }
-      return swapped(store.cas(storeKey, item.casToken(), fresh, exptime), storeKey, attempt, id,
-          null);
+      return swapped(store.cas(storeKey, item.casToken(), bytes, exptime), storeKey, holder,
+          attempt, null);
     });
   }
 
-  /**
-   * One holder more, saturating: a planted fence may claim the most holders an envelope carries,
-   * and its count must not wrap (the fence then stands until it expires, as with any count that
-   * never reaches zero).
-   */
-  private static int oneMore(int holders) {
-    return holders == Integer.MAX_VALUE ? holders : holders + 1;
-  }
-
-  private CompletableFuture<Long> swapped(CompletableFuture<CasOutcome> cas, String storeKey,
-      int attempt, long id, byte[] standing) {
+  private CompletableFuture<Boolean> swapped(CompletableFuture<CasOutcome> cas, String storeKey,
+      long holder, int attempt, Holds standing) {
     return cas.thenCompose(outcome -> outcome == CasOutcome.STORED
-        ? CompletableFuture.completedFuture(id) : place(storeKey, attempt + 1, standing));
+        ? CompletableFuture.completedFuture(true)
+        : place(storeKey, holder, attempt + 1, standing));
+  }
+
+  private byte[] encode(String storeKey, long now, Holds holds) {
+    return writer.fence(storeKey, now, holds.shared(), holds.ids(), holds.untils(),
+        holds.prior());
   }
 
   /**
-   * A new fence's id: the random source's, mixed with a count of this JVM's fences so that ids
+   * A new holder's id: the random source's, mixed with a count of this JVM's holds so that ids
    * differ whatever the source (an injected one may repeat itself). Never 0.
    */
   private long newId() {
-    long id = random.nextLong() ^ (FENCES.incrementAndGet() * 0x9E3779B97F4A7C15L);
+    long id = random.nextLong() ^ (HOLDS.incrementAndGet() * 0x9E3779B97F4A7C15L);
     return id == 0 ? 1 : id;
   }
 
@@ -181,8 +200,129 @@ final class WriteFences<V> {
     return Envelope.isValid(bytes) && Envelope.kind(bytes) == Envelope.KIND_FENCE ? bytes : null;
   }
 
+  /**
+   * What a new fence carries as its prior: the item if it is a value or an absence this version
+   * reads (whether this cache would answer with it is judged when it is read), else nothing.
+   */
+  private static byte[] priorOf(StoreItem item) {
+    byte[] bytes = item.value();
+    if (!Envelope.isValid(bytes)) {
+      return null;
+    }
+    byte kind = Envelope.kind(bytes);
+    return kind == Envelope.KIND_VALUE || kind == Envelope.KIND_ABSENT ? bytes : null;
+  }
+
   private static int exptime(long untilMillis, long nowMillis) {
     return Exptime.of(Math.max(0, untilMillis - nowMillis), nowMillis);
+  }
+
+  /**
+   * A fence's content: its holders (ids and ends, epoch ms by their writers' clocks), whether more
+   * than one writer ever held it, and its prior ({@code null}: none). Immutable.
+   */
+  record Holds(boolean shared, long[] ids, long[] untils, byte[] prior) {
+
+    static final Holds NONE = new Holds(false, new long[0], new long[0], null);
+
+    static Holds of(byte[] fence) {
+      int n = Envelope.fenceHolders(fence);
+      long[] ids = new long[n];
+      long[] untils = new long[n];
+      for (int i = 0; i < n; i++) {
+        ids[i] = Envelope.fenceHolderId(fence, i);
+        untils[i] = Envelope.fenceHolderUntil(fence, i);
+      }
+      return new Holds(Envelope.fenceShared(fence), ids, untils, Envelope.fencePrior(fence));
+    }
+
+    static Holds first(long id, long until, byte[] prior) {
+      return new Holds(false, new long[] {id}, new long[] {until}, prior);
+    }
+
+    boolean isEmpty() {
+      return ids.length == 0;
+    }
+
+    boolean holds(long id) {
+      for (long held : ids) {
+        if (held == id) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** The latest end, epoch ms. */
+    long until() {
+      long until = 0;
+      for (long end : untils) {
+        until = Math.max(until, end);
+      }
+      return until;
+    }
+
+    /**
+     * The holders still alive at {@code now}: an end that passed is a writer that died, one more
+     * than {@code plantedMillis} ahead a planted claim (read as a miss by every reader).
+     */
+    Holds live(long now, long plantedMillis) {
+      return filter(i -> untils[i] >= now && untils[i] - now <= plantedMillis);
+    }
+
+    Holds without(long id) {
+      return filter(i -> ids[i] != id);
+    }
+
+    /**
+     * One holder more, and shared (a fence that stands had holders, alive or not, whose commits
+     * may come before or after this one's). A fence that records the most holders it can (only
+     * planted ones do: no key has 255 transactions open at once) first loses the one whose end
+     * comes first; should that be a live writer, it is still protected while the fence stands,
+     * and its release finds a fence it does not hold, which it leaves to its holders.
+     */
+    Holds with(long id, long until) {
+      if (holds(id)) { // a swap that landed, though its answer was lost: this hold, renewed
+        return without(id).with(id, until);
+      }
+      if (ids.length == Envelope.MAX_FENCE_HOLDERS) {
+        int first = 0;
+        for (int i = 1; i < untils.length; i++) {
+          first = untils[i] < untils[first] ? i : first;
+        }
+        int dropped = first;
+        return filter(i -> i != dropped).with(id, until);
+      }
+      int n = ids.length;
+      long[] moreIds = java.util.Arrays.copyOf(ids, n + 1);
+      long[] moreUntils = java.util.Arrays.copyOf(untils, n + 1);
+      moreIds[n] = id;
+      moreUntils[n] = until;
+      return new Holds(true, moreIds, moreUntils, prior);
+    }
+
+    Holds withoutPrior() {
+      return prior == null ? this : new Holds(shared, ids, untils, null);
+    }
+
+    Holds sharedWithoutPrior() {
+      return new Holds(true, ids, untils, null);
+    }
+
+    private Holds filter(java.util.function.IntPredicate keep) {
+      int kept = 0;
+      long[] keptIds = new long[ids.length];
+      long[] keptUntils = new long[ids.length];
+      for (int i = 0; i < ids.length; i++) {
+        if (keep.test(i)) {
+          keptIds[kept] = ids[i];
+          keptUntils[kept++] = untils[i];
+        }
+      }
+      return kept == ids.length ? this : new Holds(shared,
+          java.util.Arrays.copyOf(keptIds, kept), java.util.Arrays.copyOf(keptUntils, kept),
+          prior);
+    }
   }
 
   /** How a transaction ended. */
@@ -193,21 +333,70 @@ final class WriteFences<V> {
 
     private final String key;
     private final String storeKey;
-    private final long id;
+    /** This writer's id among the fence's holders. */
+    private final long holder;
     /** When the fence was placed, on the ticker: its release is retried until it expired. */
     private final long placedTick;
     private final AtomicBoolean completed = new AtomicBoolean();
 
-    Fence(String key, String storeKey, long id, long placedTick) {
+    Fence(String key, String storeKey, long holder, long placedTick) {
       this.key = key;
       this.storeKey = storeKey;
-      this.id = id;
+      this.holder = holder;
       this.placedTick = placedTick;
     }
 
     @Override
     public String key() {
       return key;
+    }
+
+    @Override
+    public void beforeCommit() {
+      if (completed.get()) {
+        throw new IllegalStateException("the fence of " + key + " was completed already");
+      }
+      requireMayWait("beforeCommit() of the fence of " + key);
+      CompletableFuture<Boolean> dropped = dropPrior(0);
+      try {
+        if (!dropped.get(waitNanos, TimeUnit.NANOSECONDS)) {
+          throw new StoreException("the write fence of key " + key + " kept changing while its"
+              + " prior was dropped (" + ATTEMPTS + " attempts)");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new StoreException("interrupted while the fence of " + key + " dropped its prior",
+            e);
+      } catch (ExecutionException | TimeoutException e) {
+        stats.increment(Counter.STORE_ERROR);
+        throw new StoreException("the write fence of key " + key + " could not drop the value"
+            + " it replaced before the commit, so reads could still be answered with it after"
+            + " the commit; do not commit", e instanceof ExecutionException
+            ? EntryWriter.unwrap(e.getCause()) : e);
+      }
+    }
+
+    /**
+     * Reads the key and swaps in its fence without a prior, if it carries one (whoever holds it:
+     * this commit changes the data it carries); {@code true} once no fence with a prior stands.
+     */
+    private CompletableFuture<Boolean> dropPrior(int attempt) {
+      if (attempt == ATTEMPTS) {
+        return CompletableFuture.completedFuture(false);
+      }
+      return store.gets(storeKey).thenCompose(found -> {
+        StoreItem item = found.orElse(null);
+        byte[] fence = item == null ? null : fenceOf(item);
+        Holds holds = fence == null ? null : Holds.of(fence);
+        if (holds == null || holds.prior() == null) {
+          return CompletableFuture.completedFuture(true);
+        }
+        long now = clock.millis();
+        return stored(store.cas(storeKey, item.casToken(),
+            encode(storeKey, now, holds.withoutPrior()), exptime(holds.until(), now)))
+            .thenCompose(done -> done ? CompletableFuture.completedFuture(true)
+                : dropPrior(attempt + 1));
+      });
     }
 
     @Override
@@ -240,7 +429,9 @@ final class WriteFences<V> {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }
       CompletableFuture<Void> first = new CompletableFuture<>();
-      attempt(outcome, value, 0, 0, first);
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      pending.track(done);
+      attempt(outcome, value, 0, 0, first, done);
       awaitFirst(first);
       if (outcome == Outcome.COMMITTED) {
         // this JVM's loads registered before the commit may have read the old row; a release
@@ -252,29 +443,32 @@ final class WriteFences<V> {
 
     /**
      * One attempt of the release; {@code first} completes when the release is done or its first
-     * failure scheduled a retry, whichever comes first.
+     * failure scheduled a retry, whichever comes first; {@code done} when the release is done or
+     * given up.
      */
     private void attempt(Outcome outcome, byte[] value, int conflicts, int failures,
-        CompletableFuture<Void> first) {
-      CompletableFuture<Boolean> done;
+        CompletableFuture<Void> first, CompletableFuture<Void> done) {
+      CompletableFuture<Boolean> attempt;
       try {
-        done = release(outcome, value, conflicts + 1 == ATTEMPTS);
+        attempt = release(outcome, value, conflicts + 1 == ATTEMPTS);
       } catch (RuntimeException e) {
-        done = CompletableFuture.failedFuture(e);
+        attempt = CompletableFuture.failedFuture(e);
       }
-      done.whenComplete((released, failure) -> {
+      attempt.whenComplete((released, failure) -> {
         if (failure == null && released) {
           first.complete(null);
+          done.complete(null);
         } else if (failure == null && conflicts + 1 < ATTEMPTS) {
-          attempt(outcome, value, conflicts + 1, failures, first); // the key changed meanwhile
+          // the key changed meanwhile
+          attempt(outcome, value, conflicts + 1, failures, first, done);
         } else {
-          retryLater(outcome, value, failures, failure, first);
+          retryLater(outcome, value, failures, failure, first, done);
         }
       });
     }
 
     private void retryLater(Outcome outcome, byte[] value, int failures, Throwable failure,
-        CompletableFuture<Void> first) {
+        CompletableFuture<Void> first, CompletableFuture<Void> done) {
       first.complete(null); // the caller goes on: the fence stands meanwhile
       long elapsed = TimeUnit.NANOSECONDS.toMillis(ticker.read() - placedTick);
       long delay = Math.min(MAX_RETRY_MILLIS, FIRST_RETRY_MILLIS << Math.min(failures, 16));
@@ -285,15 +479,17 @@ final class WriteFences<V> {
         stats.increment(Counter.FENCE_RELEASE_FAILURE);
         Instant until = Instant.ofEpochMilli(clock.millis() + Math.max(0, fenceMillis - elapsed));
         releaseLog.warn("cache " + cacheName + ": the write fence of key " + key + " could not be"
-            + " replaced after " + (failures + 1) + " attempts; it stands until it expires, at the"
+            + " replaced after " + (failures + 1) + " attempts; this writer's hold ends at the"
             + " latest " + until + ": until then reads of the key load from the loader and cache"
             + " nothing", failure == null ? null : EntryWriter.unwrap(failure));
+        done.complete(null);
         return;
       }
       try {
-        scheduler.schedule(() -> attempt(outcome, value, 0, failures + 1, first), delay,
+        scheduler.schedule(() -> attempt(outcome, value, 0, failures + 1, first, done), delay,
             TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException e) {
+        done.complete(null);
         stats.increment(Counter.FENCE_RELEASE_FAILURE);
         releaseLog.warn("cache " + cacheName + ": the write fence of key " + key + " could not be"
             + " replaced, and its retry could not be scheduled; it stands until it expires", e);
@@ -313,32 +509,36 @@ final class WriteFences<V> {
         StoreItem item = found.orElse(null);
         byte[] fence = item == null ? null : fenceOf(item);
         long now = clock.millis();
-        if (fence != null && Envelope.fenceId(fence) == id) {
-          int holders = Envelope.fenceHolders(fence);
-          if (holders > 1) { // the others release it
-            long until = Envelope.expiresAt(fence);
-            byte[] fewer =
-                writer.fence(storeKey, Math.min(now, until), until, id, holders - 1, true);
-            return stored(store.cas(storeKey, item.casToken(), fewer, exptime(until, now)));
+        if (fence != null) {
+          Holds holds = Holds.of(fence);
+          if (holds.holds(holder)) {
+            Holds others = holds.without(holder).live(now, plantedMillis);
+            if (!others.isEmpty()) { // the others release it; a commit ends the prior
+              Holds left = outcome == Outcome.COMMITTED ? others.withoutPrior() : others;
+              return stored(store.cas(storeKey, item.casToken(), encode(storeKey, now, left),
+                  exptime(left.until(), now)));
+            }
+            // the last live holder (the others' ends passed: writers that died)
+            byte[] last = outcome == Outcome.COMMITTED && value != null && !holds.shared()
+                ? value : writer.tombstone(storeKey, now);
+            int exptime = last == value ? writer.putExptime(value) : writer.tombstoneExptime(now);
+            return stored(store.cas(storeKey, item.casToken(), last, exptime))
+                .thenCompose(stored -> stored ? changed()
+                    : CompletableFuture.completedFuture(false));
           }
-          byte[] last = outcome == Outcome.COMMITTED && value != null
-              && !Envelope.fenceShared(fence) ? value : writer.tombstone(storeKey, now);
-          int exptime = last == value ? writer.putExptime(value) : writer.tombstoneExptime(now);
-          return stored(store.cas(storeKey, item.casToken(), last, exptime))
-              .thenCompose(stored -> stored ? changed() : CompletableFuture.completedFuture(false));
-        }
-        if (fence != null && outcome == Outcome.COMMITTED && !Envelope.fenceShared(fence)) {
-          // another writer's fence (this one expired): left to its holders, but marked shared,
-          // so that its last holder does not write its value over this commit, which the
-          // database may have ordered after that writer's
-          long until = Envelope.expiresAt(fence);
-          byte[] shared = writer.fence(storeKey, Math.min(now, until), until,
-              Envelope.fenceId(fence), Envelope.fenceHolders(fence), true);
-          return stored(store.cas(storeKey, item.casToken(), shared, exptime(until, now)));
-        }
-        if (fence != null || outcome == Outcome.ROLLED_BACK) {
-          // another writer's fence (this one expired), or nothing changed in the database
+          if (outcome == Outcome.COMMITTED && (!holds.shared() || holds.prior() != null)) {
+            // another writer's fence (this hold's end passed): left to its holders, but marked
+            // shared, so that its last holder does not write its value over this commit, which
+            // the database may have ordered after that writer's, and without the prior, which
+            // this commit changed
+            return stored(store.cas(storeKey, item.casToken(),
+                encode(storeKey, now, holds.sharedWithoutPrior()), exptime(holds.until(), now)));
+          }
+          // another writer's fence, shared and without a prior already; or nothing changed
           return CompletableFuture.completedFuture(true);
+        }
+        if (outcome == Outcome.ROLLED_BACK) {
+          return CompletableFuture.completedFuture(true); // nothing changed in the database
         }
         // the fence expired before the commit: what loads cached meanwhile may predate it.
         // Conditional on the read, so that another transaction's fence placed since is left to

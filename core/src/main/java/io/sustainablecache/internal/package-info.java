@@ -36,7 +36,8 @@
  *       LeaseValues}</td></tr>
  *   <tr><td>write</td><td>{@code EntryWriter} (a load's write), {@code CallerWrites} ({@code
  *       put}, {@code invalidate}, {@code putLoaded}), {@code ChangeSightings} (changes {@code
- *       putLoaded} saw), {@code WriteFences}, {@code Exptime}, {@code Envelope}</td></tr>
+ *       putLoaded} saw), {@code WriteFences}, {@code PendingWrites} (the writes in flight, which
+ *       {@code close()} waits for), {@code Exptime}, {@code Envelope}</td></tr>
  *   <tr><td>near cache</td><td>{@code NearCache}, {@code NearTier}, {@code NearLog}, {@code
  *       NearEntry}, {@code CaffeineEntries}, {@code Generation}</td></tr>
  *   <tr><td>policy</td><td>{@code RefreshMode}, {@code RefreshWindow}</td></tr>

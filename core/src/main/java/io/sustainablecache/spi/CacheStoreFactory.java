@@ -103,7 +103,14 @@ public interface CacheStoreFactory {
      */
     String description();
 
-    /** Shuts the client down; the store fails every operation afterwards. Idempotent. */
+    /**
+     * Shuts the client down; the store fails every operation afterwards. Idempotent. The
+     * adapters' factories first let the client send what it still has queued (a cache's last
+     * write-backs and lease releases, which nobody waits for), at most {@link
+     * Settings#shutdownTimeout()}, then shut it down: close the caches over the store first,
+     * then this. Never throws for a server that is slow or down: what could not be sent in time
+     * is dropped, and logged.
+     */
     @Override
     void close();
 
@@ -163,14 +170,19 @@ public interface CacheStoreFactory {
     /** The longest operation timeout the settings take; adapters check their own, shorter one. */
     private static final Duration MAX_OPERATION_TIMEOUT = Duration.ofDays(1);
 
+    /** {@link #shutdownTimeout()} unless set: 5 s, as a cache's {@code closeTimeout}. */
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
+
     private final List<String> addresses;
     private final Duration operationTimeout;
     private final int maxKeyLength;
+    private final Duration shutdownTimeout;
     private final Map<String, String> options;
 
     private Settings(Builder b) {
       this.addresses = List.copyOf(b.addresses);
       this.operationTimeout = b.operationTimeout;
+      this.shutdownTimeout = b.shutdownTimeout;
       this.maxKeyLength = b.maxKeyLength;
       this.options = Collections.unmodifiableMap(new TreeMap<>(b.options));
     }
@@ -212,6 +224,17 @@ public interface CacheStoreFactory {
     }
 
     /**
+     * How long {@link OpenedStore#close()} lets the client send what it still has queued before
+     * it shuts the client down (memcached clients' {@code waitForQueues}): zero shuts it down at
+     * once, dropping what is queued.
+     *
+     * @return the bound; {@link #DEFAULT_SHUTDOWN_TIMEOUT} unless set
+     */
+    public Duration shutdownTimeout() {
+      return shutdownTimeout;
+    }
+
+    /**
      * The adapter's own options, by key: what each key means, and which values it takes, is up
      * to the adapter that reads them (see its factory's documentation).
      *
@@ -224,7 +247,10 @@ public interface CacheStoreFactory {
     @Override
     public String toString() {
       return "Settings[addresses=" + addresses + ", operationTimeout=" + operationTimeout
-          + ", maxKeyLength=" + maxKeyLength + (options.isEmpty() ? "" : ", options=" + options)
+          + ", maxKeyLength=" + maxKeyLength
+          + (shutdownTimeout.equals(DEFAULT_SHUTDOWN_TIMEOUT) ? ""
+              : ", shutdownTimeout=" + shutdownTimeout)
+          + (options.isEmpty() ? "" : ", options=" + options)
           + "]";
     }
 
@@ -233,6 +259,7 @@ public interface CacheStoreFactory {
       private List<String> addresses = List.of();
       private Duration operationTimeout;
       private int maxKeyLength;
+      private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
       private final Map<String, String> options = new TreeMap<>();
 
       private Builder() {}
@@ -278,6 +305,24 @@ public interface CacheStoreFactory {
           throw new IllegalArgumentException("maxKeyLength must not be negative: " + bytes);
         }
         this.maxKeyLength = bytes;
+        return this;
+      }
+
+      /**
+       * How long closing the opened store lets the client send what it still has queued.
+       *
+       * @param timeout zero (shut down at once) to 1 day
+       * @return this builder
+       * @throws NullPointerException if {@code timeout} is {@code null}
+       * @throws IllegalArgumentException if negative or longer than a day
+       */
+      public Builder shutdownTimeout(Duration timeout) {
+        requireNonNull(timeout, "shutdownTimeout");
+        if (timeout.isNegative() || timeout.compareTo(MAX_OPERATION_TIMEOUT) > 0) {
+          throw new IllegalArgumentException(
+              "shutdownTimeout must be between 0 and 1 day: " + timeout);
+        }
+        this.shutdownTimeout = timeout;
         return this;
       }
 

@@ -269,7 +269,7 @@ final class FailureBehaviourTest {
       assertThat(cache.stats().skippedWriteCount()).isEqualTo(1);
       assertThat(cache.stats().storeErrorCount()).isZero();
       assertThatThrownBy(() -> cache.put("k", big)).isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("2016 bytes").hasMessageContaining("maxValueSize 1000");
+          .hasMessageContaining("2020 bytes").hasMessageContaining("maxValueSize 1000");
     }
   }
 

@@ -178,6 +178,35 @@ final class UntrustedInputTest {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Issue 31, part 5: an entry that was changed is a miss
+
+  /**
+   * Measured from outside before the checksum: a cached entity with its last byte flipped was
+   * served ({@code ver=85} instead of 0) until its TTL. Every byte, every bit: a miss, counted,
+   * and the next load overwrites it.
+   */
+  @Test
+  void anEntryWithAnyByteChanged_isAMissCountedAsCorrupt_andTheNextLoadReplacesIt() {
+    try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
+        .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .random(FixedRandom.neverEarly()).build()) {
+      cache.get("k", key -> "{\"ver\":0}");
+      byte[] stored = store.gets("k").join().orElseThrow().value();
+      int misses = 0;
+      for (int i = 0; i < stored.length; i++) {
+        byte[] changed = stored.clone();
+        changed[i] ^= (byte) (i == stored.length - 1 ? 0x55 : 0x01);
+        store.set("k", changed, 60).join();
+        assertThat(cache.getIfPresent("k")).as("byte %d changed", i).isEmpty();
+        misses++;
+      }
+      assertThat(cache.stats().corruptEntryCount()).isEqualTo(misses);
+      assertThat(cache.get("k", key -> "{\"ver\":1}")).isEqualTo("{\"ver\":1}");
+      assertThat(cache.getIfPresent("k")).contains("{\"ver\":1}");
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Scenario 10: an envelope cannot claim a lifetime the cache did not give it
 
   @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -41,6 +42,25 @@ class CacheStoreFactorySettingsTest {
         .withMessage("key");
     assertThatNullPointerException().isThrownBy(() -> builder.option("k", null))
         .withMessage("value");
+  }
+
+  @Test
+  void shutdownTimeout_defaultsToFiveSeconds_takesZeroToADay_andShowsWhenSet() {
+    assertThat(CacheStoreFactory.Settings.builder().build().shutdownTimeout())
+        .isEqualTo(Duration.ofSeconds(5));
+    CacheStoreFactory.Settings.Builder builder = CacheStoreFactory.Settings.builder();
+    assertThat(builder.shutdownTimeout(Duration.ZERO).build().shutdownTimeout()).isZero();
+    assertThat(builder.shutdownTimeout(Duration.ofDays(1)).build())
+        .hasToString("Settings[addresses=[], operationTimeout=null, maxKeyLength=0,"
+            + " shutdownTimeout=PT24H]");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> builder.shutdownTimeout(Duration.ofMillis(-1)))
+        .withMessage("shutdownTimeout must be between 0 and 1 day: PT-0.001S");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> builder.shutdownTimeout(Duration.ofDays(1).plusNanos(1)))
+        .withMessageStartingWith("shutdownTimeout must be between 0 and 1 day");
+    assertThatNullPointerException().isThrownBy(() -> builder.shutdownTimeout(null))
+        .withMessage("shutdownTimeout");
   }
 
   private static java.util.Map.Entry<String, String> entry(String key, String value) {

@@ -4,6 +4,7 @@ import io.sustainablecache.ReadStart;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.WriteFence;
 import io.sustainablecache.spi.StoreException;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.hibernate.cache.CacheException;
@@ -12,6 +13,8 @@ import org.hibernate.cache.spi.access.AccessType;
 import org.hibernate.cache.spi.access.CachedDomainDataAccess;
 import org.hibernate.cache.spi.access.SoftLock;
 import org.hibernate.engine.spi.SharedSessionContractImplementor;
+import org.hibernate.engine.spi.TransactionCompletionCallbacks.AfterCompletionCallback;
+import org.hibernate.engine.spi.TransactionCompletionCallbacks.BeforeCompletionCallback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,12 +25,16 @@ import org.slf4j.LoggerFactory;
  * <table>
  *   <caption>Hibernate's calls and what they do</caption>
  *   <tr><th>call</th><th>READ_ONLY</th><th>NONSTRICT_READ_WRITE</th><th>READ_WRITE</th></tr>
- *   <tr><td>get</td><td colspan="3">{@link SustainableCache#getIfPresent}: a value, or a miss
- *       (nothing, a tombstone, a fence, a corrupt entry, a store failure)</td></tr>
+ *   <tr><td>get</td><td colspan="3">{@link SustainableCache#getIfPresent}: a value (under
+ *       another transaction's fence until its commit, the value the fence replaced), or a miss
+ *       (nothing, a tombstone, a fence from its commit on, a corrupt entry, a store failure); a
+ *       key the session's own transaction fenced is a miss, so the session reads its own change
+ *       from the database</td></tr>
  *   <tr><td>putFromLoad, afterInsert</td><td colspan="3">{@link SustainableCache#putLoaded}
  *       with the session's transaction start (NONSTRICT: not after an insert)</td></tr>
  *   <tr><td>lockItem</td><td>nothing</td><td>nothing</td><td>{@link SustainableCache#fence}:
- *       a fence on the store, held by the returned lock</td></tr>
+ *       a fence on the store, held by the returned lock; {@link WriteFence#beforeCommit} right
+ *       before the transaction commits (a failure there fails the commit)</td></tr>
  *   <tr><td>update</td><td>refused</td><td>invalidate</td><td>nothing (the fence stands)</td></tr>
  *   <tr><td>afterUpdate (committed)</td><td>refused</td><td>invalidate</td><td>{@link
  *       WriteFence#committed(Object)}</td></tr>
@@ -52,6 +59,13 @@ abstract class DataAccess implements CachedDomainDataAccess {
   private final DomainRegion region;
   private final AccessType accessType;
   private final SustainableCache<Object> cache;
+  /**
+   * The keys of this region that each session's open transaction fenced: until its commit the
+   * cache answers them with the values the fences replaced, and the session reads its own
+   * changes from the database. Empty but for sessions inside READ_WRITE changes.
+   */
+  private final Map<SharedSessionContractImplementor, Set<String>> fencedBy =
+      new ConcurrentHashMap<>();
 
   DataAccess(DomainRegion region, AccessType accessType) {
     if (accessType == AccessType.TRANSACTIONAL) {
@@ -86,6 +100,9 @@ abstract class DataAccess implements CachedDomainDataAccess {
   @Override
   public Object get(SharedSessionContractImplementor session, Object key) {
     String storeKey = storeKey(key);
+    if (!fencedBy.isEmpty() && fencedBy.getOrDefault(session, Set.of()).contains(storeKey)) {
+      return null; // this session's change: read from its transaction
+    }
     Prefetch prefetch = Prefetch.of(cache, session);
     if (prefetch != null && prefetch.peeked(storeKey)) {
       Object peeked = prefetch.value(storeKey);
@@ -158,13 +175,26 @@ abstract class DataAccess implements CachedDomainDataAccess {
     if (accessType != AccessType.READ_WRITE) {
       return null;
     }
+    String storeKey = storeKey(key);
+    WriteFence<Object> fence;
     try {
-      return new FenceLock(cache.fence(storeKey(key)));
+      fence = cache.fence(storeKey);
     } catch (StoreException e) {
       throw new CacheException("the write fence of " + key + " could not be placed, so the"
           + " change would not be protected from stale cache entries; the transaction should"
           + " not change the row", e);
     }
+    Set<String> fenced = fencedBy.get(session);
+    if (fenced == null) { // the session's first change of this region in this transaction
+      fenced = ConcurrentHashMap.newKeySet();
+      fencedBy.put(session, fenced);
+      session.getTransactionCompletionCallbacks().registerCallback(
+          (AfterCompletionCallback) (success, s) -> fencedBy.remove(session));
+    }
+    fenced.add(storeKey);
+    session.getTransactionCompletionCallbacks().registerCallback(
+        (BeforeCompletionCallback) s -> fence.beforeCommit());
+    return new FenceLock(fence);
   }
 
   @Override

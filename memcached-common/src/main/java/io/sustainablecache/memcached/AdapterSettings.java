@@ -6,6 +6,7 @@ import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spi.StoreException;
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,6 +70,57 @@ public final class AdapterSettings {
       }
     }
     return true;
+  }
+
+  /** A memcached client's {@code waitForQueues(timeout, unit)}. */
+  @FunctionalInterface
+  public interface Drain {
+    /**
+     * Waits until what the client had queued when called was answered, at most the timeout.
+     *
+     * @param timeout how long at most
+     * @param unit the unit of {@code timeout}
+     * @return whether the queues were drained in time
+     */
+    boolean waitForQueues(long timeout, TimeUnit unit);
+  }
+
+  /**
+   * What an adapter's {@link CacheStoreFactory.OpenedStore#close()} runs: lets the client send
+   * what it still has queued (a cache's last write-backs and lease releases, which nobody waits
+   * for) and answer it, at most {@code timeout}, then shuts the client down. A client that could
+   * not drain in time (a server slow or down), was shut down already, or a thread that was
+   * interrupted is logged at WARN and shut down all the same; nothing is thrown.
+   *
+   * @param client names the client in the warning, e.g. {@code "spymemcached"}
+   * @param timeout how long to wait for the queues; zero shuts down at once
+   * @param drain the client's {@code waitForQueues}
+   * @param shutdown the client's immediate {@code shutdown()}
+   * @return the closing action
+   */
+  public static Runnable drainThenShutdown(String client, Duration timeout, Drain drain,
+      Runnable shutdown) {
+    requireNonNull(client, "client");
+    requireNonNull(timeout, "timeout");
+    requireNonNull(drain, "drain");
+    requireNonNull(shutdown, "shutdown");
+    return () -> {
+      try {
+        if (!timeout.isZero() && !drain.waitForQueues(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+          LOG.warn("the {} client still had operations queued after the shutdown timeout ({});"
+              + " they are dropped (keys load again; other instances may wait out a fleet"
+              + " lease)", client, timeout);
+        }
+      } catch (RuntimeException e) { // shut down already, or interrupted while waiting
+        if (e.getCause() instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        LOG.warn("the {} client's queues could not be drained before its shutdown: {}", client,
+            e.toString());
+      } finally {
+        shutdown.run();
+      }
+    };
   }
 
   /**

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -53,5 +55,48 @@ class AdapterSettingsTest {
       "PT10M, 600000 ms", "PT0S, 0 ms"})
   void durationsAreDescribedInMilliseconds(String duration, String text) {
     assertThat(AdapterSettings.describe(Duration.parse(duration))).isEqualTo(text);
+  }
+
+  @Test
+  void drainThenShutdown_drainsWithTheBound_thenShutsDown() {
+    List<String> calls = new ArrayList<>();
+    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(3), (timeout, unit) -> {
+      calls.add("drain " + unit.toMillis(timeout) + " ms");
+      return true;
+    }, () -> calls.add("shutdown")).run();
+    assertThat(calls).containsExactly("drain 3000 ms", "shutdown");
+  }
+
+  @Test
+  void drainThenShutdown_shutsDownAllTheSame_whenTheDrainTimesOutOrFails() {
+    List<String> calls = new ArrayList<>();
+    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), (timeout, unit) -> false,
+        () -> calls.add("shutdown after a timeout")).run();
+    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), (timeout, unit) -> {
+      throw new IllegalStateException("Shutting down");
+    }, () -> calls.add("shutdown after a failure")).run();
+    assertThat(calls).containsExactly("shutdown after a timeout", "shutdown after a failure");
+  }
+
+  @Test
+  void drainThenShutdown_withZero_shutsDownAtOnce() {
+    List<String> calls = new ArrayList<>();
+    AdapterSettings.drainThenShutdown("test", Duration.ZERO, (timeout, unit) -> {
+      calls.add("drain");
+      return true;
+    }, () -> calls.add("shutdown")).run();
+    assertThat(calls).containsExactly("shutdown");
+  }
+
+  @Test
+  void drainThenShutdown_keepsTheInterruptOfAThreadInterruptedWhileDraining() {
+    try {
+      AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), (timeout, unit) -> {
+        throw new RuntimeException("Interrupted waiting for queues", new InterruptedException());
+      }, () -> { }).run();
+      assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    } finally {
+      Thread.interrupted();
+    }
   }
 }

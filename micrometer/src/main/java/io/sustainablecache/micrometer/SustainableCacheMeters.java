@@ -138,7 +138,9 @@ public final class SustainableCacheMeters {
 
   /**
    * Write fences around database transactions, tagged {@code result=placed} (keys fenced), {@code
-   * result=loaded} (loads whose read found a fence: returned, not cached) and {@code
+   * result=answered} (reads answered under a fence with the value it replaced, the database's
+   * committed data until the commit), {@code result=loaded} (loads whose read found a fence
+   * without one: returned, not cached) and {@code
    * result=release.failed} (fences that could not be replaced after their transaction, retried
    * until they expired: alert on it).
    */

@@ -174,6 +174,8 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::nearResetCount, "Times the near cache dropped every entry");
     counter(registry, cache, SustainableCacheMeters.FENCES, "placed",
         CacheStats::fenceCount, "Keys fenced while a database transaction changed their data");
+    counter(registry, cache, SustainableCacheMeters.FENCES, "answered",
+        CacheStats::fencedHitCount, "Reads answered under a write fence with the value it replaced");
     counter(registry, cache, SustainableCacheMeters.FENCES, "loaded",
         CacheStats::fencedLoadCount, "Loads under a write fence: returned, not cached");
     counter(registry, cache, SustainableCacheMeters.FENCES, "release.failed",

@@ -55,11 +55,16 @@ final class SustainableCacheMetricsTest {
   @Test
   void writeFences() {
     SustainableCacheMetrics.monitor(registry, cache, "books");
+    cache.get("g", k -> "cached before the transaction");
     io.sustainablecache.WriteFence<String> fence = cache.fence("f");
+    io.sustainablecache.WriteFence<String> other = cache.fence("g");
     cache.get("f", k -> "read under the fence");
+    cache.get("g", k -> "not called: answered with the value the fence replaced");
     fence.committed();
+    other.committed();
 
-    assertThat(count(SustainableCacheMeters.FENCES, "result", "placed")).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.FENCES, "result", "placed")).isEqualTo(2);
+    assertThat(count(SustainableCacheMeters.FENCES, "result", "answered")).isEqualTo(1);
     assertThat(count(SustainableCacheMeters.FENCES, "result", "loaded")).isEqualTo(1);
     assertThat(count(SustainableCacheMeters.FENCES, "result", "release.failed")).isZero();
   }

@@ -94,12 +94,19 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * non-read-only Spring transaction synchronization ({@code @Transactional}, {@code
  * TransactionTemplate}, with any {@code PlatformTransactionManager}), {@code evict}, {@code
  * evictIfPresent} and {@code put} fence their key at once ({@link SustainableCache#fence}: until
- * the transaction ended, reads on every instance load without caching, and no load in flight can
- * write) and complete after the transaction: after a commit the key is invalidated, or holds the
- * value put; after a rollback the fence is removed. So a read that loads the old row between the
- * change and the commit, on any instance, cannot leave it cached, and after the commit neither
- * the writer nor anyone else reads the old value (other instances with a near cache: within its
- * bound). Several changes of one key in one transaction fence it once; the last one decides what
+ * the commit, reads on every instance are answered with the value the fence replaced, which is
+ * the database's committed row, without a load; from right before the commit ({@link
+ * io.sustainablecache.WriteFence#beforeCommit}) until the fence is released they load without
+ * caching; no load in flight can write) and complete after the transaction: after a commit the
+ * key is invalidated, or holds the value put; after a rollback the fence is removed. So a write
+ * costs the database one load of the new row, a read that loads the old row between the change
+ * and the commit, on any instance, cannot leave it cached, and after the commit neither the
+ * writer nor anyone else reads the old value (other instances with a near cache: within its
+ * bound). <b>The transaction reads its own changes</b>: in it, a read of a key it changed misses
+ * (a {@code sync} read calls the loader without the cache), so the method reads the database's
+ * uncommitted row, not the cached one. A fence that cannot drop the replaced value before the
+ * commit throws from Spring's {@code beforeCommit} ({@link StoreException}), and the transaction
+ * rolls back. Several changes of one key in one transaction fence it once; the last one decides what
  * the commit writes; after a {@code clear} in the transaction every key it changed is
  * invalidated after the commit, whatever came last. A
  * {@code REQUIRES_NEW} transaction completes its own changes at its own end; a nested
@@ -188,7 +195,16 @@ public final class SustainableSpringCache implements Cache {
 
   @Override
   public ValueWrapper get(Object key) {
-    return wrapper(cache.findIfPresent(encodeKey(key)));
+    String encoded = encodeKey(key);
+    return changedHere(encoded) ? null : wrapper(cache.findIfPresent(encoded));
+  }
+
+  /**
+   * Whether the current transaction changed the key (see the class comment): its reads miss, and
+   * a loader is called without the cache, so that it reads the transaction's own change.
+   */
+  private boolean changedHere(String encoded) {
+    return transactional != null && transactional.changed(encoded);
   }
 
   /**
@@ -205,7 +221,8 @@ public final class SustainableSpringCache implements Cache {
 
   @Override
   public <T> T get(Object key, Class<T> type) {
-    Object value = cache.getIfPresent(encodeKey(key)).orElse(null);
+    String encoded = encodeKey(key);
+    Object value = changedHere(encoded) ? null : cache.getIfPresent(encoded).orElse(null);
     if (value != null && type != null && !type.isInstance(value)) {
       throw new IllegalStateException("Cached value is not of required type ["
           + type.getName() + "]: " + value.getClass().getName());
@@ -219,6 +236,13 @@ public final class SustainableSpringCache implements Cache {
   public <T> T get(Object key, Callable<T> valueLoader) {
     requireNonNull(valueLoader, "valueLoader");
     String encoded = encodeKey(key);
+    if (changedHere(encoded)) {
+      try {
+        return valueLoader.call();
+      } catch (Exception e) {
+        throw new ValueRetrievalException(key, valueLoader, e);
+      }
+    }
     try {
       return loaded(cache.find(encoded, ignored -> valueLoader.call()));
     } catch (CacheLoadException e) {
@@ -233,7 +257,11 @@ public final class SustainableSpringCache implements Cache {
    */
   @Override
   public CompletableFuture<?> retrieve(Object key) {
-    return cache.findIfPresentAsync(encodeKey(key)).thenApply(found -> {
+    String encoded = encodeKey(key);
+    if (changedHere(encoded)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return cache.findIfPresentAsync(encoded).thenApply(found -> {
       ValueWrapper wrapper = wrapper(found);
       return wrapper == null || allowNullValues ? wrapper : wrapper.get();
     });
@@ -244,14 +272,11 @@ public final class SustainableSpringCache implements Cache {
       Supplier<CompletableFuture<T>> valueLoader) {
     requireNonNull(valueLoader, "valueLoader");
     String encoded = encodeKey(key);
-    CompletableFuture<Optional<Object>> found = cache.findAsync(encoded, ignored -> {
-      CompletableFuture<T> stage = valueLoader.get();
-      if (stage == null) {
-        throw new IllegalStateException("the value loader of cache '" + name
-            + "' returned null instead of a CompletableFuture");
-      }
-      return stage;
-    });
+    if (changedHere(encoded)) {
+      return stageOf(valueLoader);
+    }
+    CompletableFuture<Optional<Object>> found =
+        cache.findAsync(encoded, ignored -> stageOf(valueLoader));
     CompletableFuture<T> result = new CompletableFuture<>();
     found.whenComplete((value, failure) -> {
       if (failure == null) {
@@ -265,6 +290,15 @@ public final class SustainableSpringCache implements Cache {
       }
     });
     return result;
+  }
+
+  private <T> CompletableFuture<T> stageOf(Supplier<CompletableFuture<T>> valueLoader) {
+    CompletableFuture<T> stage = valueLoader.get();
+    if (stage == null) {
+      throw new IllegalStateException("the value loader of cache '" + name
+          + "' returned null instead of a CompletableFuture");
+    }
+    return stage;
   }
 
   /** The loader's own exception where there is one, as Spring's synchronous path reports it. */

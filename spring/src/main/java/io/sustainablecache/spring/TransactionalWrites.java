@@ -90,6 +90,17 @@ final class TransactionalWrites {
     return true;
   }
 
+  /**
+   * Whether the current transaction changed (fenced) the key: it reads its own change from the
+   * database, since until its commit the cache answers with the value the fence replaced.
+   *
+   * @param key the encoded key
+   */
+  boolean changed(String key) {
+    Object changes = TransactionSynchronizationManager.getResource(this);
+    return changes != null && ((Changes) changes).pending.containsKey(key);
+  }
+
   /** The current writable transaction's changes of this cache (registered now), or null. */
   private Changes changes() {
     if (!TransactionSynchronizationManager.isSynchronizationActive()
@@ -171,6 +182,18 @@ final class TransactionalWrites {
     @Override
     public void savepointRollback(Object savepoint) {
       forgetValuesAfter(savepoints.getOrDefault(savepoint, 0L));
+    }
+
+    /**
+     * Right before the commit: every fence stops answering reads with the value it replaced. A
+     * fence whose store does not confirm it throws, and Spring rolls the transaction back: after
+     * a commit, other instances could answer with the replaced value.
+     */
+    @Override
+    public void beforeCommit(boolean readOnly) {
+      for (Pending p : pending.values()) {
+        p.fence.beforeCommit();
+      }
     }
 
     @Override

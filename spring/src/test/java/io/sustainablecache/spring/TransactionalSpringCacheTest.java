@@ -9,6 +9,7 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ScriptedStore;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -76,10 +77,60 @@ final class TransactionalSpringCacheTest {
     titles.put(1L, "old");
     table.template().executeWithoutResult(status -> {
       titles.put(1L, "new");
-      assertThat(cached(1)).as("the writer, before the commit").isNull();
-      assertThat(cachedElsewhere(1)).as("another request, before the commit").isNull();
+      assertThat(cached(1)).as("the writer, before the commit: its own change").isNull();
+      assertThat(cachedElsewhere(1)).as("another request, before the commit: the committed one")
+          .isEqualTo("old");
     });
     assertThat(cached(1)).isEqualTo("new");
+  }
+
+  /**
+   * Issue 30: until the commit another request is answered with the value the fence replaced,
+   * without a load, while the transaction reads its own change: its peeks miss the key it
+   * changed, and its {@code sync} read calls the loader without the cache.
+   */
+  @Test
+  void theWritingTransactionReadsItsOwnChange_whileOthersGetTheCommittedValueWithoutALoad() {
+    titles.put(1L, "committed");
+    java.util.concurrent.atomic.AtomicInteger loads = new java.util.concurrent.atomic.AtomicInteger();
+    table.template().executeWithoutResult(status -> {
+      titles.evict(1L);
+      assertThat(titles.get(1L, () -> "the transaction's own " + loads.incrementAndGet()))
+          .isEqualTo("the transaction's own 1");
+      assertThat(titles.get(1L, String.class)).isNull();
+      assertThat(titles.retrieve(1L).join()).isNull();
+      assertThat(titles.retrieve(1L, () -> CompletableFuture.completedFuture("async own")).join())
+          .isEqualTo("async own");
+      assertThat(table.readElsewhere(() -> titles.get(1L, () -> "loaded elsewhere")))
+          .as("another request: the committed value, no load").isEqualTo("committed");
+      assertThat(((SustainableSpringCache) titles).getNativeCache().stats().fencedHitCount())
+          .isEqualTo(1);
+    });
+    assertThat(cached(1)).as("evicted at the commit").isNull();
+    assertThat(titles.get(1L, () -> "reloaded")).isEqualTo("reloaded");
+  }
+
+  /**
+   * Issue 30: a fence that cannot drop the value it replaced before the commit fails the commit
+   * (Spring's {@code beforeCommit}), since other instances could answer with that value after it:
+   * the transaction rolls back and the fence is removed.
+   */
+  @Test
+  void aFenceThatCannotDropItsPriorBeforeTheCommit_rollsTheTransactionBack() {
+    InMemoryStore server = InMemoryStore.create();
+    ScriptedStore scripted = ScriptedStore.over(server);
+    try (SustainableCacheManager failing = manager(scripted, true)) {
+      Cache cache = failing.getCache("titles");
+      cache.put(1L, "committed");
+      assertThatThrownBy(() -> table.template().executeWithoutResult(status -> {
+        cache.evict(1L);
+        table.insert(7, "rolled back");
+        scripted.fail(ScriptedStore.Op.GETS, 1); // beforeCommit's read
+      })).isInstanceOf(StoreException.class);
+      assertThatThrownBy(() -> table.title(7)).as("not committed")
+          .isInstanceOf(org.springframework.dao.EmptyResultDataAccessException.class);
+      assertThat(cache.get(1L, () -> "reloaded")).as("the fence removed").isEqualTo("reloaded");
+    }
   }
 
   /** {@code putIfAbsent} is conditional: inside a transaction too it acts at once. */
@@ -147,7 +198,8 @@ final class TransactionalSpringCacheTest {
       titles.put(1L, "outer, rolled back");
       inner.executeWithoutResult(status -> titles.put(2L, "inner, committed"));
       assertThat(cachedElsewhere(2)).as("after the inner commit").isEqualTo("inner, committed");
-      assertThat(cachedElsewhere(1)).as("the outer change, still fenced").isNull();
+      assertThat(cachedElsewhere(1)).as("the outer change, not committed: the value it replaced")
+          .isEqualTo("outer, before");
       titles.put(3L, "outer, after the inner");
       outer.setRollbackOnly();
     });

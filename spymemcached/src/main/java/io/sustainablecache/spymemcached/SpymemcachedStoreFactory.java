@@ -22,6 +22,10 @@ import net.spy.memcached.MemcachedClient;
  * such as its ZooKeeper ensemble) are the ARCUS adapter's, since plain memcached has no ZooKeeper
  * registry.
  *
+ * <p>The {@link OpenedStore} it returns closes by letting the client send and have answered what
+ * it still has queued ({@code waitForQueues}), at most {@link Settings#shutdownTimeout()}, then
+ * shutting it down.
+ *
  * <p>Stateless and thread-safe; each {@link #open} creates a new client.
  */
 public final class SpymemcachedStoreFactory implements CacheStoreFactory {
@@ -83,7 +87,9 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
       client.shutdown();
       throw e;
     }
-    return OpenedStore.of(store, "spymemcached to " + settings.addresses(), client::shutdown);
+    return OpenedStore.of(store, "spymemcached to " + settings.addresses(),
+        AdapterSettings.drainThenShutdown("spymemcached", settings.shutdownTimeout(),
+            client::waitForQueues, client::shutdown));
   }
 
   @Override

@@ -49,7 +49,9 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  *   <li>The store: a user's {@link CacheStore} bean, or else one created by the adapter on the
  *       class path ({@link CacheStoreFactory}: {@code sustainable-cache-arcus} or {@code
  *       sustainable-cache-spymemcached}) from {@code sustainable-cache.addresses} or {@code
- *       sustainable-cache.arcus.*}; its client is shut down with the context.</li>
+ *       sustainable-cache.arcus.*}; its client is shut down with the context, after its queued
+ *       operations were sent and answered (at most {@code sustainable-cache.shutdown-timeout},
+ *       5 s by default).</li>
  *   <li>Caches: from {@link SustainableCacheProperties}, then every {@link
  *       SustainableCacheManagerCustomizer}. Caches listed in the properties are created at
  *       start-up, and so are the caches the caching annotations name ({@link
@@ -91,6 +93,12 @@ public final class SustainableCacheAutoConfiguration {
   @Conditional(NoBootCacheType.class)
   static class ManagerConfiguration {
 
+    /**
+     * The client, closed with the context after the cache manager (which depends on it through
+     * the store, and whose caches wait for their own writes as they close): its {@code close()}
+     * drains the client's queues, at most {@code sustainable-cache.shutdown-timeout}, before it
+     * shuts the client down, so that nothing a cache issued is dropped.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(CacheStore.class)
     CacheStoreFactory.OpenedStore sustainableCacheClient(SustainableCacheProperties properties) {
@@ -106,6 +114,9 @@ public final class SustainableCacheAutoConfiguration {
           .addresses(properties.getAddresses())
           .operationTimeout(properties.getOperationTimeout())
           .maxKeyLength(properties.getMaxKeyLength() == null ? 0 : properties.getMaxKeyLength());
+      if (properties.getShutdownTimeout() != null) {
+        settings.shutdownTimeout(properties.getShutdownTimeout());
+      }
       properties.getArcus().options().forEach(settings::option);
       CacheStoreFactory.OpenedStore opened = factory.open(settings.build());
       LOG.info("sustainable-cache store: {}", opened.description());

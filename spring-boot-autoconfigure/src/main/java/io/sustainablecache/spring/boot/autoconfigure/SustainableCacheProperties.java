@@ -46,6 +46,13 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
   /** The longest key the servers accept, in bytes. Unset: 250 (memcached), 4000 over ZooKeeper. */
   private Integer maxKeyLength;
 
+  /**
+   * How long the client the auto-configuration created may take, when the context closes, to
+   * send and have answered what it still has queued (the caches' last write-backs and lease
+   * releases) before it is shut down. 0 shuts it down at once. Unset: 5 s.
+   */
+  private Duration shutdownTimeout;
+
   /** Put before every derived namespace (the cache name), e.g. "orders." for one service. */
   private String namespacePrefix = "";
 
@@ -148,6 +155,24 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
    */
   public void setOperationTimeout(Duration operationTimeout) {
     this.operationTimeout = operationTimeout;
+  }
+
+  /**
+   * How long closing the client waits for its queued operations.
+   *
+   * @return the bound, or {@code null} for the default (5 s)
+   */
+  public Duration getShutdownTimeout() {
+    return shutdownTimeout;
+  }
+
+  /**
+   * Sets how long closing the client waits for its queued operations.
+   *
+   * @param shutdownTimeout zero (at once) to 1 day
+   */
+  public void setShutdownTimeout(Duration shutdownTimeout) {
+    this.shutdownTimeout = shutdownTimeout;
   }
 
   /**

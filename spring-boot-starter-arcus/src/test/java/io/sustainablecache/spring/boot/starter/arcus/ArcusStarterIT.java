@@ -4,13 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.arcus.ArcusStoreFactory;
+import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -40,6 +43,44 @@ final class ArcusStarterIT {
 
     public int loads() {
       return loads.get();
+    }
+  }
+
+  /**
+   * Writes nobody waits for, issued as the context closes, just before the client's bean is
+   * destroyed (it depends on the store, so Spring destroys it first): what a cache's last
+   * write-backs and lease releases are to the client.
+   */
+  static final class LastWrites {
+    static final int WRITES = 2_000;
+    private final CacheStore store;
+    private final List<String> keys = new ArrayList<>(WRITES);
+
+    LastWrites(CacheStore store) {
+      this.store = store;
+      String prefix = "drain-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+      for (int i = 0; i < WRITES; i++) {
+        keys.add(prefix + i);
+      }
+    }
+
+    List<String> keys() {
+      return keys;
+    }
+
+    void writeAll() {
+      byte[] value = new byte[1_024];
+      for (String key : keys) {
+        store.set(key, value, 300); // not awaited
+      }
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WritesAtClose {
+    @Bean(destroyMethod = "writeAll")
+    LastWrites lastWrites(CacheStore store) {
+      return new LastWrites(store);
     }
   }
 
@@ -119,6 +160,37 @@ final class ArcusStarterIT {
         names.put("k", "again");
         assertThat(names.get("k", String.class)).isEqualTo("again");
       });
+    }
+  }
+  /**
+   * Issue 31, part 4: the client the starter created is drained before it is shut down with the
+   * context, so what it still had queued then (a cache's last write-backs and lease releases;
+   * here, writes nobody waited for) reaches the server instead of being dropped.
+   */
+  @Test
+  void closingTheContext_sendsWhatTheClientStillHadQueued_beforeShuttingItDown()
+      throws Exception {
+    InetSocketAddress a = MemcachedServer.shared().address();
+    String address = a.getHostString() + ":" + a.getPort();
+    List<String> keys = new ArrayList<>();
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SustainableCacheAutoConfiguration.class,
+            CacheAutoConfiguration.class))
+        .withUserConfiguration(App.class, WritesAtClose.class)
+        .withPropertyValues("sustainable-cache.client=arcus",
+            "sustainable-cache.addresses=" + address,
+            "sustainable-cache.shutdown-timeout=10s",
+            "sustainable-cache.settings.ttl=1m",
+            "sustainable-cache.value-type=java.lang.String")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          keys.addAll(context.getBean(LastWrites.class).keys());
+        }); // closing: LastWrites issues its writes, then the client's bean is destroyed
+    try (CacheStoreFactory.OpenedStore check = new ArcusStoreFactory().open(
+        CacheStoreFactory.Settings.builder().addresses(List.of(address)).build())) {
+      assertThat(check.store().getsAll(keys).get(10, TimeUnit.SECONDS))
+          .as("writes queued when the client's bean was destroyed, on the server")
+          .hasSize(LastWrites.WRITES);
     }
   }
 }

@@ -3,6 +3,7 @@ package io.sustainablecache.spring.boot.starter.memcached;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.SustainableCache;
+import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
@@ -10,7 +11,10 @@ import io.sustainablecache.spymemcached.SpymemcachedStoreFactory;
 import io.sustainablecache.testkit.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -43,6 +47,44 @@ final class MemcachedStarterIT {
 
     public int loads() {
       return loads.get();
+    }
+  }
+
+  /**
+   * Writes nobody waits for, issued as the context closes, just before the client's bean is
+   * destroyed (it depends on the store, so Spring destroys it first): what a cache's last
+   * write-backs and lease releases are to the client.
+   */
+  static final class LastWrites {
+    static final int WRITES = 2_000;
+    private final CacheStore store;
+    private final List<String> keys = new ArrayList<>(WRITES);
+
+    LastWrites(CacheStore store) {
+      this.store = store;
+      String prefix = "drain-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+      for (int i = 0; i < WRITES; i++) {
+        keys.add(prefix + i);
+      }
+    }
+
+    List<String> keys() {
+      return keys;
+    }
+
+    void writeAll() {
+      byte[] value = new byte[1_024];
+      for (String key : keys) {
+        store.set(key, value, 300); // not awaited
+      }
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WritesAtClose {
+    @Bean(destroyMethod = "writeAll")
+    LastWrites lastWrites(CacheStore store) {
+      return new LastWrites(store);
     }
   }
 
@@ -136,6 +178,29 @@ final class MemcachedStarterIT {
         assertThat(cache.stats().storeErrorCount()).as("store errors").isZero();
         assertThat(prices.get(7L, String.class)).isEqualTo("seven");
       });
+    }
+  }
+
+  /**
+   * Issue 31, part 4: the client the starter created is drained before it is shut down with the
+   * context, so what it still had queued then (a cache's last write-backs and lease releases;
+   * here, writes nobody waited for) reaches the server instead of being dropped.
+   */
+  @Test
+  void closingTheContext_sendsWhatTheClientStillHadQueued_beforeShuttingItDown()
+      throws Exception {
+    List<String> keys = new ArrayList<>();
+    runner().withUserConfiguration(WritesAtClose.class)
+        .withPropertyValues("sustainable-cache.shutdown-timeout=10s").run(context -> {
+          assertThat(context).hasNotFailed();
+          keys.addAll(context.getBean(LastWrites.class).keys());
+        }); // closing: LastWrites issues its writes, then the client's bean is destroyed
+    try (CacheStoreFactory.OpenedStore check = CacheStoreFactory.find(null,
+        getClass().getClassLoader()).open(CacheStoreFactory.Settings.builder()
+            .addresses(List.of(address())).build())) {
+      assertThat(check.store().getsAll(keys).get(10, TimeUnit.SECONDS))
+          .as("writes queued when the client's bean was destroyed, on the server")
+          .hasSize(LastWrites.WRITES);
     }
   }
 }

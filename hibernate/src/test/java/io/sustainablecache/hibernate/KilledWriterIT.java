@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
  * Issue 30, part 2, from outside: a writer in another JVM ({@link SecondJvm}) fences a
  * READ_WRITE entity (an update flushed in a transaction) and is killed before its commit, while
  * this JVM keeps updating the same entity in short transactions, a few a second, and reads it on
- * another session factory. The dead writer's hold ends at most {@code fence-timeout} (3 s here)
+ * another session factory. The dead writer's hold ends at most {@code fence-timeout} (4 s here)
  * after it placed it, whatever the live writers do: the entity is served from the cache again
  * (a read with no SQL) within that plus a margin derived from what this test measures after the
  * kill. Before issue 30, each live writer's join extended the one shared end, and the entity
@@ -54,7 +54,7 @@ class KilledWriterIT {
    * the kill and the dead writer's end on a busy machine (the updates wait for the dead writer's
    * row lock until it is killed).
    */
-  private static final Duration FENCE_TIMEOUT = Duration.ofSeconds(3);
+  private static final Duration FENCE_TIMEOUT = Duration.ofSeconds(4);
   private static final Duration SKEW = Duration.ofMillis(100);
   private static final String SETTINGS = "max-clock-skew=" + SKEW.toMillis() + "ms, fence-timeout="
       + FENCE_TIMEOUT.toSeconds() + "s";

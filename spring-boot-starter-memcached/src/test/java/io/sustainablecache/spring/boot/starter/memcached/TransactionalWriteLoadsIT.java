@@ -51,14 +51,15 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *   <li>while a transaction holds its fence (from the write's call to right before its commit):
  *       none, the readers are answered with the row the fence replaced (before issue 30 every
  *       read in that time loaded: 30 loads per write here, 13 to 196 in the issue);</li>
- *   <li>the reloads of the new rows (unfenced loads, cached): about one per write, shared by
- *       the readers (and by the fleet, through its lease);</li>
+ *   <li>the reloads of the new rows (unfenced loads, cached): about one per write (1.0 to 1.2
+ *       measured), shared by the readers (and by the fleet, through its lease);</li>
  *   <li>fenced loads, from right before the commit ({@code WriteFence.beforeCommit()}) until the
  *       fence's release after it: reported, not bounded. Reads there may not be answered with
  *       the replaced row, and load without caching, back to back in this JVM; how many depends
  *       on how long the commit and the release take (median 5 to 20 ms on a busy two-core
- *       machine, up to 230 ms), and they are what a write costs here beyond its reload: 1.2 to
- *       3.1 per write, 2.5 to 4.4 loads per write in all, against the issue's goal of 1.1.</li>
+ *       machine, up to 230 ms), and they are what a write costs here beyond its reload: 1.6 to
+ *       2.7 per write, 2.5 to 4.4 loads per write in all over ten runs, against the issue's goal
+ *       of 1.1.</li>
  * </ul>
  *
  * <p>No read that began after a write returned gets an older row, and the writing transaction

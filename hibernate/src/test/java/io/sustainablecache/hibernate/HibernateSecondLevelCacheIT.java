@@ -227,6 +227,37 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
     assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("B");
   }
 
+  /**
+   * A fence over an entity that was not cached carries no prior (issue 30): readers go to the
+   * database while it stands, and cache nothing. (Over a cached entity they are answered with it
+   * from the cache: {@code HibernateTwoInstancesIT}.)
+   */
+  @Test
+  void whileATransactionHoldsTheFenceOfAnUncachedEntity_readersGoToTheDatabase_andCacheNothing() {
+    SessionFactoryImplementor two = factory("none", Map.of());
+    persist(one, Access.READ_WRITE, 1, "A");
+    assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("A");
+
+    try (Session writer = one.openSession()) {
+      Transaction tx = writer.beginTransaction();
+      writer.find(RwCoupon.class, 1L).code("B");
+      // evicted after the writer's read (which may cache the entity again if it loads it more
+      // than max-clock-skew after an evict) and before its flush
+      one.getCache().evictEntityData(RwCoupon.class, 1L);
+      writer.flush(); // lockItem: the fence, over the evict's tombstone
+
+      for (int i = 0; i < 2; i++) {
+        assertThat(statementsOfRead(two, Access.READ_WRITE, 1)).as("read %d goes to the database",
+            i).isEqualTo(1);
+      }
+      assertThat(code(two, Access.READ_WRITE, 1)).as("the committed row").isEqualTo("A");
+      tx.commit(); // afterUpdate: the fence replaced by the committed state
+    }
+
+    assertThat(statementsOfRead(two, Access.READ_WRITE, 1)).isZero();
+    assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("B");
+  }
+
   @ParameterizedTest
   @EnumSource(value = Access.class, names = {"READ_WRITE", "NONSTRICT_READ_WRITE"})
   void aRowReadBeforeAnUpdateCommitted_isNotCachedAfterTheCommit(Access access) {

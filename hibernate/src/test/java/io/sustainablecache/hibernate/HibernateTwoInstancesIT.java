@@ -5,9 +5,11 @@ import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
 import static io.sustainablecache.hibernate.Hibernates.lastOldRead;
 import static io.sustainablecache.hibernate.Hibernates.regionFactory;
+import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.CacheStats;
 import io.sustainablecache.hibernate.HibernateSecondLevelCacheIT.Access;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testkit.FaultProxy;
@@ -19,9 +21,12 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.hibernate.Session;
 import org.hibernate.SessionFactory;
+import org.hibernate.Transaction;
 import org.hibernate.cache.CacheException;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -77,6 +82,50 @@ class HibernateTwoInstancesIT extends SecondLevelCacheFixture {
     update(one, access, 1, "B");
 
     assertThat(code(two, access, 1)).isEqualTo("B");
+  }
+
+  /**
+   * Issue 30: while one instance's transaction has changed a READ_WRITE entity (flushed: its
+   * fence stands) and not committed, the other instance reads the committed entity from the
+   * cache, with no SQL (the fence answers with the entity it replaced); the writing session,
+   * cleared, reads its own uncommitted change from its transaction, not the cached entity; after
+   * the commit the other instance reads the new entity. Before issue 30 the other instance's
+   * reads went to the database while the fence stood.
+   */
+  @Test
+  void whileAWriterHasNotCommitted_theOtherInstanceReadsTheCommittedEntityFromTheCache_andTheWriterItsOwnChange() {
+    Access access = Access.READ_WRITE;
+    SessionFactoryImplementor two = factory("none", store(MemcachedServer.shared()), Map.of());
+    persist(one, access, 1, "A");
+    assertThat(code(two, access, 1)).isEqualTo("A");
+    assertThat(statementsOfRead(two, access, 1)).as("cached").isZero();
+    CacheStats before = regionFactory(two).stats(access.region).orElseThrow();
+
+    try (Session writer = one.openSession()) {
+      Transaction tx = writer.beginTransaction();
+      writer.find(access.type, 1L).code("B");
+      writer.flush(); // the update: the fence stands, the row is changed, nothing committed
+
+      for (int i = 0; i < 3; i++) {
+        long statements = statements(two);
+        assertThat(code(two, access, 1)).as("the other instance, read %d", i).isEqualTo("A");
+        assertThat(statements(two) - statements).as("SQL of the other instance's read %d", i)
+            .isZero();
+      }
+      CacheStats during = regionFactory(two).stats(access.region).orElseThrow();
+      assertThat(during.fencedHitCount() - before.fencedHitCount())
+          .as("answered with the entity the fence replaced").isEqualTo(3);
+
+      writer.clear(); // not from the persistence context: from the second-level cache or the row
+      long statements = statements(one);
+      assertThat(writer.find(access.type, 1L).code()).as("the writer's own read, after clear()")
+          .isEqualTo("B");
+      assertThat(statements(one) - statements).as("SQL of the writer's own read").isPositive();
+      tx.commit();
+    }
+
+    assertThat(code(two, access, 1)).as("the other instance, after the commit").isEqualTo("B");
+    assertThat(codeInDatabase(one, access.type, 1)).isEqualTo("B");
   }
 
   /**

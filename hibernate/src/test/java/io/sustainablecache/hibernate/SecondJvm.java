@@ -33,6 +33,10 @@ import org.hibernate.engine.spi.SessionFactoryImplementor;
  *   <li>{@code read-stop <access>}: stops that thread and waits for it; {@code > <reads>} (or
  *       {@code > failed <exception>} if a read threw)</li>
  *   <li>{@code near-hits <access>}: the region's near hits so far</li>
+ *   <li>{@code fence <access> <id> <code>}: changes the entity's code in a transaction and
+ *       flushes it (a READ_WRITE entity's fence stands, the row is locked), and neither commits
+ *       nor rolls back: {@code > fenced <ms before the flush> <ms after it>} (epoch ms), for a
+ *       writer that is killed before its commit</li>
  * </ul>
  *
  * <p>Arguments: the JDBC URL, memcached's {@code host:port}, the namespace prefix and the
@@ -43,6 +47,9 @@ final class SecondJvm {
 
   /** The loop {@code read-start} started, or {@code null}; only the command loop touches it. */
   private static Reading reading;
+
+  /** The session of {@code fence}, left open: its transaction never ends. */
+  private static org.hibernate.Session fencing;
 
   private SecondJvm() {}
 
@@ -99,6 +106,30 @@ final class SecondJvm {
         Reading stopping = reading;
         reading = null;
         return stopping.stop();
+      }
+      case "fence": {
+        if (fencing != null) {
+          throw new IllegalStateException("already fencing");
+        }
+        // Another JVM may update the row meanwhile: the row is read locked (FOR UPDATE, from the
+        // database), and a lost race is tried again.
+        for (int attempt = 1; ; attempt++) {
+          org.hibernate.Session session = factory.openSession();
+          try {
+            session.beginTransaction();
+            session.find(access.type, Long.parseLong(command[2]),
+                jakarta.persistence.LockModeType.PESSIMISTIC_WRITE).code(command[3]);
+            long before = System.currentTimeMillis();
+            session.flush();
+            fencing = session;
+            return "fenced " + before + " " + System.currentTimeMillis();
+          } catch (RuntimeException e) {
+            session.close();
+            if (attempt == 10) {
+              return "failed " + e;
+            }
+          }
+        }
       }
       case "near-hits":
         return Long.toString(regionFactory(factory).stats(access.region).orElseThrow()

@@ -23,7 +23,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -355,10 +354,10 @@ public abstract class ClusterContract {
             .as("polls of the dead node that failed in %d ms", 3 * NEAR_DELTA_MILLIS)
             .isGreaterThanOrEqualTo(2);
         long recordFailures = writer.stats().nearRecordFailureCount();
-        Set<String> threw = changeEach(writer, survivors, source);
+        Map<String, String> threw = changeEach(writer, survivors, source);
         assertThat(threw).as("changes of the surviving nodes' keys that threw").isEmpty();
-        assertThat(changeEach(writer, deadKeys, source)).as("changes of the dead node's keys"
-            + " (their own writes fail)").containsExactlyInAnyOrderElementsOf(deadKeys);
+        assertThat(changeEach(writer, deadKeys, source).keySet()).as("changes of the dead node's"
+            + " keys (their own writes fail)").containsExactlyInAnyOrderElementsOf(deadKeys);
         assertThat(writer.stats().nearRecordFailureCount()).as("records that failed")
             .isEqualTo(recordFailures);
         // It records a new generation in every node's log, the dead one's included.
@@ -450,8 +449,11 @@ public abstract class ClusterContract {
       return value;
     }
 
-    /** Changes the key's value (odd versions by put, even by invalidate); whether it threw. */
-    boolean change(SustainableCache<String> writer, String key) {
+    /**
+     * Changes the key's value (odd versions by put, even by invalidate); what it threw (its
+     * message and its causes'), or {@code null} if it returned normally.
+     */
+    String change(SustainableCache<String> writer, String key) {
       version++;
       String value = key + "@" + version;
       values.put(key, value);
@@ -463,11 +465,11 @@ public abstract class ClusterContract {
         }
       } catch (StoreException e) {
         unpromised.add(key);
-        return true;
+        return describe(e);
       }
       returned.put(key, System.nanoTime());
       unpromised.remove(key);
-      return false;
+      return null;
     }
 
     /** When the last change that returned normally returned, if one did. */
@@ -476,16 +478,32 @@ public abstract class ClusterContract {
     }
   }
 
-  /** Changes each key once on the writer; returns the keys whose change threw. */
-  private static Set<String> changeEach(SustainableCache<String> writer, Collection<String> keys,
-      Source source) {
-    Set<String> threw = new TreeSet<>();
+  /**
+   * Changes each key once on the writer; returns the keys whose change threw, each with what it
+   * threw (so that a failed assertion says why).
+   */
+  private static Map<String, String> changeEach(SustainableCache<String> writer,
+      Collection<String> keys, Source source) {
+    Map<String, String> threw = new TreeMap<>();
     for (String key : keys) {
-      if (source.change(writer, key)) {
-        threw.add(key);
+      String failure = source.change(writer, key);
+      if (failure != null) {
+        threw.put(key, failure);
       }
     }
     return threw;
+  }
+
+  /** An exception's message, then its causes' ({@code "a <- b"}). */
+  private static String describe(Throwable failure) {
+    StringBuilder text = new StringBuilder();
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (text.length() > 0) {
+        text.append(" <- ");
+      }
+      text.append(t.getMessage() != null ? t.getMessage() : t.getClass().getName());
+    }
+    return text.toString();
   }
 
   /** Reads every key on the cache once (each read checked); returns how many were near hits. */

@@ -2,6 +2,7 @@ package io.sustainablecache.internal;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
@@ -19,7 +20,7 @@ import java.util.function.Function;
 /**
  * A cluster of in-memory nodes, as a memcached client with {@code FailureMode.Cancel} sees it: a
  * key's operations go to its node (its hash modulo the number of nodes), and fail at once while
- * that node is {@linkplain #kill dead}; a bulk read fails if any of its nodes is dead. It offers
+ * that node is {@linkplain #kill dead}; a bulk read fails for a dead node's keys only. It offers
  * its {@link StoreNodes}; a {@linkplain #restart restarted} node comes back empty, and {@link
  * #addNode} changes the node list (a new snapshot). Thread-safe enough for single-threaded
  * tests.
@@ -94,15 +95,35 @@ final class ClusterStore implements CacheStore {
     return route(key).gets(key);
   }
 
+  /**
+   * One read per node, as the adapters' bulk read: a dead node's part fails its own keys only
+   * ({@link PartialReadException} with the others' items), and a read of no live node's key
+   * fails as a whole.
+   */
   @Override
   public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
     Map<Integer, List<String>> byNode = new HashMap<>();
     keys.forEach(k -> byNode.computeIfAbsent(snapshot.nodeOf(k), n -> new ArrayList<>()).add(k));
     Map<String, StoreItem> found = new HashMap<>();
+    List<String> failed = new ArrayList<>();
+    List<Throwable> failures = new ArrayList<>();
     CompletableFuture<?>[] parts = byNode.entrySet().stream()
-        .map(e -> snapshot.on(e.getKey()).getsAll(e.getValue()).thenAccept(found::putAll))
+        .map(e -> snapshot.on(e.getKey()).getsAll(e.getValue()).handle((items, failure) -> {
+          if (failure != null) {
+            failed.addAll(e.getValue());
+            failures.add(failure);
+          } else {
+            found.putAll(items);
+          }
+          return null;
+        }))
         .toArray(CompletableFuture<?>[]::new);
-    return CompletableFuture.allOf(parts).thenApply(done -> found);
+    return CompletableFuture.allOf(parts).thenCompose(done -> failed.isEmpty()
+        ? CompletableFuture.completedFuture(found)
+        : failed.size() == keys.size()
+        ? CompletableFuture.failedFuture(failures.get(0))
+        : CompletableFuture.failedFuture(new PartialReadException("getsAll failed for "
+            + failed.size() + " of " + keys.size() + " keys", failures.get(0), found, failed)));
   }
 
   @Override

@@ -894,15 +894,24 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
 
     @Override
     protected void completed() {
-      synchronized (lock) {
-        if (failed.isEmpty()) {
-          succeed(found);
-        } else if (failed.size() >= requested) {
-          fail(problem, problemCause);
-        } else {
-          failWith(new PartialReadException(operationName() + " failed for " + failed.size()
-              + " of " + requested + " keys: " + problem, problemCause, found, failed));
+      StoreException partial = null;
+      String whole = null;
+      Throwable cause;
+      synchronized (lock) { // decided under the lock, completed outside it
+        cause = problemCause;
+        if (failed.size() >= requested) {
+          whole = problem;
+        } else if (!failed.isEmpty()) {
+          partial = new PartialReadException(operationName() + " failed for " + failed.size()
+              + " of " + requested + " keys: " + problem, cause, found, failed);
         }
+      }
+      if (whole != null) {
+        fail(whole, cause);
+      } else if (partial != null) {
+        failWith(partial);
+      } else {
+        succeed(result());
       }
     }
 

@@ -132,9 +132,11 @@ import net.spy.memcached.protocol.ascii.AsciiOperationFactory;
  * <h2>Bulk reads and prefix flushes</h2>
  * {@link #getsAll} groups the keys by the node that owns them and sends one {@code gets} (or, to
  * ARCUS servers that support it, {@code mgets}) per node and per 200 keys, as {@code
- * asyncGetsBulk} does; unlike {@code asyncGetsBulk}, it fails at once when a key's node is down
- * instead of asking another node (which does not have the key), whatever the failure mode. Any
- * failed part fails the whole read. {@link #flushPrefix} sends ARCUS's {@code flush_prefix} to
+ * asyncGetsBulk} does; unlike {@code asyncGetsBulk}, it fails a key at once when its node is
+ * down instead of asking another node (which does not have the key), whatever the failure mode.
+ * A failed key or part fails only its own keys: the read then fails with a {@link
+ * io.sustainablecache.spi.PartialReadException} that carries the other keys' items, and the
+ * cache loads only the failed keys. {@link #flushPrefix} sends ARCUS's {@code flush_prefix} to
  * every node, as {@code flush(prefix)} does, when the servers are ARCUS servers ({@link
  * Builder#prefixFlush}: by default, when the client was created through ZooKeeper); otherwise
  * it fails at once with {@link UnsupportedOperationException} and sends nothing, because a

@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 import io.sustainablecache.arcus.ScriptedPool.Answer;
 import io.sustainablecache.memcached.RawBytesTranscoder;
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.nio.ByteBuffer;
@@ -490,34 +491,71 @@ class ArcusStoreTest {
           .containsExactly(25, 25, 200, 200);
     }
 
+    /**
+     * Issue 31: the keys of a node that is down fail at once, unsent; the others are read, and
+     * the read fails with a {@link PartialReadException} carrying them (a dead node costs a
+     * {@code getAll} its own keys only). With every key on the node that is down, a plain
+     * failure and no request.
+     */
     @Test
-    void aKeyOnANodeThatIsDownFailsTheWholeReadWithoutAnyRequest() {
+    void aKeyOnANodeThatIsDownFailsAloneUnsent_theOthersAreRead() {
       MemcachedNode up = ScriptedPool.node("up", true, false);
       MemcachedNode down = ScriptedPool.node("down", false, false);
       pool.nodes(List.of(up, down), key -> key.startsWith("up") ? up : down);
+      pool.answerWith(request -> Answer.reply(ScriptedPool.getsAnswer(
+          List.of("up-1"), RawBytesTranscoder.FLAGS)));
 
       assertThat(failure(store.getsAll(List.of("up-1", "down-1", "up-2"))))
-          .isInstanceOf(StoreException.class)
+          .isInstanceOfSatisfying(PartialReadException.class, partial -> {
+            assertThat(partial.failedKeys()).containsExactly("down-1");
+            assertThat(partial.found()).containsOnlyKeys("up-1");
+            assertThat(partial.found().get("up-1").value()).isEqualTo("v:up-1"
+                .getBytes(US_ASCII));
+          })
+          .hasMessageStartingWith("ARCUS getsAll failed for 1 of 3 keys: the server of a key is"
+              + " down (down/")
+          .hasMessageNotContaining("down-1").hasMessageNotContaining("up-1");
+      assertThat(pool.requests).singleElement().satisfies(request -> assertThat(request)
+          .contains("up-1").contains("up-2").doesNotContain("down-1"));
+      assertThat(value(store.getsAll(List.of("up-1", "up-2")))).containsOnlyKeys("up-1");
+
+      assertThat(failure(store.getsAll(List.of("down-1", "down-2"))))
+          .isInstanceOf(StoreException.class).isNotInstanceOf(PartialReadException.class)
           .hasMessageStartingWith("ARCUS getsAll failed: the server of a key is down (down/");
-      assertThat(value(store.getsAll(List.of("up-1", "up-2")))).isEmpty();
-      assertThat(pool.requests).hasSize(1);
+      assertThat(pool.requests).as("no request for the node that is down").hasSize(2);
     }
 
+    /** A part the client cancels (its connection lost) fails its own keys only. */
     @Test
-    void aFailedPartFailsTheWholeReadAndCancelsTheOtherParts() {
+    void aFailedPartFailsItsOwnKeysOnly() {
       MemcachedNode first = ScriptedPool.node("first", true, false);
       MemcachedNode second = ScriptedPool.node("second", true, false);
       pool.nodes(List.of(first, second), key -> key.startsWith("a") ? first : second);
-      pool.answerWith(request -> request.contains("a-1") ? Answer.silence()
+      pool.answerWith(request -> request.contains("a-1")
+          ? Answer.reply(ScriptedPool.getsAnswer(List.of("a-1"), RawBytesTranscoder.FLAGS))
           : Answer.cancel("inactive node"));
 
-      CompletableFuture<Map<String, StoreItem>> read = store.getsAll(List.of("a-1", "b-1"));
+      CompletableFuture<Map<String, StoreItem>> read =
+          store.getsAll(List.of("a-1", "a-2", "b-1", "b-2"));
 
-      assertThat(failure(read)).isInstanceOf(StoreException.class)
-          .hasMessage("ARCUS getsAll failed: Cancelled (inactive node)")
+      assertThat(failure(read)).isInstanceOfSatisfying(PartialReadException.class, partial -> {
+        assertThat(partial.failedKeys()).containsExactlyInAnyOrder("b-1", "b-2");
+        assertThat(partial.found()).containsOnlyKeys("a-1");
+      }).hasMessage("ARCUS getsAll failed for 2 of 4 keys: Cancelled (inactive node)")
           .hasCauseInstanceOf(CancellationException.class);
-      assertThat(pool.silent).singleElement().satisfies(
-          operation -> assertThat(operation.isCancelled()).as("the other part").isTrue());
+    }
+
+    /** Every part cancelled: a plain failure, the first part's. */
+    @Test
+    void everyPartFailed_aPlainFailure() {
+      MemcachedNode first = ScriptedPool.node("first", true, false);
+      MemcachedNode second = ScriptedPool.node("second", true, false);
+      pool.nodes(List.of(first, second), key -> key.startsWith("a") ? first : second);
+      pool.answerWith(request -> Answer.cancel("inactive node"));
+
+      assertThat(failure(store.getsAll(List.of("a-1", "b-1"))))
+          .isInstanceOf(StoreException.class).isNotInstanceOf(PartialReadException.class)
+          .hasMessage("ARCUS getsAll failed: Cancelled (inactive node)");
     }
   }
 

@@ -8,6 +8,7 @@ import io.sustainablecache.BulkPeek;
 import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.Ticker;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.InstantSource;
@@ -189,23 +190,26 @@ final class BulkLoads<V> {
     if (!storeKeys.isEmpty()) {
       NearTier.Ticket ticket = reads.nearTicket();
       Map<String, StoreItem> items = null;
+      FailedKeys failed = FailedKeys.NONE;
       try {
         if (!Waiting.allowed(store)) {
           throw Waiting.notRead();
         }
         items = reads.readAllNow(new ArrayList<>(storeKeys.values()));
       } catch (StoreException e) {
-        reads.storeError("a bulk read failed; treating every key as a miss", e);
+        failed = FailedKeys.of(e, storeKeys.size(), reads);
+        items = failed.partial == null ? null : failed.partial.found();
       }
       long now = clock.millis();
       for (Map.Entry<String, String> key : storeKeys.entrySet()) {
-        StoreItem item = items == null ? null : items.get(key.getValue());
+        boolean readFailed = items == null || failed.contains(key.getValue());
+        StoreItem item = readFailed ? null : items.get(key.getValue());
         Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
         Object answer = reads.peek(reads.step(entry, now), entry);
         if (answer != ReadPath.NOT_CACHED) {
           put(values, key.getKey(), ReadPath.valueOf(answer));
         }
-        if (items != null) {
+        if (!readFailed) {
           read.put(key.getKey(), Optional.ofNullable(item));
         }
       }
@@ -242,14 +246,14 @@ final class BulkLoads<V> {
       Map<String, String> storeKeys, Map<String, V> values, List<AfterRead.Step<V>> steps,
       Map<String, StoreItem> items, long readMark, Throwable readError, NearTier.Ticket ticket,
       LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor loadOn) {
-    boolean readFailed = readError != null;
-    if (readFailed) {
-      reads.storeError("a bulk read failed; treating every key as a miss",
-          EntryWriter.unwrap(readError));
+    FailedKeys failedKeys = FailedKeys.of(readError, storeKeys.size(), reads);
+    if (failedKeys.partial != null) {
+      items = failedKeys.partial.found();
     }
     long now = clock.millis();
     for (Map.Entry<String, String> key : storeKeys.entrySet()) {
-      StoreItem item = items == null ? null : items.get(key.getValue());
+      boolean readFailed = failedKeys.contains(key.getValue());
+      StoreItem item = items == null || readFailed ? null : items.get(key.getValue());
       Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
       Decision.Action action = reads.step(entry, now);
       if (action == Decision.Action.FRESH || action == Decision.Action.REFRESH_BACKGROUND
@@ -299,5 +303,32 @@ final class BulkLoads<V> {
             out.completeExceptionally(t);
           }
         });
+  }
+
+  /**
+   * The keys a bulk read failed for: none, all of them, or those a {@link PartialReadException}
+   * names (the others were read: its items). Counts and logs the failure once.
+   */
+  private record FailedKeys(boolean all, PartialReadException partial) {
+
+    static final FailedKeys NONE = new FailedKeys(false, null);
+
+    static FailedKeys of(Throwable readError, int keys, ReadPath<?> reads) {
+      if (readError == null) {
+        return NONE;
+      }
+      Throwable cause = EntryWriter.unwrap(readError);
+      if (cause instanceof PartialReadException partial) {
+        reads.storeError("a bulk read failed for " + partial.failedKeys().size() + " of " + keys
+            + " keys; treating those as misses", partial);
+        return new FailedKeys(false, partial);
+      }
+      reads.storeError("a bulk read failed; treating every key as a miss", cause);
+      return new FailedKeys(true, null);
+    }
+
+    boolean contains(String storeKey) {
+      return all || (partial != null && partial.failedKeys().contains(storeKey));
+    }
   }
 }

@@ -229,11 +229,12 @@ final class EntryWriter<V> {
   }
 
   /**
-   * The generation of a caller's write; a store failure before the first poll of the key's
-   * node's log.
+   * The generation of a caller's write ({@link Generation#forWrite}: after a change of the node
+   * list, the previous layout's for a node in both until the new layout read it); a store
+   * failure before the first poll of the key's node's log.
    */
   private long callerGeneration(String storeKey) {
-    long current = generation(storeKey);
+    long current = generation == null ? 0 : generation.forWrite(storeKey);
     if (current == Generation.UNKNOWN) {
       stats.increment(Counter.STORE_ERROR); // its log's store could not be read
       throw new StoreException("the cache has not read the namespace's generation yet (near"

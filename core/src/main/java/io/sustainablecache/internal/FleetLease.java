@@ -7,6 +7,7 @@ import io.sustainablecache.internal.LeaseValues.FailureMarker;
 import io.sustainablecache.internal.LeaseValues.Lease;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreItem;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
@@ -204,15 +205,33 @@ final class FleetLease<V> {
    */
   static final class Rereads {
     private final CompletableFuture<Map<String, StoreItem>> items = new CompletableFuture<>();
+    /** The keys the read failed for when it read others ({@link PartialReadException}). */
+    private volatile PartialReadException partial;
+
+    /** A flight's item: fails as the read did for its key, if it did. */
+    CompletableFuture<Optional<StoreItem>> itemOf(String storeKey) {
+      return items.thenCompose(found -> {
+        PartialReadException failed = partial;
+        return failed != null && failed.failedKeys().contains(storeKey)
+            ? CompletableFuture.failedFuture(failed)
+            : CompletableFuture.completedFuture(Optional.ofNullable(found.get(storeKey)));
+      });
+    }
   }
 
-  /** Sends a batch's re-read ({@link Rereads}) of {@code flights}' items. */
+  /**
+   * Sends a batch's re-read ({@link Rereads}) of {@code flights}' items. A read that failed for
+   * some keys only fails their flights' re-reads; the others get what was read.
+   */
   void send(Rereads rereads, List<Flight<V>> flights) {
     List<String> storeKeys = new ArrayList<>(flights.size());
     flights.forEach(flight -> storeKeys.add(flight.storeKey));
     store.getsAll(storeKeys).whenComplete((items, error) -> {
       if (error == null) {
         rereads.items.complete(items);
+      } else if (EntryWriter.unwrap(error) instanceof PartialReadException partial) {
+        rereads.partial = partial;
+        rereads.items.complete(partial.found());
       } else {
         rereads.items.completeExceptionally(error);
       }
@@ -291,7 +310,7 @@ final class FleetLease<V> {
       Rereads rereads) {
     CompletableFuture<Boolean> add = store.add(claim.leaseKey(), claim.value(), claim.exptime());
     CompletableFuture<Optional<StoreItem>> reread = rereads == null ? store.gets(flight.storeKey)
-        : rereads.items.thenApply(items -> Optional.ofNullable(items.get(flight.storeKey)));
+        : rereads.itemOf(flight.storeKey);
     return add.thenCompose(added -> {
       if (added) {
         return won(flight, claim.until(), reread);
@@ -453,12 +472,16 @@ final class FleetLease<V> {
       List<Integer> open) {
     List<String> storeKeys = new ArrayList<>(open.size());
     open.forEach(i -> storeKeys.add(flights.get(i).storeKey));
-    readAll(storeKeys).whenComplete((items, error) -> {
+    readAll(storeKeys).whenComplete((read, error) -> {
       try {
+        // a read that failed for some keys only: the others' items (the failed ones wait on)
+        Map<String, StoreItem> items = error == null ? read
+            : EntryWriter.unwrap(error) instanceof PartialReadException partial ? partial.found()
+            : null;
         List<Integer> still = new ArrayList<>(open.size());
         for (int i : open) {
           Flight<V> flight = flights.get(i);
-          StoreItem item = error == null ? items.get(flight.storeKey) : null;
+          StoreItem item = items != null ? items.get(flight.storeKey) : null;
           Loaded<V> written = item == null ? null : written(flight, item);
           if (written != null) {
             waits.get(i).decided().complete(new LeaseStep.Written<>(written, 0));
@@ -471,10 +494,13 @@ final class FleetLease<V> {
         }
         List<String> leaseKeys = new ArrayList<>(still.size());
         still.forEach(i -> leaseKeys.add(keys.leaseKey(flights.get(i).storeKey)));
-        readAll(leaseKeys).whenComplete((leases, leaseError) -> {
+        readAll(leaseKeys).whenComplete((leasesRead, leaseError) -> {
           try {
+            Map<String, StoreItem> leases = leaseError == null ? leasesRead
+                : EntryWriter.unwrap(leaseError) instanceof PartialReadException partialLeases
+                ? partialLeases.found() : null;
             for (int i : still) {
-              StoreItem current = leaseError == null
+              StoreItem current = leases != null
                   ? leases.get(keys.leaseKey(flights.get(i).storeKey)) : null;
               LeaseStep<V> step = current == null ? null
                   : readLease(flights.get(i), current, waits.get(i).seen());

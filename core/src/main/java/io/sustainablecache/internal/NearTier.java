@@ -217,7 +217,7 @@ final class NearTier<E> {
     this.droppedVersions = new AtomicLongArray(stripes);
     this.stripeShift = Integer.SIZE - Integer.numberOfTrailingZeros(stripes);
     this.nodes = new Nodes(requireNonNull(initial, "initial"));
-    generation.reset(initial.nodeOf(), initial.logs().size());
+    generation.reset(initial.nodeOf(), initial.logs().size(), false);
   }
 
   /**
@@ -461,7 +461,10 @@ final class NearTier<E> {
 
   /**
    * Takes another layout (the store's node list changed): drops everything, forgets the
-   * generation and every node's confirmation, and polls every new node's log at once.
+   * generation and every node's confirmation, and polls every new node's log at once. Until a
+   * node's poll has succeeded, reads of its keys miss and loads write nothing; a caller's write
+   * of a key whose node was in the replaced layout too uses the generation that layout read
+   * ({@link Generation#forWrite}).
    */
   private void switchTo(Layout layout) {
     Nodes replaced;
@@ -474,7 +477,11 @@ final class NearTier<E> {
       next = new Nodes(layout);
       confirmedAt = NEVER;
       nodes = next;
-      generation.reset(layout.nodeOf(), layout.logs().size());
+      // A caller's write of a key whose node is in both layouts keeps the generation read by
+      // the replaced layout until the new one read that node's log (Generation.forWrite): a
+      // failover that drops a node does not fail the others' writes meanwhile (issue 31).
+      generation.reset(layout.nodeOf(), layout.logs().size(),
+          !replaced.layout.ids().equals(Layout.SINGLE) && !layout.ids().equals(Layout.SINGLE));
       dropAll();
     }
     events.reset();

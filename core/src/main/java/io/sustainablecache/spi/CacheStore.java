@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * A remote store with memcached semantics: the service provider interface that the ARCUS and
@@ -66,6 +67,14 @@ public interface CacheStore {
    * (memcached {@code gets k1 k2 ...}, one request per server). The default implementation issues
    * one {@link #gets} per key concurrently; adapters override it with the client's bulk read.
    *
+   * <p><b>Partial failure.</b> When some keys could be read and others not (in a cluster, the
+   * keys of a node that is down), the future fails with a {@link PartialReadException} that
+   * carries the items of the keys read and names the keys that failed: the cache then treats
+   * only those as failed reads, so that a dead node costs a {@code getAll} its own keys only. A
+   * read that read no key fails with a plain {@link StoreException}, as does one whose
+   * operation timeout passed. An implementation may also fail the whole read with a plain
+   * {@code StoreException}; the cache then treats every key as a failed read.
+   *
    * @param keys distinct namespaced keys; never {@code null}, may be empty
    * @return a future of a map holding the present keys only; absent keys are missing from it.
    *     The map may be mutable and is owned by the caller.
@@ -75,16 +84,39 @@ public interface CacheStore {
       return CompletableFuture.completedFuture(new HashMap<>());
     }
     Map<String, StoreItem> found = new HashMap<>();
+    Map<String, Throwable> failed = new HashMap<>();
     CompletableFuture<?>[] reads = new CompletableFuture<?>[keys.size()];
     int i = 0;
     for (String key : keys) {
-      reads[i++] = gets(key).thenAccept(item -> item.ifPresent(it -> {
+      reads[i++] = gets(key).handle((item, failure) -> {
         synchronized (found) {
-          found.put(key, it);
+          if (failure != null) {
+            failed.put(key, failure);
+          } else {
+            item.ifPresent(it -> found.put(key, it));
+          }
         }
-      }));
+        return null;
+      });
     }
-    return CompletableFuture.allOf(reads).thenApply(ignored -> found);
+    return CompletableFuture.allOf(reads).thenCompose(ignored -> {
+      synchronized (found) {
+        if (failed.isEmpty()) {
+          return CompletableFuture.completedFuture(found);
+        }
+        Throwable first = failed.values().iterator().next();
+        while (first instanceof CompletionException && first.getCause() != null) {
+          first = first.getCause();
+        }
+        if (failed.size() == keys.size()) {
+          return CompletableFuture.failedFuture(first instanceof StoreException store ? store
+              : new StoreException("getsAll failed: every key's gets failed", first));
+        }
+        return CompletableFuture.failedFuture(new PartialReadException("getsAll failed for "
+            + failed.size() + " of " + keys.size() + " keys: their gets failed", first, found,
+            failed.keySet()));
+      }
+    });
   }
 
   /**

@@ -2,6 +2,7 @@ package io.sustainablecache.internal;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
@@ -19,10 +20,10 @@ import java.util.function.Function;
 /**
  * A cluster of in-memory nodes, as a memcached client with {@code FailureMode.Cancel} sees it: a
  * key's operations go to its node (its hash modulo the number of nodes), and fail at once while
- * that node is {@linkplain #kill dead}; a bulk read fails if any of its nodes is dead. It offers
+ * that node is {@linkplain #kill dead}; a bulk read fails for a dead node's keys only. It offers
  * its {@link StoreNodes}; a {@linkplain #restart restarted} node comes back empty, and {@link
- * #addNode} changes the node list (a new snapshot). Thread-safe enough for single-threaded
- * tests.
+ * #addNode} and {@link #removeNode} change the node list (a new snapshot). Thread-safe enough
+ * for single-threaded tests.
  */
 final class ClusterStore implements CacheStore {
 
@@ -35,7 +36,7 @@ final class ClusterStore implements CacheStore {
     for (int i = 0; i < size; i++) {
       nodes.add(new Node(i));
     }
-    this.snapshot = new Snapshot(List.copyOf(nodes));
+    this.snapshot = new Snapshot(List.copyOf(nodes), modulo(List.copyOf(nodes)));
   }
 
   /** The node of a key in the current list. */
@@ -72,7 +73,44 @@ final class ClusterStore implements CacheStore {
   /** Adds a node: a new snapshot, with every key routed over the larger list. */
   void addNode() {
     nodes.add(new Node(nodes.size()));
-    snapshot = new Snapshot(List.copyOf(nodes));
+    List<Node> members = new ArrayList<>(snapshot.nodes);
+    members.add(nodes.get(nodes.size() - 1));
+    snapshot = new Snapshot(List.copyOf(members), modulo(List.copyOf(members)));
+  }
+
+  /**
+   * Drops node {@code node} (as created: 0, 1, …) from the list, as a cluster's membership drops
+   * a dead node: a new snapshot, in which only that node's keys move (to the others, by their
+   * hash), as with consistent hashing.
+   */
+  void removeNode(int node) {
+    Node gone = nodes.get(node);
+    List<Node> members = new ArrayList<>(snapshot.nodes);
+    members.remove(gone);
+    Function<String, Node> before = snapshot.route;
+    Function<String, Node> rest = modulo(List.copyOf(members));
+    snapshot = new Snapshot(List.copyOf(members), key -> {
+      Node routed = before.apply(key);
+      return routed != gone ? routed : rest.apply(key);
+    });
+  }
+
+  /**
+   * Holds the bulk reads of node {@code node} (as created), which the near logs' polls use,
+   * until the returned action runs: a poll of that node's log that does not complete.
+   */
+  Runnable holdBulkReads(int node) {
+    Node held = nodes.get(node);
+    held.heldReads = new ArrayList<>();
+    return () -> {
+      List<Runnable> waiting = held.heldReads;
+      held.heldReads = null;
+      waiting.forEach(Runnable::run);
+    };
+  }
+
+  private static Function<String, Node> modulo(List<Node> members) {
+    return key -> members.get(Math.floorMod(key.hashCode() * 0x9E3779B9, members.size()));
   }
 
   /** The operations that reached a node since it was created. */
@@ -94,15 +132,35 @@ final class ClusterStore implements CacheStore {
     return route(key).gets(key);
   }
 
+  /**
+   * One read per node, as the adapters' bulk read: a dead node's part fails its own keys only
+   * ({@link PartialReadException} with the others' items), and a read of no live node's key
+   * fails as a whole.
+   */
   @Override
   public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
     Map<Integer, List<String>> byNode = new HashMap<>();
     keys.forEach(k -> byNode.computeIfAbsent(snapshot.nodeOf(k), n -> new ArrayList<>()).add(k));
     Map<String, StoreItem> found = new HashMap<>();
+    List<String> failed = new ArrayList<>();
+    List<Throwable> failures = new ArrayList<>();
     CompletableFuture<?>[] parts = byNode.entrySet().stream()
-        .map(e -> snapshot.on(e.getKey()).getsAll(e.getValue()).thenAccept(found::putAll))
+        .map(e -> snapshot.on(e.getKey()).getsAll(e.getValue()).handle((items, failure) -> {
+          if (failure != null) {
+            failed.addAll(e.getValue());
+            failures.add(failure);
+          } else {
+            found.putAll(items);
+          }
+          return null;
+        }))
         .toArray(CompletableFuture<?>[]::new);
-    return CompletableFuture.allOf(parts).thenApply(done -> found);
+    return CompletableFuture.allOf(parts).thenCompose(done -> failed.isEmpty()
+        ? CompletableFuture.completedFuture(found)
+        : failed.size() == keys.size()
+        ? CompletableFuture.failedFuture(failures.get(0))
+        : CompletableFuture.failedFuture(new PartialReadException("getsAll failed for "
+            + failed.size() + " of " + keys.size() + " keys", failures.get(0), found, failed)));
   }
 
   @Override
@@ -136,12 +194,20 @@ final class ClusterStore implements CacheStore {
     return true;
   }
 
-  private static final class Snapshot implements StoreNodes {
+  /**
+   * One node list. Its {@code nodeOf} follows the cluster's routing now, as a client's locator
+   * does ({@link StoreNodes#nodeOf}): the index of the node the key is routed to now, or {@code
+   * -1} if that node is not in this (older) list.
+   */
+  private final class Snapshot implements StoreNodes {
     private final List<Node> nodes;
     private final List<String> ids;
+    /** Where this list routes a key. */
+    private final Function<String, Node> route;
 
-    Snapshot(List<Node> nodes) {
+    Snapshot(List<Node> nodes, Function<String, Node> route) {
       this.nodes = nodes;
+      this.route = route;
       this.ids = nodes.stream().map(n -> "node" + n.index).toList();
     }
 
@@ -152,7 +218,13 @@ final class ClusterStore implements CacheStore {
 
     @Override
     public int nodeOf(String key) {
-      return Math.floorMod(key.hashCode() * 0x9E3779B9, nodes.size());
+      Node now = snapshot.route.apply(key);
+      for (int i = 0; i < nodes.size(); i++) {
+        if (nodes.get(i) == now) {
+          return i;
+        }
+      }
+      return -1;
     }
 
     @Override
@@ -167,6 +239,8 @@ final class ClusterStore implements CacheStore {
     volatile InMemoryStore memory;
     volatile boolean dead;
     long operations;
+    /** The bulk reads held ({@link #holdBulkReads}); {@code null}: none. */
+    volatile List<Runnable> heldReads;
 
     Node(int index) {
       this.index = index;
@@ -187,6 +261,19 @@ final class ClusterStore implements CacheStore {
 
     @Override
     public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      List<Runnable> held = heldReads;
+      if (held != null) {
+        CompletableFuture<Map<String, StoreItem>> later = new CompletableFuture<>();
+        List<String> copy = List.copyOf(keys);
+        held.add(() -> call(m -> m.getsAll(copy)).whenComplete((items, failure) -> {
+          if (failure != null) {
+            later.completeExceptionally(failure);
+          } else {
+            later.complete(items);
+          }
+        }));
+        return later;
+      }
       return call(m -> m.getsAll(keys));
     }
 

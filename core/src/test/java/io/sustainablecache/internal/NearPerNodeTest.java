@@ -156,6 +156,57 @@ final class NearPerNodeTest {
     }
   }
 
+  /**
+   * Issue 31 (ArcusClusterFailoverIT: "changes that threw, node dropped from the membership",
+   * every change of a surviving node's keys for a while): when the membership drops a dead node,
+   * each instance takes the new node list at its next poll and reads every node's log again; a
+   * node's generation was unknown until then, and every change of its keys threw ("the cache has
+   * not read the namespace's generation yet"). Here node 0's first poll in the new list does not
+   * complete: changes of its keys, of the keys that moved, and of node 2's go on, and reach B.
+   */
+  @Test
+  void aDeadNodeDroppedFromTheList_changesOfEveryKeyGoOn_beforeTheNewListsLogsAreRead() {
+    cluster.kill(1);
+    pass(2 * DELTA_MILLIS);
+    Runnable release = cluster.holdBulkReads(0);
+    long resets = a.stats().nearResetCount();
+    cluster.removeNode(1);
+    pass(DELTA_MILLIS);
+    assertThat(a.stats().nearResetCount()).as("A took the new list").isGreaterThan(resets);
+
+    a.put(onNode[0], "new0");
+    a.put(onNode[1], "new1");
+    a.invalidate(onNode[2]);
+    assertThat(a.stats().nearRecordFailureCount()).isZero();
+
+    release.run();
+    pass(DELTA_MILLIS);
+    assertThat(b.get(onNode[0], this::load)).isEqualTo("new0");
+    assertThat(b.get(onNode[1], this::load)).as("the dead node's key, moved").isEqualTo("new1");
+    assertThat(b.get(onNode[2], this::load)).as("invalidated: loaded again")
+        .startsWith(onNode[2] + "@" + clock.millis());
+  }
+
+  /** A node that joins has no generation to fall back on: its keys' changes wait for its poll. */
+  @Test
+  void aNodeThatJoins_itsKeysChangesFailUntilItsLogIsRead_theOthersGoOn() {
+    pass(DELTA_MILLIS);
+    cluster.addNode();
+    Runnable release = cluster.holdBulkReads(3);
+    pass(DELTA_MILLIS);
+    String onTheNewNode = cluster.keyOn(3, NS, "j");
+    String onAnOldNode = cluster.keyOn(0, NS, "j");
+
+    a.put(onAnOldNode, "old-node");
+    assertThatThrownBy(() -> a.put(onTheNewNode, "new-node"))
+        .as("a key of the node that joined, its log not read yet")
+        .hasMessageContaining("has not read the namespace's generation yet");
+    release.run();
+    pass(DELTA_MILLIS);
+    a.put(onTheNewNode, "new-node");
+    assertThat(b.get(onTheNewNode, this::load)).isEqualTo("new-node");
+  }
+
   @Test
   void invalidateAll_dropsEveryNodesKeys_everywhere_andFailsWhileANodeIsDead() {
     a.invalidateAll();

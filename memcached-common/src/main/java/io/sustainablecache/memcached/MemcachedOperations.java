@@ -3,6 +3,8 @@ package io.sustainablecache.memcached;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.PartialReadException;
+import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -229,7 +231,11 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
 
   /**
    * Groups the keys by server and sends one {@code gets} per server and per {@value #BULK_CHUNK}
-   * keys. Fails as a whole if a key is invalid, a key has no server, or a part fails.
+   * keys. Fails as a whole if a key is invalid, the client is shut down or the timeout passes.
+   * The keys of a server that is down ({@link Client#nodeFor} throws) are not sent, and a part
+   * that fails (its connection was lost, say) fails its own keys only: if other keys were read,
+   * the future fails with a {@link PartialReadException} that carries their items; if none
+   * was, with a plain failure.
    *
    * @see io.sustainablecache.spi.CacheStore#getsAll
    */
@@ -254,22 +260,25 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
       return pending;
     }
     Map<MemcachedNode, List<String>> byNode = new LinkedHashMap<>();
-    try {
-      for (String key : new LinkedHashSet<>(keys)) {
-        byNode.computeIfAbsent(pinnedNode != null ? pinnedNode : client.nodeFor(connection, key),
-            n -> new ArrayList<>()).add(key);
+    java.util.Set<String> distinct = new LinkedHashSet<>(keys);
+    pending.requested = distinct.size();
+    for (String key : distinct) {
+      MemcachedNode node;
+      try {
+        node = pinnedNode != null ? pinnedNode : client.nodeFor(connection, key);
+      } catch (IllegalStateException e) {
+        pending.unsent(key, e.getMessage()); // its server is down: only its keys fail
+        continue;
       }
-    } catch (IllegalStateException e) {
-      pending.fail(e.getMessage(), null);
-      return pending;
+      byNode.computeIfAbsent(node, n -> new ArrayList<>()).add(key);
     }
     List<MemcachedNode> nodes = new ArrayList<>();
     List<Operation> operations = new ArrayList<>();
     byNode.forEach((node, nodeKeys) -> {
       for (int from = 0; from < nodeKeys.size(); from += BULK_CHUNK) {
-        GetsAll.Part part = pending.new Part();
-        part.operation = client.bulkGets(node,
-            nodeKeys.subList(from, Math.min(nodeKeys.size(), from + BULK_CHUNK)), part);
+        List<String> chunk = nodeKeys.subList(from, Math.min(nodeKeys.size(), from + BULK_CHUNK));
+        GetsAll.Part part = pending.new Part(chunk);
+        part.operation = client.bulkGets(node, chunk, part);
         pending.add(part);
         nodes.add(node);
         operations.add(part.operation);
@@ -729,13 +738,30 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
         problem = part.status.getMessage();
       }
       if (problem != null) {
-        if (fail(problem, causeOf(op))) {
+        Throwable cause = causeOf(op);
+        if (partFailed(part, problem, cause)) {
+          partSucceeded(part); // the whole goes on without it: counted as done
+        } else if (fail(problem, cause)) {
           cancelParts(false);
         }
         return;
       }
       MemcachedConnection.opSucceeded(op);
       partSucceeded(part);
+    }
+
+    /**
+     * A part failed: whether the whole goes on without it ({@code true}: the part counts as done,
+     * and {@link #completed} decides the outcome once every part is done) or fails with it at
+     * once, cancelling the other parts ({@code false}, the default).
+     *
+     * @param part the part that failed
+     * @param problem what went wrong, without a key or a value
+     * @param cause the client's exception, may be {@code null}
+     * @return whether the whole goes on
+     */
+    protected boolean partFailed(Part part, String problem, Throwable cause) {
+      return false;
     }
 
     private void partSucceeded(Part part) {
@@ -750,7 +776,25 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
           return;
         }
       }
+      completed();
+    }
+
+    /**
+     * Every part is done (succeeded, or failed and {@linkplain #partFailed absorbed}): completes
+     * the whole, by default with {@link #result()}. Called on the thread of the last part.
+     */
+    protected void completed() {
       succeed(result());
+    }
+
+    /**
+     * Fails the whole with an exception the subclass made, unless it is already complete.
+     *
+     * @param failure the failure
+     * @return {@code true} if this call completed the future
+     */
+    protected final boolean failWith(StoreException failure) {
+      return !isDone() && completeExceptionally(failure);
     }
 
     private void cancelParts(boolean timedOut) {
@@ -800,13 +844,75 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     }
   }
 
+  /**
+   * A bulk read: one part per server and chunk. A part that fails, and a key whose server is
+   * down (never sent), fail their own keys only; once every part is done, the read succeeds if no
+   * key failed, fails with a {@link PartialReadException} carrying the items read if some key
+   * was read, and with the first problem if none was.
+   */
   private final class GetsAll extends MultiPart<Map<String, StoreItem>> {
 
     /** Guarded by {@link #lock}. */
     private final Map<String, StoreItem> found = new HashMap<>();
+    /** The keys that failed; guarded by {@link #lock}. */
+    private final java.util.Set<String> failed = new LinkedHashSet<>();
+    /** The first problem; guarded by {@link #lock}. */
+    private String problem;
+    private Throwable problemCause;
+    /** The number of distinct keys asked for; set before any part is sent. */
+    int requested;
 
     GetsAll() {
       super(getsAllName);
+    }
+
+    /** A key that is not sent: its server is down. Called before any part is sent. */
+    void unsent(String key, String why) {
+      synchronized (lock) {
+        failed.add(key);
+        if (problem == null) {
+          problem = why;
+        }
+      }
+    }
+
+    @Override
+    protected boolean partFailed(MultiPart<Map<String, StoreItem>>.Part part, String why,
+        Throwable cause) {
+      synchronized (lock) {
+        for (String key : ((Part) part).keys) {
+          failed.add(key);
+          found.remove(key); // a value read before the part failed is not trusted
+        }
+        if (problem == null) {
+          problem = why;
+          problemCause = cause;
+        }
+      }
+      return true;
+    }
+
+    @Override
+    protected void completed() {
+      StoreException partial = null;
+      String whole = null;
+      Throwable cause;
+      synchronized (lock) { // decided under the lock, completed outside it
+        cause = problemCause;
+        if (failed.size() >= requested) {
+          whole = problem;
+        } else if (!failed.isEmpty()) {
+          partial = new PartialReadException(operationName() + " failed for " + failed.size()
+              + " of " + requested + " keys: " + problem, cause, found, failed);
+        }
+      }
+      if (whole != null) {
+        fail(whole, cause);
+      } else if (partial != null) {
+        failWith(partial);
+      } else {
+        succeed(result());
+      }
     }
 
     @Override
@@ -818,6 +924,14 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
 
     final class Part extends MultiPart<Map<String, StoreItem>>.Part
         implements GetsOperation.Callback {
+
+      /** The keys this part asks for. */
+      final List<String> keys;
+
+      Part(List<String> keys) {
+        this.keys = keys;
+      }
+
       @Override
       public void gotData(String key, int flags, long cas, byte[] data) {
         synchronized (lock) {

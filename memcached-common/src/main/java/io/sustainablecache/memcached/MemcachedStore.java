@@ -42,8 +42,11 @@ public abstract class MemcachedStore implements CacheStore {
    * {@inheritDoc}
    *
    * <p>Sends one {@code gets} (ARCUS: {@code mgets}) per node and per 200 keys, like the clients'
-   * {@code asyncGetsBulk}. Fails as a whole if any key is invalid, if a key's node is down, or if
-   * any part fails.
+   * {@code asyncGetsBulk}. The keys of a node that is down are not sent, and a part that fails
+   * fails its own keys only: the future then fails with a {@link
+   * io.sustainablecache.spi.PartialReadException} carrying the items of the keys read (or, if no
+   * key was read, with a plain {@link io.sustainablecache.spi.StoreException}). Fails as a whole
+   * if any key is invalid, the client is shut down or the operation timeout passes.
    *
    * @throws NullPointerException if {@code keys} or one of them is {@code null}
    */

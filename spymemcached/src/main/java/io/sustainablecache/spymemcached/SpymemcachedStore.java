@@ -100,10 +100,14 @@ import net.spy.memcached.protocol.binary.BinaryMemcachedNodeImpl;
  * one multi-key {@code gets} per server and per {@value #BULK_CHUNK} keys, through the client's
  * own get operation ({@code BaseGetOpImpl}). (One {@code gets} per key overflowed the client's
  * bounded queue when several callers read thousands of keys together, and the overflow failed
- * those reads.) A key whose server is not connected fails the read at once, unless the client's
- * failure mode is {@code Redistribute}, which sends it to the next connected server as the client
- * does, or {@code Retry}, which queues it for its server. Any failed part fails the whole
- * read. {@link #flushPrefix} is not supported (memcached has no such command).
+ * those reads.) A key whose server is not connected is not sent and fails at once, unless the
+ * client's failure mode is {@code Redistribute}, which sends it to the next connected server of
+ * its ketama sequence as the client does (a key none of whose 7 tries lands on a connected
+ * server fails), or {@code Retry}, which queues it for its server. A failed key or part fails
+ * only its own keys: the read then fails with a {@link
+ * io.sustainablecache.spi.PartialReadException} that carries the other keys' items, and the
+ * cache loads only the failed keys. {@link #flushPrefix} is not supported (memcached has no
+ * such command).
  *
  * <h2>Configuring the client</h2>
  * <pre>{@code

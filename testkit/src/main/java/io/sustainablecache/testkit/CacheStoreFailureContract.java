@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.net.InetSocketAddress;
@@ -223,12 +224,15 @@ public abstract class CacheStoreFailureContract {
   }
 
   /**
-   * With two servers, one of which is down: a bulk read fails as a whole when some of its keys
-   * live on the server that is down, instead of reporting them absent, and succeeds when all its
-   * keys live on the server that is up.
+   * With two servers, one of which is down: a bulk read of keys on both fails at once for the
+   * keys on the server that is down, instead of reporting them absent, with a {@link
+   * PartialReadException} that names exactly those keys and carries the items of the others (a
+   * dead node costs a {@code getAll} its own keys only, issue 31); it succeeds when all its keys
+   * live on the server that is up, and fails with a plain {@link StoreException} when all live
+   * on the server that is down.
    */
   @Test
-  void getsAllFailsWhenSomeOfItsKeysLiveOnAServerThatIsDown() {
+  void getsAllFailsOnlyTheKeysThatLiveOnAServerThatIsDown() {
     MemcachedServer second = MemcachedServer.startLocal();
     CacheStore both = null;
     try {
@@ -262,7 +266,20 @@ public abstract class CacheStoreFailureContract {
           .isNotEmpty().hasSizeLessThan(keys.size());
 
       CacheStore store2 = both;
-      assertFailsFast("getsAll over both servers", () -> store2.getsAll(keys));
+      List<String> onTheServerDown = new ArrayList<>(keys);
+      onTheServerDown.removeAll(onTheServerUp);
+      assertThat(assertFailsFast("getsAll over both servers", () -> store2.getsAll(keys)))
+          .as("the failure of a bulk read over both servers")
+          .isInstanceOfSatisfying(PartialReadException.class, partial -> {
+            assertThat(partial.failedKeys()).as("the keys that failed")
+                .containsExactlyInAnyOrderElementsOf(onTheServerDown);
+            assertThat(partial.found()).as("the items read")
+                .containsOnlyKeys(onTheServerUp)
+                .allSatisfy((k, item) -> assertThat(item.value()).isEqualTo(VALUE));
+          });
+      assertThat(assertFailsFast("getsAll of the keys on the server that is down",
+          () -> store2.getsAll(onTheServerDown)))
+          .as("no key read: a plain failure").isNotInstanceOf(PartialReadException.class);
       assertThat(StoreFutures.completed(both.getsAll(onTheServerUp), bound(),
           "getsAll of the keys on the server that is up"))
           .containsOnlyKeys(onTheServerUp)
@@ -331,7 +348,8 @@ public abstract class CacheStoreFailureContract {
     return operationTimeout().plus(GRACE);
   }
 
-  private void assertFailsFast(String operation, Supplier<? extends CompletableFuture<?>> call) {
+  private Throwable assertFailsFast(String operation,
+      Supplier<? extends CompletableFuture<?>> call) {
     Duration bound = bound();
     long started = System.nanoTime();
     CompletableFuture<?> future;
@@ -349,5 +367,6 @@ public abstract class CacheStoreFailureContract {
         .isInstanceOf(StoreException.class)
         .hasMessageNotContaining(key)
         .hasMessageNotContaining(SECRET);
+    return failure;
   }
 }

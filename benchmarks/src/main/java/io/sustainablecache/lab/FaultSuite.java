@@ -5,6 +5,7 @@ import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.arcus.ArcusStore;
+import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.testkit.FaultProxy;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -22,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.FailureMode;
@@ -93,12 +95,29 @@ final class FaultSuite {
 
   List<FaultResult> run() {
     List<FaultResult> results = new ArrayList<>();
-    results.add(steadyLoadThrough("down", Fault.DOWN));
-    results.add(steadyLoadThrough("slow", Fault.SLOW));
-    results.add(steadyLoadThrough("loader_failing", Fault.LOADER_FAILING));
-    results.add(steadyLoadThrough("loader_failing_x4", Fault.LOADER_FAILING, 4));
-    results.add(saturation());
+    attempt("down", () -> steadyLoadThrough("down", Fault.DOWN), results);
+    attempt("slow", () -> steadyLoadThrough("slow", Fault.SLOW), results);
+    attempt("loader_failing", () -> steadyLoadThrough("loader_failing", Fault.LOADER_FAILING),
+        results);
+    attempt("loader_failing_x4",
+        () -> steadyLoadThrough("loader_failing_x4", Fault.LOADER_FAILING, 4), results);
+    attempt("saturation", this::saturation, results);
     return results;
+  }
+
+  /**
+   * Runs one scenario; one that cannot run (its own set-up failed: a store timing out on a
+   * loaded machine, a port taken) is reported with its cause and left out of the results, so the
+   * others still run and the suite ends normally.
+   */
+  private void attempt(String scenario, Supplier<FaultResult> run,
+      List<FaultResult> results) {
+    try {
+      results.add(run.get());
+    } catch (RuntimeException e) {
+      out.printf("%n[faults] %s could not run: %s%n", scenario, e);
+      out.flush();
+    }
   }
 
   /** Per scenario, the median of each figure over repeated runs of the suite. */
@@ -255,8 +274,17 @@ final class FaultSuite {
             .namespace("faults-saturation").ttl(Duration.ofSeconds(2))
             .grace(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).refreshThreads(2)
             .refreshQueueCapacity(100).build()) {
+      int unwritten = 0;
       for (int i = 0; i < keys; i++) {
-        cache.put("k" + i, "v");
+        try {
+          cache.put("k" + i, "v");
+        } catch (StoreException e) {
+          unwritten++; // a cold key: its read loads instead of refreshing
+        }
+      }
+      if (unwritten > 0) {
+        out.printf("(%d of %d keys not written: the store timed out; they load cold) ",
+            unwritten, keys);
       }
       sleepUntil(System.currentTimeMillis() + 2_200); // all logically expired, within grace
       ExecutorService readers = Executors.newFixedThreadPool(8);

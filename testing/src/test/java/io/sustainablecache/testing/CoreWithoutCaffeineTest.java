@@ -1,11 +1,10 @@
-package io.sustainablecache.micrometer;
+package io.sustainablecache.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
-import io.sustainablecache.testing.InMemoryStore;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

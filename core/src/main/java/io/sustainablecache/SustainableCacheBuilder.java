@@ -9,6 +9,8 @@ import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.random.RandomGenerator;
@@ -42,6 +44,11 @@ public final class SustainableCacheBuilder<V> {
   private RandomGenerator random;
   private KeyPolicy keyPolicy;
   private Scheduler scheduler;
+  /** The entry keys, the current one first; empty until {@link #entryKey} is called. */
+  private List<byte[]> entryKeys = List.of();
+
+  /** The least length of an {@link #entryKey}, bytes: 128 bits. */
+  static final int MIN_ENTRY_KEY_BYTES = 16;
 
   SustainableCacheBuilder(CacheStore store) {
     this.store = requireNonNull(store, "store");
@@ -687,6 +694,59 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * Signs every entry with a secret key, so that whoever can write to memcached (which has no
+   * authentication) but does not hold the key cannot make an entry this cache reads: each entry
+   * carries an HMAC-SHA256 tag (its first 16 bytes, so 16 bytes more per item) of its header and
+   * payload, and a read accepts only entries whose tag the current key or one of {@code
+   * previousKeys} gives; any other entry (one without a tag, a forged or changed one, one of
+   * another key) is a miss counted in {@link CacheStats#corruptEntryCount}, which the next load
+   * overwrites.
+   *
+   * <p><b>What it does not protect:</b> it does not hide values (they are not encrypted); it does
+   * not stop a writer from <em>replaying</em> a genuine entry of the same key written earlier under
+   * an accepted key (an old value until that entry's logical expiry, or a cached absence), from
+   * deleting entries or making them misses, or from changing the keys that carry no entry: fleet
+   * leases (a planted one delays loads by a bounded time), invalidation logs and generation
+   * counters (a changed one makes entries misses). Keys live in your JVMs' memory and
+   * configuration. See {@code docs/design.md}, "The envelope".
+   *
+   * <p>Rotation: set the new key as {@code key} and the old one in {@code previousKeys} on every
+   * instance of the namespace; once every entry written under the old key has expired (its TTL
+   * and grace), remove it. Every instance of a namespace needs the same keys: entries of a cache
+   * without a key are misses here and the reverse.
+   *
+   * @param key the current key: at least 16 bytes of a secret (32 random bytes are a good
+   *     choice); copied
+   * @param previousKeys keys still accepted on reads, each at least 16 bytes; copied
+   * @return this builder
+   * @throws NullPointerException if a key or {@code previousKeys} is {@code null}
+   * @throws IllegalArgumentException if a key is shorter than 16 bytes
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> entryKey(byte[] key, byte[]... previousKeys) {
+    requireNonNull(previousKeys, "previousKeys");
+    if (!entryKeys.isEmpty()) {
+      throw new IllegalStateException("entryKey was already set");
+    }
+    List<byte[]> keys = new ArrayList<>(1 + previousKeys.length);
+    keys.add(checkedEntryKey(key, "entryKey"));
+    for (byte[] previous : previousKeys) {
+      keys.add(checkedEntryKey(previous, "a previous entry key"));
+    }
+    entryKeys = List.copyOf(keys);
+    return this;
+  }
+
+  private static byte[] checkedEntryKey(byte[] key, String what) {
+    requireNonNull(key, what);
+    if (key.length < MIN_ENTRY_KEY_BYTES) {
+      throw new IllegalArgumentException(what + " must be at least " + MIN_ENTRY_KEY_BYTES
+          + " bytes (128 bits) of a secret: " + key.length + " bytes given");
+    }
+    return key.clone();
+  }
+
+  /**
    * Builds the cache.
    *
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
@@ -830,6 +890,7 @@ public final class SustainableCacheBuilder<V> {
         near == null ? 0 : near.sampling(),
         settings.resolved(CacheSettings.NEAR_CACHE_COPY),
         settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND),
+        entryKeys,
         ticker == null ? Ticker.systemTicker() : ticker);
   }
 

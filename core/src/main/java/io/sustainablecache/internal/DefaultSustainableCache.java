@@ -71,7 +71,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
     long waitNanos = config.syncWait().toNanos();
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
     Generation generation = config.generationBound() == null ? null : new Generation();
-    EntryReader<V> reader = new EntryReader<>(config, stats, generation);
+    EntrySeal seal = EntrySeal.of(config.entryKeys());
+    EntryReader<V> reader = new EntryReader<>(config, stats, generation, seal);
     this.registry = new KeyRegistry(config, stats);
     // The classes that write see the store through the count of pending writes, which close()
     // waits for; the read path (ReadPath, BulkLoads, EntryReader) keeps the store itself, so a
@@ -83,7 +84,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
     this.generations = NearCache.of(writing, keys, reader, stats, generation,
         registry::detachAll);
     this.near = generations != null && generations.holdsEntries() ? generations : null;
-    EntryWriter<V> writer = new EntryWriter<>(writing, stats, storeErrorLog, near, generation);
+    EntryWriter<V> writer = new EntryWriter<>(writing, stats, storeErrorLog, near, generation,
+        seal);
     this.refresher = new Refresher(config);
     LoadTimes loadTimes = new LoadTimes();
     FleetLease<V> lease = new FleetLease<>(writing, keys, reader, stats, loadTimes,

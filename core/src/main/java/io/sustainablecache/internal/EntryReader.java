@@ -64,7 +64,11 @@ final class EntryReader<V> {
    */
   private final Generation generation;
 
-  EntryReader(CacheConfig<V> config, StatsCounter stats, Generation generation) {
+  /** What an envelope must carry to be read: a checksum, or a keyed tag too. */
+  private final EntrySeal seal;
+
+  EntryReader(CacheConfig<V> config, StatsCounter stats, Generation generation, EntrySeal seal) {
+    this.seal = seal;
     this.corruptLog = new RateLimitedLog(log, config.ticker());
     this.clockSkewLog = new RateLimitedLog(log, config.ticker());
     this.mixedLog = new RateLimitedLog(log, config.ticker());
@@ -84,7 +88,7 @@ final class EntryReader<V> {
    */
   Entry<V> read(String storeKey, StoreItem item, long now) {
     byte[] bytes = item.value();
-    if (!Envelope.isValid(bytes)) {
+    if (!seal.isValid(bytes)) {
       stats.increment(Counter.CORRUPT_ENTRY);
       corruptLog.warn("an item is not an envelope this version can read (foreign, truncated or"
           + " another format version); treating it as a miss");
@@ -152,7 +156,7 @@ final class EntryReader<V> {
       return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());
     }
     byte[] prior = Envelope.fencePrior(bytes);
-    byte priorKind = prior != null && Envelope.isValid(prior) ? Envelope.kind(prior) : 0;
+    byte priorKind = prior != null && seal.isValid(prior) ? Envelope.kind(prior) : 0;
     if (priorKind == Envelope.KIND_VALUE || priorKind == Envelope.KIND_ABSENT) {
       Entry<V> replaced = read(storeKey, new StoreItem(prior, item.casToken()), now);
       if (replaced.cached() && now < replaced.expiresAt()) {

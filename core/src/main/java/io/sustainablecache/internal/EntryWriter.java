@@ -53,9 +53,12 @@ final class EntryWriter<V> {
    * invalidateAllBound}.
    */
   private final Generation generation;
+  /** What every envelope written carries: a checksum, or a keyed tag too. */
+  private final EntrySeal seal;
 
   EntryWriter(CacheConfig<V> config, StatsCounter stats, RateLimitedLog storeErrorLog,
-      NearCache<V> near, Generation generation) {
+      NearCache<V> near, Generation generation, EntrySeal seal) {
+    this.seal = seal;
     this.skippedWriteLog = new RateLimitedLog(log, config.ticker());
     this.near = near;
     this.generation = generation;
@@ -120,12 +123,12 @@ final class EntryWriter<V> {
           return CompletableFuture.completedFuture(false); // absences are not cached
         }
         ttl = jittered(absentTtlMillis);
-        bytes = Envelope.encodeAbsent(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
-            loaded.loadMillis(), generation);
+        bytes = seal.seal(Envelope.encodeAbsent(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
+            loaded.loadMillis(), generation));
       } else {
         ttl = jittered(ttlMillis);
-        bytes = Envelope.encode(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
-            loaded.loadMillis(), generation, codec.encode(loaded.value()));
+        bytes = seal.seal(Envelope.encode(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
+            loaded.loadMillis(), generation, codec.encode(loaded.value())));
       }
       lifetime = ttl + graceMillis;
     } catch (RuntimeException | StackOverflowError | LinkageError | AssertionError e) {
@@ -170,8 +173,8 @@ final class EntryWriter<V> {
    * @throws IllegalArgumentException if the encoded entry exceeds {@code maxValueSize}
    */
   byte[] encodePut(String storeKey, V value, long now) {
-    byte[] bytes = Envelope.encode(now, now + jittered(ttlMillis), 0, callerGeneration(storeKey),
-        codec.encode(value));
+    byte[] bytes = seal.seal(Envelope.encode(now, now + jittered(ttlMillis), 0,
+        callerGeneration(storeKey), codec.encode(value)));
     if (bytes.length > maxValueSize) {
       throw new IllegalArgumentException("value of " + bytes.length
           + " bytes (envelope included) exceeds maxValueSize " + maxValueSize);
@@ -186,8 +189,8 @@ final class EntryWriter<V> {
 
   /** Encodes "no value" given by the caller ({@code putAbsent}), for {@code absentTtl}. */
   byte[] encodeAbsentPut(String storeKey, long now) {
-    return Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0,
-        callerGeneration(storeKey));
+    return seal.seal(Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0,
+        callerGeneration(storeKey)));
   }
 
   /** The exptime of an entry encoded by {@link #encodePut} or {@link #encodeAbsentPut}. */
@@ -203,20 +206,28 @@ final class EntryWriter<V> {
   byte[] fence(String storeKey, long now, boolean shared, long[] holderIds, long[] holderUntils,
       byte[] prior) {
     long generation = callerGeneration(storeKey);
-    if (prior != null && GENERATION_OVERHEAD + Envelope.FENCE_FIXED_SIZE
+    if (prior != null && overhead() + Envelope.FENCE_FIXED_SIZE
         + holderIds.length * Envelope.FENCE_HOLDER_SIZE + prior.length > maxValueSize) {
       prior = null;
     }
-    return Envelope.encodeFence(now, shared, holderIds, holderUntils, prior, generation);
+    return seal.seal(
+        Envelope.encodeFence(now, shared, holderIds, holderUntils, prior, generation));
   }
 
-  /** The largest header an envelope has, and its checksum. */
-  private static final int GENERATION_OVERHEAD =
-      Envelope.GENERATION_HEADER_SIZE + Envelope.CHECKSUM_SIZE;
+  /** The largest header an envelope has, its keyed tag if any, and its checksum. */
+  private int overhead() {
+    return Envelope.GENERATION_HEADER_SIZE + (seal.isKeyed() ? Envelope.TAG_SIZE : 0)
+        + Envelope.CHECKSUM_SIZE;
+  }
+
+  /** What this cache's envelopes carry, for the readers of what it wrote. */
+  EntrySeal seal() {
+    return seal;
+  }
 
   /** A tombstone for an invalidation at {@code now}. */
   byte[] tombstone(String storeKey, long now) {
-    return Envelope.encodeTombstone(now, callerGeneration(storeKey));
+    return seal.seal(Envelope.encodeTombstone(now, callerGeneration(storeKey)));
   }
 
   /**

@@ -27,13 +27,17 @@ package io.sustainablecache.internal;
  *                 the <em>prior</em>: the whole envelope (a value or an absence) that the fence
  *                 replaced, which is the database's committed data until a holder commits, or
  *                 nothing
+ * end-20    16  tag (format versions 5 and 6 only, a cache with {@code entryKey}): HMAC-SHA256 of
+ *                 every byte before it under the cache's key, its first 16 bytes; versions 5 and 6
+ *                 are otherwise 3 and 4
  *  end-4     4  checksum: CRC32C of every byte before it, big-endian
  * </pre>
  *
  * <p>The checksum makes a changed byte (a bit flipped on the wire or in memory, a truncated or
  * spliced item, a hand-edited one) a miss, never a value: {@link #isValid} checks it on every
  * store read. It is not a defence against whoever can write to memcached, which has no
- * authentication: such a writer can compute it too.
+ * authentication: such a writer can compute it too. The tag is (see {@code
+ * SustainableCacheBuilder.entryKey}).
  *
  * <p>A write fence stands in a key while a database transaction changes the key's data (see
  * {@code docs/design.md}, "Writes inside database transactions"): {@code fetchedAt} is when it
@@ -66,6 +70,21 @@ public final class Envelope {
 
   /** The size of the checksum that ends every envelope. */
   public static final int CHECKSUM_SIZE = 4;
+
+  /**
+   * Format version 5: as 3, with a {@linkplain #TAG_SIZE keyed tag} before the checksum (a cache
+   * built with {@code entryKey}).
+   */
+  public static final byte KEYED_VERSION = 5;
+
+  /** Format version 6: as 4 (a generation), with a keyed tag before the checksum. */
+  public static final byte KEYED_GENERATION_VERSION = 6;
+
+  /**
+   * The size of the keyed tag of versions 5 and 6: HMAC-SHA256 of every byte before it, under the
+   * cache's entry key, its first 16 bytes.
+   */
+  public static final int TAG_SIZE = 16;
 
   /** Byte 1 of a value envelope. */
   public static final byte KIND_VALUE = 0x01;
@@ -239,7 +258,7 @@ public final class Envelope {
    */
   public static byte[] fencePrior(byte[] bytes) {
     int from = payloadOffset(bytes) + FENCE_FIXED_SIZE + fenceHolders(bytes) * FENCE_HOLDER_SIZE;
-    int end = bytes.length - CHECKSUM_SIZE;
+    int end = payloadEnd(bytes);
     return from == end ? null : java.util.Arrays.copyOfRange(bytes, from, end);
   }
 
@@ -294,6 +313,51 @@ public final class Envelope {
     return out;
   }
 
+  /**
+   * {@code envelope} (version 3 or 4, as the {@code encode} methods make it) in its keyed version
+   * (5 or 6): the same header and payload, then {@code tag}'s {@link #TAG_SIZE} bytes computed over
+   * them, then the checksum.
+   *
+   * @param envelope a valid envelope of version 3 or 4; not changed
+   * @param tag computes the tag of {@code length} bytes of the array it is given, from 0
+   * @return a new array, {@link #TAG_SIZE} bytes longer
+   */
+  static byte[] keyed(byte[] envelope, Tagger tag) {
+    int body = envelope.length - CHECKSUM_SIZE;
+    byte[] out = new byte[body + TAG_SIZE + CHECKSUM_SIZE];
+    System.arraycopy(envelope, 0, out, 0, body);
+    out[1] = (byte) ((out[1] & 0xF0)
+        | ((out[1] & 0x0F) == GENERATION_VERSION ? KEYED_GENERATION_VERSION : KEYED_VERSION));
+    tag.tag(out, body, out, body);
+    seal(out);
+    return out;
+  }
+
+  /**
+   * Computes a keyed tag: {@link #TAG_SIZE} bytes over {@code data[0, length)}, written into
+   * {@code out} from {@code at}.
+   */
+  @FunctionalInterface
+  interface Tagger {
+    void tag(byte[] data, int length, byte[] out, int at);
+  }
+
+  /** Whether a valid envelope is of a keyed version (5 or 6). */
+  static boolean isKeyed(byte[] bytes) {
+    int version = bytes[1] & 0x0F;
+    return version == KEYED_VERSION || version == KEYED_GENERATION_VERSION;
+  }
+
+  /** Where the payload of a valid envelope ends: before its tag, if keyed, and checksum. */
+  private static int payloadEnd(byte[] bytes) {
+    return bytes.length - CHECKSUM_SIZE - (isKeyed(bytes) ? TAG_SIZE : 0);
+  }
+
+  /** Whether a version carries a generation (4 and 6). */
+  private static boolean hasGeneration(int version) {
+    return version == GENERATION_VERSION || version == KEYED_GENERATION_VERSION;
+  }
+
   /** CRC32C of every byte of {@code bytes} before its last {@link #CHECKSUM_SIZE}. */
   private static int checksum(byte[] bytes) {
     java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
@@ -302,34 +366,52 @@ public final class Envelope {
   }
 
   /**
-   * Whether {@code bytes} is an envelope this version can read.
+   * Whether {@code bytes} is an envelope this version can read without a key.
    *
    * @param bytes any bytes, possibly foreign or truncated; {@code null} is not valid
    * @return {@code true} if the header is complete, carries the magic, a version this code reads
-   *     (3, or 4 with a positive generation) and a known kind, absences and tombstones have no
-   *     payload, the timestamps are consistent and the checksum matches
+   *     without a key (3, or 4 with a positive generation) and a known kind, absences and
+   *     tombstones have no payload, the timestamps are consistent and the checksum matches
    */
   public static boolean isValid(byte[] bytes) {
+    return isValid(bytes, false);
+  }
+
+  /**
+   * Whether {@code bytes} is an envelope of a keyed version (5, or 6 with a positive generation)
+   * that is valid as {@link #isValid} checks it; its tag is not checked here (the cache's key
+   * does that).
+   */
+  static boolean isValidKeyed(byte[] bytes) {
+    return isValid(bytes, true);
+  }
+
+  private static boolean isValid(byte[] bytes, boolean keyed) {
     if (bytes == null || bytes.length < HEADER_SIZE + CHECKSUM_SIZE || bytes[0] != MAGIC) {
       return false;
     }
     int version = bytes[1] & 0x0F;
+    int tag = keyed ? TAG_SIZE : 0;
     int header;
-    if (version == VERSION) {
+    if (version == (keyed ? KEYED_VERSION : VERSION)) {
       header = HEADER_SIZE;
-    } else if (version == GENERATION_VERSION
-        && bytes.length >= GENERATION_HEADER_SIZE + CHECKSUM_SIZE && generation(bytes) > 0) {
+    } else if (version == (keyed ? KEYED_GENERATION_VERSION : GENERATION_VERSION)
+        && bytes.length >= GENERATION_HEADER_SIZE + tag + CHECKSUM_SIZE
+        && generation(bytes) > 0) {
       header = GENERATION_HEADER_SIZE;
     } else {
       return false;
     }
+    int end = bytes.length - CHECKSUM_SIZE - tag;
+    if (end < header) {
+      return false;
+    }
     byte kind = kind(bytes);
-    int end = bytes.length - CHECKSUM_SIZE;
     boolean known = kind == KIND_VALUE
         || ((kind == KIND_ABSENT || kind == KIND_TOMBSTONE) && end == header)
         || (kind == KIND_FENCE && validFence(bytes, header, end));
     return known && get48(bytes, 2) <= get48(bytes, 8)
-        && checksum(bytes) == (int) get(bytes, end, CHECKSUM_SIZE);
+        && checksum(bytes) == (int) get(bytes, bytes.length - CHECKSUM_SIZE, CHECKSUM_SIZE);
   }
 
   /**
@@ -350,7 +432,7 @@ public final class Envelope {
    * @return the generation, positive, or 0 for an envelope of format version 1 (none)
    */
   public static long generation(byte[] bytes) {
-    if ((bytes[1] & 0x0F) != GENERATION_VERSION) {
+    if (!hasGeneration(bytes[1] & 0x0F)) {
       return 0;
     }
     long v = 0;
@@ -368,7 +450,7 @@ public final class Envelope {
    * @return an offset into {@code bytes}
    */
   public static int payloadOffset(byte[] bytes) {
-    return (bytes[1] & 0x0F) == GENERATION_VERSION ? GENERATION_HEADER_SIZE : HEADER_SIZE;
+    return hasGeneration(bytes[1] & 0x0F) ? GENERATION_HEADER_SIZE : HEADER_SIZE;
   }
 
   /**
@@ -409,7 +491,7 @@ public final class Envelope {
    * @return a non-negative length
    */
   public static int payloadLength(byte[] bytes) {
-    return bytes.length - CHECKSUM_SIZE - payloadOffset(bytes);
+    return payloadEnd(bytes) - payloadOffset(bytes);
   }
 
   /**

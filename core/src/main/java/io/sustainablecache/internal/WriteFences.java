@@ -195,18 +195,19 @@ final class WriteFences<V> {
   }
 
   /** The fence an item holds, or {@code null} if it holds none (foreign bytes included). */
-  private static byte[] fenceOf(StoreItem item) {
+  private byte[] fenceOf(StoreItem item) {
     byte[] bytes = item.value();
-    return Envelope.isValid(bytes) && Envelope.kind(bytes) == Envelope.KIND_FENCE ? bytes : null;
+    return writer.seal().isValid(bytes) && Envelope.kind(bytes) == Envelope.KIND_FENCE
+        ? bytes : null;
   }
 
   /**
    * What a new fence carries as its prior: the item if it is a value or an absence this version
    * reads (whether this cache would answer with it is judged when it is read), else nothing.
    */
-  private static byte[] priorOf(StoreItem item) {
+  private byte[] priorOf(StoreItem item) {
     byte[] bytes = item.value();
-    if (!Envelope.isValid(bytes)) {
+    if (!writer.seal().isValid(bytes)) {
       return null;
     }
     byte kind = Envelope.kind(bytes);

@@ -2,7 +2,7 @@ package io.sustainablecache.arcus;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.CacheStoreContract;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.IdentityHashMap;

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import io.sustainablecache.memcached.AdapterSettings;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testkit.CacheStoreFactoryContract;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;

@@ -6,7 +6,7 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.arcus.ArcusStore;
 import io.sustainablecache.internal.Envelope;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.arcus.ArcusStore;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;

@@ -4,7 +4,7 @@ import io.sustainablecache.BulkLoader;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.arcus.ArcusStore;
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

@@ -10,7 +10,7 @@ import io.sustainablecache.lab.ClusterChecks.Moments;
 import io.sustainablecache.lab.ClusterChecks.Outcome;
 import io.sustainablecache.lab.ClusterChecks.Probes;
 import io.sustainablecache.testing.FixedRandom;
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

@@ -5,7 +5,7 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.arcus.ArcusStore;
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -6,7 +6,7 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.arcus.ArcusStore;
 import io.sustainablecache.spi.StoreException;
-import io.sustainablecache.testkit.FaultProxy;
+import io.sustainablecache.testkit.memcached.FaultProxy;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

@@ -5,7 +5,7 @@ import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
 import io.sustainablecache.hibernate.SustainableHibernate;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testing.RoundTripStore;
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

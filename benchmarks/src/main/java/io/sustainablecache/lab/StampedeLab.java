@@ -2,7 +2,7 @@ package io.sustainablecache.lab;
 
 import io.sustainablecache.arcus.ArcusStore;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.Writer;

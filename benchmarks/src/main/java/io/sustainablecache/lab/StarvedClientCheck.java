@@ -7,7 +7,7 @@ import io.sustainablecache.arcus.ArcusStore;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.ForwardingStore;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,6 +1,6 @@
 package io.sustainablecache.lab;
 
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

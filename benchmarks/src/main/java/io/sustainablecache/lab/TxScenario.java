@@ -9,7 +9,7 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.ForwardingStore;
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sustainablecache.hibernate.HibernateSecondLevelCacheIT.Access;
 import io.sustainablecache.spi.CacheStoreFactory;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import jakarta.persistence.PersistenceException;
 import java.io.BufferedReader;
 import java.io.IOException;

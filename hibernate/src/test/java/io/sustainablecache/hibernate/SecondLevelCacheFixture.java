@@ -7,7 +7,7 @@ import static io.sustainablecache.hibernate.Hibernates.statements;
 import io.sustainablecache.hibernate.HibernateSecondLevelCacheIT.Access;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -9,7 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.hibernate.HibernateSecondLevelCacheIT.Access;
 import io.sustainablecache.spi.CacheStoreFactory;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

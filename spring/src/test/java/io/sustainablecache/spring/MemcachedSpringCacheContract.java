@@ -2,8 +2,8 @@ package io.sustainablecache.spring;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
-import io.sustainablecache.testkit.FaultProxy;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.FaultProxy;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -8,7 +8,7 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.testing.FixedRandom;
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

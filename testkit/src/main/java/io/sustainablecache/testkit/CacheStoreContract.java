@@ -9,6 +9,7 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

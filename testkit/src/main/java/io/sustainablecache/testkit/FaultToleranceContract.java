@@ -7,6 +7,8 @@ import io.sustainablecache.CacheStats;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testkit.memcached.FaultProxy;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.sustainablecache.testkit;
 
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,6 +1,7 @@
 package io.sustainablecache.testkit;
 
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -6,6 +6,7 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,7 @@ package io.sustainablecache.testkit;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.testkit.memcached.FaultProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.IdentityHashMap;

@@ -16,6 +16,8 @@ import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.ForwardingStore;
+import io.sustainablecache.testkit.memcached.FaultProxy;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

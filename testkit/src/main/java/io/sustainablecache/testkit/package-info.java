@@ -2,7 +2,7 @@
  * Test support shared by every {@link io.sustainablecache.spi.CacheStore} adapter.
  *
  * <ul>
- *   <li>{@link io.sustainablecache.testkit.MemcachedServer} obtains a real memcached: the server
+ *   <li>{@link io.sustainablecache.testkit.memcached.MemcachedServer} obtains a real memcached: the server
  *       named by {@code MEMCACHED_ADDRESS}, a Testcontainers container, or a local
  *       {@code memcached} binary started as a child process.</li>
  *   <li>{@link io.sustainablecache.testkit.CacheStoreContract} is the JUnit 5 suite that pins
@@ -14,7 +14,7 @@
  *       futures fail with {@link io.sustainablecache.spi.StoreException} within its operation
  *       timeout when its server goes away or stops answering, when its client is shut down or
  *       when a key is invalid, instead of hanging, throwing or reporting a miss.</li>
- *   <li>{@link io.sustainablecache.testkit.FaultProxy} is a TCP proxy in front of a real server
+ *   <li>{@link io.sustainablecache.testkit.memcached.FaultProxy} is a TCP proxy in front of a real server
  *       that a test turns into a faulty network at run time: added latency, a hanging server,
  *       dropped connections, refused connections.</li>
  *   <li>{@link io.sustainablecache.testkit.FaultToleranceContract} runs a cache over an adapter
@@ -24,7 +24,7 @@
  *       adapter beyond what {@link io.sustainablecache.testkit.CacheStoreContract} checks, so
  *       this project runs it over one adapter (ARCUS).</li>
  *   <li>{@link io.sustainablecache.testkit.ClusterContract} is a cluster smoke test: a cache over
- *       three memcached processes ({@link io.sustainablecache.testkit.MemcachedCluster}), one
+ *       three memcached processes ({@link io.sustainablecache.testkit.memcached.MemcachedCluster}), one
  *       killed and brought back, with exact counts of where the client sends the dead node's keys
  *       and what reloads. (The same experiment under load runs once, in the stampede lab.)</li>
  *   <li>{@link io.sustainablecache.testkit.CompletionThreadContract} calls every method of a

@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.testkit.memcached.FaultProxy;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.testkit.memcached.FaultProxy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

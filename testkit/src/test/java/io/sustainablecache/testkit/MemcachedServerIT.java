@@ -3,6 +3,7 @@ package io.sustainablecache.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -6,7 +6,7 @@ import io.sustainablecache.CacheStats;
 import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spring.SustainableCacheManager;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -7,7 +7,7 @@ import io.sustainablecache.arcus.ArcusStoreFactory;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -8,7 +8,7 @@ import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
 import io.sustainablecache.spymemcached.SpymemcachedStoreFactory;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.sustainablecache.testkit;
+package io.sustainablecache.testkit.memcached;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

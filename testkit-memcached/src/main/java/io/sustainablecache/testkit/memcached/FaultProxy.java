@@ -1,4 +1,4 @@
-package io.sustainablecache.testkit;
+package io.sustainablecache.testkit.memcached;
 
 import static java.util.Objects.requireNonNull;
 

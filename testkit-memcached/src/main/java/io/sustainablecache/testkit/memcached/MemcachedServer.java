@@ -1,4 +1,4 @@
-package io.sustainablecache.testkit;
+package io.sustainablecache.testkit.memcached;
 
 import java.io.File;
 import java.io.IOException;
@@ -61,20 +61,20 @@ public final class MemcachedServer {
   static final String IMAGE = "memcached:1.6";
 
   /** Why {@link #shared()} found no server, and how to provide one. */
-  static final String SHARED_HOW_TO = "No memcached server is available for the integration"
+  public static final String SHARED_HOW_TO = "No memcached server is available for the integration"
       + " tests. Provide one in any of these ways: install the memcached binary"
       + " (apt-get install -y memcached, or brew install memcached); or set " + ADDRESS_ENV
       + "=host:port to use a running server; or run a Docker engine so that Testcontainers can"
       + " start " + IMAGE + ".";
 
   /** Why {@link #shared()} found no server when Testcontainers is not on the class path. */
-  static final String SHARED_HOW_TO_WITHOUT_TESTCONTAINERS = "No memcached server is available."
+  public static final String SHARED_HOW_TO_WITHOUT_TESTCONTAINERS = "No memcached server is available."
       + " Provide one in either of these ways: install the memcached binary (apt-get install -y"
       + " memcached, or brew install memcached); or set " + ADDRESS_ENV + "=host:port to use a"
       + " running server.";
 
   /** Why {@link #startLocal()} could not start a server, and how to fix it. */
-  static final String LOCAL_HOW_TO = "This test starts and stops its own memcached process, but"
+  public static final String LOCAL_HOW_TO = "This test starts and stops its own memcached process, but"
       + " no memcached binary was found on PATH, in /usr/bin or in /usr/local/bin. Install it"
       + " (apt-get install -y memcached, or brew install memcached). " + ADDRESS_ENV
       + " and Docker are not enough for this test.";
@@ -224,7 +224,7 @@ public final class MemcachedServer {
    * @throws IllegalStateException if this server is not a local process of this JVM, or the
    *     signal cannot be delivered
    */
-  void suspend() {
+  public void suspend() {
     requireProcess("suspend").signal("STOP");
   }
 
@@ -234,7 +234,7 @@ public final class MemcachedServer {
    * @throws IllegalStateException if this server is not a local process of this JVM, or the
    *     signal cannot be delivered
    */
-  void resume() {
+  public void resume() {
     requireProcess("resume").signal("CONT");
   }
 
@@ -333,7 +333,7 @@ public final class MemcachedServer {
    *     surrounding blanks), otherwise a {@link TestAbortedException} (an
    *     {@link IllegalStateException} when opentest4j is not on the class path)
    */
-  static RuntimeException unavailable(String howTo, String ci) {
+  public static RuntimeException unavailable(String howTo, String ci) {
     if (ci != null && ci.strip().equalsIgnoreCase("true")) {
       return new IllegalStateException(howTo + " (CI=true, so this is a failure, not a skip.)");
     }

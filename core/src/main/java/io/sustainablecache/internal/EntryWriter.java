@@ -200,14 +200,15 @@ final class EntryWriter<V> {
    * A write fence of the key changed at {@code now}; see {@link Envelope#encodeFence}. Its prior
    * is left out if the fence would not fit {@code maxValueSize} with it.
    */
-  byte[] fence(String storeKey, long now, boolean shared, long[] holderIds, long[] holderUntils,
-      byte[] prior) {
+  byte[] fence(String storeKey, long now, boolean shared, boolean committing, long[] holderIds,
+      long[] holderUntils, byte[] prior) {
     long generation = callerGeneration(storeKey);
     if (prior != null && GENERATION_OVERHEAD + Envelope.FENCE_FIXED_SIZE
         + holderIds.length * Envelope.FENCE_HOLDER_SIZE + prior.length > maxValueSize) {
       prior = null;
     }
-    return Envelope.encodeFence(now, shared, holderIds, holderUntils, prior, generation);
+    return Envelope.encodeFence(now, shared, committing, holderIds, holderUntils, prior,
+        generation);
   }
 
   /** The largest header an envelope has, and its checksum. */

@@ -1017,11 +1017,17 @@ final class WriteFenceTest {
   // ---------------------------------------------------------------------------------------------
   // The commit step: reads wait for the release of a fence marked committing (issue 30, part 1)
 
-  @Test
-  void aReadDuringTheCommit_waitsForTheRelease_thenTheKeyIsLoadedOnce_andCached() {
+  /** "old" cached on b, then a's fence of the key, marked committing by its beforeCommit(). */
+  private WriteFence<String> cachedThenCommitting() {
     assertThat(b.get("k", this::db)).isEqualTo("old");
     WriteFence<String> fence = a.fence("k");
     fence.beforeCommit();
+    return fence;
+  }
+
+  @Test
+  void aReadDuringTheCommit_waitsForTheRelease_thenTheKeyIsLoadedOnce_andCached() {
+    WriteFence<String> fence = cachedThenCommitting();
     assertThat(Envelope.fenceCommitting(raw("k"))).as("marked committing").isTrue();
 
     CompletableFuture<String> first = b.getAsync("k", this::dbAsync);
@@ -1046,9 +1052,7 @@ final class WriteFenceTest {
 
   @Test
   void aReadDuringTheCommit_ofAWriteThatCompletesWithItsValue_isAnsweredWithItWithoutALoad() {
-    assertThat(b.get("k", this::db)).isEqualTo("old");
-    WriteFence<String> fence = a.fence("k");
-    fence.beforeCommit();
+    WriteFence<String> fence = cachedThenCommitting();
     CompletableFuture<String> read = b.getAsync("k", this::dbAsync);
     scheduler.pass(clock, 20, 5);
     row.set("new");
@@ -1061,9 +1065,7 @@ final class WriteFenceTest {
 
   @Test
   void aReleaseThatFailsDuringTheCommit_endsTheWaitAtItsBound_thenReadsLoadTheCommittedRow() {
-    assertThat(b.get("k", this::db)).isEqualTo("old");
-    WriteFence<String> fence = a.fence("k");
-    fence.beforeCommit();
+    WriteFence<String> fence = cachedThenCommitting();
     long committing = clock.millis();
     CompletableFuture<String> read = b.getAsync("k", this::dbAsync);
     row.set("new");
@@ -1088,9 +1090,7 @@ final class WriteFenceTest {
 
   @Test
   void getAllDuringTheCommit_readsTheKeyAgainAfterTheRelease_andLoadsItOnce() {
-    assertThat(b.get("k", this::db)).isEqualTo("old");
-    WriteFence<String> fence = a.fence("k");
-    fence.beforeCommit();
+    WriteFence<String> fence = cachedThenCommitting();
     CompletableFuture<Map<String, String>> read = b.getAllAsync(List.of("k", "other"),
         keys -> {
           Map<String, String> found = new java.util.HashMap<>();

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * suite within its budget): while the transaction is open every read is answered with the value
  * the fence replaced (no load began there), nothing is stale after a write returned or cached
  * after quiescence, and the reads that did not find the fence load once per write (the reload of
- * the committed row); that last figure also shows that the loads are counted. The full
+ * the committed row); that figure also shows that the loads are counted. In all, fenced loads
+ * included, a write costs at most 1.5 loads (reads during the commit wait for the release). The full
  * comparison (the previous release's fence, after-commit, plain) is in {@code docs/results.md}.
  * Every figure is counted, none timed.
  */
@@ -91,14 +92,15 @@ final class TxScenarioIT {
     assertThat(fenced.apply("loads_open")).as(report).isZero();
     assertThat(fenced.apply("fenced_hits")).as(report).isPositive();
     // the loads of reads that did not find the fence: the reload of the committed row, once per
-    // write for the fleet (the lease). The fenced loads on top (reads from beforeCommit() until
-    // the release, and reads that waited for such a load and then loaded again) are not bounded
-    // here: 1.25 to 1.75 per write in this preset's runs on a loaded 2-core machine (2.25 to 2.75
-    // loads per write in all), 0.6 to 4.75 in the full run (docs/results.md): issue 30's 1.1
-    // (and the 1.5 this test was to assert) are not met
+    // write for the fleet (the lease)
     double unfenced = (fenced.apply("loads") - fenced.apply("fenced_loads"))
         / fenced.apply("writes");
     assertThat(unfenced).as(report).isBetween(0.5, 1.5);
+    // and in all: reads from beforeCommit() until the release wait for it (one poll per JVM, at
+    // most 100 ms) and share that reload, so a write costs about one load (issue 30: 1.1 on
+    // average; 1.00 in every run of the full comparison, docs/results.md). 1.5 leaves room for a
+    // release that a descheduled writer delays past the wait's bound in one or two of the writes
+    assertThat(fenced.apply("loads_per_write")).as(report).isLessThanOrEqualTo(1.5);
     assertThat(status).isZero();
   }
 }

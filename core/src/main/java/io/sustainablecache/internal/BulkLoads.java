@@ -76,7 +76,7 @@ final class BulkLoads<V> {
     CallerRuns here = new CallerRuns(refresher.asExecutor());
     boolean mayWait = Waiting.allowed(store);
     CompletableFuture<Map<String, V>> result = run(keys, loader, loaderIdentity, here, here,
-        mayWait);
+        mayWait, 0);
     try {
       // on a thread that may not wait, the loader queued here runs, and nothing is waited for
       return here.drive(result, mayWait ? waitNanos : 0);
@@ -102,7 +102,7 @@ final class BulkLoads<V> {
   CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
       LoadPipeline.Batch<V> loader, Object loaderIdentity) {
     return run(keys, loader, loaderIdentity, LoadPipeline.DIRECT,
-        reads.loaderExecutor(Thread.currentThread()), true);
+        reads.loaderExecutor(Thread.currentThread()), true, 0);
   }
 
   /**
@@ -111,10 +111,12 @@ final class BulkLoads<V> {
    * @param loadOn where the bulk loader starts (see {@link LoadPipeline#misses})
    * @param readStore {@code false} for a synchronous call on a thread that may not wait (see
    *     {@link Waiting}): the keys the near cache does not answer are read as a failed read
+   * @param rereads how many times these keys were read again after their loads ended without a
+   *     value (see {@link ReadPath#MAX_REREADS})
    */
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
       LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
-      Executor loadOn, boolean readStore) {
+      Executor loadOn, boolean readStore, int rereads) {
     Set<String> order = new LinkedHashSet<>();
     Map<String, V> values = new HashMap<>(); // the keys answered with a value
     List<AfterRead.Step<V>> steps = new ArrayList<>(); // what the consumer takes
@@ -132,7 +134,7 @@ final class BulkLoads<V> {
     read.whenCompleteAsync((items, error) -> {
       try {
         afterRead(out, order, storeKeys, values, steps, items, readMark, error, ticket, loader,
-            loaderIdentity, loadOn);
+            loaderIdentity, continuation, loadOn, rereads);
       } catch (Throwable t) {
         out.completeExceptionally(t);
       }
@@ -239,13 +241,16 @@ final class BulkLoads<V> {
   /**
    * After the bulk read: the read step of each key read from the store, then the steps that do
    * not answer outright (with the near cache's refreshes, {@code steps}) to {@link AfterRead};
-   * completes {@code out} once every key that waits has its answer. A key whose joined load ended
-   * without a value fails (unless a stale entry may answer), as a failed key fails the call.
+   * completes {@code out} once every key that waits has its answer. The keys whose joined loads
+   * ended without a value are read again, together, as a single key's read is (at most {@link
+   * ReadPath#MAX_REREADS} times); after that such a key fails (unless a stale entry may answer),
+   * as a failed key fails the call.
    */
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
       Map<String, String> storeKeys, Map<String, V> values, List<AfterRead.Step<V>> steps,
       Map<String, StoreItem> items, long readMark, Throwable readError, NearTier.Ticket ticket,
-      LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor loadOn) {
+      LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
+      Executor loadOn, int rereads) {
     FailedKeys failedKeys = FailedKeys.of(readError, storeKeys.size(), reads);
     if (failedKeys.partial != null) {
       items = failedKeys.partial.found();
@@ -277,6 +282,7 @@ final class BulkLoads<V> {
         .whenComplete((ignored, error) -> {
           try {
             Throwable failure = null;
+            List<String> again = new ArrayList<>(0);
             for (int i = 0; i < steps.size(); i++) {
               CompletableFuture<Answer<V>> pending = answers.get(i);
               if (pending == null) {
@@ -284,6 +290,10 @@ final class BulkLoads<V> {
               }
               LoadRequest<V> wanted = steps.get(i).request();
               Answer<V> answer = pending.join();
+              if (answer instanceof Answer.NotLoaded<V> && rereads < ReadPath.MAX_REREADS) {
+                again.add(wanted.key());
+                continue;
+              }
               if (answer instanceof Answer.NotLoaded<V>) {
                 answer = afterRead.staleOr(new CacheLoadException("a key could not be loaded:"
                     + " the load it joined ended without a value", null), wanted.stale());
@@ -296,6 +306,18 @@ final class BulkLoads<V> {
             }
             if (failure != null) {
               out.completeExceptionally(Failures.forCaller(failure));
+              return;
+            }
+            if (!again.isEmpty()) {
+              run(again, loader, loaderIdentity, continuation, loadOn, true, rereads + 1)
+                  .whenComplete((found, reread) -> {
+                    if (reread != null) {
+                      out.completeExceptionally(reread);
+                    } else {
+                      values.putAll(found);
+                      out.complete(result(order, values));
+                    }
+                  });
               return;
             }
             out.complete(result(order, values));

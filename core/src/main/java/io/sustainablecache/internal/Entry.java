@@ -9,7 +9,9 @@ package io.sustainablecache.internal;
  * @param value the decoded value for {@link Kind#VALUE}, otherwise {@code null}
  * @param fetchedAt when the entry was loaded (or invalidated), epoch milliseconds
  * @param expiresAt its logical expiry as trusted here: clamped to {@code fetchedAt + ttl} of this
- *     cache, and {@code now} for an entry written by a clock too far ahead
+ *     cache, and {@code now} for an entry written by a clock too far ahead; for a {@link
+ *     Kind#FENCE}, until when a read waits for its release (epoch ms), which is later than {@code
+ *     fetchedAt} only for a fence marked committing ({@link #awaitsRelease})
  * @param loadMillis the measured load time
  * @param casToken the version token of the item
  */
@@ -43,6 +45,14 @@ record Entry<V>(Kind kind, V value, long fetchedAt, long expiresAt, long loadMil
   /** Whether the entry answers a read: a value, a cached absence, or a fence's prior. */
   boolean answers() {
     return kind == Kind.VALUE || kind == Kind.ABSENT || kind == Kind.PRIOR;
+  }
+
+  /**
+   * Until when (epoch ms of this cache's clock) a read that found this entry waits for a write
+   * fence's release before it loads, or {@code 0}: not a fence marked committing.
+   */
+  long awaitsRelease() {
+    return kind == Kind.FENCE && expiresAt > fetchedAt ? expiresAt : 0;
   }
 
   /** Whether the entry is a value or a cached absence as a load wrote it (not a fence's prior). */

@@ -141,7 +141,12 @@ final class EntryReader<V> {
    * outlived (its writer died, and the server has not expired it yet); both read as a tombstone,
    * so the next load replaces them and the key is never stuck. A standing fence that carries a
    * prior (the value or absence it replaced) which this cache would still answer with, judged as
-   * if it stood alone under the key, reads as {@link Entry.Kind#PRIOR}.
+   * if it stood alone under the key, reads as {@link Entry.Kind#PRIOR}. Any other standing fence
+   * reads as {@link Entry.Kind#FENCE}; if it is marked committing (a holder's {@code
+   * beforeCommit()}: its release follows the commit), its entry's {@code expiresAt} says until
+   * when a read waits for that release ({@link WriteFences#RELEASE_WAIT_MILLIS} after the mark by
+   * the fence's time, but never more than that from now: a writer's clock ahead does not lengthen
+   * the wait, one behind shortens it), and is its {@code fetchedAt} otherwise.
    */
   private Entry<V> fence(String storeKey, byte[] bytes, long fetchedAt, long now,
       StoreItem item) {
@@ -168,7 +173,10 @@ final class EntryReader<V> {
       corruptLog.warn("a write fence carries a prior that is not a value nor an absence this"
           + " version reads (truncated or planted); treating it as a fence without one");
     }
-    return new Entry<>(Entry.Kind.FENCE, null, fetchedAt, fetchedAt, 0, item.casToken());
+    long waitUntil = Envelope.fenceCommitting(bytes)
+        ? Math.min(fetchedAt, now) + WriteFences.RELEASE_WAIT_MILLIS : fetchedAt;
+    return new Entry<>(Entry.Kind.FENCE, null, fetchedAt, Math.max(fetchedAt, waitUntil), 0,
+        item.casToken());
   }
 
   private static <V> Entry<V> corrupt(StoreItem item) {

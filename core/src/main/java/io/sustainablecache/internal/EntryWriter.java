@@ -203,15 +203,15 @@ final class EntryWriter<V> {
    * A write fence of the key changed at {@code now}; see {@link Envelope#encodeFence}. Its prior
    * is left out if the fence would not fit {@code maxValueSize} with it.
    */
-  byte[] fence(String storeKey, long now, boolean shared, long[] holderIds, long[] holderUntils,
-      byte[] prior) {
+  byte[] fence(String storeKey, long now, boolean shared, boolean committing, long[] holderIds,
+      long[] holderUntils, byte[] prior) {
     long generation = callerGeneration(storeKey);
     if (prior != null && overhead() + Envelope.FENCE_FIXED_SIZE
         + holderIds.length * Envelope.FENCE_HOLDER_SIZE + prior.length > maxValueSize) {
       prior = null;
     }
-    return seal.seal(
-        Envelope.encodeFence(now, shared, holderIds, holderUntils, prior, generation));
+    return seal.seal(Envelope.encodeFence(now, shared, committing, holderIds, holderUntils,
+        prior, generation));
   }
 
   /** The largest header an envelope has, its keyed tag if any, and its checksum. */

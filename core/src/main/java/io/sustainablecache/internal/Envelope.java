@@ -21,7 +21,9 @@ package io.sustainablecache.internal;
  *                 positive, big-endian; an entry of another generation is a miss (see the near
  *                 cache's {@code invalidateAll} in docs/near-cache.md)
  * 16 or 24   n  payload: a value's codec bytes; none for absences and tombstones; for a write
- *                 fence: a flags byte (bit 0: more than one writer has held it), the number of
+ *                 fence: a flags byte (bit 0: more than one writer has held it; bit 1: a
+ *                 holder is <em>committing</em>, it called {@code beforeCommit()} and its
+ *                 release follows the commit), the number of
  *                 holders h (1 byte, 1 to 255), h holders of 16 bytes each (an id and until when
  *                 that writer holds the fence, epoch milliseconds, both 8 bytes big-endian), then
  *                 the <em>prior</em>: the whole envelope (a value or an absence) that the fence
@@ -104,6 +106,12 @@ public final class Envelope {
    * cached. Its CAS token fences out loads that read the key before.
    */
   public static final byte KIND_FENCE = 0x31;
+
+  /** A write fence's flag: more than one writer has held it. */
+  private static final int FENCE_SHARED = 1;
+
+  /** A write fence's flag: a holder is committing (see {@link #fenceCommitting}). */
+  private static final int FENCE_COMMITTING = 2;
 
   /** The size of a write fence's payload without holders and prior: flags, holder count. */
   public static final int FENCE_FIXED_SIZE = 2;
@@ -209,6 +217,19 @@ public final class Envelope {
    */
   public static byte[] encodeFence(long atMillis, boolean shared, long[] holderIds,
       long[] holderUntils, byte[] prior, long generation) {
+    return encodeFence(atMillis, shared, false, holderIds, holderUntils, prior, generation);
+  }
+
+  /**
+   * {@link #encodeFence(long, boolean, long[], long[], byte[], long)} with its committing mark:
+   * {@code committing} says that a holder called {@code beforeCommit()} and its release follows
+   * the commit (readers wait a short bound for it instead of loading).
+   *
+   * @return a new array
+   * @throws IllegalArgumentException as the other overload
+   */
+  public static byte[] encodeFence(long atMillis, boolean shared, boolean committing,
+      long[] holderIds, long[] holderUntils, byte[] prior, long generation) {
     int holders = holderIds.length;
     if (holders == 0 || holders > MAX_FENCE_HOLDERS || holderUntils.length != holders) {
       throw new IllegalArgumentException("a fence has 1 to " + MAX_FENCE_HOLDERS
@@ -216,7 +237,7 @@ public final class Envelope {
     }
     int priorLength = prior == null ? 0 : prior.length;
     byte[] payload = new byte[FENCE_FIXED_SIZE + holders * FENCE_HOLDER_SIZE + priorLength];
-    payload[0] = (byte) (shared ? 1 : 0);
+    payload[0] = (byte) ((shared ? FENCE_SHARED : 0) | (committing ? FENCE_COMMITTING : 0));
     payload[1] = (byte) holders;
     long until = 0;
     for (int i = 0; i < holders; i++) {
@@ -233,7 +254,15 @@ public final class Envelope {
 
   /** Whether more than one writer has held a valid write fence. */
   public static boolean fenceShared(byte[] bytes) {
-    return (bytes[payloadOffset(bytes)] & 1) != 0;
+    return (bytes[payloadOffset(bytes)] & FENCE_SHARED) != 0;
+  }
+
+  /**
+   * Whether a valid write fence is marked committing: a holder called {@code beforeCommit()},
+   * and its release follows the commit.
+   */
+  public static boolean fenceCommitting(byte[] bytes) {
+    return (bytes[payloadOffset(bytes)] & FENCE_COMMITTING) != 0;
   }
 
   /** How many writers a valid write fence records: 1 to {@link #MAX_FENCE_HOLDERS}. */
@@ -499,7 +528,8 @@ public final class Envelope {
    * timestamp range and none after the header's end (the latest of them).
    */
   private static boolean validFence(byte[] bytes, int header, int end) {
-    if (end < header + FENCE_FIXED_SIZE || (bytes[header] & ~1) != 0) {
+    if (end < header + FENCE_FIXED_SIZE
+        || (bytes[header] & ~(FENCE_SHARED | FENCE_COMMITTING)) != 0) {
       return false;
     }
     int holders = bytes[header + 1] & 0xFF;

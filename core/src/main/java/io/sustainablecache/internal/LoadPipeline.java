@@ -151,15 +151,23 @@ final class LoadPipeline<V> {
    * thread is inside the loader (a synchronous loader run by that very caller: it was never
    * waiting, and when the loader returns late it still hands its caller the value). A caller
    * whose flight's loader call runs on another thread (a batch of several callers' keys, a call
-   * on a refresh thread) waits for it as a joined caller does: its load timeout fails it.
+   * on a refresh thread) waits for it as a joined caller does: its load timeout fails it. A
+   * fenced miss whose fence is marked committing waits for the fence's release until {@code
+   * releaseWaitUntil} (ticker ms; {@code 0}: it does not wait) before it loads.
    */
   private static final class Leg<V> {
     private final Flight<V> flight;
     private final CompletableFuture<Loaded<V>> own;
+    private final long releaseWaitUntil;
 
     Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own) {
+      this(flight, own, 0);
+    }
+
+    Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil) {
       this.flight = flight;
       this.own = own;
+      this.releaseWaitUntil = releaseWaitUntil;
     }
 
     Flight<V> flight() {
@@ -233,14 +241,20 @@ final class LoadPipeline<V> {
         Flight<V> flight = cast(started.flight());
         flight.expectLoadMillis(request.expectedLoadMillis());
         CompletableFuture<Loaded<V>> own = own(flight, caller);
-        legs.add(new Leg<>(flight, own));
+        long waitMillis = request.releaseWaitUntil() - now;
+        legs.add(new Leg<>(flight, own,
+            waitMillis > 0 ? registry.tickMillis() + waitMillis : 0));
         answers.add(own);
       } else if (begin instanceof KeyRegistry.Joined<?> joined) {
         Flight<V> flight = cast(joined.flight());
         answers.add(flight.answer());
       } else if (begin instanceof KeyRegistry.After<?> after) {
-        answers.add(after.flight().ended()
-            .thenCompose(ended -> misses(List.of(request), loader, on).get(0)));
+        // a fenced read reads the key again once that load ended: the fence may have been
+        // released meanwhile (then the key loads once, leased and cached); a failed read has
+        // nothing newer to read, and begins again with its request
+        answers.add(after.flight().ended().thenCompose(ended -> request.fenced()
+            ? CompletableFuture.completedFuture(Loaded.<V>notLoaded())
+            : misses(List.of(request), loader, on).get(0)));
       } else if (begin instanceof KeyRegistry.Remembered remembered) {
         stats.increment(Counter.FAILURE_REMEMBERED);
         answers.add(CompletableFuture.failedFuture(
@@ -409,7 +423,8 @@ final class LoadPipeline<V> {
    * The one "lease each, load the winners" step: takes the fleet lease of every flight that writes
    * back (all requests issued at once, so pipelined on the connection), acts on what each lease
    * decided, and starts one load of the winners (with the flights that take no lease) on {@code
-   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}).
+   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}), and so are
+   * fenced misses that wait for their fence's release (no lease: they write nothing).
    *
    * @return completes once the winners' loader call returned, or nothing is left to load now (for
    *     a refresh thread, which waits for it)
@@ -419,8 +434,17 @@ final class LoadPipeline<V> {
     CompletableFuture<Void> launched = new CompletableFuture<>();
     List<Leg<V>> winners = new ArrayList<>(legs.size());
     List<Leg<V>> leased = new ArrayList<>(legs.size());
+    List<Leg<V>> releases = null;
     for (Leg<V> leg : legs) {
-      (lease.enabled() && leg.flight().writeBack ? leased : winners).add(leg);
+      if (leg.releaseWaitUntil != 0) {
+        releases = releases == null ? new ArrayList<>() : releases;
+        releases.add(leg);
+      } else {
+        (lease.enabled() && leg.flight().writeBack ? leased : winners).add(leg);
+      }
+    }
+    if (releases != null) {
+      awaitReleases(releases, loader, on);
     }
     if (leased.isEmpty()) {
       start(winners, loader, on, launched);
@@ -468,6 +492,30 @@ final class LoadPipeline<V> {
           }
         });
     return launched;
+  }
+
+  /**
+   * Fenced misses whose fences are marked committing: each waits for its fence's release, polled
+   * with the peers' writes ({@link FleetLease#awaitPeers}), until its bound: the value written
+   * answers it; the fence replaced by anything else ends it unloaded (its callers read the key
+   * again, and load it once, leased and cached, if it is not cached); at the bound it loads
+   * (fenced, as without the mark).
+   */
+  private void awaitReleases(List<Leg<V>> legs, Batch<V> loader, Executor on) {
+    long pollMillis = Math.max(1, WriteFences.RELEASE_WAIT_MILLIS / 20);
+    List<Flight<V>> flights = new ArrayList<>(legs.size());
+    List<LeaseStep.WaitForPeer<V>> steps = new ArrayList<>(legs.size());
+    List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>(legs.size());
+    for (Leg<V> leg : legs) {
+      leg.flight().transition(Flight.State.WAITING_FOR_PEER);
+      LeaseStep.WaitForPeer<V> step =
+          LeaseStep.WaitForPeer.forRelease(leg.releaseWaitUntil, pollMillis);
+      flights.add(leg.flight());
+      steps.add(step);
+      waits.add(step.decided());
+    }
+    afterPeers(legs, waits, loader, on);
+    lease.awaitPeers(flights, steps);
   }
 
   /**

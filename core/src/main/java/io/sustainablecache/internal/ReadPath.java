@@ -41,6 +41,14 @@ final class ReadPath<V> {
   /** A peek's answer when nothing is cached under the key (a miss). */
   static final Object NOT_CACHED = new Object();
 
+  /**
+   * How many times a read reads its key again after the load it joined ended without a value (a
+   * refresh that lost the lease, a fenced read that waited for its fence's release or for an
+   * earlier load), before it fails: each re-read follows a change of the key or another
+   * instance's load, so more than this in one read is a key that keeps being written.
+   */
+  static final int MAX_REREADS = 3;
+
   private final CacheStore store;
   private final Keys keys;
   private final EntryReader<V> reader;
@@ -246,12 +254,12 @@ final class ReadPath<V> {
     }
     long failedReadMark = LoadRequest.markOf(entry, readFailed, readMark);
     if (!waits(action)) { // served while it refreshes in the background
-      consume(null, key, storeKey, entry, action, failedReadMark, loader, null, false);
+      consume(null, key, storeKey, entry, action, failedReadMark, loader, null, 0);
       return answer(entry);
     }
     CallerRuns here = new CallerRuns(refresher.asExecutor());
     CompletableFuture<Object> pending = new CompletableFuture<>();
-    consume(pending, key, storeKey, entry, action, failedReadMark, loader, here, false);
+    consume(pending, key, storeKey, entry, action, failedReadMark, loader, here, 0);
     // on a thread that may not wait, a loader it queued runs here
     return await(pending, here, mayWait ? waitNanos : 0);
   }
@@ -278,16 +286,17 @@ final class ReadPath<V> {
       }
     }
     CompletableFuture<Object> out = new CompletableFuture<>();
-    readAsync(out, key, keys.storeKey(key), loader, null, false); // not a re-read
+    readAsync(out, key, keys.storeKey(key), loader, null, 0); // not a re-read
     return out;
   }
 
   /**
-   * The store read of {@link #readAsync(String, AsyncLoader)}, and the one more read of a key
-   * whose load ended without a value ({@code reread}, continued on {@code continuation}).
+   * The store read of {@link #readAsync(String, AsyncLoader)}, and the reads again of a key
+   * whose load ended without a value ({@code rereads} of them so far, continued on {@code
+   * continuation}).
    */
   private void readAsync(CompletableFuture<Object> out, String key, String storeKey,
-      AsyncLoader<? extends V> loader, Executor continuation, boolean reread) {
+      AsyncLoader<? extends V> loader, Executor continuation, int rereads) {
     Thread caller = Thread.currentThread();
     NearTier.Ticket ticket = nearTicket();
     long readMark = loads.readMark();
@@ -308,7 +317,7 @@ final class ReadPath<V> {
           Executor on = continuation != null || !waits(action) ? continuation
               : loaderExecutor(caller);
           consume(out, key, storeKey, entry, action,
-              LoadRequest.markOf(entry, error != null, readMark), loader, on, reread);
+              LoadRequest.markOf(entry, error != null, readMark), loader, on, rereads);
         }
       } catch (Throwable t) {
         out.completeExceptionally(t);
@@ -335,12 +344,12 @@ final class ReadPath<V> {
    *
    * @param failedReadMark see {@link LoadRequest#failedReadMark}
    * @param on where a loader starts (see {@link LoadPipeline#misses})
-   * @param reread whether this read is already the one more read of a key whose load ended
-   *     without a value
+   * @param rereads how many times this read read its key again after a load ended without a
+   *     value (at most {@link #MAX_REREADS})
    */
   private void consume(CompletableFuture<Object> out, String key, String storeKey,
       Entry<V> entry, Decision.Action action, long failedReadMark,
-      AsyncLoader<? extends V> loader, Executor on, boolean reread) {
+      AsyncLoader<? extends V> loader, Executor on, int rereads) {
     CompletableFuture<Answer<V>> pending = afterRead.consume(
         List.of(new AfterRead.Step<>(LoadRequest.of(key, storeKey, entry, failedReadMark),
             action)), LoadPipeline.Batch.ofOne(loader), loader, on).get(0);
@@ -356,13 +365,13 @@ final class ReadPath<V> {
         if (error != null) {
           out.completeExceptionally(EntryWriter.unwrap(error));
         } else if (!deliver(out, answer)) { // the joined load ended without a value
-          if (reread) {
+          if (rereads == MAX_REREADS) {
             throw new CacheLoadException("the key could not be loaded: the load it joined"
-                + " ended without a value twice", null);
+                + " ended without a value " + (MAX_REREADS + 1) + " times", null);
           }
-          // read the key once more, on the continuation, which refuses if the caller has left
+          // read the key again, on the continuation, which refuses if the caller has left
           // (then nobody waits for the answer)
-          on.execute(() -> readAsync(out, key, storeKey, loader, on, true));
+          on.execute(() -> readAsync(out, key, storeKey, loader, on, rereads + 1));
         }
       } catch (Throwable t) {
         out.completeExceptionally(t);

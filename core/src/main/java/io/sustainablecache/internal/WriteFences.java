@@ -44,6 +44,15 @@ import java.util.random.RandomGenerator;
  */
 final class WriteFences<V> {
 
+  /**
+   * How long, at most, a read that finds a fence marked committing ({@link Fence#beforeCommit})
+   * waits for its release before it loads, milliseconds: one poll of the key per JVM (the key's
+   * flight, which the other reads join), since the release normally lands within the commit and
+   * two round trips; the bound also ends the wait for a release that fails or never comes (a
+   * writer killed after its commit). Counted from the mark, by the fence's time.
+   */
+  static final long RELEASE_WAIT_MILLIS = 100;
+
   /** Read-and-swap attempts before placing over a key that keeps changing. */
   private static final int ATTEMPTS = 4;
 
@@ -181,8 +190,8 @@ final class WriteFences<V> {
   }
 
   private byte[] encode(String storeKey, long now, Holds holds) {
-    return writer.fence(storeKey, now, holds.shared(), holds.ids(), holds.untils(),
-        holds.prior());
+    return writer.fence(storeKey, now, holds.shared(), holds.committing(), holds.ids(),
+        holds.untils(), holds.prior());
   }
 
   /**
@@ -222,9 +231,9 @@ final class WriteFences<V> {
    * A fence's content: its holders (ids and ends, epoch ms by their writers' clocks), whether more
    * than one writer ever held it, and its prior ({@code null}: none). Immutable.
    */
-  record Holds(boolean shared, long[] ids, long[] untils, byte[] prior) {
+  record Holds(boolean shared, boolean committing, long[] ids, long[] untils, byte[] prior) {
 
-    static final Holds NONE = new Holds(false, new long[0], new long[0], null);
+    static final Holds NONE = new Holds(false, false, new long[0], new long[0], null);
 
     static Holds of(byte[] fence) {
       int n = Envelope.fenceHolders(fence);
@@ -234,11 +243,12 @@ final class WriteFences<V> {
         ids[i] = Envelope.fenceHolderId(fence, i);
         untils[i] = Envelope.fenceHolderUntil(fence, i);
       }
-      return new Holds(Envelope.fenceShared(fence), ids, untils, Envelope.fencePrior(fence));
+      return new Holds(Envelope.fenceShared(fence), Envelope.fenceCommitting(fence), ids, untils,
+          Envelope.fencePrior(fence));
     }
 
     static Holds first(long id, long until, byte[] prior) {
-      return new Holds(false, new long[] {id}, new long[] {until}, prior);
+      return new Holds(false, false, new long[] {id}, new long[] {until}, prior);
     }
 
     boolean isEmpty() {
@@ -280,7 +290,8 @@ final class WriteFences<V> {
      * may come before or after this one's). A fence that records the most holders it can (only
      * planted ones do: no key has 255 transactions open at once) first loses the one whose end
      * comes first; should that be a live writer, it is still protected while the fence stands,
-     * and its release finds a fence it does not hold, which it leaves to its holders.
+     * and its release finds a fence it does not hold, which it leaves to its holders. Not
+     * committing: the new holder's transaction has just begun.
      */
     Holds with(long id, long until) {
       if (holds(id)) { // a swap that landed, though its answer was lost: this hold, renewed
@@ -299,15 +310,28 @@ final class WriteFences<V> {
       long[] moreUntils = java.util.Arrays.copyOf(untils, n + 1);
       moreIds[n] = id;
       moreUntils[n] = until;
-      return new Holds(true, moreIds, moreUntils, prior);
+      return new Holds(true, false, moreIds, moreUntils, prior);
     }
 
     Holds withoutPrior() {
-      return prior == null ? this : new Holds(shared, ids, untils, null);
+      return prior == null ? this : new Holds(shared, committing, ids, untils, null);
     }
 
     Holds sharedWithoutPrior() {
-      return new Holds(true, ids, untils, null);
+      return new Holds(true, committing, ids, untils, null);
+    }
+
+    /** Without the prior, and marked committing: a holder's {@code beforeCommit()}. */
+    Holds committingWithoutPrior() {
+      return new Holds(shared, true, ids, untils, null);
+    }
+
+    /**
+     * Not marked committing: what a release leaves to the other holders (whose transactions may
+     * still be open; readers then load rather than wait for a release that may not come soon).
+     */
+    Holds notCommitting() {
+      return committing ? new Holds(shared, false, ids, untils, prior) : this;
     }
 
     private Holds filter(java.util.function.IntPredicate keep) {
@@ -320,7 +344,7 @@ final class WriteFences<V> {
           keptUntils[kept++] = untils[i];
         }
       }
-      return kept == ids.length ? this : new Holds(shared,
+      return kept == ids.length ? this : new Holds(shared, committing,
           java.util.Arrays.copyOf(keptIds, kept), java.util.Arrays.copyOf(keptUntils, kept),
           prior);
     }
@@ -358,7 +382,7 @@ final class WriteFences<V> {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }
       requireMayWait("beforeCommit() of the fence of " + key);
-      CompletableFuture<Boolean> dropped = dropPrior(0);
+      CompletableFuture<Boolean> dropped = dropPrior(0, false);
       try {
         if (!dropped.get(waitNanos, TimeUnit.NANOSECONDS)) {
           throw new StoreException("the write fence of key " + key + " kept changing while its"
@@ -379,24 +403,32 @@ final class WriteFences<V> {
 
     /**
      * Reads the key and swaps in its fence without a prior, if it carries one (whoever holds it:
-     * this commit changes the data it carries); {@code true} once no fence with a prior stands.
+     * this commit changes the data it carries), and marked committing if this writer holds it
+     * (readers then wait a short bound for the release instead of loading: see {@link
+     * EntryReader}); {@code true} once no fence with a prior stands. The mark is worth a retry,
+     * not a failure: once no prior stands, a swap that keeps losing leaves the fence unmarked
+     * (its readers load, as without the mark).
+     *
+     * @param priorSeen whether the last attempt read a fence with a prior
      */
-    private CompletableFuture<Boolean> dropPrior(int attempt) {
+    private CompletableFuture<Boolean> dropPrior(int attempt, boolean priorSeen) {
       if (attempt == ATTEMPTS) {
-        return CompletableFuture.completedFuture(false);
+        return CompletableFuture.completedFuture(!priorSeen);
       }
       return store.gets(storeKey).thenCompose(found -> {
         StoreItem item = found.orElse(null);
         byte[] fence = item == null ? null : fenceOf(item);
         Holds holds = fence == null ? null : Holds.of(fence);
-        if (holds == null || holds.prior() == null) {
+        boolean mine = holds != null && holds.holds(holder);
+        if (holds == null || holds.prior() == null && (holds.committing() || !mine)) {
           return CompletableFuture.completedFuture(true);
         }
         long now = clock.millis();
-        return stored(store.cas(storeKey, item.casToken(),
-            encode(storeKey, now, holds.withoutPrior()), exptime(holds.until(), now)))
+        Holds next = mine ? holds.committingWithoutPrior() : holds.withoutPrior();
+        return stored(store.cas(storeKey, item.casToken(), encode(storeKey, now, next),
+            exptime(holds.until(), now)))
             .thenCompose(done -> done ? CompletableFuture.completedFuture(true)
-                : dropPrior(attempt + 1));
+                : dropPrior(attempt + 1, holds.prior() != null));
       });
     }
 
@@ -515,7 +547,8 @@ final class WriteFences<V> {
           if (holds.holds(holder)) {
             Holds others = holds.without(holder).live(now, plantedMillis);
             if (!others.isEmpty()) { // the others release it; a commit ends the prior
-              Holds left = outcome == Outcome.COMMITTED ? others.withoutPrior() : others;
+              Holds left = (outcome == Outcome.COMMITTED ? others.withoutPrior() : others)
+                  .notCommitting();
               return stored(store.cas(storeKey, item.casToken(), encode(storeKey, now, left),
                   exptime(left.until(), now)));
             }

@@ -86,6 +86,39 @@ final class WriteFenceTest {
     return Envelope.kind(raw(key));
   }
 
+  /**
+   * A synchronous read of {@code key} on another thread, while this one moves virtual time on in
+   * steps of 5 ms, up to the bound of a wait for a fence's release and 100 ms more (never near
+   * any other timeout), and runs what falls due until the read returned (a read that found a
+   * fence marked committing waits for its release on the scheduler); its answer. However the two
+   * threads interleave, the read waited at most that bound, or found it passed and loaded.
+   */
+  private String getWhileTimePasses(SustainableCache<String> cache, String key) {
+    CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> cache.get(key, this::db),
+        runnable -> new Thread(runnable, "reader").start());
+    long start = clock.millis();
+    long wallDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    while (!read.isDone() && System.nanoTime() < wallDeadline) {
+      if (clock.millis() - start < WriteFences.RELEASE_WAIT_MILLIS + 100) {
+        scheduler.pass(clock, 5, 5);
+      } else {
+        scheduler.runDue();
+      }
+      try {
+        read.get(1, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException notYet) {
+        // the reader runs on
+      } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+        break; // join() below reports it
+      }
+    }
+    return read.join();
+  }
+
+  private CompletableFuture<String> dbAsync(String key) {
+    return CompletableFuture.completedFuture(db(key));
+  }
+
   /** A fence of one holder (id 7) that holds it until {@code until}, without a prior. */
   private static byte[] fence(long now, long until) {
     return Envelope.encodeFence(now, false, new long[] {7}, new long[] {until}, null, 0);
@@ -113,7 +146,12 @@ final class WriteFenceTest {
     assertThat(b.stats().fencedLoadCount()).isZero();
 
     fence.beforeCommit();
-    assertThat(b.get("k", this::db)).as("from the commit on: a load").isEqualTo("old");
+    long committing = clock.millis();
+    assertThat(getWhileTimePasses(b, "k"))
+        .as("from the commit on: a wait for the release, and a load once it is not in time")
+        .isEqualTo("old");
+    assertThat(clock.millis() - committing).isGreaterThanOrEqualTo(
+        WriteFences.RELEASE_WAIT_MILLIS);
     assertThat(b.getIfPresent("k")).as("a peek finds nothing cached").isEmpty();
     assertThat(kind("k")).as("nothing written over the fence").isEqualTo(Envelope.KIND_FENCE);
     assertThat(loads).hasValue(2);
@@ -731,8 +769,8 @@ final class WriteFenceTest {
       assertThat(clock.millis() - fencedAt).isGreaterThan(1_000);
 
       fence.beforeCommit();
-      reader.get("k", this::db);
-      reader.get("k", this::db);
+      getWhileTimePasses(reader, "k"); // waits for the release, then loads
+      getWhileTimePasses(reader, "k"); // past the wait's bound: loads
       assertThat(loads.get() - loadsBefore).as("after beforeCommit, two reads, two loads")
           .isEqualTo(2);
       assertThat(reader.stats().nearHitCount()).isEqualTo(nearHits);
@@ -886,9 +924,11 @@ final class WriteFenceTest {
     fence.committed();
 
     assertThat(kind("k")).as("the release did not land").isEqualTo(Envelope.KIND_FENCE);
-    assertThat(b.get("k", this::db)).as("another instance").isEqualTo("new");
-    assertThat(a.get("k", this::db)).as("the writer's").isEqualTo("new");
     assertThat(b.getIfPresent("k")).isEmpty();
+    assertThat(a.getIfPresent("k")).isEmpty();
+    // (the reads wait for the release's retry 100 ms later, or load at the wait's bound)
+    assertThat(getWhileTimePasses(b, "k")).as("another instance").isEqualTo("new");
+    assertThat(getWhileTimePasses(a, "k")).as("the writer's").isEqualTo("new");
   }
 
   @Test
@@ -973,5 +1013,135 @@ final class WriteFenceTest {
     live.committed("live's");
     assertThat(kind("k")).as("shared: a tombstone").isEqualTo(Envelope.KIND_TOMBSTONE);
     assertThat(a.get("k", this::db)).isEqualTo("live's");
+  }
+  // ---------------------------------------------------------------------------------------------
+  // The commit step: reads wait for the release of a fence marked committing (issue 30, part 1)
+
+  /** "old" cached on b, then a's fence of the key, marked committing by its beforeCommit(). */
+  private WriteFence<String> cachedThenCommitting() {
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    WriteFence<String> fence = a.fence("k");
+    fence.beforeCommit();
+    return fence;
+  }
+
+  @Test
+  void aReadDuringTheCommit_waitsForTheRelease_thenTheKeyIsLoadedOnce_andCached() {
+    WriteFence<String> fence = cachedThenCommitting();
+    assertThat(Envelope.fenceCommitting(raw("k"))).as("marked committing").isTrue();
+
+    CompletableFuture<String> first = b.getAsync("k", this::dbAsync);
+    CompletableFuture<String> second = b.getAsync("k", this::dbAsync);
+    scheduler.pass(clock, 50, 5);
+    assertThat(first).as("waiting for the release, not loading").isNotDone();
+    assertThat(second).isNotDone();
+    assertThat(loads).hasValue(1);
+
+    row.set("new"); // the commit
+    fence.committed();
+    scheduler.pass(clock, 10, 5);
+
+    assertThat(first).isCompletedWithValue("new");
+    assertThat(second).isCompletedWithValue("new");
+    assertThat(loads).as("one load for the write, after its release").hasValue(2);
+    assertThat(kind("k")).as("and cached").isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().fencedLoadCount()).isZero();
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+    assertThat(loads).hasValue(2);
+  }
+
+  @Test
+  void aReadDuringTheCommit_ofAWriteThatCompletesWithItsValue_isAnsweredWithItWithoutALoad() {
+    WriteFence<String> fence = cachedThenCommitting();
+    CompletableFuture<String> read = b.getAsync("k", this::dbAsync);
+    scheduler.pass(clock, 20, 5);
+    row.set("new");
+    fence.committed("new");
+    scheduler.pass(clock, 10, 5);
+
+    assertThat(read).isCompletedWithValue("new");
+    assertThat(loads).as("no load: the release wrote the committed value").hasValue(1);
+  }
+
+  @Test
+  void aReleaseThatFailsDuringTheCommit_endsTheWaitAtItsBound_thenReadsLoadTheCommittedRow() {
+    WriteFence<String> fence = cachedThenCommitting();
+    long committing = clock.millis();
+    CompletableFuture<String> read = b.getAsync("k", this::dbAsync);
+    row.set("new");
+    storeOfA.fail(Op.GETS, 5); // the release's reads fail: retried at 100, 300, 700 ms...
+    fence.committed();
+
+    scheduler.pass(clock, WriteFences.RELEASE_WAIT_MILLIS - 10, 5);
+    assertThat(read).as("within the bound: waiting").isNotDone();
+    assertThat(loads).hasValue(1);
+    scheduler.pass(clock, 20, 5);
+    assertThat(read).as("at the bound: loaded, the committed row").isCompletedWithValue("new");
+    assertThat(clock.millis() - committing).isGreaterThanOrEqualTo(
+        WriteFences.RELEASE_WAIT_MILLIS);
+    assertThat(loads).hasValue(2);
+    assertThat(b.stats().fencedLoadCount()).isEqualTo(1);
+    assertThat(kind("k")).as("nothing cached over the fence").isEqualTo(Envelope.KIND_FENCE);
+
+    CompletableFuture<String> later = b.getAsync("k", this::dbAsync);
+    assertThat(later).as("past the bound, a read loads at once").isCompletedWithValue("new");
+    assertThat(loads).hasValue(3);
+  }
+
+  @Test
+  void getAllDuringTheCommit_readsTheKeyAgainAfterTheRelease_andLoadsItOnce() {
+    WriteFence<String> fence = cachedThenCommitting();
+    CompletableFuture<Map<String, String>> read = b.getAllAsync(List.of("k", "other"),
+        keys -> {
+          Map<String, String> found = new java.util.HashMap<>();
+          keys.forEach(key -> found.put(key, db(key)));
+          return CompletableFuture.completedFuture(found);
+        });
+    scheduler.pass(clock, 20, 5);
+    assertThat(read).isNotDone();
+    row.set("new");
+    fence.committed();
+    scheduler.pass(clock, 10, 5);
+
+    assertThat(read).isCompletedWithValue(Map.of("k", "new", "other", "old"));
+    assertThat(loads).as("other, then k once after the release").hasValue(3);
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+  }
+
+  @Test
+  void aJoiningWriter_clearsTheCommittingMark_soReadsDoNotWaitForItsOpenTransaction() {
+    WriteFence<String> first = a.fence("k");
+    first.beforeCommit();
+    WriteFence<String> second = b.fence("k");
+    assertThat(Envelope.fenceCommitting(raw("k"))).isFalse();
+    assertThat(b.getAsync("k", this::dbAsync)).as("a fenced load at once")
+        .isCompletedWithValue("old");
+    row.set("new");
+    first.committed();
+    second.beforeCommit();
+    assertThat(Envelope.fenceCommitting(raw("k"))).isTrue();
+    second.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  @Test
+  void aFencedReadThatWaitedForAnEarlierLoad_readsTheKeyAgain_andCachesWhatItLoadsAfterTheRelease() {
+    // issue 30: it ran its request again without reading the store, and loaded under the fence
+    // after the release had landed (not cached)
+    WriteFence<String> fence = a.fence("k"); // an empty key: no prior, every read loads
+    CompletableFuture<String> query = new CompletableFuture<>();
+    CompletableFuture<String> earlier = b.getAsync("k", key -> query); // a fenced load
+    CompletableFuture<String> later = b.getAsync("k", this::dbAsync); // begun after it: waits
+    assertThat(later).isNotDone();
+
+    row.set("new");
+    fence.committed(); // a tombstone
+    query.complete("old"); // read before the commit
+
+    assertThat(earlier).isCompletedWithValue("old");
+    assertThat(later).isCompletedWithValue("new");
+    assertThat(kind("k")).as("read again: a miss over the tombstone, cached")
+        .isEqualTo(Envelope.KIND_VALUE);
+    assertThat(b.stats().fencedLoadCount()).isEqualTo(1);
   }
 }

@@ -54,13 +54,17 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  *   <li>the reloads of the new rows (unfenced loads, cached): about one per write (1.0 to 1.2
  *       measured), shared by the readers (and by the fleet, through its lease);</li>
  *   <li>fenced loads, from right before the commit ({@code WriteFence.beforeCommit()}) until the
- *       fence's release after it: reported, not bounded. Reads there may not be answered with
- *       the replaced row, and load without caching, back to back in this JVM; how many depends
- *       on how long the commit and the release take (median 5 to 20 ms on a busy two-core
- *       machine, up to 230 ms), and they are what a write costs here beyond its reload: 1.6 to
- *       2.7 per write, 2.5 to 4.4 loads per write in all over ten runs, against the issue's goal
- *       of 1.1.</li>
+ *       fence's release after it: reads there may not be answered with the replaced row; they
+ *       wait for the release (one poll of the key in this JVM, at most 100 ms after {@code
+ *       beforeCommit()}) and then read the key again, so that they share the reload of the new
+ *       row. Only a release later than that bound makes them load without caching (before this,
+ *       they loaded back to back: 1.6 to 2.7 fenced loads per write, 2.5 to 4.4 loads per write
+ *       in all over ten runs).</li>
  * </ul>
+ *
+ * <p>In all, at most {@link #MAX_LOADS_PER_WRITE} loads per committed write (issue 30's goal is
+ * 1.1 fleet-wide on average; the margin is for a release that a descheduled writer thread
+ * delays past the wait's bound, and for the reload race above).
  *
  * <p>No read that began after a write returned gets an older row, and the writing transaction
  * reads its own change (its {@code @Cacheable} read of the key it evicted, inside it).
@@ -84,6 +88,9 @@ final class TransactionalWriteLoadsIT {
    * stretches when a thread is descheduled. 1.5 leaves room for it in half of the writes.
    */
   private static final double MAX_RELOADS_PER_WRITE = 1.5;
+
+  /** The bound on all loads of the hot key per committed write, fenced ones included. */
+  private static final double MAX_LOADS_PER_WRITE = 1.5;
 
   /** The service: titles read through the cache, renamed in transactions. */
   static class Titles {
@@ -348,6 +355,9 @@ final class TransactionalWriteLoadsIT {
     assertThat((double) reloads / WRITES)
         .as("reloads of the new row per committed write; " + summary)
         .isLessThanOrEqualTo(MAX_RELOADS_PER_WRITE);
+    assertThat((double) loads.size() / WRITES)
+        .as("loads per committed write, fenced ones included; " + summary)
+        .isLessThanOrEqualTo(MAX_LOADS_PER_WRITE);
   }
 
   /** Waits until the cache holds {@code title} for the hot key (a peek, no load). */

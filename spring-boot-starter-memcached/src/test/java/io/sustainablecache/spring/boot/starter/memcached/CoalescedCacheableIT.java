@@ -53,7 +53,13 @@ final class CoalescedCacheableIT {
     final ConcurrentLinkedQueue<Set<Long>> batches = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<Thread> bulkThreads = new ConcurrentLinkedQueue<>();
 
-    Map<Long, String> findAll(Set<Long> ids) {
+    /**
+     * A query of 100 ms: while it runs, the burst's other callers arrive and fill the next
+     * batches (a query of no time would end before a loaded machine has started the next
+     * threads, and each call would hold the few that had arrived).
+     */
+    Map<Long, String> findAll(Set<Long> ids) throws InterruptedException {
+      Thread.sleep(100);
       bulkCalls.incrementAndGet();
       batches.add(Set.copyOf(ids));
       bulkThreads.add(Thread.currentThread());

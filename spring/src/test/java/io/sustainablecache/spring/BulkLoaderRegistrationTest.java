@@ -149,6 +149,27 @@ final class BulkLoaderRegistrationTest {
     assertThat(books.get(-1_000L)).as("an id the loader was not asked for").isNull();
   }
 
+  /**
+   * Inside a transaction that changed an id, that id is read from the database (the method for a
+   * single read, the loader for a page), not from the cache; the others still from the cache.
+   */
+  @Test
+  void insideATransactionTheIdsItChangedAreLoadedWithoutTheCache() {
+    SustainableSpringCache books = books(true);
+    try (BookTable db = new BookTable()) {
+      books.put(1L, "cached 1");
+      books.put(2L, "cached 2");
+      db.template().executeWithoutResult(status -> {
+        books.evict(1L);
+        assertThat(books.get(1L, () -> "the transaction's row")).isEqualTo("the transaction's row");
+        calls.clear();
+        Map<Long, String> page = books.getAll(List.of(1L, 2L));
+        assertThat(page).containsEntry(1L, "book 1").containsEntry(2L, "cached 2");
+        assertThat(calls).as("only the changed id, without the cache").containsExactly(Set.of(1L));
+      });
+    }
+  }
+
   @Test
   void getAllWithoutARegisteredLoaderSaysHowToGetOne() {
     SustainableSpringCache books = books(false);

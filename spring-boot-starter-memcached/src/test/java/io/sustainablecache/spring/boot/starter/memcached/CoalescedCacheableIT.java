@@ -2,20 +2,18 @@ package io.sustainablecache.spring.boot.starter.memcached;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.SustainableSpringCache;
-import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheManagerCustomizer;
-import io.sustainablecache.testkit.MemcachedServer;
-import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CyclicBarrier;
@@ -27,8 +25,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.cache.CacheManager;
 import org.springframework.cache.annotation.Cacheable;
@@ -160,20 +156,9 @@ final class CoalescedCacheableIT {
     }
   }
 
-  private static String address() {
-    InetSocketAddress a = MemcachedServer.shared().address();
-    return a.getHostString() + ":" + a.getPort();
-  }
-
   private static ApplicationContextRunner runner() {
-    return new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(SustainableCacheAutoConfiguration.class,
-            CacheAutoConfiguration.class))
-        .withUserConfiguration(App.class)
+    return MemcachedStarterIT.starter(App.class)
         .withPropertyValues(
-            "sustainable-cache.addresses=" + address(),
-            "sustainable-cache.namespace-prefix=it" + UUID.randomUUID().toString().substring(0, 8)
-                + ".",
             "sustainable-cache.settings.ttl=10m",
             "sustainable-cache.value-type=java.lang.String",
             // a batch forming while a call runs waits for it, or at most 50 ms
@@ -303,7 +288,7 @@ final class CoalescedCacheableIT {
 
       assertThat(first).as("returned before the loader completed").isNotDone();
       assertThat(second).isNotDone();
-      waitFor(() -> loads.calls.get() == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> loads.calls.get() == 1);
       loader.complete("price 7");
       assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("price 7");
       assertThat(second.get(10, TimeUnit.SECONDS)).isEqualTo("price 7");
@@ -325,7 +310,7 @@ final class CoalescedCacheableIT {
       CompletableFuture<String> first = service.priceMono("m8").toFuture();
 
       assertThat(first).as("subscribed, not blocked on the loader").isNotDone();
-      waitFor(() -> loads.calls.get() == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> loads.calls.get() == 1);
       loader.complete("price m8");
       assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("price m8");
       assertThat(service.priceMono("m8").toFuture().get(10, TimeUnit.SECONDS))
@@ -355,16 +340,5 @@ final class CoalescedCacheableIT {
       assertThat(table.singleCalls.get()).isZero();
       assertThat(table.bulkThreads).isNotEmpty().noneMatch(store::isCompletionThread);
     });
-  }
-
-  private static void waitFor(java.util.function.BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("not reached in 30 s");
-      }
-      Thread.sleep(5);
-    }
   }
 }

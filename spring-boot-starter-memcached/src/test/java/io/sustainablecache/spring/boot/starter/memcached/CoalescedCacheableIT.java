@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.sustainablecache.CacheStats;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.SustainableSpringCache;
@@ -22,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
@@ -50,12 +52,19 @@ final class CoalescedCacheableIT {
     final ConcurrentLinkedQueue<Thread> bulkThreads = new ConcurrentLinkedQueue<>();
 
     /**
-     * A query of 100 ms: while it runs, the burst's other callers arrive and fill the next
-     * batches (a query of no time would end before a loaded machine has started the next
-     * threads, and each call would hold the few that had arrived).
+     * Set by the burst: the first call waits (at most 30 s) until it is true. What the burst
+     * checks is that misses arriving while a call runs are merged into few calls; how many
+     * calls 200 threads make otherwise depends on how long a loaded machine takes to start
+     * them against how long a call takes (the lab's {@code --spring} measures that).
      */
+    volatile BooleanSupplier firstCallWaitsFor;
+
     Map<Long, String> findAll(Set<Long> ids) throws InterruptedException {
-      Thread.sleep(100);
+      BooleanSupplier gate = firstCallWaitsFor;
+      firstCallWaitsFor = null;
+      if (gate != null) {
+        await().atMost(Duration.ofSeconds(30)).until(gate::getAsBoolean);
+      }
       bulkCalls.incrementAndGet();
       batches.add(Set.copyOf(ids));
       bulkThreads.add(Thread.currentThread());
@@ -165,12 +174,25 @@ final class CoalescedCacheableIT {
             "sustainable-cache.caches.books.settings.coalesce=100:50ms");
   }
 
+  /**
+   * 200 concurrent cold calls: the first call, held until all have missed, the batch that fills
+   * to 100 meanwhile, and the rest after the first call (no maximum wait: a batch waits for the
+   * running call or a full batch, so the count does not depend on the machine's speed).
+   */
   @Test
   void twoHundredConcurrentColdCacheableCallsMakeAtMostTenBulkCalls() {
-    runner().run(context -> {
+    runner().withPropertyValues("sustainable-cache.caches.books.settings.coalesce=100")
+        .run(context -> {
       BookService service = context.getBean(BookService.class);
       BookTable table = context.getBean(BookTable.class);
+      CacheStats before = ((SustainableSpringCache) context.getBean(CacheManager.class)
+          .getCache("books")).getNativeCache().stats();
       int threads = 200;
+      // the first call runs until every caller has missed: the others wait for it, as they
+      // would for a query that takes as long as a loaded machine takes to start 200 threads
+      table.firstCallWaitsFor = () -> ((SustainableSpringCache) context.getBean(
+          CacheManager.class).getCache("books")).getNativeCache().stats().minus(before)
+          .missCount() >= threads;
       CyclicBarrier start = new CyclicBarrier(threads);
       ExecutorService pool = Executors.newFixedThreadPool(threads);
       try {

@@ -116,6 +116,10 @@ public final class StampedeLab {
                              coalesced into one bulk query (a loading cache) against a
                              memcached the lab starts: a burst of 200 threads, idle requests,
                              Zipf load; writes coalesce.csv. --coalesce --help
+        --spring             instead of the comparison: @Cacheable(sync = true) through Spring
+                             against a memcached the lab starts: 200 concurrent cold ids
+                             coalesced or not, idle misses, a page of 100 ids (90 cached) by
+                             getAll or by 100 calls. --spring --help
       Hibernate
         --hibernate          instead of the comparison: Hibernate's second-level cache (none,
                              this project's provider without and with its near region, JCache
@@ -303,6 +307,9 @@ public final class StampedeLab {
     }
     if (CoalesceScenario.requested(args)) {
       return CoalesceScenario.run(args, out);
+    }
+    if (SpringScenario.requested(args)) {
+      return SpringScenario.run(args, out);
     }
     if (HibernateScenario.requested(args)) {
       return HibernateScenario.run(args, out);

@@ -28,6 +28,26 @@ public interface KeyEncoder {
   String encode(Object key);
 
   /**
+   * The inverse of {@link #encode}, for ids of one type: what a {@link BulkCacheLoader}
+   * registered for a cache ({@link SustainableCacheManager.Builder#bulkLoader}) receives, since
+   * the cache hands its loader the encoded keys, including those of background refreshes, whose
+   * callers are long gone. The default refuses: an encoder of your own that is used with a
+   * registered bulk loader implements it.
+   *
+   * @param encoded a string {@link #encode} returned for a key of type {@code type}
+   * @param type the type of the ids
+   * @param <K> the type of the ids
+   * @return the key {@code k} of type {@code type} with {@code encode(k).equals(encoded)}; never
+   *     {@code null}
+   * @throws IllegalArgumentException if {@code encoded} is not the encoding of a {@code type}
+   * @throws UnsupportedOperationException if this encoder cannot decode keys of {@code type}
+   */
+  default <K> K decode(String encoded, Class<K> type) {
+    throw new UnsupportedOperationException(getClass().getName() + " does not decode keys;"
+        + " implement KeyEncoder.decode to use it with a bulk loader");
+  }
+
+  /**
    * The default encoder: a type-tagged, self-delimiting encoding, injective for the types it
    * accepts. Each value is written as a one-letter type tag and a payload that says where it ends:
    *
@@ -70,6 +90,10 @@ public interface KeyEncoder {
    * annotation a {@code key} expression ({@code key = "#order.id"}), or supply your own encoder.
    * Records compare their components; a record that overrides {@code equals} to ignore some must
    * not be used as a key with this encoder.
+   *
+   * <p>It {@link #decode decodes} keys of the scalar types: {@code String}, {@code Long}, {@code
+   * Integer}, {@code Short}, {@code Byte}, {@code BigInteger}, {@code BigDecimal}, {@code UUID},
+   * {@code Boolean}, {@code Character} and enums.
    *
    * @return the shared, stateless default encoder
    */

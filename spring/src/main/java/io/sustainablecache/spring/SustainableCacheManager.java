@@ -2,6 +2,7 @@ package io.sustainablecache.spring;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.BulkLoader;
 import io.sustainablecache.CacheSettings;
 import io.sustainablecache.KeyPolicy;
 import io.sustainablecache.SustainableCache;
@@ -99,6 +100,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   private final KeyEncoder keyEncoder;
   private final boolean allowNullValues;
   private final boolean transactionAware;
+  private final Map<String, KeyedLoader<?>> bulkLoaders;
   private final ConcurrentHashMap<String, SustainableSpringCache> caches = new ConcurrentHashMap<>();
   private final Map<String, String> namespaces = new ConcurrentHashMap<>(); // namespace -> cache
   private final List<String> names = new CopyOnWriteArrayList<>(); // in creation order
@@ -116,6 +118,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     this.keyEncoder = b.keyEncoder;
     this.allowNullValues = b.allowNullValues;
     this.transactionAware = b.transactionAware && SPRING_TX;
+    this.bulkLoaders = Map.copyOf(b.bulkLoaders);
   }
 
   /**
@@ -293,11 +296,15 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
           + " namespace (sustainable-cache.caches." + name + ".namespace)");
     }
     try {
-      SustainableCache<Object> cache = build(spec, namespace);
+      KeyedLoader<?> loader = bulkLoaders.get(name);
+      if (loader != null) {
+        loader.checkDecodable(keyEncoder);
+      }
+      SustainableCache<Object> cache = build(spec, namespace, loader);
       Class<?> valueType = spec.valueType().orElse(null);
       boolean near = spec.settings().hasNearCache();
       return new SustainableSpringCache(name, cache, keyEncoder, valueType, allowNullValues,
-          near, transactionAware);
+          near, transactionAware, loader);
     } catch (RuntimeException e) {
       namespaces.remove(namespace, name);
       throw new IllegalStateException("cache '" + name + "' could not be built from " + spec
@@ -306,7 +313,8 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private SustainableCache<Object> build(CacheSpec spec, String namespace) {
+  private SustainableCache<Object> build(CacheSpec spec, String namespace,
+      KeyedLoader<?> loader) {
     SustainableCacheBuilder<Object> b = SustainableCache.builder(store)
         .codec((ValueCodec<Object>) spec.codec().get());
     CacheSettings settings = spec.settings();
@@ -315,7 +323,34 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     }
     b.namespace(namespace).settings(settings).keyPolicy(KeyPolicy.HASH);
     spec.customizer().ifPresent(c -> c.accept((SustainableCacheBuilder) b));
-    return b.build();
+    return loader == null ? b.build() : b.build(loader.encoded(keyEncoder));
+  }
+
+  /**
+   * A bulk loader registered for a cache, with the type of its ids: the cache's bulk loader
+   * decodes the keys it is given into ids ({@link KeyEncoder#decode}), calls it, and encodes the
+   * ids of its answer again.
+   */
+  record KeyedLoader<K>(Class<K> keyType, BulkCacheLoader<K, ?> loader) {
+
+    /** Fails now, at start-up, if the encoder cannot decode ids of this type at all. */
+    void checkDecodable(KeyEncoder encoder) {
+      try {
+        encoder.decode("", keyType);
+      } catch (IllegalArgumentException expected) {
+        // "" is no key's encoding: the encoder decodes this type
+      }
+    }
+
+    BulkLoader<Object> encoded(KeyEncoder encoder) {
+      return keys -> {
+        Map<K, String> encodedById = new LinkedHashMap<>(keys.size() * 2);
+        for (String key : keys) {
+          encodedById.put(encoder.decode(key, keyType), key);
+        }
+        return SustainableSpringCache.load(loader, encodedById);
+      };
+    }
   }
 
   /**
@@ -361,6 +396,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     private KeyEncoder keyEncoder = KeyEncoder.typeTagged();
     private boolean allowNullValues = true;
     private boolean transactionAware = true;
+    private final Map<String, KeyedLoader<?>> bulkLoaders = new LinkedHashMap<>();
 
     private Builder(CacheStore store) {
       this.store = requireNonNull(store, "store");
@@ -386,6 +422,44 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
      */
     public Builder cache(String name, CacheSpec spec) {
       specs.put(requireNonNull(name, "name"), requireNonNull(spec, "spec"));
+      return this;
+    }
+
+    /**
+     * Makes a cache coalesce its misses: its {@code @Cacheable(sync = true)} methods ({@code
+     * get(key, Callable)}, {@code retrieve(key, Supplier)}) are answered by a loading cache
+     * ({@link io.sustainablecache.SustainableCacheBuilder#build(BulkLoader)}) that loads with
+     * {@code loader}, and concurrent misses of different ids, from any thread, and the cache's
+     * background refreshes, become few calls of it (the cache's {@code coalesce} setting bounds
+     * a call). A miss of an idle cache calls the loader at once, on the caller's thread. The
+     * annotated method is then not called for keys of {@code keyType} (its body stays the
+     * single-id query for callers outside the cache); keys of other types (and reads inside a
+     * transaction that changed the key) still load with it. The loader receives the ids, decoded
+     * from the cache's string keys by the manager's {@link KeyEncoder#decode} ({@link
+     * KeyEncoder#typeTagged()}: scalar ids, a method's single parameter or its {@code key}
+     * expression); an id it leaves out is cached as "no value" (a {@code null} result). The
+     * cache is created by {@link #build()} over its spec or the defaults. A second call for a
+     * name replaces the first.
+     *
+     * <pre>{@code
+     * @Bean
+     * SustainableCacheManagerCustomizer bookLoader(BookRepository repository) {
+     *   return manager -> manager.bulkLoader("books", Long.class, repository::findAllByIdAsMap);
+     * }
+     * }</pre>
+     *
+     * @param name the cache name
+     * @param keyType the type of the ids, which the key encoder must decode
+     * @param loader the query for many ids; must be thread-safe
+     * @param <K> the type of the ids
+     * @return this builder
+     * @throws NullPointerException if an argument is {@code null}
+     */
+    public <K> Builder bulkLoader(String name, Class<K> keyType, BulkCacheLoader<K, ?> loader) {
+      requireNonNull(name, "name");
+      bulkLoaders.put(name, new KeyedLoader<>(requireNonNull(keyType, "keyType"),
+          requireNonNull(loader, "loader")));
+      specs.putIfAbsent(name, CacheSpec.empty());
       return this;
     }
 

@@ -3,13 +3,22 @@ package io.sustainablecache.spring;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.LoadingSustainableCache;
 import io.sustainablecache.Lookup;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spi.StoreException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -141,9 +150,16 @@ public final class SustainableSpringCache implements Cache {
   private final boolean nearCache;
   /** Writes inside transactions; {@code null} if not transaction-aware (or no spring-tx). */
   private final TransactionalWrites transactional;
+  /** The loading cache, if a bulk loader was registered for this cache; else {@code null}. */
+  private final LoadingSustainableCache<Object> loading;
+  /** The registered bulk loader, for reads of keys a transaction changed; or {@code null}. */
+  private final BulkCacheLoader<?, ?> loader;
+  /** The type of the ids the registered bulk loader takes; {@code null} without one. */
+  private final Class<?> loaderKeyType;
 
   SustainableSpringCache(String name, SustainableCache<Object> cache, KeyEncoder keys,
-      Class<?> valueType, boolean allowNullValues, boolean nearCache, boolean transactionAware) {
+      Class<?> valueType, boolean allowNullValues, boolean nearCache, boolean transactionAware,
+      SustainableCacheManager.KeyedLoader<?> loader) {
     this.name = requireNonNull(name, "name");
     this.cache = requireNonNull(cache, "cache");
     this.keys = requireNonNull(keys, "keys");
@@ -151,6 +167,14 @@ public final class SustainableSpringCache implements Cache {
     this.allowNullValues = allowNullValues;
     this.nearCache = nearCache;
     this.transactional = transactionAware ? new TransactionalWrites(name, cache) : null;
+    this.loading = loader == null ? null : (LoadingSustainableCache<Object>) cache;
+    this.loader = loader == null ? null : loader.loader();
+    this.loaderKeyType = loader == null ? null : loader.keyType();
+  }
+
+  /** The loading cache, if the key is one its bulk loader takes; else {@code null}. */
+  private LoadingSustainableCache<Object> coalescing(Object key) {
+    return loading != null && loaderKeyType.isInstance(key) ? loading : null;
   }
 
   /**
@@ -243,11 +267,160 @@ public final class SustainableSpringCache implements Cache {
         throw new ValueRetrievalException(key, valueLoader, e);
       }
     }
+    LoadingSustainableCache<Object> coalescing = coalescing(key);
     try {
-      return loaded(cache.find(encoded, ignored -> valueLoader.call()));
+      return loaded(coalescing != null ? coalescing.find(encoded)
+          : cache.find(encoded, ignored -> valueLoader.call()));
     } catch (CacheLoadException e) {
       throw new ValueRetrievalException(key, valueLoader, e.getCause() != null ? e.getCause() : e);
     }
+  }
+
+  /**
+   * Reads many ids at once, with the same keys and entries as single-key {@code @Cacheable}
+   * calls of this cache (an id here and a method's single parameter, or its {@code key}
+   * expression, with the same value address the same entry, so each hits what the other cached):
+   * <b>one</b> bulk read from the store for all of them, and <b>one</b> call of {@code loader}
+   * for the ids that missed (ids whose load is already running in this JVM are joined). Ids that
+   * were found are refreshed ahead of expiry as single-key reads are, in one background call of
+   * {@code loader}. An id the loader leaves out is cached as "no value" and left out of the
+   * answer, as a {@code @Cacheable} method's {@code null} is cached. Inside a transaction that
+   * changed some of the ids (see the class comment), those are loaded without the cache, in a
+   * second call of {@code loader}.
+   *
+   * <pre>{@code
+   * Map<Long, Book> page = books.getAll(ids, repository::findAllByIdAsMap);
+   * }</pre>
+   *
+   * <p>Blocks the calling thread for the read and the load; on a memcached client's I/O thread
+   * it does not read the store and calls the loader (see the class comment).
+   *
+   * @param ids the ids; duplicates are read once; never {@code null}, nor any id
+   * @param loader loads the ids that missed, all at once
+   * @param <K> the type of the ids
+   * @param <V> the type of the values
+   * @return the ids that have a value, with their values, in the iteration order of {@code ids}
+   * @throws NullPointerException if an argument or an id is {@code null}
+   * @throws IllegalArgumentException if an id has no key encoding
+   * @throws CacheLoadException if values had to be loaded and the loader failed or timed out (its
+   *     exception is the cause)
+   */
+  public <K, V> Map<K, V> getAll(Collection<? extends K> ids,
+      BulkCacheLoader<K, ? extends V> loader) {
+    requireNonNull(loader, "loader");
+    Map<K, String> encodedById = encodedById(ids);
+    Map<String, K> idByEncoded = new HashMap<>(encodedById.size() * 2);
+    encodedById.forEach((id, encoded) -> idByEncoded.put(encoded, id));
+    return readAll(encodedById, keys -> cache.getAll(keys, asked -> {
+      Map<K, String> askedIds = new LinkedHashMap<>(asked.size() * 2);
+      for (String key : asked) {
+        askedIds.put(idByEncoded.get(key), key);
+      }
+      return load(loader, askedIds);
+    }), loader);
+  }
+
+  /**
+   * As {@link #getAll(Collection, BulkCacheLoader)}, loading with the bulk loader registered for
+   * this cache ({@link SustainableCacheManager.Builder#bulkLoader}): the misses are coalesced
+   * with those of every other caller (a page larger than the cache's {@code coalesce} batch size
+   * is split into several calls, run in parallel).
+   *
+   * @param ids the ids, of the registered loader's id type
+   * @param <K> the type of the ids
+   * @param <V> the type of the values
+   * @return the ids that have a value, with their values, in the iteration order of {@code ids}
+   * @throws IllegalStateException if no bulk loader was registered for this cache
+   * @throws IllegalArgumentException if an id is not of the loader's id type
+   * @throws NullPointerException if {@code ids} or an id is {@code null}
+   * @throws CacheLoadException if values had to be loaded and the loader failed or timed out
+   */
+  public <K, V> Map<K, V> getAll(Collection<? extends K> ids) {
+    if (loading == null) {
+      throw new IllegalStateException("cache '" + name + "' has no bulk loader: register one"
+          + " (SustainableCacheManager.Builder.bulkLoader) or pass one to getAll");
+    }
+    Map<K, String> encodedById = encodedById(ids);
+    for (K id : encodedById.keySet()) {
+      if (!loaderKeyType.isInstance(id)) {
+        throw new IllegalArgumentException("cache '" + name + "' loads ids of type "
+            + loaderKeyType.getName() + ", not " + id.getClass().getName());
+      }
+    }
+    @SuppressWarnings("unchecked")
+    BulkCacheLoader<K, V> registered = (BulkCacheLoader<K, V>) loader;
+    return readAll(encodedById, loading::getAll, registered);
+  }
+
+  /**
+   * The ids' values: the keys this transaction changed (see the class comment) loaded with
+   * {@code loader} without the cache, the others read with {@code fromCache}.
+   */
+  private <K, V> Map<K, V> readAll(Map<K, String> encodedById,
+      Function<Collection<String>, Map<String, Object>> fromCache,
+      BulkCacheLoader<K, ? extends V> loader) {
+    Map<K, String> changed = new LinkedHashMap<>();
+    List<String> read = new ArrayList<>(encodedById.size());
+    encodedById.forEach((id, encoded) -> {
+      if (changedHere(encoded)) {
+        changed.put(id, encoded);
+      } else {
+        read.add(encoded);
+      }
+    });
+    Map<String, Object> found = read.isEmpty() ? Map.of() : fromCache.apply(read);
+    Map<String, Object> own = changed.isEmpty() ? Map.of() : loadUncached(loader, changed);
+    Map<K, V> values = new LinkedHashMap<>(encodedById.size() * 2);
+    encodedById.forEach((id, encoded) -> {
+      Object value = found.containsKey(encoded) ? found.get(encoded) : own.get(encoded);
+      if (value != null) {
+        @SuppressWarnings("unchecked")
+        V v = (V) value;
+        values.put(id, v);
+      }
+    });
+    return values;
+  }
+
+  /** The keys a transaction changed: loaded without the cache, a failure as the cache's. */
+  private <K> Map<String, Object> loadUncached(BulkCacheLoader<K, ?> loader,
+      Map<K, String> encodedById) {
+    try {
+      return load(loader, encodedById);
+    } catch (Exception e) {
+      throw new CacheLoadException("cache '" + name + "': the bulk loader failed", e);
+    }
+  }
+
+  /**
+   * Calls a bulk loader for ids and answers by encoded key: the values of the ids asked for, an
+   * id left out or mapped to {@code null} left out (no value), ids not asked for ignored.
+   *
+   * @param encodedById the ids to load, each with its encoded key
+   */
+  static <K> Map<String, Object> load(BulkCacheLoader<K, ?> loader, Map<K, String> encodedById)
+      throws Exception {
+    Map<K, ?> loaded = loader.loadAll(Collections.unmodifiableSet(encodedById.keySet()));
+    if (loaded == null) {
+      throw new NullPointerException("the bulk loader returned null instead of a map");
+    }
+    Map<String, Object> byKey = new HashMap<>(loaded.size() * 2);
+    loaded.forEach((id, value) -> {
+      String encoded = id == null ? null : encodedById.get(id);
+      if (encoded != null && value != null) {
+        byKey.put(encoded, value);
+      }
+    });
+    return byKey;
+  }
+
+  private <K> Map<K, String> encodedById(Collection<? extends K> ids) {
+    requireNonNull(ids, "ids");
+    Map<K, String> encodedById = new LinkedHashMap<>(ids.size() * 2);
+    for (K id : ids) {
+      encodedById.computeIfAbsent(requireNonNull(id, "an id"), this::encodeKey);
+    }
+    return encodedById;
   }
 
   /**
@@ -275,8 +448,9 @@ public final class SustainableSpringCache implements Cache {
     if (changedHere(encoded)) {
       return stageOf(valueLoader);
     }
-    CompletableFuture<Optional<Object>> found =
-        cache.findAsync(encoded, ignored -> stageOf(valueLoader));
+    LoadingSustainableCache<Object> coalescing = coalescing(key);
+    CompletableFuture<Optional<Object>> found = coalescing != null ? coalescing.findAsync(encoded)
+        : cache.findAsync(encoded, ignored -> stageOf(valueLoader));
     CompletableFuture<T> result = new CompletableFuture<>();
     found.whenComplete((value, failure) -> {
       if (failure == null) {

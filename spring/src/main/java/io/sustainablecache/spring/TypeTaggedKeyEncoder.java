@@ -51,6 +51,74 @@ final class TypeTaggedKeyEncoder implements KeyEncoder {
     return b.toString();
   }
 
+  /**
+   * Decodes the scalar types (see {@link KeyEncoder#typeTagged()}); the result is checked by
+   * encoding it again, so that only the exact encoding of a key of {@code type} is accepted.
+   */
+  @Override
+  public <K> K decode(String encoded, Class<K> type) {
+    requireNonNull(encoded, "encoded");
+    requireNonNull(type, "type");
+    Object key;
+    try {
+      key = scalar(encoded, type);
+    } catch (IllegalArgumentException e) { // NumberFormatException, a bad UUID or enum name
+      throw notAnEncoding(encoded, type, e);
+    }
+    if (key == null || !encode(key).equals(encoded)) {
+      throw notAnEncoding(encoded, type, null);
+    }
+    return type.cast(key);
+  }
+
+  private static Object scalar(String encoded, Class<?> type) {
+    String body = encoded.isEmpty() ? "" : encoded.substring(1);
+    String number = body.endsWith(";") ? body.substring(0, body.length() - 1) : body;
+    char tag = encoded.isEmpty() ? 0 : encoded.charAt(0);
+    if (type == String.class) {
+      return tag == 's' ? body.substring(body.indexOf(':') + 1) : null;
+    } else if (type == Long.class) {
+      return tag == 'l' ? Long.valueOf(number) : null;
+    } else if (type == Integer.class) {
+      return tag == 'i' ? Integer.valueOf(number) : null;
+    } else if (type == Short.class) {
+      return tag == 'h' ? Short.valueOf(number) : null;
+    } else if (type == Byte.class) {
+      return tag == 'b' ? Byte.valueOf(number) : null;
+    } else if (type == BigInteger.class) {
+      return tag == 'I' ? new BigInteger(number) : null;
+    } else if (type == BigDecimal.class) {
+      return tag == 'D' ? new BigDecimal(number) : null;
+    } else if (type == UUID.class) {
+      return tag == 'u' ? UUID.fromString(body) : null;
+    } else if (type == Boolean.class) {
+      return tag == 'T' ? Boolean.TRUE : tag == 'F' ? Boolean.FALSE : null;
+    } else if (type == Character.class) {
+      return tag == 'c' && body.length() == 1 ? body.charAt(0) : null;
+    } else if (type.isEnum()) {
+      String prefix = "e" + INSTANCE.encode(type.getName()); // 'e', then the class name as a string
+      String name = encoded.startsWith(prefix) ? encoded.substring(prefix.length()) : "";
+      return name.startsWith("s") ? enumConstant(type, name.substring(name.indexOf(':') + 1))
+          : null;
+    }
+    throw new UnsupportedOperationException("the type-tagged key encoder decodes keys of the"
+        + " scalar types (String, Long, Integer, Short, Byte, BigInteger, BigDecimal, UUID,"
+        + " Boolean, Character, enums), not " + type.getName() + ": give the bulk loader ids of"
+        + " such a type (a @Cacheable key expression such as key = \"#order.id\"), or use a"
+        + " KeyEncoder that decodes yours");
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static Object enumConstant(Class<?> type, String name) {
+    return Enum.valueOf((Class) type, name);
+  }
+
+  private static IllegalArgumentException notAnEncoding(String encoded, Class<?> type,
+      Throwable cause) {
+    return new IllegalArgumentException("'" + encoded + "' is not a type-tagged key of type "
+        + type.getName(), cause);
+  }
+
   private static void append(StringBuilder b, Object o, int depth) {
     if (depth > MAX_DEPTH) {
       throw new IllegalArgumentException("cache key is nested more than " + MAX_DEPTH

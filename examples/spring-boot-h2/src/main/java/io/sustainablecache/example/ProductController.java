@@ -1,6 +1,7 @@
 package io.sustainablecache.example;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -9,6 +10,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /** The HTTP API: products, and the database query counter the load driver watches. */
@@ -46,6 +48,18 @@ public class ProductController {
     requests.incrementAndGet();
     Product p = products.product(id);
     return p == null ? ResponseEntity.notFound().build() : ResponseEntity.ok(p);
+  }
+
+  /**
+   * Several products, one cache read and at most one query.
+   *
+   * @param ids the product ids
+   * @return the products found, in the order asked for
+   */
+  @GetMapping("/products")
+  public List<Product> products(@RequestParam("ids") List<Long> ids) {
+    requests.incrementAndGet();
+    return List.copyOf(products.products(ids).values());
   }
 
   /**

@@ -1,10 +1,15 @@
 package io.sustainablecache.example;
 
 import java.time.Duration;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.stereotype.Repository;
 
 /**
@@ -44,6 +49,25 @@ public class ProductRepository {
     List<Product> rows = jdbc.query("SELECT id, name, price_cents FROM product WHERE id = ?",
         (rs, n) -> new Product(rs.getLong(1), rs.getString(2), rs.getLong(3)), id);
     return rows.isEmpty() ? null : rows.get(0);
+  }
+
+  /**
+   * Reads several products in one query, slowly (one delay for all): the cache's bulk loader
+   * (see {@link ExampleApplication#productLoader}).
+   *
+   * @param ids the product ids
+   * @return the products found, by id; ids without a product are left out
+   * @throws InterruptedException if interrupted during the delay
+   */
+  public Map<Long, Product> findAll(Collection<Long> ids) throws InterruptedException {
+    queries.incrementAndGet();
+    Thread.sleep(delay.toMillis());
+    String in = String.join(",", Collections.nCopies(ids.size(), "?"));
+    Map<Long, Product> found = new HashMap<>();
+    jdbc.query("SELECT id, name, price_cents FROM product WHERE id IN (" + in + ")",
+        (RowCallbackHandler) rs -> found.put(rs.getLong(1),
+            new Product(rs.getLong(1), rs.getString(2), rs.getLong(3))), ids.toArray());
+    return found;
   }
 
   /**

@@ -100,6 +100,27 @@ final class ExampleApplicationIT {
     assertThat(get("/stats").body()).contains("\"dbQueries\"");
   }
 
+  /**
+   * Issue 33: a page of ids is one cache read and one query for its misses, over the entries
+   * the single-id endpoint uses (both ways round).
+   */
+  @Test
+  void aPageOfProductsQueriesOnlyItsMissesOnceOverTheSingleIdEntries() throws Exception {
+    awaitConnected();
+    products().invalidateAll();
+    assertThat(get("/products/3").body()).contains("\"name\":\"mug\"");
+    long before = repository.queries();
+    HttpResponse<String> page = get("/products?ids=3,4,5,98");
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.body()).contains("\"mug\"", "\"tray\"", "\"strainer\"")
+        .doesNotContain("\"id\":98");
+    assertThat(repository.queries() - before).as("one query for 4, 5 and 98").isOne();
+    assertThat(get("/products/4").body()).contains("\"name\":\"tray\"");
+    assertThat(get("/products/98").statusCode()).isEqualTo(404);
+    assertThat(repository.queries() - before).as("the single-id reads hit the page's entries")
+        .isOne();
+  }
+
   @Test
   void steadyLoadKeepsTheDatabaseFlat() throws Exception {
     awaitConnected();

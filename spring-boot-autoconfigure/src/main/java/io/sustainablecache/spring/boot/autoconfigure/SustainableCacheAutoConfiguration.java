@@ -367,7 +367,7 @@ public final class SustainableCacheAutoConfiguration {
           b.codec(ValueCodec.bytes(), byte[].class);
           return;
         case JAVA_SERIALIZATION:
-          b.codec(javaSerialization(cache, prefix, type, allowList));
+          typed(b, javaSerialization(cache, prefix, type, allowList), type);
           return;
         default:
           if (type == null) {

@@ -102,15 +102,24 @@ final class MemcachedStarterIT {
     return a.getHostString() + ":" + a.getPort();
   }
 
-  private ApplicationContextRunner runner() {
+  /**
+   * The starter over the shared memcached, with an application configuration and a namespace
+   * prefix of its own (the ITs of this module share the server).
+   */
+  static ApplicationContextRunner starter(Class<?> app) {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(SustainableCacheAutoConfiguration.class,
             CacheAutoConfiguration.class))
-        .withUserConfiguration(App.class)
+        .withUserConfiguration(app)
         .withPropertyValues(
             "sustainable-cache.addresses=" + address(),
             "sustainable-cache.namespace-prefix=it" + UUID.randomUUID().toString().substring(0, 8)
-                + ".",
+                + ".");
+  }
+
+  private ApplicationContextRunner runner() {
+    return starter(App.class)
+        .withPropertyValues(
             "sustainable-cache.settings.ttl=" + TTL.toMillis() + "ms",
             "sustainable-cache.caches.prices.value-type=java.lang.String");
   }

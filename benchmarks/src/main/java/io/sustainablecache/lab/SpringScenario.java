@@ -7,7 +7,7 @@ import io.sustainablecache.spring.BulkCacheLoader;
 import io.sustainablecache.spring.CacheSpec;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.SustainableSpringCache;
-import io.sustainablecache.testkit.MemcachedCluster;
+import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -8,7 +8,7 @@ import com.example.Product;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.SustainableSpringCache;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheAutoConfiguration;
-import io.sustainablecache.testkit.MemcachedServer;
+import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;

@@ -9,7 +9,7 @@ package io.sustainablecache;
  * <pre>{@code
  * WriteFence<User> fence = users.fence(id);  // readers keep getting the committed user
  * ... update the row ...
- * fence.beforeCommit();                      // from here on readers load, and cache nothing
+ * fence.beforeCommit();                      // from here on readers wait for the release
  * tx.commit();
  * fence.committed(updated);                  // the key holds the new user
  * }</pre>
@@ -21,8 +21,12 @@ package io.sustainablecache;
  * near cache; so a write costs the database no load while its transaction runs. This includes
  * reads on the writer's own thread: <b>the transaction reads its own change from the database,
  * not from the cache</b> (the Spring and Hibernate integrations do this for you). <b>From {@link
- * #beforeCommit()}</b> (or if the key held no value), a read loads from the loader and caches
- * nothing (concurrent readers of one instance share one load) until the fence is released.
+ * #beforeCommit()}</b>, a read waits for the release (one poll of the key per instance, at most
+ * 100 ms after {@code beforeCommit()}): the value {@link #committed(Object)} wrote answers it, or
+ * it reads the key again after the release and the fleet loads it once, cached. Past that bound
+ * (a release that failed or never came), or if the key held no value when it was fenced, a read
+ * loads from the loader and caches nothing (concurrent readers of one instance share one load)
+ * until the fence is released.
  * Without {@link #beforeCommit()}, the value replaced is answered until the release lands, which
  * {@link #committed()} waits for; if it cannot land (the store unreachable, or the writer dies
  * between the commit and the release), other instances may answer with it for as long as this
@@ -57,7 +61,9 @@ public interface WriteFence<V> {
 
   /**
    * The transaction is about to commit: the fence stops answering reads with the value it
-   * replaced (whoever holds it), and reads load and cache nothing until the fence is released.
+   * replaced (whoever holds it) and is marked committing, so that reads wait for its release (at
+   * most 100 ms from now), then load and cache nothing until the fence is released. The mark is
+   * left out, without failing, if the fence keeps changing once its value is dropped.
    * Waits for the store, at most the load timeout; call it on the transaction's thread, right
    * before the commit. Optional, but without it a release that cannot land leaves the replaced
    * value readable on other instances after the commit, at most {@code fenceTimeout} (see above).

@@ -206,7 +206,9 @@ final class MemcachedStarterIT {
         }); // closing: LastWrites issues its writes, then the client's bean is destroyed
     try (CacheStoreFactory.OpenedStore check = CacheStoreFactory.find(null,
         getClass().getClassLoader()).open(CacheStoreFactory.Settings.builder()
-            .addresses(List.of(address())).build())) {
+            .addresses(List.of(address()))
+            // a bulk read of 2,000 keys: a loaded machine took longer than the default 700 ms
+            .operationTimeout(Duration.ofSeconds(10)).build())) {
       assertThat(check.store().getsAll(keys).get(10, TimeUnit.SECONDS))
           .as("writes queued when the client's bean was destroyed, on the server")
           .hasSize(LastWrites.WRITES);

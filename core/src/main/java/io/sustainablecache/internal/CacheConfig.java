@@ -30,6 +30,8 @@ import java.util.random.RandomGenerator;
  * @param nearCopy whether a near hit decodes its own copy of the value from the stored bytes
  * @param invalidateAllBound without a near cache, how soon the other instances see {@code
  *     invalidateAll} (the namespace's generation polled every half of it); {@code null}: off
+ * @param failWritesWhenStoreDown whether a change whose invalidation cannot reach the store
+ *     throws (fails closed) instead of being owed ({@link OwedInvalidations})
  * @param clock the wall clock: only for what is compared with other hosts' time
  * @param ticker monotonic nanoseconds: every duration and bound measured on this host
  */
@@ -69,6 +71,7 @@ public record CacheConfig<V>(
     double nearSampling,
     boolean nearCopy,
     Duration invalidateAllBound,
+    boolean failWritesWhenStoreDown,
     Ticker ticker) {
 
   /**
@@ -109,7 +112,7 @@ public record CacheConfig<V>(
         absentTtl, ttlJitter, fleetLease, refreshBatchSize, refreshBatchDelay,
         coalesceMaxBatchSize, coalesceMaxWait, closeTimeout, fenceTimeout, scheduler,
         nearMaximumSize, nearBoundedByBytes, nearStaleness, nearSampling, nearCopy,
-        invalidateAllBound, ticker);
+        invalidateAllBound, failWritesWhenStoreDown, ticker);
   }
 
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */

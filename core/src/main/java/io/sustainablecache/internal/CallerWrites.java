@@ -345,7 +345,9 @@ final class CallerWrites<V> {
     try {
       finish(storeKey, owing, operation, null);
     } catch (StoreException e) {
-      if (owing.isDone() || !owe(storeKey, operation, e)) { // not a timeout: a refused debt
+      // a timeout is owed; a refused debt, or an interrupted caller, is thrown as before
+      if (owing.isDone() || Thread.currentThread().isInterrupted()
+          || !owe(storeKey, operation, e)) {
         throw e;
       }
     }

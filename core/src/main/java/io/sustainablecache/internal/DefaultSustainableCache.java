@@ -41,6 +41,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final WriteFences<V> fences;
   /** The store work this cache issued and has not seen answered, which {@link #close} awaits. */
   private final PendingWrites pending;
+  /** The invalidations this instance owes the store: the gate of every store read. */
+  private final OwedInvalidations owed;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
   /**
@@ -70,6 +72,7 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
     // cache sees the store through them, the read path included.
     OwedInvalidations owed = new OwedInvalidations(settings.store(), settings.ticker(),
         settings.scheduler(), stats);
+    this.owed = owed;
     CacheConfig<V> config = settings.withStore(owed);
     this.config = config;
     Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
@@ -233,6 +236,7 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public void close() {
+    owed.close();
     if (generations != null) {
       generations.close();
     }

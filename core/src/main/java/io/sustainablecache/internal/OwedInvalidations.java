@@ -100,6 +100,7 @@ final class OwedInvalidations implements CacheStore {
   /** A new generation owed ({@code null}: none), with its payment in flight. */
   private volatile Debt generation;
   private final AtomicBoolean drainScheduled = new AtomicBoolean();
+  private volatile boolean closed;
   private volatile long retryMillis = FIRST_RETRY_MILLIS;
   private volatile Payer payer;
   /** Writes a new generation of the namespace; {@code null}: the cache has none. */
@@ -163,6 +164,20 @@ final class OwedInvalidations implements CacheStore {
     stats.increment(Counter.UNPROTECTED_WRITE);
     scheduleDrain(FIRST_RETRY_MILLIS);
     return true;
+  }
+
+  /**
+   * Stops the drain ({@code close()}): what is still owed is not paid (logged at WARN with the
+   * number; other instances may serve those keys' old entries until their TTL).
+   */
+  void close() {
+    closed = true;
+    int left = owed();
+    if (left > 0) {
+      Log.LOGGER.warn("cache closed owing the store {} invalidation(s) it could not write (the"
+          + " store down since): other instances may serve those keys' old entries until their"
+          + " TTL", left);
+    }
   }
 
   /** Whether {@link #owe} would accept {@code storeKey} now. */
@@ -268,7 +283,7 @@ final class OwedInvalidations implements CacheStore {
    * waits: it issues payments and schedules the next drain when they completed.
    */
   private void scheduleDrain(long delayMillis) {
-    if (!drainScheduled.compareAndSet(false, true)) {
+    if (closed || !drainScheduled.compareAndSet(false, true)) {
       return;
     }
     try {
@@ -285,7 +300,7 @@ final class OwedInvalidations implements CacheStore {
    */
   private void drain() {
     drainScheduled.set(false);
-    if (count.get() == 0 && generation == null) {
+    if (closed || count.get() == 0 && generation == null) {
       retryMillis = FIRST_RETRY_MILLIS;
       return;
     }

@@ -3,7 +3,6 @@ package io.sustainablecache.internal;
 import io.sustainablecache.Scheduler;
 import io.sustainablecache.Ticker;
 import io.sustainablecache.spi.CacheStore;
-import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
@@ -51,7 +50,7 @@ import java.util.function.Supplier;
  *
  * <p>Thread-safe. The hit path pays one volatile read while nothing is owed.
  */
-final class OwedInvalidations implements CacheStore {
+final class OwedInvalidations extends DelegatingStore {
 
   /** The most keys owed at once (a key and its record, about 150 bytes each with the key). */
   static final int MAX_KEYS = 10_000;
@@ -89,7 +88,6 @@ final class OwedInvalidations implements CacheStore {
     }
   }
 
-  private final CacheStore store;
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final StatsCounter stats;
@@ -109,7 +107,7 @@ final class OwedInvalidations implements CacheStore {
   private volatile java.util.function.UnaryOperator<CompletableFuture<Void>> track = f -> f;
 
   OwedInvalidations(CacheStore store, Ticker ticker, Scheduler scheduler, StatsCounter stats) {
-    this.store = store;
+    super(store);
     this.ticker = ticker;
     this.scheduler = scheduler;
     this.stats = stats;
@@ -420,61 +418,5 @@ final class OwedInvalidations implements CacheStore {
           }
           return answered == null ? items : answered;
         });
-  }
-
-  @Override
-  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-    return store.add(key, value, exptime);
-  }
-
-  @Override
-  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-    return store.set(key, value, exptime);
-  }
-
-  @Override
-  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
-      int exptime) {
-    return store.cas(key, casToken, value, exptime);
-  }
-
-  @Override
-  public CompletableFuture<Boolean> delete(String key) {
-    return store.delete(key);
-  }
-
-  @Override
-  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
-    return store.incr(key, delta, initial, exptime);
-  }
-
-  @Override
-  public boolean hasCounters() {
-    return store.hasCounters();
-  }
-
-  @Override
-  public CompletableFuture<Void> flushPrefix(String prefix) {
-    return store.flushPrefix(prefix);
-  }
-
-  @Override
-  public boolean isCompletionThread(Thread thread) {
-    return store.isCompletionThread(thread);
-  }
-
-  @Override
-  public Optional<StoreNodes> nodes() {
-    return store.nodes();
-  }
-
-  @Override
-  public int maxKeyLength() {
-    return store.maxKeyLength();
-  }
-
-  @Override
-  public String toString() {
-    return store.toString();
   }
 }

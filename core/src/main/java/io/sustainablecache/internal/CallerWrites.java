@@ -113,9 +113,13 @@ final class CallerWrites<V> {
   /** Writes an entry unconditionally, after detaching the key's load in flight. */
   private CompletableFuture<Void> set(String storeKey, byte[] entry, String operation) {
     registry.detach(storeKey);
+    Object debt = owed.debtOf(storeKey);
     return landed(storeKey, store.set(storeKey, entry, writer.putExptime(entry)), operation)
         .thenCompose(stored -> recorded(storeKey, operation))
-        .thenRun(() -> stats.increment(Counter.PUT));
+        .thenRun(() -> {
+          owed.settledBy(storeKey, debt);
+          stats.increment(Counter.PUT);
+        });
   }
 
   /**
@@ -308,6 +312,7 @@ final class CallerWrites<V> {
   void invalidate(String key) {
     String storeKey = keys.storeKey(key);
     registry.detach(storeKey);
+    Object debt = owed.debtOf(storeKey);
     long now = clock.millis();
     CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(storeKey, now),
         writer.tombstoneExptime(now));
@@ -316,7 +321,10 @@ final class CallerWrites<V> {
       // Loads this JVM started while the tombstone was on its way read the key before it landed.
       registry.detach(storeKey);
       return recorded(storeKey, "invalidate");
-    }).thenRun(() -> stats.increment(Counter.INVALIDATION)), "invalidate");
+    }).thenRun(() -> {
+      owed.settledBy(storeKey, debt);
+      stats.increment(Counter.INVALIDATION);
+    }), "invalidate");
     awaitQuietly(released);
   }
 

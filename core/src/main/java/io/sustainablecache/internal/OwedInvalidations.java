@@ -178,6 +178,25 @@ final class OwedInvalidations extends DelegatingStore {
     }
   }
 
+  /**
+   * The key's debt now, to hand to {@link #settledBy} once a change of the key issued after this
+   * call landed; {@code null} if nothing is owed for it.
+   */
+  Object debtOf(String storeKey) {
+    return count.get() == 0 ? null : owed.get(storeKey);
+  }
+
+  /**
+   * A caller's change of the key ({@code put}, {@code invalidate}) issued when the key's debt was
+   * {@code debt} landed, with its record: it replaced whatever the store held before, which is
+   * what the debt was about, so the debt is settled (unless the key was owed again since).
+   */
+  void settledBy(String storeKey, Object debt) {
+    if (debt != null && owed.remove(storeKey, debt)) {
+      paid();
+    }
+  }
+
   /** Whether {@link #owe} would accept {@code storeKey} now. */
   boolean canOwe(String storeKey) {
     return generation != null || newGeneration != null || count.get() < MAX_KEYS

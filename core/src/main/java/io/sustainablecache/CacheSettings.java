@@ -45,7 +45,7 @@ import java.util.function.Function;
  *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
  *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
  *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}, {@code
- *       near-cache-copy}</td><td>{@code true} or {@code false}</td></tr>
+ *       near-cache-copy}, {@code fail-writes-when-store-down}</td><td>{@code true} or {@code false}</td></tr>
  *   <tr><td>{@code refresh-threads}, {@code refresh-queue-capacity}, {@code
  *       max-value-size}</td><td>an integer</td></tr>
  *   <tr><td>{@code ttl-jitter}</td><td>a fraction, 0 to 0.5</td></tr>
@@ -150,6 +150,10 @@ public final class CacheSettings {
 
   /** {@link SustainableCacheBuilder#serveStaleOnError}: on. */
   static final Setting<Boolean> SERVE_STALE_ON_ERROR = bool("serve-stale-on-error", s -> true);
+
+  /** {@link SustainableCacheBuilder#failWritesWhenStoreDown}: off (a change commits). */
+  static final Setting<Boolean> FAIL_WRITES_WHEN_STORE_DOWN =
+      bool("fail-writes-when-store-down", s -> false);
 
   /** {@link SustainableCacheBuilder#maxClockSkew}: 30 s. */
   static final Setting<Duration> MAX_CLOCK_SKEW =

@@ -499,6 +499,62 @@ public final class CacheStats {
   }
 
   /**
+   * Changes ({@code invalidate}, {@code put}, a write fence's commit) that returned normally
+   * although their invalidation could not reach the store (it failed or did not answer): the
+   * database change committed, and its key was remembered, to be invalidated as soon as the store
+   * takes it ({@link SustainableCacheBuilder#failWritesWhenStoreDown}). Logged at WARN, rate
+   * limited.
+   *
+   * @return a non-negative count
+   */
+  public long unprotectedWriteCount() {
+    return get(Counter.UNPROTECTED_WRITE);
+  }
+
+  /**
+   * Keys that entered this instance's list of invalidations owed to the store (a key owed again
+   * while it waits counts once). {@link #owedInvalidationCount()} less {@link
+   * #paidInvalidationCount()} is the number of keys waiting.
+   *
+   * @return a non-negative count
+   */
+  public long owedInvalidationCount() {
+    return get(Counter.INVALIDATION_OWED);
+  }
+
+  /**
+   * Keys that left the list of invalidations owed: invalidated in the store once it answered
+   * again, or covered by a new generation of the namespace.
+   *
+   * @return a non-negative count
+   */
+  public long paidInvalidationCount() {
+    return get(Counter.INVALIDATION_PAID);
+  }
+
+  /**
+   * The keys waiting for an invalidation this instance owes the store, as of this snapshot: {@link
+   * #owedInvalidationCount()} less {@link #paidInvalidationCount()}. Until one is paid, this
+   * instance reads that key from the store only after invalidating it there.
+   *
+   * @return a non-negative number
+   */
+  public long keysAwaitingInvalidation() {
+    return Math.max(0, owedInvalidationCount() - paidInvalidationCount());
+  }
+
+  /**
+   * Times the invalidations owed fell back to a new generation of the namespace: more keys owed
+   * than the bound (10,000), or owed longer than a minute. Every entry of the namespace is then a
+   * miss once the new generation is written.
+   *
+   * @return a non-negative count
+   */
+  public long owedGenerationCount() {
+    return get(Counter.GENERATION_OWED);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

@@ -286,8 +286,11 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @throws IllegalArgumentException if the key is invalid or the encoded value exceeds {@link
    *     SustainableCacheBuilder#maxValueSize}
    * @throws NullPointerException if an argument is {@code null}
-   * @throws io.sustainablecache.spi.StoreException if the store failed; the value may not be
-   *     stored. With a near cache also if the value was stored but recording the change in the
+   * @throws io.sustainablecache.spi.StoreException only with {@link
+   *     SustainableCacheBuilder#failWritesWhenStoreDown} (or past the bound of invalidations owed,
+   *     without a generation): by default a store failure returns, and the key's invalidation is
+   *     owed (the value is not cached; the next read loads). Then: if the store failed; the value
+   *     may not be stored. With a near cache also if the value was stored but recording the change in the
    *     near cache's log failed (counted in {@link CacheStats#nearRecordFailureCount()}): other
    *     instances may then serve the replaced value from their near cache until it expires. On a
    *     thread of the store, see "Calls on the store's threads"
@@ -304,8 +307,9 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @param key the caller's key, as for {@link #get}
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
-   * @throws io.sustainablecache.spi.StoreException if the store failed; the write may not have
-   *     happened
+   * @throws io.sustainablecache.spi.StoreException if the store failed and the cache fails such
+   *     writes ({@link SustainableCacheBuilder#failWritesWhenStoreDown}; by default the key's
+   *     invalidation is owed instead, see {@link #invalidate}); the write may not have happened
    */
   void putAbsent(String key);
 
@@ -401,8 +405,13 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @param key the caller's key, as for {@link #get}
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
-   * @throws io.sustainablecache.spi.StoreException if the store failed: the item may still be
-   *     there, so the caller must retry or otherwise handle it
+   * @throws io.sustainablecache.spi.StoreException only if the store failed and the cache fails
+   *     such writes ({@link SustainableCacheBuilder#failWritesWhenStoreDown}), or already owes
+   *     10,000 invalidations and has no generation to fall back on: the item may still be there.
+   *     By default a store failure (or no answer) returns normally: the invalidation is owed,
+   *     written before this instance reads the key from the store again and as soon as the store
+   *     answers (other instances may serve the old item until then; counted in {@link
+   *     CacheStats#unprotectedWriteCount()})
    */
   void invalidate(String key);
 
@@ -482,9 +491,12 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @throws NullPointerException if {@code key} is {@code null}
    * @throws IllegalStateException if called on a thread that delivers the store's answers (the
    *     fence must be in place before the transaction goes on, and such a thread may not wait)
-   * @throws io.sustainablecache.spi.StoreException if the fence could not be placed (or recorded
-   *     in the near cache's log): the key is not protected, so the transaction should not change
-   *     its data; a fence that landed all the same expires after the fence timeout
+   * @throws io.sustainablecache.spi.StoreException only with {@link
+   *     SustainableCacheBuilder#failWritesWhenStoreDown} (or past the bound of invalidations owed,
+   *     without a generation), if the fence could not be placed (or recorded in the near cache's
+   *     log): the key is not protected, so the transaction should not change its data; a fence
+   *     that landed all the same expires after the fence timeout. By default such a fence is
+   *     returned unplaced, and its commit owes the key's invalidation (see {@link #invalidate})
    */
   WriteFence<V> fence(String key);
 

@@ -354,6 +354,31 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * Whether a change whose invalidation cannot reach the store fails, as it did before this
+   * setting existed. By default ({@code false}) it does not: {@link SustainableCache#invalidate},
+   * {@link SustainableCache#put}, {@link SustainableCache#fence} and the fence's {@link
+   * WriteFence#beforeCommit()} return normally when the store fails or does not answer, so the
+   * database transaction commits; the key is remembered (at most 10,000 keys; past that, or after
+   * a minute, a new generation of the namespace where the cache has one: a near cache or {@code
+   * invalidateAllBound}) and invalidated as soon as the store takes it, before this instance reads
+   * the key from the store again. Other instances may serve the old entry until then (see {@code
+   * docs/design.md}, "Writes when the store is down"); if this instance dies before the store
+   * answers again, until the old entry's logical expiry (its TTL) plus one refresh. Counted in
+   * {@link CacheStats#unprotectedWriteCount()}.
+   *
+   * <p>{@code true}: such a change throws {@link io.sustainablecache.spi.StoreException} (a fence
+   * or {@code beforeCommit()} before the commit, so the transaction rolls back), and no read is
+   * ever served a value older than a committed change once the call returned.
+   *
+   * @param enabled {@code true} to fail such writes
+   * @return this builder
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> failWritesWhenStoreDown(boolean enabled) {
+    return set(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN, enabled);
+  }
+
+  /**
    * How far in the future (by this host's clock) an envelope's load time may lie and still be
    * trusted. Envelope times are the writer's wall clock; a writer whose clock runs ahead produces
    * entries that look fresh for longer. An entry loaded more than this in the future is treated
@@ -891,6 +916,7 @@ public final class SustainableCacheBuilder<V> {
         settings.resolved(CacheSettings.NEAR_CACHE_COPY),
         settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND),
         entryKeys,
+        settings.resolved(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN),
         ticker == null ? Ticker.systemTicker() : ticker);
   }
 

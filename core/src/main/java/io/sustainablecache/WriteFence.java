@@ -68,7 +68,9 @@ public interface WriteFence<V> {
    * before the commit. Optional, but without it a release that cannot land leaves the replaced
    * value readable on other instances after the commit, at most {@code fenceTimeout} (see above).
    *
-   * @throws io.sustainablecache.spi.StoreException if the store did not confirm it: do not
+   * @throws io.sustainablecache.spi.StoreException only with {@link
+   *     SustainableCacheBuilder#failWritesWhenStoreDown}, if the store did not confirm it (by
+   *     default it returns, and the commit owes the key's invalidation): do not
    *     commit (roll back, then {@link #rolledBack()}), since other instances could answer with
    *     the replaced value after the commit
    * @throws IllegalStateException if this fence was completed already, or if called on a thread

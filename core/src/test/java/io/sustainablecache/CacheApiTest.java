@@ -90,13 +90,26 @@ final class CacheApiTest {
   }
 
   @Test
-  void putAndInvalidate_reportStoreFailures() {
+  void putAndInvalidate_failingClosed_reportStoreFailures() {
     ScriptedStore failing = ScriptedStore.over(store).fail(Op.SET, 2);
     try (SustainableCache<String> cache = SustainableCache.builder(failing).ttl(TTL)
-        .codec(ValueCodec.utf8()).build()) {
+        .codec(ValueCodec.utf8()).failWritesWhenStoreDown(true).build()) {
       assertThatThrownBy(() -> cache.put("k", "v")).isInstanceOf(StoreException.class);
       assertThatThrownBy(() -> cache.invalidate("k")).isInstanceOf(StoreException.class);
       assertThat(cache.stats().storeErrorCount()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void putAndInvalidate_byDefault_returnAndOweTheKey() {
+    ScriptedStore failing = ScriptedStore.over(store).fail(Op.SET, 2);
+    try (SustainableCache<String> cache = SustainableCache.builder(failing).ttl(TTL)
+        .codec(ValueCodec.utf8()).build()) {
+      cache.put("k", "v");
+      cache.invalidate("j");
+      assertThat(cache.stats().storeErrorCount()).isEqualTo(2);
+      assertThat(cache.stats().unprotectedWriteCount()).isEqualTo(2);
+      assertThat(cache.stats().keysAwaitingInvalidation()).isEqualTo(2);
     }
   }
 

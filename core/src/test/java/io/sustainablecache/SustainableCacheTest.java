@@ -397,8 +397,15 @@ public final class SustainableCacheTest {
     // get: the read fails, and no write is attempted after it; getIfPresent: the read fails.
     assertThat(stats.storeErrorCount()).isEqualTo(2);
     assertThat(stats.missCount()).isEqualTo(2);
-    assertThatThrownBy(() -> cache.invalidate("k")).isInstanceOf(StoreException.class);
-    assertThatThrownBy(() -> cache.put("k", "v")).isInstanceOf(StoreException.class);
+    // a change that cannot reach the store returns (its invalidation owed), unless failing closed
+    cache.invalidate("k");
+    cache.put("k", "v");
+    assertThat(cache.stats().unprotectedWriteCount()).isEqualTo(2);
+    try (SustainableCache<String> closed = SustainableCache.builder(down).ttl(TTL)
+        .codec(ValueCodec.utf8()).failWritesWhenStoreDown(true).build()) {
+      assertThatThrownBy(() -> closed.invalidate("k")).isInstanceOf(StoreException.class);
+      assertThatThrownBy(() -> closed.put("k", "v")).isInstanceOf(StoreException.class);
+    }
   }
 
   @Test

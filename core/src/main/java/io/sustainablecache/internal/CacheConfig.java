@@ -32,6 +32,8 @@ import java.util.random.RandomGenerator;
  *     invalidateAll} (the namespace's generation polled every half of it); {@code null}: off
  * @param entryKeys the keys of the entries' keyed tag, the current one first, then those still
  *     accepted on reads; empty: entries carry a checksum only
+ * @param failWritesWhenStoreDown whether a change whose invalidation cannot reach the store
+ *     throws (fails closed) instead of being owed ({@link OwedInvalidations})
  * @param clock the wall clock: only for what is compared with other hosts' time
  * @param ticker monotonic nanoseconds: every duration and bound measured on this host
  */
@@ -72,6 +74,7 @@ public record CacheConfig<V>(
     boolean nearCopy,
     Duration invalidateAllBound,
     java.util.List<byte[]> entryKeys,
+    boolean failWritesWhenStoreDown,
     Ticker ticker) {
 
   /**
@@ -112,7 +115,7 @@ public record CacheConfig<V>(
         absentTtl, ttlJitter, fleetLease, refreshBatchSize, refreshBatchDelay,
         coalesceMaxBatchSize, coalesceMaxWait, closeTimeout, fenceTimeout, scheduler,
         nearMaximumSize, nearBoundedByBytes, nearStaleness, nearSampling, nearCopy,
-        invalidateAllBound, entryKeys, ticker);
+        invalidateAllBound, entryKeys, failWritesWhenStoreDown, ticker);
   }
 
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */

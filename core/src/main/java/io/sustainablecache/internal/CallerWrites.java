@@ -56,9 +56,19 @@ final class CallerWrites<V> {
   /** Changes that kept a {@code putLoaded} out by their time, and when this instance saw them. */
   private final ChangeSightings sightings;
 
-  CallerWrites(CacheConfig<V> config, PendingWrites pending, Keys keys, ReadPath<V> reads,
-      EntryReader<V> reader, EntryWriter<V> writer, KeyRegistry registry, FleetLease<V> lease,
-      StatsCounter stats, long waitNanos, NearCache<V> near, NearCache<V> generations) {
+  /** The invalidations this instance owes the store: changes that committed unprotected. */
+  private final OwedInvalidations owed;
+  /** Whether a change that cannot reach the store throws instead of being owed. */
+  private final boolean failClosed;
+  private final RateLimitedLog unprotectedLog;
+
+  CallerWrites(CacheConfig<V> config, PendingWrites pending, OwedInvalidations owed, Keys keys,
+      ReadPath<V> reads, EntryReader<V> reader, EntryWriter<V> writer, KeyRegistry registry,
+      FleetLease<V> lease, StatsCounter stats, long waitNanos, NearCache<V> near,
+      NearCache<V> generations) {
+    this.owed = owed;
+    this.failClosed = config.failWritesWhenStoreDown();
+    this.unprotectedLog = new RateLimitedLog(Log.LOGGER, config.ticker());
     this.pending = pending;
     this.near = near;
     this.generations = generations;
@@ -85,7 +95,8 @@ final class CallerWrites<V> {
 
   void put(String key, V value) {
     String storeKey = keys.storeKey(key);
-    finish(storeKey, set(storeKey, writer.encodePut(storeKey, value, clock.millis()), "put"), "put", null);
+    change(storeKey, set(storeKey, writer.encodePut(storeKey, value, clock.millis()), "put"),
+        "put");
   }
 
   /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
@@ -95,16 +106,20 @@ final class CallerWrites<V> {
       return;
     }
     String storeKey = keys.storeKey(key);
-    finish(storeKey, set(storeKey, writer.encodeAbsentPut(storeKey, clock.millis()), "putAbsent"),
-        "putAbsent", null);
+    change(storeKey, set(storeKey, writer.encodeAbsentPut(storeKey, clock.millis()),
+        "putAbsent"), "putAbsent");
   }
 
   /** Writes an entry unconditionally, after detaching the key's load in flight. */
   private CompletableFuture<Void> set(String storeKey, byte[] entry, String operation) {
     registry.detach(storeKey);
+    Object debt = owed.debtOf(storeKey);
     return landed(storeKey, store.set(storeKey, entry, writer.putExptime(entry)), operation)
         .thenCompose(stored -> recorded(storeKey, operation))
-        .thenRun(() -> stats.increment(Counter.PUT));
+        .thenRun(() -> {
+          owed.settledBy(storeKey, debt);
+          stats.increment(Counter.PUT);
+        });
   }
 
   /**
@@ -297,16 +312,100 @@ final class CallerWrites<V> {
   void invalidate(String key) {
     String storeKey = keys.storeKey(key);
     registry.detach(storeKey);
+    Object debt = owed.debtOf(storeKey);
     long now = clock.millis();
     CompletableFuture<Void> tombstone = store.set(storeKey, writer.tombstone(storeKey, now),
         writer.tombstoneExptime(now));
     CompletableFuture<?> released = lease.onInvalidate(storeKey);
-    finish(storeKey, landed(storeKey, tombstone, "invalidate").thenCompose(written -> {
+    change(storeKey, landed(storeKey, tombstone, "invalidate").thenCompose(written -> {
       // Loads this JVM started while the tombstone was on its way read the key before it landed.
       registry.detach(storeKey);
       return recorded(storeKey, "invalidate");
-    }).thenRun(() -> stats.increment(Counter.INVALIDATION)), "invalidate", null);
+    }).thenRun(() -> {
+      owed.settledBy(storeKey, debt);
+      stats.increment(Counter.INVALIDATION);
+    }), "invalidate");
     awaitQuietly(released);
+  }
+
+  /**
+   * A caller's change of a key's data ({@code put}, {@code invalidate}), awaited as {@link
+   * #finish} does; if the store fails it or does not answer, the key's invalidation is owed
+   * ({@link #oweAfterCommit}) and the call returns normally, unless the cache fails closed or
+   * cannot owe it (then it throws, as before). The same on a thread that may not wait, where the
+   * failure comes later.
+   */
+  private void change(String storeKey, CompletableFuture<Void> change, String operation) {
+    if (failClosed) {
+      finish(storeKey, change, operation, null);
+      return;
+    }
+    CompletableFuture<Void> owing = change.handle((done, failure) -> {
+      if (failure != null) {
+        RuntimeException cause = EntryWriter.unwrap(failure) instanceof RuntimeException r ? r
+            : new StoreException(operation + " failed", EntryWriter.unwrap(failure));
+        if (!(cause instanceof StoreException) || !owe(storeKey, operation, cause)) {
+          throw cause;
+        }
+      }
+      return null;
+    });
+    try {
+      finish(storeKey, owing, operation, null);
+    } catch (StoreException e) {
+      // a timeout is owed; a refused debt, or an interrupted caller, is thrown as before
+      if (owing.isDone() || Thread.currentThread().isInterrupted()
+          || !owe(storeKey, operation, e)) {
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Before a change that could not reach the store goes on (a write fence not placed, its
+   * prior not dropped): throws {@code failure} if the cache fails closed, or if the key could not
+   * be owed after the commit ({@link OwedInvalidations#MAX_KEYS} reached without a generation).
+   * Otherwise returns, and the commit owes the key ({@link #oweAfterCommit}).
+   */
+  void refuseUnlessOwing(String storeKey, String operation, StoreException failure) {
+    if (failClosed || !owed.canOwe(storeKey)) {
+      throw failure;
+    }
+    unprotectedLog.warn(operation + " of key " + storeKey + " could not reach the store; the"
+        + " transaction goes on, and its commit owes the key's invalidation", failure);
+  }
+
+  /**
+   * A change of a key's data committed without its invalidation reaching the store: owed, so
+   * that no read here is answered from the store before it is paid. Never throws a store
+   * failure (the transaction committed): a key that cannot be owed is logged.
+   */
+  void oweAfterCommit(String storeKey, String operation) {
+    owe(storeKey, operation, null);
+  }
+
+  /**
+   * Owes the key's invalidation: this JVM's loads of it are voided and the near cache forgets it
+   * (they may have read the data before the change). Logged at WARN, rate limited.
+   *
+   * @return {@code false} if it could not be owed (logged)
+   */
+  private boolean owe(String storeKey, String operation, RuntimeException failure) {
+    registry.detach(storeKey);
+    forget(storeKey);
+    boolean owing = owed.owe(storeKey);
+    String message = owing ? operation + " of key " + storeKey + " could not reach the store;"
+        + " its invalidation is owed, and paid as soon as the store takes it"
+        : operation + " of key " + storeKey + " could not reach the store, and this instance"
+        + " already owes the store " + OwedInvalidations.MAX_KEYS + " invalidations with no"
+        + " generation to fall back on: other instances may serve what the change replaced"
+        + " until its TTL";
+    if (failure == null) {
+      unprotectedLog.warn(message);
+    } else {
+      unprotectedLog.warn(message, failure);
+    }
+    return owing;
   }
 
   /**

@@ -41,6 +41,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final WriteFences<V> fences;
   /** The store work this cache issued and has not seen answered, which {@link #close} awaits. */
   private final PendingWrites pending;
+  /** The invalidations this instance owes the store: the gate of every store read. */
+  private final OwedInvalidations owed;
   /** The near cache; {@code null} without one. */
   private final NearCache<V> near;
   /**
@@ -63,9 +65,15 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
    * A cache with this configuration: the engine's one entry point, called by {@link
    * SustainableCacheBuilder#build()} (which checks the configuration first).
    *
-   * @param config the resolved configuration
+   * @param settings the resolved configuration
    */
-  public DefaultSustainableCache(CacheConfig<V> config) {
+  public DefaultSustainableCache(CacheConfig<V> settings) {
+    // Every read of a key passes the invalidations this instance owes the store (issue 31): the
+    // cache sees the store through them, the read path included.
+    OwedInvalidations owed = new OwedInvalidations(settings.store(), settings.ticker(),
+        settings.scheduler(), stats);
+    this.owed = owed;
+    CacheConfig<V> config = settings.withStore(owed);
     this.config = config;
     Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
     long waitNanos = config.syncWait().toNanos();
@@ -97,10 +105,13 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
         storeErrorLog, waitNanos, near);
     this.bulk = new BulkLoads<>(config, keys, reads, registry, afterRead, refresher, stats,
         waitNanos);
-    this.writes = new CallerWrites<>(writing, pending, keys, reads, reader, writer, registry,
+    this.writes = new CallerWrites<>(writing, pending, owed, keys, reads, reader, writer, registry,
         lease, stats, waitNanos, near, generations);
     this.fences = new WriteFences<>(writing, pending, keys, writer, writes, registry, lease,
         stats, waitNanos);
+    NearCache<V> namespace = generations;
+    owed.payWith(fences::payOwed, namespace == null ? null
+        : () -> namespace.invalidateAll().thenRun(registry::detachAll), pending);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -227,6 +238,7 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public void close() {
+    owed.close();
     if (generations != null) {
       generations.close();
     }

@@ -38,16 +38,15 @@ import java.util.function.Supplier;
  * the count never reads 0 between two steps of one chain. Thread-safe; one atomic increment and
  * decrement per write.
  */
-final class PendingWrites implements CacheStore {
+final class PendingWrites extends DelegatingStore {
 
-  private final CacheStore store;
   private final AtomicLong pending = new AtomicLong();
   /** Threads waiting in {@link #drain}: only then does the count reaching 0 notify. */
   private final AtomicLong waiters = new AtomicLong();
   private final Object idle = new Object();
 
   PendingWrites(CacheStore store) {
-    this.store = store;
+    super(store);
   }
 
   /** The number of writes and chains issued and not finished yet; for tests and the log. */
@@ -147,16 +146,6 @@ final class PendingWrites implements CacheStore {
   // The store: writes counted, the rest forwarded
 
   @Override
-  public CompletableFuture<Optional<StoreItem>> gets(String key) {
-    return store.gets(key);
-  }
-
-  @Override
-  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-    return store.getsAll(keys);
-  }
-
-  @Override
   public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
     return write(() -> store.add(key, value, exptime));
   }
@@ -183,32 +172,7 @@ final class PendingWrites implements CacheStore {
   }
 
   @Override
-  public boolean hasCounters() {
-    return store.hasCounters();
-  }
-
-  @Override
   public CompletableFuture<Void> flushPrefix(String prefix) {
     return write(() -> store.flushPrefix(prefix));
-  }
-
-  @Override
-  public boolean isCompletionThread(Thread thread) {
-    return store.isCompletionThread(thread);
-  }
-
-  @Override
-  public Optional<StoreNodes> nodes() {
-    return store.nodes();
-  }
-
-  @Override
-  public int maxKeyLength() {
-    return store.maxKeyLength();
-  }
-
-  @Override
-  public String toString() {
-    return store.toString();
   }
 }

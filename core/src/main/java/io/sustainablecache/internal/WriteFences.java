@@ -127,10 +127,64 @@ final class WriteFences<V> {
           return writes.recorded(storeKey, "fence").thenApply(recorded -> done);
         });
     CompletableFuture<?> released = lease.onInvalidate(storeKey);
-    writes.finish(storeKey, placed, "fence", null);
+    boolean unplaced = false;
+    try {
+      writes.finish(storeKey, placed, "fence", null);
+    } catch (StoreException e) {
+      // the store failed or did not answer: by default the transaction goes on, and its commit
+      // owes the key's invalidation (CallerWrites#owe); failing closed, it does not begin
+      writes.refuseUnlessOwing(storeKey, "fence", e);
+      unplaced = true;
+    }
     writes.awaitQuietly(released);
     stats.increment(Counter.FENCE);
-    return new Fence(key, storeKey, holder, startTick);
+    return new Fence(key, storeKey, holder, startTick, unplaced);
+  }
+
+  /**
+   * Pays an invalidation this instance owes the store ({@link OwedInvalidations.Payer}): reads
+   * the key through {@code direct} (the store past the gate) and makes sure no read can be
+   * answered with what it held before: a fence that stands keeps standing, without its prior (its
+   * holders release it after their commits); anything else is replaced by a tombstone ({@code
+   * cas}, or {@code add} over nothing; after {@link #ATTEMPTS} lost swaps it fails, and
+   * the drain tries again). Then this JVM's loads of the key are voided and the change recorded in the near
+   * cache's log; completes when all that landed, fails if any step failed.
+   */
+  CompletableFuture<Void> payOwed(CacheStore direct, String storeKey) {
+    return payOwed(direct, storeKey, 0).thenCompose(changed -> {
+      registry.detach(storeKey);
+      return writes.recorded(storeKey, "an owed invalidation");
+    });
+  }
+
+  private CompletableFuture<Boolean> payOwed(CacheStore direct, String storeKey, int attempt) {
+    long now = clock.millis();
+    byte[] tombstone = writer.tombstone(storeKey, now);
+    int tombstoneExptime = writer.tombstoneExptime(now);
+    if (attempt == ATTEMPTS) { // the key keeps changing: someone writes it; the next drain
+      return CompletableFuture.failedFuture(new StoreException("key " + storeKey + " kept"
+          + " changing while its owed invalidation was paid (" + ATTEMPTS + " attempts)"));
+    }
+    return direct.gets(storeKey).thenCompose(found -> {
+      StoreItem item = found.orElse(null);
+      byte[] fence = item == null ? null : fenceOf(item);
+      CompletableFuture<Boolean> paid;
+      if (fence != null) {
+        Holds holds = Holds.of(fence);
+        paid = holds.prior() == null ? CompletableFuture.completedFuture(true)
+            : stored(direct.cas(storeKey, item.casToken(),
+                encode(storeKey, now, holds.withoutPrior()), exptime(holds.until(), now)));
+      } else {
+        paid = item == null ? direct.add(storeKey, tombstone, tombstoneExptime)
+            : stored(direct.cas(storeKey, item.casToken(), tombstone, tombstoneExptime));
+      }
+      return paid.thenCompose(done -> done ? CompletableFuture.completedFuture(true)
+          : payOwed(direct, storeKey, attempt + 1));
+    });
+  }
+
+  private static CompletableFuture<Boolean> stored(CompletableFuture<CasOutcome> cas) {
+    return cas.thenApply(outcome -> outcome == CasOutcome.STORED);
   }
 
   private void requireMayWait(String call) {
@@ -362,13 +416,19 @@ final class WriteFences<V> {
     private final long holder;
     /** When the fence was placed, on the ticker: its release is retried until it expired. */
     private final long placedTick;
+    /**
+     * Whether the fence may not stand: its placing failed, or its prior may still be answered
+     * ({@link #beforeCommit} failed). Then a commit owes the key's invalidation.
+     */
+    private volatile boolean unprotected;
     private final AtomicBoolean completed = new AtomicBoolean();
 
-    Fence(String key, String storeKey, long holder, long placedTick) {
+    Fence(String key, String storeKey, long holder, long placedTick, boolean unplaced) {
       this.key = key;
       this.storeKey = storeKey;
       this.holder = holder;
       this.placedTick = placedTick;
+      this.unprotected = unplaced;
     }
 
     @Override
@@ -382,6 +442,9 @@ final class WriteFences<V> {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }
       requireMayWait("beforeCommit() of the fence of " + key);
+      if (unprotected) {
+        return; // never placed: the commit owes the key's invalidation
+      }
       CompletableFuture<Boolean> dropped = dropPrior(0, false);
       try {
         if (!dropped.get(waitNanos, TimeUnit.NANOSECONDS)) {
@@ -394,10 +457,12 @@ final class WriteFences<V> {
             e);
       } catch (ExecutionException | TimeoutException e) {
         stats.increment(Counter.STORE_ERROR);
-        throw new StoreException("the write fence of key " + key + " could not drop the value"
-            + " it replaced before the commit, so reads could still be answered with it after"
-            + " the commit; do not commit", e instanceof ExecutionException
-            ? EntryWriter.unwrap(e.getCause()) : e);
+        StoreException failure = new StoreException("the write fence of key " + key + " could"
+            + " not drop the value it replaced before the commit, so reads could still be"
+            + " answered with it after the commit; do not commit",
+            e instanceof ExecutionException ? EntryWriter.unwrap(e.getCause()) : e);
+        writes.refuseUnlessOwing(storeKey, "beforeCommit", failure);
+        unprotected = true; // the commit owes the key's invalidation
       }
     }
 
@@ -461,11 +526,18 @@ final class WriteFences<V> {
       if (!completed.compareAndSet(false, true)) {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }
+      if (unprotected && outcome == Outcome.COMMITTED) {
+        // owed before anything else, so that no read here is answered from the store before it
+        // is paid; the release still runs (a fence may have landed unseen), without being awaited
+        writes.oweAfterCommit(storeKey, "the commit of a write fence");
+      }
       CompletableFuture<Void> first = new CompletableFuture<>();
       CompletableFuture<Void> done = new CompletableFuture<>();
       pending.track(done);
       attempt(outcome, value, 0, 0, first, done);
-      awaitFirst(first);
+      if (!unprotected) {
+        awaitFirst(first);
+      }
       if (outcome == Outcome.COMMITTED) {
         // this JVM's loads registered before the commit may have read the old row; a release
         // that failed, is on its way or left the fence to another holder did not void them, and
@@ -586,10 +658,6 @@ final class WriteFences<V> {
         return replaced.thenCompose(
             done -> done ? changed() : CompletableFuture.completedFuture(false));
       });
-    }
-
-    private CompletableFuture<Boolean> stored(CompletableFuture<CasOutcome> cas) {
-      return cas.thenApply(outcome -> outcome == CasOutcome.STORED);
     }
 
     /**

@@ -252,7 +252,7 @@ final class NearCacheTest {
             .namespace("sampled").ttl(TTL).codec(ValueCodec.utf8()).clock(clock)
             .ticker(clock.ticker())
             .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
-            .nearCache(1_000, DELTA, 0).build()) {
+            .nearCache(1_000, DELTA, 0).failWritesWhenStoreDown(true).build()) {
       scheduler.runDue();
       String old = sampling.get("k", this::load);
       sampling.get("k", this::load); // near now
@@ -529,16 +529,36 @@ final class NearCacheTest {
   }
 
   @Test
-  void aCallerWriteWhoseRecordFails_throws_andTheKeyIsStillDroppedHere() {
+  void aCallerWriteWhoseRecordFails_failingClosed_throws_andTheKeyIsStillDroppedHere() {
+    scheduler.runDue();
+    try (SustainableCache<String> closed = SustainableCache.builder(storeOfA).namespace("near")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(scheduler).refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .nearCache(1_000, DELTA, 0).failWritesWhenStoreDown(true).build()) {
+      scheduler.runDue();
+      closed.get("k", this::load);
+      closed.get("k", this::load);
+      storeOfA.fail(Op.INCR, 1);
+
+      assertThatThrownBy(() -> closed.put("k", "new")).isInstanceOf(StoreException.class)
+          .hasMessageContaining("near");
+      assertThat(closed.get("k", this::load)).as("the write landed; the near copy is gone")
+          .isEqualTo("new");
+    }
+  }
+
+  @Test
+  void aCallerWriteWhoseRecordFails_byDefault_returns_andTheKeyIsOwedUntilItsRecordLands() {
     scheduler.runDue();
     a.get("k", this::load);
     a.get("k", this::load);
     storeOfA.fail(Op.INCR, 1);
 
-    assertThatThrownBy(() -> a.put("k", "new")).isInstanceOf(StoreException.class)
-        .hasMessageContaining("near");
-    assertThat(a.get("k", this::load)).as("the write landed; the near copy is gone")
-        .isEqualTo("new");
+    a.put("k", "new");
+    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.get("k", this::load)).as("paid first (a tombstone, recorded), then loaded")
+        .startsWith("k@");
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
   }
 
   /**

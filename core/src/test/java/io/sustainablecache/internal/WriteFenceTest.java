@@ -503,12 +503,36 @@ final class WriteFenceTest {
     assertThat(a.get("k", this::db)).isEqualTo("next's");
   }
 
+  /** A cache over A's store that fails writes when the store is down, as before issue 31. */
+  private SustainableCache<String> failingClosed() {
+    return SustainableCache.builder(storeOfA).namespace("f").ttl(TTL).codec(ValueCodec.utf8())
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+        .random(FixedRandom.neverEarly()).fenceTimeout(FENCE).fleetLease(false)
+        .failWritesWhenStoreDown(true).build();
+  }
+
   @Test
-  void aFenceThatCannotBePlaced_throws_andTheOldValueIsStillThere() {
+  void aFenceThatCannotBePlaced_failingClosed_throws_andTheOldValueIsStillThere() {
     b.put("k", "old");
     storeOfA.fail(Op.GETS, 1);
-    assertThatThrownBy(() -> a.fence("k")).isInstanceOf(StoreException.class);
+    try (SustainableCache<String> closed = failingClosed()) {
+      assertThatThrownBy(() -> closed.fence("k")).isInstanceOf(StoreException.class);
+    }
     assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+  }
+
+  @Test
+  void aFenceThatCannotBePlaced_byDefault_returns_andItsCommitIsOwed() {
+    b.put("k", "old");
+    storeOfA.fail(Op.GETS, 1);
+    WriteFence<String> fence = a.fence("k");
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+    fence.beforeCommit();
+    row.set("new");
+    fence.committed();
+    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.get("k", this::db)).as("paid before it is read here").isEqualTo("new");
+    assertThat(b.get("k", this::db)).isEqualTo("new");
   }
 
   @Test
@@ -932,16 +956,18 @@ final class WriteFenceTest {
   }
 
   @Test
-  void beforeCommitThatCannotReachTheStore_throws_andTheFenceCanStillBeRolledBack() {
+  void beforeCommitThatCannotReachTheStore_failingClosed_throws_andTheFenceCanStillBeRolledBack() {
     b.get("k", this::db);
-    WriteFence<String> fence = a.fence("k");
-    storeOfA.fail(Op.GETS, 1);
-    assertThatThrownBy(fence::beforeCommit).isInstanceOf(StoreException.class)
-        .hasMessageContaining("do not commit");
-    assertThat(b.get("k", this::db)).as("nothing committed: still the prior").isEqualTo("old");
-    fence.rolledBack();
-    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
-    assertThatThrownBy(fence::beforeCommit).isInstanceOf(IllegalStateException.class);
+    try (SustainableCache<String> closed = failingClosed()) {
+      WriteFence<String> fence = closed.fence("k");
+      storeOfA.fail(Op.GETS, 1);
+      assertThatThrownBy(fence::beforeCommit).isInstanceOf(StoreException.class)
+          .hasMessageContaining("do not commit");
+      assertThat(b.get("k", this::db)).as("nothing committed: still the prior").isEqualTo("old");
+      fence.rolledBack();
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+      assertThatThrownBy(fence::beforeCommit).isInstanceOf(IllegalStateException.class);
+    }
   }
 
   @Test

@@ -414,12 +414,19 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
     assertThat(regionFactory(instance).stats("rw-coupon").orElseThrow().storeErrorCount())
         .isPositive();
 
-    update(instance, Access.NONSTRICT_READ_WRITE, 1, "C"); // its invalidations fail, logged
+    update(instance, Access.NONSTRICT_READ_WRITE, 1, "C"); // its invalidations owed
     assertThat(code(instance, Access.NONSTRICT_READ_WRITE, 1)).isEqualTo("C");
-    assertThatThrownBy(() -> update(instance, Access.READ_WRITE, 1, "C"))
-        .as("READ_WRITE: the fence cannot be placed, so the update is refused")
+    update(instance, Access.READ_WRITE, 1, "C"); // issue 31: commits, its invalidation owed
+    assertThat(code(instance, Access.READ_WRITE, 1)).isEqualTo("C");
+    assertThat(regionFactory(instance).stats("rw-coupon").orElseThrow().unprotectedWriteCount())
+        .isPositive();
+
+    SessionFactoryImplementor closed = factory("none", dying, Map.of(
+        SustainableCacheRegionFactory.SETTINGS, SKEW + ", fail-writes-when-store-down=true"));
+    assertThatThrownBy(() -> update(closed, Access.READ_WRITE, 1, "D"))
+        .as("failing closed: the fence cannot be placed, so the update is refused")
         .hasStackTraceContaining("could not be placed");
-    assertThat(code(instance, Access.READ_WRITE, 1)).as("rolled back").isEqualTo("A");
+    assertThat(code(closed, Access.READ_WRITE, 1)).as("rolled back").isEqualTo("C");
   }
 
   @Test

@@ -146,5 +146,19 @@ public final class SustainableCacheMeters {
    */
   public static final String FENCES = "cache.fences";
 
+  /**
+   * Changes ({@code invalidate}, {@code put}, a write fence's commit) that returned normally
+   * although their invalidation could not reach the store: the database committed, and the key
+   * was owed to the store ({@code CacheStats.unprotectedWriteCount}). A function counter.
+   */
+  public static final String WRITES_UNPROTECTED = "cache.writes.unprotected";
+
+  /**
+   * Keys waiting for an invalidation this instance owes the store ({@code
+   * CacheStats.keysAwaitingInvalidation}): other instances may serve their old entry until it is
+   * paid. A gauge; it falls to 0 within about a second of the store answering again.
+   */
+  public static final String INVALIDATIONS_OWED = "cache.invalidations.owed";
+
   private SustainableCacheMeters() {}
 }

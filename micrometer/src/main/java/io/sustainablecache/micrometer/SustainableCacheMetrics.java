@@ -4,6 +4,7 @@ import static io.sustainablecache.micrometer.SustainableCacheMeters.TAG_RESULT;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
@@ -180,6 +181,14 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::fencedLoadCount, "Loads under a write fence: returned, not cached");
     counter(registry, cache, SustainableCacheMeters.FENCES, "release.failed",
         CacheStats::fenceReleaseFailureCount, "Write fences left to expire: the store failed");
+    counter(registry, cache, SustainableCacheMeters.WRITES_UNPROTECTED, null,
+        CacheStats::unprotectedWriteCount,
+        "Changes committed while their invalidation could not reach the store (owed)");
+    Gauge.builder(SustainableCacheMeters.INVALIDATIONS_OWED, cache,
+            c -> c.stats().keysAwaitingInvalidation())
+        .tags(getTagsWithCacheName())
+        .description("Keys waiting for an invalidation this instance owes the store")
+        .register(registry);
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

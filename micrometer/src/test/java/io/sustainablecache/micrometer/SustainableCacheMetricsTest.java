@@ -70,6 +70,29 @@ final class SustainableCacheMetricsTest {
   }
 
   @Test
+  void writesCommittedWithTheStoreDown_andTheKeysOwed() {
+    io.sustainablecache.testing.ScriptedStore down =
+        io.sustainablecache.testing.ScriptedStore.over(store);
+    try (SustainableCache<String> writer = SustainableCache.builder(down).namespace("books")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        // the drain that pays owed keys runs on it: not at all here, as fake time stands still
+        .scheduler(io.sustainablecache.testing.ManualScheduler.on(clock.ticker()))
+        .build()) {
+      SustainableCacheMetrics.monitor(registry, writer, "books");
+      down.fail(io.sustainablecache.testing.ScriptedStore.Op.SET, 2);
+      writer.invalidate("a");
+      writer.invalidate("b");
+
+      assertThat(count(SustainableCacheMeters.WRITES_UNPROTECTED)).isEqualTo(2);
+      assertThat(registry.get(SustainableCacheMeters.INVALIDATIONS_OWED).tags("cache", "books")
+          .gauge().value()).isEqualTo(2);
+      writer.getIfPresent("a"); // the store answers: the read pays the key's debt first
+      assertThat(registry.get(SustainableCacheMeters.INVALIDATIONS_OWED).tags("cache", "books")
+          .gauge().value()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void micrometersCacheConventions() {
     SustainableCacheMetrics.monitor(registry, cache, "books", "app", "test");
     cache.get("a", k -> {

@@ -113,15 +113,19 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * writer nor anyone else reads the old value (other instances with a near cache: within its
  * bound). <b>The transaction reads its own changes</b>: in it, a read of a key it changed misses
  * (a {@code sync} read calls the loader without the cache), so the method reads the database's
- * uncommitted row, not the cached one. A fence that cannot drop the replaced value before the
- * commit throws from Spring's {@code beforeCommit} ({@link StoreException}), and the transaction
- * rolls back. Several changes of one key in one transaction fence it once; the last one decides what
+ * uncommitted row, not the cached one. When memcached cannot be reached (fails or does not answer),
+ * by default the transaction commits all the same: the fence was not placed or could not drop
+ * the replaced value, and the key's invalidation is owed and written as soon as the store answers
+ * again (see {@link io.sustainablecache.SustainableCacheBuilder#failWritesWhenStoreDown}); with
+ * the setting {@code fail-writes-when-store-down=true}, a fence that cannot drop the replaced
+ * value before the commit throws from Spring's {@code beforeCommit} ({@link StoreException}), and
+ * the transaction rolls back. Several changes of one key in one transaction fence it once; the last one decides what
  * the commit writes; after a {@code clear} in the transaction every key it changed is
  * invalidated after the commit, whatever came last. A
  * {@code REQUIRES_NEW} transaction completes its own changes at its own end; a nested
  * (savepoint) one's complete with the outer transaction, and a rollback to a savepoint turns
- * the changes made since it into invalidations (never a value the database may not commit). A fence that cannot be placed is thrown ({@link StoreException}, to
- * Spring's {@code CacheErrorHandler}): the key is not protected. Completing never throws: the
+ * the changes made since it into invalidations (never a value the database may not commit). With that setting, a fence that cannot be placed is thrown ({@link
+ * StoreException}, to Spring's {@code CacheErrorHandler}): the key is not protected. Completing never throws: the
  * store is retried in the background until the fence would expire (see {@link
  * io.sustainablecache.WriteFence}). Outside a transaction, in a read-only one, and for {@code
  * putIfAbsent} (conditional), writes act at once. Reactive (R2DBC) transactions are not seen:

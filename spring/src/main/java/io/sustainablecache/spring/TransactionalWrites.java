@@ -46,7 +46,8 @@ final class TransactionalWrites {
    *
    * @param key the encoded key
    * @return {@code false} outside a writable transaction: the caller invalidates at once
-   * @throws io.sustainablecache.spi.StoreException if the fence could not be placed
+   * @throws io.sustainablecache.spi.StoreException if the fence could not be placed and the cache
+   *     fails such writes (fail-writes-when-store-down; by default its commit owes the key)
    */
   boolean evict(String key) {
     return put(key, null);
@@ -58,7 +59,8 @@ final class TransactionalWrites {
    * @param key the encoded key
    * @param value the committed value, or {@code null} to invalidate the key after the commit
    * @return {@code false} outside a writable transaction: the caller writes at once
-   * @throws io.sustainablecache.spi.StoreException if the fence could not be placed
+   * @throws io.sustainablecache.spi.StoreException if the fence could not be placed and the cache
+   *     fails such writes (fail-writes-when-store-down; by default its commit owes the key)
    */
   boolean put(String key, Object value) {
     Changes changes = changes();

@@ -608,7 +608,7 @@ public abstract class SpringCacheContract {
    * Spring's {@code CacheErrorHandler} sees it (the default one rethrows), and counted.
    */
   @Test
-  void withANearCache_aPutWhoseNearLogRecordFailed_isThrown_andCounted() throws Exception {
+  void withANearCache_aPutWhoseNearLogRecordFailed_isOwed_andCounted() throws Exception {
     AtomicBoolean failIncr = new AtomicBoolean();
     CacheStore failingIncr = new ForwardingStore(store()) {
       @Override
@@ -628,14 +628,15 @@ public abstract class SpringCacheContract {
     cache.put("k", "before");
     failIncr.set(true);
 
-    assertThatThrownBy(() -> cache.put("k", "replaced")).isInstanceOf(StoreException.class)
-        .hasMessageContaining("near cache's log");
+    cache.put("k", "replaced"); // issue 31: owed (a tombstone, recorded, once the log answers)
     assertThatThrownBy(() -> cache.putIfAbsent("new", "added"))
         .isInstanceOf(StoreException.class).hasMessageContaining("near cache's log");
     Books books = application(near).getBean(Books.class);
-    assertThatThrownBy(() -> books.rename(1, "renamed")).as("@CachePut, default error handler")
-        .isInstanceOf(StoreException.class);
-    assertThat(cache.getNativeCache().stats().nearRecordFailureCount()).isEqualTo(3);
+    books.rename(1, "renamed"); // @CachePut: owed too, the request not failed
+    // the three writes' records, and any payment of the owed keys tried while incr still fails
+    assertThat(cache.getNativeCache().stats().nearRecordFailureCount())
+        .isGreaterThanOrEqualTo(3);
+    assertThat(cache.getNativeCache().stats().unprotectedWriteCount()).isEqualTo(2);
   }
 
   /**

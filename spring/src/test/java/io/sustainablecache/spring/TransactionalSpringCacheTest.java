@@ -46,9 +46,19 @@ final class TransactionalSpringCacheTest {
   }
 
   private static SustainableCacheManager manager(CacheStore store, boolean transactionAware) {
+    return manager(store, transactionAware, "ttl=1m");
+  }
+
+  /** A manager whose caches fail a change that cannot reach the store (as before issue 31). */
+  private static SustainableCacheManager failingClosed(CacheStore store) {
+    return manager(store, true, "ttl=1m, fail-writes-when-store-down=true");
+  }
+
+  private static SustainableCacheManager manager(CacheStore store, boolean transactionAware,
+      String settings) {
     return SustainableCacheManager.builder(store)
         .defaults(CacheSpec.builder()
-            .settings(CacheSettings.parse("ttl=1m"))
+            .settings(CacheSettings.parse(settings))
             .codec(ValueCodec.utf8(), String.class).build())
         .transactionAware(transactionAware)
         .build();
@@ -116,10 +126,10 @@ final class TransactionalSpringCacheTest {
    * the transaction rolls back and the fence is removed.
    */
   @Test
-  void aFenceThatCannotDropItsPriorBeforeTheCommit_rollsTheTransactionBack() {
+  void aFenceThatCannotDropItsPriorBeforeTheCommit_failingClosed_rollsTheTransactionBack() {
     InMemoryStore server = InMemoryStore.create();
     ScriptedStore scripted = ScriptedStore.over(server);
-    try (SustainableCacheManager failing = manager(scripted, true)) {
+    try (SustainableCacheManager failing = failingClosed(scripted)) {
       Cache cache = failing.getCache("titles");
       cache.put(1L, "committed");
       assertThatThrownBy(() -> table.template().executeWithoutResult(status -> {
@@ -326,12 +336,37 @@ final class TransactionalSpringCacheTest {
    * store that is down is counted, not thrown.
    */
   @Test
-  void aFenceThatCannotBePlaced_isThrown_fromPutAndEvict() {
+  void byDefault_aTransactionCommits_whenItsFencesCannotReachTheStore_andTheKeysAreOwed() {
+    InMemoryStore server = InMemoryStore.create();
+    ScriptedStore scripted = ScriptedStore.over(server);
+    try (SustainableCacheManager owing = manager(scripted, true)) {
+      Cache cache = owing.getCache("titles");
+      cache.put(1L, "committed");
+      cache.put(2L, "old");
+      table.template().executeWithoutResult(status -> {
+        cache.evict(1L);
+        table.insert(7, "committed with the store down");
+        for (ScriptedStore.Op op : ScriptedStore.Op.values()) {
+          scripted.fail(op, Integer.MAX_VALUE);
+        }
+        cache.evict(2L); // its fence cannot be placed: no exception
+      });
+      assertThat(table.title(7)).as("committed").isEqualTo("committed with the store down");
+      assertThat(((SustainableSpringCache) cache).getNativeCache().stats()
+          .keysAwaitingInvalidation()).isEqualTo(2);
+      scripted.heal();
+      assertThat(cache.get(1L, () -> "reloaded")).as("paid, then loaded").isEqualTo("reloaded");
+      assertThat(cache.get(2L, () -> "reloaded")).isEqualTo("reloaded");
+    }
+  }
+
+  @Test
+  void failingClosed_aFenceThatCannotBePlaced_isThrown_fromPutAndEvict() {
     ScriptedStore failing = ScriptedStore.over(InMemoryStore.create());
     for (ScriptedStore.Op op : ScriptedStore.Op.values()) {
       failing.fail(op, Integer.MAX_VALUE);
     }
-    try (SustainableCacheManager down = manager(failing, true)) {
+    try (SustainableCacheManager down = failingClosed(failing)) {
       Cache cache = down.getCache("titles");
       cache.put(1L, "outside: counted, not thrown");
       table.template().executeWithoutResult(status -> {

@@ -17,7 +17,9 @@ public class SustainableCacheSettings {
    * The cache settings, by the keys of io.sustainablecache.CacheSettings: ttl (required here or
    * per cache), grace, refresh-policy (sustainable, sustainable:beta:ttlFraction, xfetch:beta or
    * none), fleet-lease, absent-ttl, load-timeout, refresh-threads, refresh-queue-capacity,
-   * failure-backoff (base or base:max), serve-stale-on-error, max-clock-skew, ttl-jitter,
+   * failure-backoff (base or base:max), serve-stale-on-error, fail-writes-when-store-down (true:
+   * a change whose invalidation cannot reach the store rolls back instead of committing with its
+   * invalidation owed), max-clock-skew, ttl-jitter,
    * max-value-size, refresh-batch (maxKeys:maxDelay), close-timeout, fence-timeout, near-cache
    * (maximumSize:staleness[:sampling]), near-cache-copy (true or false), invalidate-all-bound
    * (default 1s without near-cache: clear() on every store). Durations: 500ms, 30s,

@@ -161,7 +161,8 @@ final class ReadmeSpringSectionTest {
   private static String sample(String key) {
     return switch (key) {
       case "refresh-policy" -> "xfetch:2";
-      case "fleet-lease", "serve-stale-on-error", "near-cache-copy" -> "true";
+      case "fleet-lease", "serve-stale-on-error", "near-cache-copy",
+          "fail-writes-when-store-down" -> "true";
       case "refresh-threads", "refresh-queue-capacity" -> "8";
       case "max-value-size" -> "65536";
       case "ttl-jitter" -> "0.1";

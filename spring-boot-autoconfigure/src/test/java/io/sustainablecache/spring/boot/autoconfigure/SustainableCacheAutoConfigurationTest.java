@@ -323,6 +323,7 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("refresh-queue-capacity", "16");
     every.put("failure-backoff", "1s:10s");
     every.put("serve-stale-on-error", "true");
+    every.put("fail-writes-when-store-down", "true");
     every.put("max-clock-skew", "2s");
     every.put("ttl-jitter", "0.1");
     every.put("max-value-size", "100000");

@@ -1,0 +1,329 @@
+package io.sustainablecache.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.WriteFence;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import io.sustainablecache.testing.ScriptedStore;
+import io.sustainablecache.testing.ScriptedStore.Op;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 31, part 2: a change whose invalidation cannot reach the store commits; its key is owed
+ * and invalidated as soon as the store answers again, before this instance serves it from the
+ * store. Instance A's store fails as scripted (the outage, as A sees it); instance B reads the
+ * same server directly (an instance the outage did not reach, the worst case for staleness). Time
+ * is the fake clock's; the drain runs on the manual scheduler.
+ */
+final class StoreDownWritesTest {
+
+  private static final Duration TTL = Duration.ofMinutes(10);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final InMemoryStore server = InMemoryStore.create(clock);
+  private final ScriptedStore storeOfA =
+      ScriptedStore.over(ForwardingStore.withoutFlushPrefix(server));
+  private final AtomicInteger seeds = new AtomicInteger(31);
+  /** The row's committed value: what every loader reads. */
+  private final AtomicReference<String> row = new AtomicReference<>("old");
+  private final AtomicInteger loads = new AtomicInteger();
+  private final SustainableCache<String> a = builder(storeOfA).build();
+  private final SustainableCache<String> b = builder(server).build();
+
+  private SustainableCacheBuilder<String> builder(CacheStore store) {
+    return SustainableCache.builder(store).namespace("w").ttl(TTL).codec(ValueCodec.utf8())
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler).refreshExecutor(refreshes)
+        .random(FixedRandom.neverEarly(new SplittableRandom(seeds.incrementAndGet())))
+        .fleetLease(false);
+  }
+
+  @AfterEach
+  void close() {
+    storeOfA.heal();
+    scheduler.pass(clock, 65_000, 1_000); // fence releases retried in the background end
+    a.close();
+    b.close();
+  }
+
+  private String db(String key) {
+    loads.incrementAndGet();
+    return row.get();
+  }
+
+  /** Every operation of A's store fails from now on, until {@link ScriptedStore#heal}. */
+  private void down() {
+    for (Op op : Op.values()) {
+      storeOfA.fail(op, Integer.MAX_VALUE);
+    }
+  }
+
+  private byte kind(String key) {
+    return Envelope.kind(server.gets("w:" + key).join().orElseThrow().value());
+  }
+
+  @Test
+  void anInvalidateWithTheStoreDown_returns_isOwed_andPaidOnceTheStoreAnswers() {
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    down();
+    row.set("new"); // the commit
+    a.invalidate("k"); // no exception: the transaction's caller is not failed after its commit
+
+    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.stats().keysAwaitingInvalidation()).isEqualTo(1);
+    assertThat(a.get("k", this::db)).as("A loads while down").isEqualTo("new");
+    assertThat(b.get("k", this::db)).as("B, whom the outage did not reach: the old entry")
+        .isEqualTo("old");
+
+    storeOfA.heal();
+    scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10); // the drain's first round
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
+    assertThat(b.get("k", this::db)).as("B, once the drain paid it").isEqualTo("new");
+  }
+
+  @Test
+  void anOwedKey_isInvalidatedBeforeThisInstanceReadsItFromTheStore_beforeAnyDrain() {
+    a.get("k", this::db);
+    down();
+    row.set("new");
+    a.put("k", "new"); // a put that cannot land: the old entry may stay, so it is owed too
+    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    storeOfA.heal(); // the store answers again; no drain has run (fake time stands still)
+
+    assertThat(a.get("k", this::db)).as("never the old entry").isEqualTo("new");
+    assertThat(a.getIfPresent("k")).contains("new");
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void getAll_peeks_andFences_payTheOwedKeyFirst() {
+    a.get("k", this::db);
+    a.get("j", this::db);
+    down();
+    row.set("new");
+    a.invalidate("k");
+    a.invalidate("j");
+    storeOfA.heal();
+
+    assertThat(a.getIfPresent("j")).as("a peek: the old entry is gone").isEmpty();
+    assertThat(a.getAll(List.of("k", "other"), keys -> Map.of("k", db("k"), "other", "o")))
+        .containsEntry("k", "new").containsEntry("other", "o");
+    assertThat(b.get("j", this::db)).isEqualTo("new");
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aReadOfAnOwedKeyWhileTheStoreStillFails_loads_andCachesNothing() {
+    a.get("k", this::db);
+    down();
+    row.set("new");
+    a.invalidate("k");
+    storeOfA.fail(Op.GETS, Integer.MAX_VALUE); // reads fail; so do the payments' writes
+    storeOfA.heal().fail(Op.SET, Integer.MAX_VALUE).fail(Op.CAS, Integer.MAX_VALUE)
+        .fail(Op.ADD, Integer.MAX_VALUE);
+
+    int before = loads.get();
+    assertThat(a.get("k", this::db)).isEqualTo("new");
+    assertThat(a.get("k", this::db)).isEqualTo("new");
+    assertThat(loads.get() - before).as("each read loads: the key is not read from the store")
+        .isEqualTo(2);
+    assertThat(b.get("k", this::db)).as("nothing written over the old entry yet")
+        .isEqualTo("old");
+    assertThat(a.stats().keysAwaitingInvalidation()).isEqualTo(1);
+
+    storeOfA.heal();
+    scheduler.pass(clock, OwedInvalidations.MAX_RETRY_MILLIS, 10);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aFenceWithTheStoreDown_commits_andTheCommitIsOwed() {
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    down();
+    WriteFence<String> fence = a.fence("k"); // not placed: the transaction goes on
+    fence.beforeCommit();
+    row.set("new");
+    fence.committed("new");
+
+    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.get("k", this::db)).isEqualTo("new");
+    storeOfA.heal();
+    scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
+  }
+
+  @Test
+  void aPutThatLandsAfterTheDebt_settlesIt_andIsServed() {
+    a.get("k", this::db);
+    down();
+    a.invalidate("k");
+    storeOfA.heal();
+    a.put("k", "newest"); // issued after the debt: it replaced what the debt was about
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
+    assertThat(a.getIfPresent("k")).contains("newest");
+    assertThat(b.getIfPresent("k")).contains("newest");
+  }
+
+  @Test
+  void aFenceRolledBackWithTheStoreDown_owesNothing() {
+    a.get("k", this::db);
+    down();
+    WriteFence<String> fence = a.fence("k");
+    fence.rolledBack();
+    assertThat(a.stats().unprotectedWriteCount()).isZero();
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
+  }
+
+  @Test
+  void beforeCommitThatCannotReachTheStore_commits_andThePriorIsDroppedOnceItAnswers() {
+    b.get("k", this::db);
+    WriteFence<String> fence = a.fence("k"); // placed, carrying "old" as its prior
+    down();
+    fence.beforeCommit(); // cannot drop the prior: no exception, the commit owes the key
+    row.set("new");
+    fence.committed();
+    assertThat(b.get("k", this::db)).as("B, during the outage: the prior, as documented")
+        .isEqualTo("old");
+    assertThat(a.get("k", this::db)).as("A never answers with the prior").isEqualTo("new");
+
+    storeOfA.heal();
+    scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+  }
+
+  @Test
+  void aChangeOwedWhileItsKeyIsBeingPaid_staysOwed() {
+    a.get("k", this::db);
+    down();
+    a.invalidate("k");
+    storeOfA.heal();
+    ScriptedStore.Hold paying = storeOfA.holdResponses(Op.GETS); // the payment's read, in flight
+    scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10);
+    storeOfA.fail(Op.SET, 1); // the second change's tombstone fails: owed again
+    a.invalidate("k");
+    paying.release();
+    assertThat(a.stats().keysAwaitingInvalidation())
+        .as("the payment begun before the second change does not pay it").isEqualTo(1);
+    storeOfA.heal();
+    scheduler.pass(clock, OwedInvalidations.MAX_RETRY_MILLIS, 10);
+    assertThat(a.stats().keysAwaitingInvalidation()).isZero();
+  }
+
+  @Test
+  void pastTheBound_withAGeneration_theNamespaceIsOwedANewGeneration() {
+    try (SustainableCache<String> g = builder(storeOfA)
+        .invalidateAllBound(Duration.ofSeconds(1)).build();
+        SustainableCache<String> h = builder(server)
+            .invalidateAllBound(Duration.ofSeconds(1)).build()) {
+      scheduler.runDue();
+      assertThat(h.get("cached", this::db)).isEqualTo("old");
+      down();
+      row.set("new");
+      for (int i = 0; i <= OwedInvalidations.MAX_KEYS; i++) {
+        g.invalidate("k" + i);
+      }
+      assertThat(g.stats().owedGenerationCount()).isEqualTo(1);
+      assertThat(g.stats().keysAwaitingInvalidation()).as("covered by the generation").isZero();
+      assertThat(g.stats().unprotectedWriteCount()).isEqualTo(OwedInvalidations.MAX_KEYS + 1);
+
+      storeOfA.heal();
+      assertThat(g.get("cached", this::db)).as("every key a miss once it landed")
+          .isEqualTo("new");
+      scheduler.pass(clock, 1_000, 100); // h polls the generation within its bound
+      assertThat(h.get("cached", this::db)).isEqualTo("new");
+    }
+  }
+
+  @Test
+  void anOutageLongerThanTheLimit_withAGeneration_owesANewGeneration() {
+    try (SustainableCache<String> g = builder(storeOfA)
+        .invalidateAllBound(Duration.ofSeconds(1)).build()) {
+      scheduler.runDue();
+      g.get("other", this::db);
+      down();
+      g.invalidate("k");
+      scheduler.pass(clock, 61_000, 1_000);
+      assertThat(g.stats().owedGenerationCount()).isEqualTo(1);
+      row.set("new");
+      storeOfA.heal();
+      scheduler.pass(clock, OwedInvalidations.MAX_RETRY_MILLIS, 100);
+      assertThat(g.get("other", this::db)).as("the new generation: every key a miss")
+          .isEqualTo("new");
+    }
+  }
+
+  @Test
+  void pastTheBound_withoutAGeneration_theNextChangeFailsAsIfClosed() {
+    down();
+    for (int i = 0; i < OwedInvalidations.MAX_KEYS; i++) {
+      a.invalidate("k" + i);
+    }
+    assertThatThrownBy(() -> a.invalidate("one-more")).isInstanceOf(StoreException.class);
+    assertThatThrownBy(() -> a.fence("one-more")).isInstanceOf(StoreException.class);
+    a.invalidate("k0"); // a key owed already is still accepted
+    assertThat(a.stats().keysAwaitingInvalidation()).isEqualTo(OwedInvalidations.MAX_KEYS);
+
+    storeOfA.heal();
+    scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10);
+    assertThat(a.stats().keysAwaitingInvalidation()).as("one drain round pays a node's keys")
+        .isZero();
+  }
+
+  @Test
+  void failingClosed_keepsTodaysBehaviour() {
+    try (SustainableCache<String> closed = builder(storeOfA).failWritesWhenStoreDown(true)
+        .build()) {
+      b.get("k", this::db);
+      WriteFence<String> placed = closed.fence("k");
+      down();
+      assertThatThrownBy(() -> closed.invalidate("k")).isInstanceOf(StoreException.class);
+      assertThatThrownBy(() -> closed.put("k", "v")).isInstanceOf(StoreException.class);
+      assertThatThrownBy(() -> closed.fence("j")).isInstanceOf(StoreException.class);
+      assertThatThrownBy(placed::beforeCommit).isInstanceOf(StoreException.class)
+          .hasMessageContaining("do not commit");
+      placed.rolledBack();
+      assertThat(closed.stats().unprotectedWriteCount()).isZero();
+      assertThat(closed.stats().keysAwaitingInvalidation()).isZero();
+    }
+  }
+
+  @Test
+  void theWriterDyingBeforeTheStoreAnswers_leavesTheOldEntryToOthersUntilItsTtl() {
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    down();
+    row.set("new");
+    a.invalidate("k");
+    a.close(); // the writer's instance dies with its debt
+    storeOfA.heal();
+    assertThat(b.get("k", this::db)).as("the stated bound: until the entry's TTL")
+        .isEqualTo("old");
+    clock.advance(TTL.minusSeconds(1));
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    clock.advance(Duration.ofSeconds(1));
+    b.get("k", this::db); // past its logical expiry: served stale while it refreshes
+    refreshes.runAll();
+    assertThat(b.get("k", this::db)).as("after one refresh").isEqualTo("new");
+  }
+}

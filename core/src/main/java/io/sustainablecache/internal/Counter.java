@@ -51,7 +51,9 @@ public enum Counter {
   FENCED_LOAD,
   FENCED_HIT,
   FENCE_RELEASE_FAILURE,
-  UNFINISHED_AT_CLOSE;
+  UNFINISHED_AT_CLOSE,
+  STORE_REJECTED,
+  OUTAGE_LOAD;
 
   static final Counter[] ALL = values();
 }

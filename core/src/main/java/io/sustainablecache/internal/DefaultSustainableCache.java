@@ -14,6 +14,7 @@ import io.sustainablecache.ReadStart;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.WriteFence;
+import io.sustainablecache.spi.CacheStore;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.Map;
@@ -39,6 +40,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final LoadPipeline<V> loads;
   private final CallerWrites<V> writes;
   private final WriteFences<V> fences;
+  /** The breakers of the store's nodes; {@code null} when turned off. */
+  private final NodeBreakers breakers;
   /** The store work this cache issued and has not seen answered, which {@link #close} awaits. */
   private final PendingWrites pending;
   /** The near cache; {@code null} without one. */
@@ -63,9 +66,15 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
    * A cache with this configuration: the engine's one entry point, called by {@link
    * SustainableCacheBuilder#build()} (which checks the configuration first).
    *
-   * @param config the resolved configuration
+   * @param given the resolved configuration
    */
-  public DefaultSustainableCache(CacheConfig<V> config) {
+  public DefaultSustainableCache(CacheConfig<V> given) {
+    // Every class below sees the store through the nodes' breakers: a node that stopped
+    // answering fails its operations at once, for reads and writes alike.
+    CacheStore guarded = NodeBreakers.of(given.store(), given.storeProbeInterval(),
+        given.ticker(), stats);
+    this.breakers = guarded instanceof NodeBreakers b ? b : null;
+    CacheConfig<V> config = guarded == given.store() ? given : given.withStore(guarded);
     this.config = config;
     Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
     long waitNanos = config.syncWait().toNanos();
@@ -241,6 +250,11 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
           + " wait out a fleet lease)", config.namespace().isEmpty() ? "(no namespace)"
           : config.namespace(), config.closeTimeout(), unfinished);
     }
+  }
+
+  @Override
+  public Map<String, Boolean> storeNodeStates() {
+    return breakers == null ? Map.of() : breakers.states();
   }
 
   @Override

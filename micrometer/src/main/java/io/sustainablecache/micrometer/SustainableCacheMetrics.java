@@ -4,6 +4,7 @@ import static io.sustainablecache.micrometer.SustainableCacheMeters.TAG_RESULT;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
@@ -180,6 +181,18 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         CacheStats::fencedLoadCount, "Loads under a write fence: returned, not cached");
     counter(registry, cache, SustainableCacheMeters.FENCES, "release.failed",
         CacheStats::fenceReleaseFailureCount, "Write fences left to expire: the store failed");
+    counter(registry, cache, SustainableCacheMeters.STORE_REJECTED, null,
+        CacheStats::storeRejectedCount, "Store operations failed at once: their node is out");
+    counter(registry, cache, SustainableCacheMeters.OUTAGE_LOADS, null,
+        CacheStats::outageLoadCount, "Loads started for reads that failed on the store");
+    for (String node : cache.storeNodeStates().keySet()) {
+      Gauge.builder(SustainableCacheMeters.STORE_NODE_OUT, cache,
+              c -> Boolean.TRUE.equals(c.storeNodeStates().get(node)) ? 1 : 0)
+          .tags(getTagsWithCacheName())
+          .tag("node", node)
+          .description("1 while the store node's operations fail at once (it stopped answering)")
+          .register(registry);
+    }
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

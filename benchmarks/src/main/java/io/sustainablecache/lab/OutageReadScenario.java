@@ -21,8 +21,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
 import net.spy.memcached.ArcusClient;
-import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.FailureMode;
 
 /**
  * {@code --outage-reads} (issue 31, parts 1 and 3, the read side of section 7): readers of one
@@ -215,7 +213,7 @@ final class OutageReadScenario {
       try (FaultProxy proxy = FaultProxy.start(memcached)) {
         for (int i = 0; i < INSTANCES; i++) {
           loadsPerSecond[i] = new AtomicLongArray((int) totalSeconds);
-          ArcusClient client = connect(proxy.address());
+          ArcusClient client = FaultSuite.client(proxy.address(), OPERATION_TIMEOUT);
           clients.add(client);
           SustainableCacheBuilder<String> builder = SustainableCache.builder(
                   ArcusStore.builder(client).operationTimeout(OPERATION_TIMEOUT).build())
@@ -238,26 +236,26 @@ final class OutageReadScenario {
             reader.start();
           }
         }
-        sleepUntil(start + healthyMs);
+        FaultSuite.sleepUntil(start + healthyMs);
         proxy.blackhole();
         phase = 1;
         hungAt[0] = System.currentTimeMillis();
-        sleepUntil(hungAt[0] + faultMs);
+        FaultSuite.sleepUntil(hungAt[0] + faultMs);
         phase = 0;
         proxy.passThrough();
         hungAt[1] = System.currentTimeMillis();
         recovery[0] = awaitHit(caches, hungAt[1] + healthyMs);
-        sleepUntil(hungAt[1] + healthyMs);
+        FaultSuite.sleepUntil(hungAt[1] + healthyMs);
         proxy.refuse();
         proxy.dropConnections();
         phase = 2;
         deadAt[0] = System.currentTimeMillis();
-        sleepUntil(deadAt[0] + faultMs);
+        FaultSuite.sleepUntil(deadAt[0] + faultMs);
         phase = 0;
         proxy.passThrough();
         deadAt[1] = System.currentTimeMillis();
         recovery[1] = awaitHit(caches, deadAt[1] + healthyMs);
-        sleepUntil(deadAt[1] + healthyMs);
+        FaultSuite.sleepUntil(deadAt[1] + healthyMs);
         running = false;
         for (Thread reader : readers) {
           reader.join(5_000);
@@ -357,39 +355,9 @@ final class OutageReadScenario {
         if (caches.stream().mapToLong(c -> c.stats().hitCount()).sum() > hits) {
           return System.currentTimeMillis() - from;
         }
-        sleepUntil(System.currentTimeMillis() + 5);
+        FaultSuite.sleepUntil(System.currentTimeMillis() + 5);
       }
       return -1;
-    }
-  }
-
-  private static ArcusClient connect(InetSocketAddress address) {
-    try {
-      ArcusClient client = new ArcusClient(new ConnectionFactoryBuilder()
-          .setFailureMode(FailureMode.Cancel)
-          .setOpTimeout(OPERATION_TIMEOUT.toMillis())
-          .build(), List.of(address));
-      long deadline = System.currentTimeMillis() + 10_000;
-      while (!client.getAvailableServers().contains(address)
-          && System.currentTimeMillis() < deadline) {
-        sleepUntil(System.currentTimeMillis() + 10);
-      }
-      return client;
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot connect to " + address + ": " + e, e);
-    }
-  }
-
-  private static void sleepUntil(long atMillis) {
-    long wait = atMillis - System.currentTimeMillis();
-    if (wait <= 0) {
-      return;
-    }
-    try {
-      Thread.sleep(wait);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
     }
   }
 }

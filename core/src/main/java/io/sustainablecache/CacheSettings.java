@@ -41,7 +41,8 @@ import java.util.function.Function;
  *   <tr><th>key</th><th>value</th></tr>
  *   <tr><td>{@code ttl}, {@code grace}, {@code absent-ttl}, {@code load-timeout},
  *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}, {@code
- *       invalidate-all-bound}</td><td>a duration</td></tr>
+ *       invalidate-all-bound}, {@code store-probe-interval}, {@code outage-reuse}</td><td>a
+ *       duration</td></tr>
  *   <tr><td>{@code refresh-policy}</td><td>{@code sustainable}, {@code
  *       sustainable:<beta>:<ttlFraction>}, {@code xfetch:<beta>} or {@code none}</td></tr>
  *   <tr><td>{@code fleet-lease}, {@code serve-stale-on-error}, {@code
@@ -222,6 +223,14 @@ public final class CacheSettings {
   /** {@link SustainableCacheBuilder#invalidateAllBound}: off ({@code null}). */
   static final Setting<Duration> INVALIDATE_ALL_BOUND = duration("invalidate-all-bound",
       Duration.ofMillis(10), Duration.ofHours(1), s -> null);
+
+  /** {@link SustainableCacheBuilder#storeProbeInterval}: 500 ms; zero turns the breakers off. */
+  static final Setting<Duration> STORE_PROBE_INTERVAL = duration("store-probe-interval",
+      Duration.ZERO, Duration.ofMinutes(1), s -> Duration.ofMillis(500));
+
+  /** {@link SustainableCacheBuilder#outageReuse}: 50 ms; zero turns it off. */
+  static final Setting<Duration> OUTAGE_REUSE = duration("outage-reuse", Duration.ZERO,
+      Duration.ofSeconds(10), s -> Duration.ofMillis(50));
 
   // -------------------------------------------------------------------------------------------
 

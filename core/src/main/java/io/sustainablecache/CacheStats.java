@@ -555,6 +555,28 @@ public final class CacheStats {
   }
 
   /**
+   * Store operations that failed at once, without being sent, because their node had stopped
+   * answering ({@link SustainableCacheBuilder#storeProbeInterval}); also counted in {@link
+   * #storeErrorCount()} where a read or write reports its failure.
+   *
+   * @return a non-negative count
+   */
+  public long storeRejectedCount() {
+    return get(Counter.STORE_REJECTED);
+  }
+
+  /**
+   * Loads started for a read that failed on the store (a node down, hung or failing fast): what
+   * the database takes while the store is out; a subset of {@link #loadCount()}. Reads that
+   * failed and shared a load ({@link SustainableCacheBuilder#outageReuse}) are not counted.
+   *
+   * @return a non-negative count
+   */
+  public long outageLoadCount() {
+    return get(Counter.OUTAGE_LOAD);
+  }
+
+  /**
    * Reads that reached the cache: {@code hitCount + missCount}.
    *
    * @return a non-negative count

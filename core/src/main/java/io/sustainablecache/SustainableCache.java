@@ -508,6 +508,21 @@ public interface SustainableCache<V> extends AutoCloseable {
   CacheStats stats();
 
   /**
+   * The store's nodes as this cache's breakers see them ({@link
+   * SustainableCacheBuilder#storeProbeInterval}): each node's id ({@code host:port}, or {@code
+   * "store"} for a store that names no nodes) and whether its operations fail at once now,
+   * because it stopped answering and has not answered a probe since ({@code true}). Nodes are
+   * listed from the cache's start on, and a node that joins later from its first operation.
+   * Thread-safe; a snapshot, taken without waiting.
+   *
+   * @return an immutable-to-the-caller snapshot; empty when the breakers are off (the default
+   *     of an implementation without them)
+   */
+  default java.util.Map<String, Boolean> storeNodeStates() {
+    return java.util.Map.of();
+  }
+
+  /**
    * Stops scheduling background refreshes, shuts down the refresh executor if the cache owns it,
    * and waits until the store has answered the writes this cache issued, so that the client can
    * be shut down right after this returns without dropping any of them. In order:

@@ -548,6 +548,50 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * How a store node that stopped answering is treated: after two of its operations failed in a row
+   * (timed out, typically: a hung server or a partition), its operations fail at once, without
+   * being sent, so reads of its keys go to the loader at once instead of waiting an operation
+   * timeout each; every {@code interval} one operation is sent as a probe, and the first that
+   * succeeds makes the node's operations go out again. One breaker per node where the store
+   * names its nodes ({@link io.sustainablecache.spi.CacheStore#nodes()}: the memcached adapters
+   * with {@code FailureMode.Cancel}), else one for the whole store. Each cache has its own
+   * breakers. Default: 500 ms (the node is used again at most 500 ms plus a round trip after it
+   * answers). {@link Duration#ZERO} turns the breakers off: every operation waits for the store
+   * up to its operation timeout.
+   *
+   * @param interval zero to 1 minute
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> storeProbeInterval(Duration interval) {
+    return set(CacheSettings.STORE_PROBE_INTERVAL, interval);
+  }
+
+  /**
+   * How long the database is protected from reads that fail on the store (a node down, hung or
+   * failing fast behind its {@linkplain #storeProbeInterval breaker}): such a read of a key joins,
+   * or takes the value of, this instance's load of that key registered less than {@code reuse}
+   * before the read began, instead of loading again. So while the store is down, the loader runs
+   * at most about once per {@code reuse} per key per instance (with the 50 ms default: at most
+   * 20 loads per second per hot key), and a read that failed on the store returns a value its
+   * loader read at most {@code reuse} before the read began. {@code put}, {@code invalidate} and
+   * {@code invalidateAll} on this instance end the reuse of the key's load at once; a change made
+   * on another instance is seen at most {@code reuse} later. Reads that do not fail on the store
+   * are not affected. {@link Duration#ZERO}: a failed read shares only loads registered after it
+   * began (one load per key per load time). With a near cache, its staleness bound is used when
+   * it is longer.
+   *
+   * @param reuse zero to 10 s
+   * @return this builder
+   * @throws IllegalArgumentException if out of range
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> outageReuse(Duration reuse) {
+    return set(CacheSettings.OUTAGE_REUSE, reuse);
+  }
+
+  /**
    * The scheduler of the cache's timed work: load timeouts, the polls of an instance waiting for
    * another instance's load, refresh batch flushes, forgetting old failures. Its delays are
    * durations, as on the {@link #ticker}: inject one that follows a simulated ticker to run the
@@ -917,7 +961,9 @@ public final class SustainableCacheBuilder<V> {
         settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND),
         entryKeys,
         settings.resolved(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN),
-        ticker == null ? Ticker.systemTicker() : ticker);
+        ticker == null ? Ticker.systemTicker() : ticker,
+        settings.resolved(CacheSettings.STORE_PROBE_INTERVAL),
+        settings.resolved(CacheSettings.OUTAGE_REUSE));
   }
 
   /** Adds a setting through its row: the row's check, and at most once. */

@@ -397,20 +397,7 @@ final class FaultSuite {
     }
 
     static Connection to(InetSocketAddress address) {
-      try {
-        ArcusClient client = new ArcusClient(new ConnectionFactoryBuilder()
-            .setFailureMode(FailureMode.Cancel)
-            .setOpTimeout(OPERATION_TIMEOUT.toMillis())
-            .build(), List.of(address));
-        long deadline = System.currentTimeMillis() + 10_000;
-        while (!client.getAvailableServers().contains(address)
-            && System.currentTimeMillis() < deadline) {
-          sleepUntil(System.currentTimeMillis() + 10);
-        }
-        return new Connection(client);
-      } catch (IOException e) {
-        throw new IllegalStateException("cannot connect to " + address + ": " + e, e);
-      }
+      return new Connection(client(address, OPERATION_TIMEOUT));
     }
 
     @Override
@@ -419,7 +406,28 @@ final class FaultSuite {
     }
   }
 
-  private static void sleepUntil(long atMillis) {
+  /**
+   * An ARCUS client of one server with the settings the adapter recommends for faults ({@code
+   * FailureMode.Cancel}, the client's timeout the store's), once it is connected (at most 10 s).
+   */
+  static ArcusClient client(InetSocketAddress address, Duration operationTimeout) {
+    try {
+      ArcusClient client = new ArcusClient(new ConnectionFactoryBuilder()
+          .setFailureMode(FailureMode.Cancel)
+          .setOpTimeout(operationTimeout.toMillis())
+          .build(), List.of(address));
+      long deadline = System.currentTimeMillis() + 10_000;
+      while (!client.getAvailableServers().contains(address)
+          && System.currentTimeMillis() < deadline) {
+        sleepUntil(System.currentTimeMillis() + 10);
+      }
+      return client;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot connect to " + address + ": " + e, e);
+    }
+  }
+
+  static void sleepUntil(long atMillis) {
     long wait = atMillis - System.currentTimeMillis();
     if (wait <= 0) {
       return;

@@ -89,6 +89,9 @@ public final class StampedeLab {
                              real memcached (--memcached H:P, default auto) behind the lab's fault
                              proxy: server down, server slow, database failing, refresh executor
                              saturated; writes faults.csv
+        --outage-reads       readers of one hot key in 2 instances while memcached hangs 10 s,
+                             then dies 10 s: the defaults vs the node breaker and outage reuse
+                             off vs no cache; writes outage-reads.csv. --outage-reads --help
 
       Cluster
         --near               instead of the comparison: the near cache against memcached
@@ -304,6 +307,9 @@ public final class StampedeLab {
     }
     if (BulkFleetScenario.requested(args)) {
       return BulkFleetScenario.run(args, out);
+    }
+    if (OutageReadScenario.requested(args)) {
+      return OutageReadScenario.run(args, out);
     }
     if (CoalesceScenario.requested(args)) {
       return CoalesceScenario.run(args, out);

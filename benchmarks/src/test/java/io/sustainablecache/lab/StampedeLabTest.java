@@ -161,6 +161,25 @@ final class StampedeLabTest {
   }
 
   @Test
+  void outageReads_reportsTheMedianOfEachFigure_perPhaseAndVariant() {
+    List<OutageReadScenario.Row> runs = List.of(
+        new OutageReadScenario.Row("defaults", "hung", 200, 19, 40, 15, 17, 5),
+        new OutageReadScenario.Row("defaults", "hung", 210, 21, 30, 16, 18, 9),
+        new OutageReadScenario.Row("defaults", "hung", 190, 20, 50, 14, 16, 7),
+        new OutageReadScenario.Row("no cache", "hung", 180, 20, 30, 180, 199, -1));
+
+    List<OutageReadScenario.Row> medians = OutageReadScenario.medians(runs);
+
+    assertThat(medians).containsExactly(
+        new OutageReadScenario.Row("defaults", "hung", 200, 20, 40, 15, 17, 7),
+        new OutageReadScenario.Row("no cache", "hung", 180, 20, 30, 180, 199, -1));
+    assertThat(OutageReadScenario.table(medians, 3)).contains("defaults").contains("no cache")
+        .contains("medians of 3");
+    assertThat(OutageReadScenario.requested(new String[] {"--outage-reads"})).isTrue();
+    assertThat(StampedeLab.USAGE).contains("--outage-reads");
+  }
+
+  @Test
   void badOptionsFailWithAMessage() {
     assertThatThrownBy(() -> StampedeLab.parse(new String[] {"--rates", "ten"}))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'ten'");

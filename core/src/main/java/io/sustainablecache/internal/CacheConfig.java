@@ -36,6 +36,10 @@ import java.util.random.RandomGenerator;
  *     throws (fails closed) instead of being owed ({@link OwedInvalidations})
  * @param clock the wall clock: only for what is compared with other hosts' time
  * @param ticker monotonic nanoseconds: every duration and bound measured on this host
+ * @param storeProbeInterval how often a store node whose operations fail at once is probed;
+ *     zero: no breakers ({@link NodeBreakers})
+ * @param outageReuse how long a load may answer reads that failed on the store and began
+ *     after it registered ({@link KeyRegistry}); zero: only loads registered after the read began
  */
 public record CacheConfig<V>(
     CacheStore store,
@@ -75,7 +79,9 @@ public record CacheConfig<V>(
     Duration invalidateAllBound,
     java.util.List<byte[]> entryKeys,
     boolean failWritesWhenStoreDown,
-    Ticker ticker) {
+    Ticker ticker,
+    Duration storeProbeInterval,
+    Duration outageReuse) {
 
   /**
    * A ticker's reading in whole milliseconds, the unit of the cache's local durations (load
@@ -115,7 +121,8 @@ public record CacheConfig<V>(
         absentTtl, ttlJitter, fleetLease, refreshBatchSize, refreshBatchDelay,
         coalesceMaxBatchSize, coalesceMaxWait, closeTimeout, fenceTimeout, scheduler,
         nearMaximumSize, nearBoundedByBytes, nearStaleness, nearSampling, nearCopy,
-        invalidateAllBound, entryKeys, failWritesWhenStoreDown, ticker);
+        invalidateAllBound, entryKeys, failWritesWhenStoreDown, ticker, storeProbeInterval,
+        outageReuse);
   }
 
   /** The item's lifetime on the server: {@code ttl + grace}, milliseconds. */

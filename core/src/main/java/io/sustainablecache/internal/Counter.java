@@ -55,7 +55,9 @@ public enum Counter {
   UNPROTECTED_WRITE,
   INVALIDATION_OWED,
   INVALIDATION_PAID,
-  GENERATION_OWED;
+  GENERATION_OWED,
+  STORE_REJECTED,
+  OUTAGE_LOAD;
 
   static final Counter[] ALL = values();
 }

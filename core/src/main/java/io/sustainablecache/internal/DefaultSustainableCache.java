@@ -14,6 +14,7 @@ import io.sustainablecache.ReadStart;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.WriteFence;
+import io.sustainablecache.spi.CacheStore;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.Map;
@@ -39,6 +40,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final LoadPipeline<V> loads;
   private final CallerWrites<V> writes;
   private final WriteFences<V> fences;
+  /** The breakers of the store's nodes; {@code null} when turned off. */
+  private final NodeBreakers breakers;
   /** The store work this cache issued and has not seen answered, which {@link #close} awaits. */
   private final PendingWrites pending;
   /** The invalidations this instance owes the store: the gate of every store read. */
@@ -68,9 +71,14 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
    * @param settings the resolved configuration
    */
   public DefaultSustainableCache(CacheConfig<V> settings) {
-    // Every read of a key passes the invalidations this instance owes the store (issue 31): the
-    // cache sees the store through them, the read path included.
-    OwedInvalidations owed = new OwedInvalidations(settings.store(), settings.ticker(),
+    // Every class below sees the store through the nodes' breakers: a node that stopped
+    // answering fails its operations at once, for reads and writes alike. Above them, every read
+    // of a key passes the invalidations this instance owes the store (issue 31), the read path
+    // included, and the invalidations it pays go through the breakers too.
+    CacheStore guarded = NodeBreakers.of(settings.store(), settings.storeProbeInterval(),
+        settings.ticker(), stats);
+    this.breakers = guarded instanceof NodeBreakers b ? b : null;
+    OwedInvalidations owed = new OwedInvalidations(guarded, settings.ticker(),
         settings.scheduler(), stats);
     this.owed = owed;
     CacheConfig<V> config = settings.withStore(owed);
@@ -255,6 +263,11 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
           + " wait out a fleet lease)", config.namespace().isEmpty() ? "(no namespace)"
           : config.namespace(), config.closeTimeout(), unfinished);
     }
+  }
+
+  @Override
+  public Map<String, Boolean> storeNodeStates() {
+    return breakers == null ? Map.of() : breakers.states();
   }
 
   @Override

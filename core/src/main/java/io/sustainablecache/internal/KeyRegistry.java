@@ -65,11 +65,13 @@ import java.util.function.ObjLongConsumer;
  *   <li>that load was registered after the read began ({@link #readMark}): its loader read the
  *       data after the read began, so after any invalidation that returned before it; the read
  *       sees no older value than a load of its own would; or</li>
- *   <li>the cache has a near cache of bound {@code Δ} and that load was registered less than
- *       {@code Δ} ago (on the ticker): a change whose invalidation returned after
- *       the load started is then served at most {@code Δ} after that return, the near cache's
- *       own promise, which also covers reads that fail at once (a client whose queue is full).
- *       </li>
+ *   <li>that load was registered less than {@code Δ} ago (on the ticker), {@code Δ} being the
+ *       larger of the outage reuse ({@code outageReuse}, default 50 ms) and the near cache's
+ *       bound: a change whose invalidation returned after the load started is then served at
+ *       most {@code Δ} after that return (with a near cache, its own promise). It covers reads
+ *       that fail at once (a node whose breaker is open, a client whose queue is full): without
+ *       it they would load once per load time per key, with it at most once per {@code Δ}
+ *       (issue 31: at most 20 loads per second per hot key with the default).</li>
  * </ul>
  * Otherwise it loads itself, but never beside a flight in flight: it waits for that flight to end
  * ({@link After}) and begins again, so one load per key at a time holds under store failures too
@@ -257,7 +259,7 @@ final class KeyRegistry {
   /** How long a {@link Recent} load is kept: the synchronous API's longest wait for a read. */
   private final long rememberMillis;
   /** The near cache's bound in milliseconds (on the ticker); 0 without a near cache. */
-  private final long nearBoundMillis;
+  private final long shareMillis;
   private final InstantSource clock;
   private final Ticker ticker;
   private final Scheduler scheduler;
@@ -277,7 +279,11 @@ final class KeyRegistry {
     this.backoff = new Backoff(config);
     this.maxSkewMillis = config.maxClockSkew().toMillis();
     this.rememberMillis = config.syncWait().toMillis();
-    this.nearBoundMillis = config.nearStaleness() == null ? 0 : config.nearStaleness().toMillis();
+    // A failed read may share a load registered this long before it began: the near cache's
+    // bound where there is one, and at least the outage reuse (issue 31: the database protected
+    // while the store is out).
+    this.shareMillis = Math.max(config.outageReuse().toMillis(),
+        config.nearStaleness() == null ? 0 : config.nearStaleness().toMillis());
   }
 
   /**
@@ -395,6 +401,9 @@ final class KeyRegistry {
       timedOut(expired[0]);
     }
     if (decided[0] instanceof Started<?> started) {
+      if (failedRead) {
+        stats.increment(Counter.OUTAGE_LOAD);
+      }
       scheduleTimeout(started.flight());
       Consumer<Flight<?>> listener = begun;
       if (listener != null) {
@@ -634,7 +643,7 @@ final class KeyRegistry {
    */
   private boolean mayShare(Flight<?> flight, long failedReadMark, long tick, boolean fenced) {
     return flight.sequence > failedReadMark
-        || !fenced && nearBoundMillis != 0 && tick - flight.startedTick < nearBoundMillis;
+        || !fenced && shareMillis != 0 && tick - flight.startedTick < shareMillis;
   }
 
   /** Counts one more key with a remembered load, unless there are enough already. */

@@ -33,7 +33,7 @@ final class RememberedLoadsTest {
       .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
       .refreshExecutor(new ManualExecutor()).random(FixedRandom.neverEarly())
       .failureBackoff(Duration.ofSeconds(1), Duration.ofSeconds(30))
-      .loadTimeout(LOAD_TIMEOUT).build()).registry();
+      .loadTimeout(LOAD_TIMEOUT).outageReuse(Duration.ZERO).build()).registry();
 
   /** A miss of {@code key} whose store read failed after taking {@code mark}. */
   private KeyRegistry.Begin failedRead(String key, long mark) {

@@ -160,5 +160,26 @@ public final class SustainableCacheMeters {
    */
   public static final String INVALIDATIONS_OWED = "cache.invalidations.owed";
 
+  /**
+   * A gauge per store node, tagged {@code node=<host:port>} ({@code node=store} for a store that
+   * names no nodes): 1 while the node's operations fail at once because it stopped answering
+   * (its breaker is open; reads of its keys load without waiting), 0 while they are sent. A node
+   * first used after the meters were bound has no gauge. Alert on it: a node at 1 for longer
+   * than a few seconds is hung or down.
+   */
+  public static final String STORE_NODE_OUT = "cache.store.node.out";
+
+  /**
+   * Store operations that failed at once without being sent, because their node had stopped
+   * answering: what the breaker saved the callers from waiting.
+   */
+  public static final String STORE_REJECTED = "cache.store.rejected";
+
+  /**
+   * Loads started for reads that failed on the store: the database's load while the store is
+   * out (a subset of {@link #LOADS}).
+   */
+  public static final String OUTAGE_LOADS = "cache.outage.loads";
+
   private SustainableCacheMeters() {}
 }

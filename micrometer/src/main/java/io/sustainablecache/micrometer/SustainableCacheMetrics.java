@@ -189,6 +189,18 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         .tags(getTagsWithCacheName())
         .description("Keys waiting for an invalidation this instance owes the store")
         .register(registry);
+    counter(registry, cache, SustainableCacheMeters.STORE_REJECTED, null,
+        CacheStats::storeRejectedCount, "Store operations failed at once: their node is out");
+    counter(registry, cache, SustainableCacheMeters.OUTAGE_LOADS, null,
+        CacheStats::outageLoadCount, "Loads started for reads that failed on the store");
+    for (String node : cache.storeNodeStates().keySet()) {
+      Gauge.builder(SustainableCacheMeters.STORE_NODE_OUT, cache,
+              c -> Boolean.TRUE.equals(c.storeNodeStates().get(node)) ? 1 : 0)
+          .tags(getTagsWithCacheName())
+          .tag("node", node)
+          .description("1 while the store node's operations fail at once (it stopped answering)")
+          .register(registry);
+    }
   }
 
   private void counter(MeterRegistry registry, SustainableCache<?> cache, String name,

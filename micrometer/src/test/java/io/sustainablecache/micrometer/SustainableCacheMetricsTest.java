@@ -86,9 +86,37 @@ final class SustainableCacheMetricsTest {
       assertThat(count(SustainableCacheMeters.WRITES_UNPROTECTED)).isEqualTo(2);
       assertThat(registry.get(SustainableCacheMeters.INVALIDATIONS_OWED).tags("cache", "books")
           .gauge().value()).isEqualTo(2);
+      // two failed writes in a row took the store out (its breaker): the next operation after
+      // the probe interval is sent, as a probe
+      clock.advance(Duration.ofMillis(500));
       writer.getIfPresent("a"); // the store answers: the read pays the key's debt first
       assertThat(registry.get(SustainableCacheMeters.INVALIDATIONS_OWED).tags("cache", "books")
           .gauge().value()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aStoreThatStopsAnswering_showsItsNodeOut_theRejectedOperations_andTheOutageLoads() {
+    io.sustainablecache.testing.ScriptedStore failing =
+        io.sustainablecache.testing.ScriptedStore.over(InMemoryStore.create(clock));
+    try (SustainableCache<String> out = SustainableCache.builder(failing).namespace("out")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .refreshExecutor(refreshes).build()) {
+      SustainableCacheMetrics.monitor(registry, out, "out");
+      double before = registry.get(SustainableCacheMeters.STORE_NODE_OUT).tags("cache", "out")
+          .tags("node", "store").gauge().value();
+      failing.fail(io.sustainablecache.testing.ScriptedStore.Op.GETS, Integer.MAX_VALUE);
+      out.get("a", k -> "A"); // two reads fail: the store is out
+      out.get("b", k -> "B");
+      out.get("c", k -> "C"); // failed at once, not sent
+
+      assertThat(before).isZero();
+      assertThat(registry.get(SustainableCacheMeters.STORE_NODE_OUT).tags("cache", "out")
+          .tags("node", "store").gauge().value()).isEqualTo(1);
+      assertThat(registry.get(SustainableCacheMeters.STORE_REJECTED).tags("cache", "out")
+          .functionCounter().count()).isEqualTo(1);
+      assertThat(registry.get(SustainableCacheMeters.OUTAGE_LOADS).tags("cache", "out")
+          .functionCounter().count()).isEqualTo(3);
     }
   }
 

@@ -165,6 +165,9 @@ public abstract class ClusterContract {
         ClusterClient client = connect(cluster.addresses(), OPERATION_TIMEOUT);
         SustainableCache<String> cache = SustainableCache.builder(client.store())
             .namespace(namespace).ttl(TTL).random(FixedRandom.neverEarly())
+            // the loads are counted per read: a read that fails shares no earlier load (with
+            // the default outage reuse, a stranded key's second read within 50 ms would not load)
+            .outageReuse(Duration.ZERO)
             .codec(ValueCodec.utf8()).build()) {
       Map<String, InetSocketAddress> home = new TreeMap<>();
       keys.forEach(key -> home.put(key, client.nodeOf(namespace + ":" + key)));

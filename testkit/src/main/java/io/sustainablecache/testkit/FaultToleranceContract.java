@@ -281,6 +281,60 @@ public abstract class FaultToleranceContract {
     driveThroughAFault("hanging server", proxy::blackhole);
   }
 
+  /**
+   * Issue 31: the server hangs under steady load. After its first operations timed out, gets
+   * stop waiting for it (its operations fail at once and the loader answers), one operation per
+   * probe interval probes it, and hits return once it answers. Measured without a wall-clock
+   * bound on a single get: if every get waited for the operation timeout, the {@value #THREADS}
+   * paced threads could complete at most one get per timeout each during the hang; they must
+   * complete more than twice that, and at least one operation must have failed without being
+   * sent.
+   */
+  @Test
+  void aHangingServer_afterTheFirstTimeouts_getsStopWaitingForIt_andHitsReturnWhenItAnswers()
+      throws Exception {
+    connectThroughAProxy();
+    CountingLoader loader = new CountingLoader(Duration.ofMillis(LOAD_MILLIS));
+    try (SustainableCache<String> cache = cache();
+        SteadyLoad load = SteadyLoad.start(cache, keys, loader, THREADS,
+            REQUESTS_PER_SECOND_PER_THREAD, "steady-load")) {
+      awaitCachingWithoutLoads(cache, WARM_UP_PATIENCE, "the cache to warm up");
+      assertThat(cache.storeNodeStates()).as("nodes out before the fault").doesNotContainValue(true);
+
+      proxy.blackhole();
+      load.nextPhase(); // see the server-down test
+      long loadsBefore = loader.loads();
+      CacheStats before = cache.stats();
+      letTimePass(FAULTY_FOR);
+      SteadyLoad.Phase hung = load.nextPhase();
+      CacheStats duringHang = cache.stats().minus(before);
+      long loadsDuringHang = loader.loads() - loadsBefore;
+      boolean outDuringHang = cache.storeNodeStates().containsValue(true);
+
+      proxy.passThrough();
+      long recoveryMillis = awaitCachingWithoutLoads(cache, RECOVERY_PATIENCE,
+          "caching to resume after the server answered again");
+      report("hanging server, node out", hung, loadsDuringHang, duringHang, recoveryMillis);
+
+      long ifEveryGetWaited = THREADS * (FAULTY_FOR.toMillis() / OPERATION_TIMEOUT.toMillis() + 1);
+      assertCallersSawOnlyLoadedValues(hung);
+      assertThat(hung.requests())
+          .as("gets completed during the %d ms hang (if each waited for the %d ms timeout: at"
+              + " most %d)", FAULTY_FOR.toMillis(), OPERATION_TIMEOUT.toMillis(), ifEveryGetWaited)
+          .isGreaterThan(2 * ifEveryGetWaited);
+      assertThat(duringHang.storeRejectedCount()).as("operations failed at once, not sent")
+          .isPositive();
+      assertThat(outDuringHang).as("the node was out during the hang").isTrue();
+      assertThat(duringHang.outageLoadCount()).as("loads for reads that failed").isPositive();
+      assertRecoveredInTime(recoveryMillis);
+      assertThat(cache.storeNodeStates()).as("nodes out after recovery").doesNotContainValue(true);
+      assertThat(loader.maxConcurrentLoadsOfOneKey())
+          .as("the most loads of one key that ran at the same time; first overlap: %s",
+              loader.firstOverlap())
+          .isEqualTo(1);
+    }
+  }
+
   private void driveThroughAFault(String scenario, Runnable fault) throws Exception {
     CountingLoader loader = new CountingLoader(Duration.ofMillis(LOAD_MILLIS));
     try (SustainableCache<String> cache = cache();

@@ -22,7 +22,8 @@ public class SustainableCacheSettings {
    * invalidation owed), max-clock-skew, ttl-jitter,
    * max-value-size, refresh-batch (maxKeys:maxDelay), close-timeout, fence-timeout, near-cache
    * (maximumSize:staleness[:sampling]), near-cache-copy (true or false), invalidate-all-bound
-   * (default 1s without near-cache: clear() on every store). Durations: 500ms, 30s,
+   * (default 1s without near-cache: clear() on every store), store-probe-interval (default
+   * 500ms; 0 turns the node breakers off), outage-reuse (default 50ms). Durations: 500ms, 30s,
    * 10m, 2h, 1d or ISO-8601. Keys match ignoring case, dashes and underscores, in every form
    * Spring Boot binds: near-cache in properties or YAML, SUSTAINABLECACHE_SETTINGS_NEAR_CACHE or
    * ..._NEARCACHE in the environment.

@@ -334,6 +334,8 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("near-cache", "100:1s");
     every.put("near-cache-copy", "true");
     every.put("invalidate-all-bound", "2s");
+    every.put("store-probe-interval", "250ms");
+    every.put("outage-reuse", "100ms");
     return every;
   }
 

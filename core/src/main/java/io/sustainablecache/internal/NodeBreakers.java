@@ -1,0 +1,515 @@
+package io.sustainablecache.internal;
+
+import io.sustainablecache.Ticker;
+import io.sustainablecache.spi.CacheStore;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.PartialReadException;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.spi.StoreNodes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
+
+/**
+ * Stops waiting for a node that does not answer (issue 31, part 1): a decorator of the cache's
+ * store, below everything else, with one breaker per node of the store ({@link
+ * CacheStore#nodes()}), or one for the whole store when it names no nodes.
+ *
+ * <p>After {@value #FAILURES_TO_OPEN} operations of a node have failed in a row (timed out, most
+ * often: a hung server, a partition), the node's breaker opens: its operations fail at once with
+ * a {@link StoreException} and are not sent, so reads of its keys go to the loader without
+ * waiting an operation timeout each, and writes are skipped as after any store failure. Every
+ * {@code probeInterval} one operation is let through as the probe (and a probe that fails puts
+ * the next one an interval after its failure); the first operation of the node that succeeds
+ * (the probe's, or a late answer) closes the breaker. A failure of an
+ * operation sent before the breaker last closed does not count. So a hung node costs each cache
+ * two operation timeouts (and one per probe interval for the probing caller), and the cache is
+ * served from the node again at most {@code probeInterval} plus a round trip after it answers.
+ *
+ * <p>Time is the cache's {@link Ticker}; nothing here blocks or schedules. A success costs one
+ * volatile read per operation (the breaker's state); a failure takes the breaker's lock.
+ * Thread-safe.
+ */
+final class NodeBreakers implements CacheStore {
+
+  /** Failures in a row that open a node's breaker. */
+  static final int FAILURES_TO_OPEN = 2;
+
+  /** The id of the one breaker of a store that names no nodes. */
+  static final String WHOLE_STORE = "store";
+
+  private final CacheStore store;
+  private final Ticker ticker;
+  private final long probeNanos;
+  private final StatsCounter stats;
+  /**
+   * Every breaker made so far, by node id in the order first seen; the whole store's under
+   * {@link #WHOLE_STORE}. Guarded by itself: changed only when the node list changes.
+   */
+  private final Map<String, Breaker> byId = new LinkedHashMap<>();
+  /** The whole store's breaker; {@code null} for a store that names its nodes. */
+  private final Breaker whole;
+  /** The store's last node snapshot and its breakers by index; {@code null} without nodes. */
+  private volatile Routing routing;
+
+  private NodeBreakers(CacheStore store, Duration probeInterval, Ticker ticker,
+      StatsCounter stats) {
+    this.store = store;
+    this.ticker = ticker;
+    this.probeNanos = probeInterval.toNanos();
+    this.stats = stats;
+    if (routing() == null) { // the nodes known at start have their breakers from the start
+      byId.put(WHOLE_STORE, new Breaker(WHOLE_STORE));
+    }
+    this.whole = byId.get(WHOLE_STORE);
+  }
+
+  /**
+   * The store guarded by breakers, or the store itself when {@code probeInterval} is zero (off).
+   */
+  static CacheStore of(CacheStore store, Duration probeInterval, Ticker ticker,
+      StatsCounter stats) {
+    return probeInterval.isZero() ? store : new NodeBreakers(store, probeInterval, ticker, stats);
+  }
+
+  /**
+   * The nodes whose breakers exist, each with whether its operations fail at once now (its
+   * breaker is open); in the order they were first seen.
+   */
+  Map<String, Boolean> states() {
+    Map<String, Boolean> states = new LinkedHashMap<>();
+    synchronized (byId) {
+      byId.forEach((id, breaker) -> states.put(id, breaker.open));
+    }
+    return states;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Routing
+
+  /** A node snapshot and the breaker of each of its nodes. */
+  private record Routing(StoreNodes nodes, Breaker[] breakers, StoreNodes guarded) {}
+
+  /** The routing of the store's current snapshot, or {@code null} when it names no nodes. */
+  private Routing routing() {
+    Optional<StoreNodes> current = store.nodes();
+    if (current.isEmpty()) {
+      return null;
+    }
+    Routing known = routing;
+    StoreNodes nodes = current.get();
+    if (known != null && known.nodes == nodes) {
+      return known;
+    }
+    List<String> ids = nodes.ids();
+    Breaker[] breakers = new Breaker[ids.size()];
+    CacheStore[] pinned = new CacheStore[ids.size()];
+    synchronized (byId) {
+      for (int i = 0; i < breakers.length; i++) {
+        breakers[i] = byId.computeIfAbsent(ids.get(i), Breaker::new);
+      }
+    }
+    for (int i = 0; i < breakers.length; i++) {
+      pinned[i] = new Pinned(nodes.on(i), breakers[i]);
+    }
+    Routing made = new Routing(nodes, breakers, new GuardedNodes(nodes, pinned));
+    routing = made;
+    return made;
+  }
+
+  /** The breaker of a key's node: its node's, or the whole store's. */
+  private Breaker breakerOf(Routing routing, String key) {
+    if (routing == null) {
+      return whole;
+    }
+    int node = routing.nodes.nodeOf(key);
+    // A key the snapshot no longer routes: the client's list changed since; no breaker holds it.
+    return node < 0 ? null : routing.breakers[node];
+  }
+
+  private <T> CompletableFuture<T> guarded(String key, Supplier<CompletableFuture<T>> operation) {
+    return guarded(breakerOf(routing(), key), operation);
+  }
+
+  private <T> CompletableFuture<T> guarded(Breaker breaker,
+      Supplier<CompletableFuture<T>> operation) {
+    if (breaker == null) {
+      return operation.get();
+    }
+    long epoch = breaker.admit(ticker.read());
+    if (epoch < 0) {
+      stats.increment(Counter.STORE_REJECTED);
+      return CompletableFuture.failedFuture(breaker.refusal());
+    }
+    return reported(operation.get(), failure -> breaker.completed(epoch, failure));
+  }
+
+  /**
+   * A future that completes as {@code sent} does, after {@code report} has seen the outcome: so
+   * that what the caller does next (a load's write-back after a probe's answer) meets the
+   * breaker as the answer left it. Cancelling it cancels {@code sent}.
+   */
+  private static <T> CompletableFuture<T> reported(CompletableFuture<T> sent,
+      java.util.function.Consumer<Throwable> report) {
+    CompletableFuture<T> result = new CompletableFuture<>() {
+      @Override
+      public boolean cancel(boolean mayInterruptIfRunning) {
+        sent.cancel(mayInterruptIfRunning);
+        return super.cancel(mayInterruptIfRunning);
+      }
+    };
+    sent.whenComplete((value, failure) -> {
+      report.accept(failure);
+      if (failure != null) {
+        result.completeExceptionally(failure);
+      } else {
+        result.complete(value);
+      }
+    });
+    return result;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The store
+
+  @Override
+  public CompletableFuture<Optional<StoreItem>> gets(String key) {
+    return guarded(key, () -> store.gets(key));
+  }
+
+  /**
+   * Reads the keys of nodes whose breakers admit them with one {@code getsAll}; the keys of the
+   * others fail (a {@link PartialReadException} when some key was read), as a dead node's do.
+   */
+  @Override
+  public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+    if (keys.isEmpty()) {
+      return store.getsAll(keys);
+    }
+    Routing routing = routing();
+    long now = ticker.read();
+    Map<Breaker, Long> admitted = new HashMap<>(); // the epoch each node's part was sent in
+    Map<String, Breaker> sentKeys = new LinkedHashMap<>();
+    Set<String> refused = new LinkedHashSet<>();
+    Breaker refusing = null;
+    List<String> unrouted = new ArrayList<>();
+    for (String key : keys) {
+      Breaker breaker = breakerOf(routing, key);
+      if (breaker == null) {
+        unrouted.add(key);
+        continue;
+      }
+      Long epoch = admitted.get(breaker);
+      if (epoch == null) {
+        epoch = breaker == refusing ? -1L : breaker.admit(now);
+        if (epoch >= 0) {
+          admitted.put(breaker, epoch);
+        }
+      }
+      if (epoch < 0) {
+        refusing = breaker;
+        refused.add(key);
+        stats.increment(Counter.STORE_REJECTED);
+      } else {
+        sentKeys.put(key, breaker);
+      }
+    }
+    if (refused.isEmpty()) {
+      return record(store.getsAll(keys), admitted, sentKeys);
+    }
+    if (sentKeys.isEmpty() && unrouted.isEmpty()) {
+      return CompletableFuture.failedFuture(refusing.refusal());
+    }
+    List<String> sent = new ArrayList<>(sentKeys.keySet());
+    sent.addAll(unrouted);
+    StoreException refusal = refusing.refusal();
+    return record(store.getsAll(sent), admitted, sentKeys).handle((found, failure) -> {
+      Map<String, StoreItem> read = found;
+      Set<String> failed = new LinkedHashSet<>(refused);
+      if (failure != null) {
+        Throwable cause = unwrap(failure);
+        if (!(cause instanceof PartialReadException partial)) {
+          throw cause instanceof StoreException store ? store
+              : new StoreException("getsAll failed", cause);
+        }
+        read = partial.found();
+        failed.addAll(partial.failedKeys());
+      }
+      throw new PartialReadException("getsAll failed for " + failed.size() + " of " + keys.size()
+          + " keys: " + refusal.getMessage(), refusal, read, failed);
+    });
+  }
+
+  /** Tells each node's breaker how its part of a bulk read went, and returns the read. */
+  private CompletableFuture<Map<String, StoreItem>> record(
+      CompletableFuture<Map<String, StoreItem>> read, Map<Breaker, Long> admitted,
+      Map<String, Breaker> sentKeys) {
+    return reported(read, failure -> {
+      Set<Breaker> failedNodes = new java.util.HashSet<>();
+      if (failure != null && unwrap(failure) instanceof PartialReadException partial) {
+        for (String key : partial.failedKeys()) {
+          Breaker breaker = sentKeys.get(key);
+          if (breaker != null) {
+            failedNodes.add(breaker);
+          }
+        }
+      } else if (failure != null) {
+        failedNodes.addAll(admitted.keySet());
+      }
+      admitted.forEach((breaker, epoch) ->
+          breaker.completed(epoch, failedNodes.contains(breaker) ? failure : null));
+    });
+  }
+
+  @Override
+  public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+    return guarded(key, () -> store.add(key, value, exptime));
+  }
+
+  @Override
+  public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+    return guarded(key, () -> store.set(key, value, exptime));
+  }
+
+  @Override
+  public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+      int exptime) {
+    return guarded(key, () -> store.cas(key, casToken, value, exptime));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> delete(String key) {
+    return guarded(key, () -> store.delete(key));
+  }
+
+  @Override
+  public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+    return guarded(key, () -> store.incr(key, delta, initial, exptime));
+  }
+
+  @Override
+  public boolean hasCounters() {
+    return store.hasCounters();
+  }
+
+  /** Sent to every node: not guarded (a node whose breaker is open fails it as the client does). */
+  @Override
+  public CompletableFuture<Void> flushPrefix(String prefix) {
+    return store.flushPrefix(prefix);
+  }
+
+  @Override
+  public boolean isCompletionThread(Thread thread) {
+    return store.isCompletionThread(thread);
+  }
+
+  /** The store's nodes, each node's own store guarded by that node's breaker. */
+  @Override
+  public Optional<StoreNodes> nodes() {
+    Routing current = routing();
+    return current == null ? Optional.empty() : Optional.of(current.guarded);
+  }
+
+  @Override
+  public int maxKeyLength() {
+    return store.maxKeyLength();
+  }
+
+  @Override
+  public String toString() {
+    return store.toString();
+  }
+
+  private static Throwable unwrap(Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // One node
+
+  /** A node snapshot whose per-node stores go through the nodes' breakers. */
+  private record GuardedNodes(StoreNodes nodes, CacheStore[] pinned) implements StoreNodes {
+    @Override
+    public List<String> ids() {
+      return nodes.ids();
+    }
+
+    @Override
+    public int nodeOf(String key) {
+      return nodes.nodeOf(key);
+    }
+
+    @Override
+    public CacheStore on(int node) {
+      if (node < 0 || node >= pinned.length) {
+        throw new IndexOutOfBoundsException(node);
+      }
+      return pinned[node];
+    }
+  }
+
+  /** One node's store (the near cache's log on it) behind that node's breaker. */
+  private final class Pinned implements CacheStore {
+    private final CacheStore node;
+    private final Breaker breaker;
+
+    Pinned(CacheStore node, Breaker breaker) {
+      this.node = node;
+      this.breaker = breaker;
+    }
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      return guarded(breaker, () -> node.gets(key));
+    }
+
+    @Override
+    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      return guarded(breaker, () -> node.getsAll(keys));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      return guarded(breaker, () -> node.add(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return guarded(breaker, () -> node.set(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return guarded(breaker, () -> node.cas(key, casToken, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      return guarded(breaker, () -> node.delete(key));
+    }
+
+    @Override
+    public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
+      return guarded(breaker, () -> node.incr(key, delta, initial, exptime));
+    }
+
+    @Override
+    public boolean hasCounters() {
+      return node.hasCounters();
+    }
+
+    @Override
+    public boolean isCompletionThread(Thread thread) {
+      return node.isCompletionThread(thread);
+    }
+
+    @Override
+    public int maxKeyLength() {
+      return node.maxKeyLength();
+    }
+  }
+
+  /**
+   * One node's breaker. Closed: operations are sent, failures in a row counted. Open: operations
+   * fail at once, except one probe per probe interval. Any success closes it.
+   */
+  private final class Breaker {
+    private final String node;
+    /** Read without the lock on every operation; written under it. */
+    private volatile boolean open;
+    /** Failures in a row; read without the lock by a success, written under it. */
+    private volatile int failures;
+    /** Changes each time the breaker closes; failures of operations sent before do not count. */
+    private volatile long epoch;
+    /** When the next probe may go, ticker nanos; guarded by this. */
+    private long nextProbe;
+
+    Breaker(String node) {
+      this.node = node;
+    }
+
+    /** The epoch an operation starting now is sent in, or -1 if it must fail at once. */
+    long admit(long now) {
+      if (!open) {
+        return epoch;
+      }
+      synchronized (this) {
+        if (!open) {
+          return epoch;
+        }
+        if (now - nextProbe < 0) {
+          return -1;
+        }
+        nextProbe = now + probeNanos; // this operation is the probe
+        return epoch;
+      }
+    }
+
+    /** An operation sent in {@code sentIn} completed, with {@code failure} or without. */
+    void completed(long sentIn, Throwable failure) {
+      boolean storeFailure = failure != null && unwrap(failure) instanceof StoreException;
+      if (!storeFailure) {
+        if (failure == null && (open || failures != 0)) {
+          closed();
+        }
+        return; // a cancelled operation says nothing about the node
+      }
+      synchronized (this) {
+        if (sentIn != epoch) {
+          return;
+        }
+        if (open) { // a probe failed: the next one an interval from now, one probe at a time
+          long next = ticker.read() + probeNanos;
+          if (next - nextProbe > 0) {
+            nextProbe = next;
+          }
+          return;
+        }
+        if (++failures >= FAILURES_TO_OPEN) {
+          open = true;
+          nextProbe = ticker.read() + probeNanos;
+          Log.LOGGER.warn("Store node {} failed {} operations in a row (last: {}); its operations"
+              + " fail at once, so reads of its keys load without waiting, until it answers a"
+              + " probe (one operation every {} ms)", node, failures,
+              unwrap(failure).getMessage(), probeNanos / 1_000_000);
+        }
+      }
+    }
+
+    private void closed() {
+      boolean reopened;
+      synchronized (this) {
+        reopened = open;
+        failures = 0;
+        if (open) {
+          open = false;
+          epoch++;
+        }
+      }
+      if (reopened) {
+        Log.LOGGER.info("Store node {} answers again; its operations are sent again", node);
+      }
+    }
+
+    StoreException refusal() {
+      return new StoreException("store node " + node + " did not answer its last "
+          + FAILURES_TO_OPEN + " operations; failed at once, not sent, until it answers a probe");
+    }
+  }
+}

@@ -1,0 +1,307 @@
+package io.sustainablecache.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sustainablecache.AsyncLoader;
+import io.sustainablecache.Loader;
+import io.sustainablecache.RefreshPolicyTest;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.spi.StoreItem;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.ForwardingStore;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import io.sustainablecache.testing.ManualScheduler;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 31, parts 1 and 3: a node that hangs, fails or answers again, in virtual time. After two
+ * operations of a node failed in a row its operations fail at once (reads load without waiting),
+ * one operation per probe interval goes out as the probe, and the first answer makes the node
+ * used again; while reads fail, the loader runs at most once per {@code outageReuse} per key.
+ */
+final class HungNodeTest {
+
+  private static final Duration PROBE = Duration.ofMillis(500);
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final HangingStore store = new HangingStore(InMemoryStore.create(clock));
+  private final ManualExecutor executor = new ManualExecutor();
+  private final AtomicInteger loads = new AtomicInteger();
+
+  private SustainableCache<String> cache() {
+    return SustainableCache.builder(store).namespace("h").ttl(Duration.ofMinutes(10))
+        .codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock).ticker(clock.ticker())
+        .random(RefreshPolicyTest.fixed(0.5)).build();
+  }
+
+  private AsyncLoader<String> loader() {
+    return key -> CompletableFuture.completedFuture(key + "#" + loads.incrementAndGet());
+  }
+
+  @Test
+  void aHungStore_costsTwoTimeouts_thenReadsLoadAtOnce_untilAProbeAnswers() {
+    try (SustainableCache<String> cache = cache()) {
+      assertThat(cache.storeNodeStates()).containsExactly(Map.entry("store", false));
+      store.hang();
+      for (String key : List.of("a", "b")) { // two reads wait for their timeouts
+        CompletableFuture<String> read = cache.getAsync(key, loader());
+        assertThat(read).isNotDone();
+        store.timeOutAll();
+        assertThat(read.join()).isEqualTo(key + "#" + loads.get());
+      }
+      assertThat(cache.storeNodeStates()).containsExactly(Map.entry("store", true));
+
+      long sent = store.sent.get();
+      CompletableFuture<String> fast = cache.getAsync("c", loader());
+      assertThat(fast).isCompletedWithValue("c#3"); // not sent: loaded at once
+      assertThat(store.sent.get()).isEqualTo(sent);
+      assertThat(cache.stats().storeRejectedCount()).isPositive();
+
+      clock.advance(PROBE);
+      CompletableFuture<String> probe = cache.getAsync("d", loader());
+      assertThat(probe).isNotDone(); // the probe waits for the store
+      assertThat(cache.getAsync("e", loader())).isCompletedWithValue("e#4"); // others do not
+      assertThat(store.sent.get()).isEqualTo(sent + 1);
+
+      store.answer(); // the node answers the probe (a miss), and is used again
+      assertThat(probe.join()).isEqualTo("d#5");
+      executor.runAll(); // its write-back: the read was answered after getAsync returned
+      assertThat(cache.storeNodeStates()).containsExactly(Map.entry("store", false));
+      assertThat(cache.getAsync("d", loader())).isCompletedWithValue("d#5"); // a hit
+    }
+  }
+
+  @Test
+  void aProbeThatTimesOut_keepsTheNodeOut_forAnotherInterval() {
+    try (SustainableCache<String> cache = cache()) {
+      store.hang();
+      for (String key : List.of("a", "b")) {
+        cache.getAsync(key, loader());
+        store.timeOutAll();
+      }
+      clock.advance(PROBE);
+      CompletableFuture<String> probe = cache.getAsync("p", loader());
+      clock.advance(Duration.ofMillis(700));
+      store.timeOutAll(); // the probe's timeout
+      assertThat(probe.join()).startsWith("p#");
+      assertThat(cache.storeNodeStates()).containsEntry("store", true);
+      long sent = store.sent.get();
+      clock.advance(Duration.ofMillis(400)); // less than an interval since the probe failed ...
+      cache.getAsync("q", loader());
+      assertThat(store.sent.get()).isEqualTo(sent); // ... so no second probe yet
+      clock.advance(Duration.ofMillis(100));
+      cache.getAsync("r", loader());
+      assertThat(store.sent.get()).isEqualTo(sent + 1);
+    }
+  }
+
+  @Test
+  void failuresOfOperationsSentBeforeTheNodeAnsweredAgain_doNotTakeItOutAgain() {
+    try (SustainableCache<String> cache = cache()) {
+      store.hang();
+      for (String key : List.of("a", "b", "c", "d")) {
+        cache.getAsync(key, loader());
+      }
+      CompletableFuture<?> late1 = store.pending.poll(); // a and b: sent before the node is out
+      CompletableFuture<?> late2 = store.pending.poll();
+      store.timeOutAll(); // c and d: two failures in a row
+      assertThat(cache.storeNodeStates()).containsEntry("store", true);
+      clock.advance(PROBE);
+      CompletableFuture<String> probe = cache.getAsync("p", loader());
+      store.answer();
+      assertThat(probe.join()).startsWith("p#");
+      late1.completeExceptionally(new StoreException("timed out long ago"));
+      late2.completeExceptionally(new StoreException("timed out long ago"));
+      assertThat(cache.storeNodeStates()).containsEntry("store", false);
+    }
+  }
+
+  @Test
+  void whileReadsFailAtOnce_aHotKeyLoadsAtMostOncePerOutageReuse() {
+    try (SustainableCache<String> cache = cache()) {
+      store.fail();
+      for (int ms = 0; ms < 1_000; ms++) { // 1,000 reads in one second, each failing at once
+        assertThat(cache.getAsync("hot", loader()).join()).startsWith("hot#");
+        clock.advance(Duration.ofMillis(1));
+      }
+      assertThat(loads.get()).isBetween(19, 20); // one per 50 ms
+      assertThat(cache.stats().outageLoadCount()).isEqualTo(loads.get());
+    }
+  }
+
+  @Test
+  void anInvalidateOnThisInstance_endsTheReuseAtOnce() {
+    try (SustainableCache<String> cache = cache()) {
+      store.fail();
+      assertThat(cache.getAsync("hot", loader()).join()).isEqualTo("hot#1");
+      assertThat(cache.getAsync("hot", loader()).join()).isEqualTo("hot#1"); // reused
+      try {
+        cache.invalidate("hot");
+      } catch (StoreException expected) {
+        // the store is down: the invalidation did not reach it, but this instance saw it
+      }
+      assertThat(cache.getAsync("hot", loader()).join()).isEqualTo("hot#2");
+    }
+  }
+
+  @Test
+  void withTheBreakersOff_everyOperationWaitsForTheStore() {
+    try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("h")
+        .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+        .clock(clock).ticker(clock.ticker()).storeProbeInterval(Duration.ZERO).build()) {
+      store.hang();
+      for (int i = 0; i < 5; i++) {
+        assertThat(cache.getAsync("k" + i, loader())).isNotDone();
+        store.timeOutAll();
+      }
+      assertThat(cache.storeNodeStates()).isEmpty();
+      assertThat(cache.stats().storeRejectedCount()).isZero();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // A cluster: one node out, the others served
+
+  @Test
+  void aDeadNodeOfACluster_isOutAlone_andItsKeysOfAGetAllAreNotSent() {
+    ClusterStore cluster = new ClusterStore(clock, 3);
+    ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
+    try (SustainableCache<String> cache = SustainableCache.builder(cluster).namespace("c")
+        .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+        .clock(clock).ticker(clock.ticker()).scheduler(scheduler)
+        .random(FixedRandom.neverEarly(new SplittableRandom(31))).build()) {
+      String on0 = cluster.keyOn(0, "c", "k");
+      String on1 = cluster.keyOn(1, "c", "k");
+      Loader<String> sync = key -> key + "#" + loads.incrementAndGet();
+      cache.get(on0, sync);
+      cache.get(on1, sync);
+      cluster.kill(0);
+      io.sustainablecache.BulkLoader<String> bulk = keys -> keys.stream().collect(
+          java.util.stream.Collectors.toMap(k -> k, k -> k + "#" + loads.incrementAndGet()));
+      cache.get(on0, sync); // a hit on node 0 fails: the first failure
+      cache.getAll(List.of(on0, on1), bulk); // the second, in a bulk read
+      assertThat(cache.storeNodeStates().values()).containsExactly(true, false, false);
+
+      long before = cluster.operationsOn(0);
+      clock.advance(Duration.ofMillis(100)); // past the outage reuse of the last load of on0
+      int loadsBefore = loads.get();
+      Map<String, String> page = cache.getAll(List.of(on0, on1), bulk);
+      assertThat(page.get(on1)).isEqualTo(on1 + "#2"); // node 1 still serves its key
+      assertThat(page.get(on0)).isEqualTo(on0 + "#" + (loadsBefore + 1)); // node 0's loads
+      assertThat(cluster.operationsOn(0)).isEqualTo(before); // and is not even asked
+
+      cluster.heal(0);
+      clock.advance(PROBE);
+      cache.get(on0, sync); // the probe answers
+      assertThat(cache.storeNodeStates().values()).containsExactly(false, false, false);
+    }
+  }
+
+  /**
+   * A store that answers through its delegate, or, while hung, holds every operation until the
+   * test times it out or lets the delegate answer it; while failing, fails every operation at
+   * once. Counts what it was sent.
+   */
+  private static final class HangingStore extends ForwardingStore {
+    final ConcurrentLinkedQueue<CompletableFuture<?>> pending = new ConcurrentLinkedQueue<>();
+    final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
+    final AtomicInteger sent = new AtomicInteger();
+    private volatile int mode; // 0 answer, 1 hang, 2 fail at once
+
+    HangingStore(InMemoryStore delegate) {
+      super(delegate);
+    }
+
+    void hang() {
+      mode = 1;
+    }
+
+    void fail() {
+      mode = 2;
+    }
+
+    void timeOutAll() {
+      CompletableFuture<?> held;
+      while ((held = pending.poll()) != null) {
+        held.completeExceptionally(new StoreException("timed out after 700 ms"));
+      }
+      answers.clear();
+    }
+
+    /** Answers every held operation through the delegate, and answers from now on. */
+    void answer() {
+      mode = 0;
+      pending.clear();
+      Runnable answer;
+      while ((answer = answers.poll()) != null) {
+        answer.run();
+      }
+    }
+
+    private <T> CompletableFuture<T> op(Supplier<CompletableFuture<T>> real) {
+      sent.incrementAndGet();
+      if (mode == 2) {
+        return CompletableFuture.failedFuture(new StoreException("connection refused"));
+      }
+      if (mode == 0) {
+        return real.get();
+      }
+      CompletableFuture<T> held = new CompletableFuture<>();
+      pending.add(held);
+      answers.add(() -> real.get().whenComplete((v, t) -> {
+        if (t != null) {
+          held.completeExceptionally(t);
+        } else {
+          held.complete(v);
+        }
+      }));
+      return held;
+    }
+
+    @Override
+    public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      return op(() -> super.gets(key));
+    }
+
+    @Override
+    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      return op(() -> super.getsAll(keys));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+      return op(() -> super.add(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
+      return op(() -> super.set(key, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
+        int exptime) {
+      return op(() -> super.cas(key, casToken, value, exptime));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> delete(String key) {
+      return op(() -> super.delete(key));
+    }
+  }
+}

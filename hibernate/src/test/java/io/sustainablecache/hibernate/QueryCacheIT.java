@@ -5,7 +5,6 @@ import static io.sustainablecache.hibernate.Hibernates.inTransaction;
 import static io.sustainablecache.hibernate.Hibernates.regionFactory;
 import static io.sustainablecache.hibernate.Hibernates.statements;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
@@ -157,12 +156,15 @@ class QueryCacheIT {
 
     assertThat(statementsOf(instance, () -> assertThat(codes(instance)).containsExactly("A")))
         .as("no result is up to date without the timestamps").isPositive();
-    // NONSTRICT goes on when its invalidation fails; the table's timestamp must be written
-    assertThatThrownBy(() -> inTransaction(instance,
-            s -> s.find(NonstrictCoupon.class, 1L).code("B")))
-        .hasStackTraceContaining("update timestamp of NonstrictCoupon could not be written");
-    assertThat(Hibernates.find(instance, NonstrictCoupon.class, 1).code()).as("rolled back")
-        .isEqualTo("A");
+    // A change commits with memcached down (issue 31, part 2): the table's timestamp that could
+    // not be written is owed (a tombstone once the store answers, which reads as "updated now",
+    // so no cached result counts as up to date), and this instance's queries go on answering
+    // from the database
+    inTransaction(instance, s -> s.find(NonstrictCoupon.class, 1L).code("B"));
+    assertThat(Hibernates.find(instance, NonstrictCoupon.class, 1).code()).as("committed")
+        .isEqualTo("B");
+    assertThat(statementsOf(instance, () -> assertThat(codes(instance)).containsExactly("A")))
+        .as("queries still answered by the database").isPositive();
   }
 
 

@@ -11,8 +11,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A store that forwards every call to another one: the base of the cache's own decorators of its
- * store ({@link OwedInvalidations}, the gate of reads; {@link PendingWrites}, the count of
- * writes), which override what they change. Thread-safe if the store is.
+ * store ({@link NodeBreakers}, the nodes' breakers; {@link OwedInvalidations}, the gate of reads;
+ * {@link PendingWrites}, the count of writes), which override what they change. Thread-safe if the store is.
  */
 abstract class DelegatingStore implements CacheStore {
 

@@ -41,7 +41,7 @@ import java.util.function.Supplier;
  * volatile read per operation (the breaker's state); a failure takes the breaker's lock.
  * Thread-safe.
  */
-final class NodeBreakers implements CacheStore {
+final class NodeBreakers extends DelegatingStore {
 
   /** Failures in a row that open a node's breaker. */
   static final int FAILURES_TO_OPEN = 2;
@@ -49,7 +49,6 @@ final class NodeBreakers implements CacheStore {
   /** The id of the one breaker of a store that names no nodes. */
   static final String WHOLE_STORE = "store";
 
-  private final CacheStore store;
   private final Ticker ticker;
   private final long probeNanos;
   private final StatsCounter stats;
@@ -65,7 +64,7 @@ final class NodeBreakers implements CacheStore {
 
   private NodeBreakers(CacheStore store, Duration probeInterval, Ticker ticker,
       StatsCounter stats) {
-    this.store = store;
+    super(store);
     this.ticker = ticker;
     this.probeNanos = probeInterval.toNanos();
     this.stats = stats;
@@ -298,37 +297,14 @@ final class NodeBreakers implements CacheStore {
     return guarded(key, () -> store.incr(key, delta, initial, exptime));
   }
 
-  @Override
-  public boolean hasCounters() {
-    return store.hasCounters();
-  }
-
-  /** Sent to every node: not guarded (a node whose breaker is open fails it as the client does). */
-  @Override
-  public CompletableFuture<Void> flushPrefix(String prefix) {
-    return store.flushPrefix(prefix);
-  }
-
-  @Override
-  public boolean isCompletionThread(Thread thread) {
-    return store.isCompletionThread(thread);
-  }
+  // flushPrefix, sent to every node, is forwarded unguarded (DelegatingStore): a node whose
+  // breaker is open fails it as the client does.
 
   /** The store's nodes, each node's own store guarded by that node's breaker. */
   @Override
   public Optional<StoreNodes> nodes() {
     Routing current = routing();
     return current == null ? Optional.empty() : Optional.of(current.guarded);
-  }
-
-  @Override
-  public int maxKeyLength() {
-    return store.maxKeyLength();
-  }
-
-  @Override
-  public String toString() {
-    return store.toString();
   }
 
   private static Throwable unwrap(Throwable failure) {

@@ -1,7 +1,6 @@
 package io.sustainablecache.internal;
 
 import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import javax.crypto.Mac;
@@ -109,10 +108,14 @@ final class EntrySeal {
     return false;
   }
 
+  /** Whether the tag after {@code body} is the key's, compared in constant time, in place. */
   private static boolean matches(Mac key, byte[] bytes, int body) {
     byte[] expected = tag(key, bytes, body);
-    byte[] found = java.util.Arrays.copyOfRange(bytes, body, body + Envelope.TAG_SIZE);
-    return MessageDigest.isEqual(java.util.Arrays.copyOf(expected, Envelope.TAG_SIZE), found);
+    int difference = 0;
+    for (int i = 0; i < Envelope.TAG_SIZE; i++) {
+      difference |= expected[i] ^ bytes[body + i];
+    }
+    return difference == 0;
   }
 
   private static byte[] tag(Mac prototype, byte[] data, int length) {

@@ -33,7 +33,7 @@ final class SpringScenarioIT {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     PrintStream print = new PrintStream(bytes, true, StandardCharsets.UTF_8);
 
-    int status = SpringScenario.run(new String[] {"--spring", "--rounds", "2", "--idle", "7",
+    int status = SpringScenario.run(new String[] {"--spring", "--rounds", "1", "--idle", "3",
         "--query-ms", Integer.toString(QUERY_MILLIS)}, print);
 
     String report = bytes.toString(StandardCharsets.UTF_8);

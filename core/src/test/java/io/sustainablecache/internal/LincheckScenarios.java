@@ -19,10 +19,10 @@ final class LincheckScenarios {
 
   /**
    * How much more the model checks explore than the build does: {@code
-   * -Dsustainablecache.lincheck.scale=N} runs N times more random scenarios, each under N times
+   * -Dsustainablecache.test.scale=N} runs N times more random scenarios, each under N times
    * more interleavings (so about N&sup2; times longer).
    */
-  static final int SCALE = Integer.getInteger("sustainablecache.lincheck.scale", 1);
+  static final int SCALE = Integer.getInteger("sustainablecache.test.scale", 1);
 
   /**
    * How long one invocation may run before Lincheck reports "The execution has hung",

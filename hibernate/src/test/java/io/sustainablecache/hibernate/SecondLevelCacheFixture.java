@@ -52,8 +52,12 @@ abstract class SecondLevelCacheFixture {
   }
 
   CacheStore store(MemcachedServer server) {
-    CacheStoreFactory.OpenedStore opened = Hibernates.open(server.address(),
-        Duration.ofSeconds(1));
+    return store(server, Duration.ofSeconds(1));
+  }
+
+  /** A store over its own client whose operations time out after {@code timeout}. */
+  CacheStore store(MemcachedServer server, Duration timeout) {
+    CacheStoreFactory.OpenedStore opened = Hibernates.open(server.address(), timeout);
     closing.add(opened);
     return opened.store();
   }

@@ -57,8 +57,14 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 public abstract class SustainableCacheContract extends ServerContract {
 
-  static final int COLD_MISS_RACE_TRIALS = 10_000;
-  static final int READ_AFTER_INVALIDATE_TRIALS = 1_000;
+  /**
+   * How many more trials the two cross-host races run than the build does: {@code
+   * -Dsustainablecache.test.scale=N} (the build's 2,000 and 300 took 10,000 and 1,000 until
+   * 2026-11-29, 38 s of the ARCUS suite; the first test fails if the race never happened).
+   */
+  static final int SCALE = Integer.getInteger("sustainablecache.test.scale", 1);
+  static final int COLD_MISS_RACE_TRIALS = 2_000 * SCALE;
+  static final int READ_AFTER_INVALIDATE_TRIALS = 300 * SCALE;
   static final int LATE_ADD_TRIALS = 1_000;
   static final int LATE_ADD_TIMED_OUT_TRIALS = 5;
 

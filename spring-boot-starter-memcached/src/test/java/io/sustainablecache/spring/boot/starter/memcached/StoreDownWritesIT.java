@@ -59,7 +59,8 @@ import org.springframework.transaction.annotation.Transactional;
  * </ul>
  *
  * <p>{@code -Dstoredown.hang=10s -Dstoredown.kill=10s} runs the outage of docs/results.md
- * (default 5 s each, to keep the suite short).
+ * (default 3 s each, to keep the suite short: each phase outlasts the two operation timeouts
+ * that open the breaker).
  */
 final class StoreDownWritesIT {
 
@@ -69,9 +70,9 @@ final class StoreDownWritesIT {
   /** The most versions a key gets in one run: the writers' records are arrays of this size. */
   private static final int MAX_VERSIONS = 100_000;
   private static final Duration HANG = Duration.parse("PT"
-      + System.getProperty("storedown.hang", "5s").toUpperCase());
+      + System.getProperty("storedown.hang", "3s").toUpperCase());
   private static final Duration KILL = Duration.parse("PT"
-      + System.getProperty("storedown.kill", "5s").toUpperCase());
+      + System.getProperty("storedown.kill", "3s").toUpperCase());
 
   /** The service: titles read through the cache, renamed in transactions. */
   static class Titles {

@@ -356,9 +356,12 @@ public abstract class ClusterContract {
         assertThat(deadNearHits).as("near hits of the dead node's keys").isZero();
         assertThat(nearHits).as("near hits in %d reads of the surviving nodes' keys while %s is"
             + " dead", reads, victim).isGreaterThanOrEqualTo(reads * 9 / 10);
-        assertThat(reader.stats().nearPollFailureCount() - pollFailures)
-            .as("polls of the dead node that failed in %d ms", 3 * NEAR_DELTA_MILLIS)
-            .isGreaterThanOrEqualTo(2);
+        // The dead node's polls go on failing (each waits for its operation's failure, whose
+        // time on a loaded machine is not this test's to bound: 0 failed within 750 ms once,
+        // at load 12 on two cores).
+        await("two more failed polls of the dead node").atMost(PATIENCE)
+            .pollInterval(Duration.ofMillis(20))
+            .until(() -> reader.stats().nearPollFailureCount() - pollFailures >= 2);
         long recordFailures = writer.stats().nearRecordFailureCount();
         Map<String, String> threw = changeEach(writer, survivors, source);
         assertThat(threw).as("changes of the surviving nodes' keys that threw").isEmpty();

@@ -95,12 +95,19 @@ public abstract class FaultToleranceContract {
 
   /**
    * Slack on top of the computed bounds for thread scheduling, timer granularity and garbage
-   * collection on a loaded two-core CI machine: the bounds tell one store round trip from two,
-   * so the slack may be anything below one more operation timeout (300 ms). 250 ms leaves the
-   * assertion its meaning (a get that waited for a second timeout takes at least 605 ms, the
-   * bound is 555 ms) while tolerating a busy machine.
+   * collection: the bounds tell one store round trip from two, so on a machine that schedules
+   * promptly the slack may be anything below one more operation timeout (300 ms); with 250 ms a
+   * get that waited for a second timeout (at least 605 ms) exceeds the bound (555 ms). On a
+   * loaded machine the phase's measured scheduling delay is added, {@link #LATE_WAKE_UPS} times
+   * ({@link #bound}): at load 20 to 35 on two cores the fixed 250 ms alone was missed.
    */
   static final Duration SCHEDULING_MARGIN = Duration.ofMillis(250);
+
+  /**
+   * How many late wake-ups a get may suffer on top of its bound: its own thread, the client's
+   * timeout timer and the loader's completion each wait to be scheduled.
+   */
+  static final int LATE_WAKE_UPS = 3;
 
   /**
    * The longest a caller may wait for a get while the store does not answer: the read ({@code
@@ -367,12 +374,13 @@ public abstract class FaultToleranceContract {
       assertThat(faulty.maxWaitBeforeLoadNanos())
           .as("the longest wait of a get before it called the loader, ns")
           .isPositive()
-          .isLessThanOrEqualTo(WAIT_BEFORE_LOAD_BOUND.toNanos());
+          .isLessThanOrEqualTo(bound(WAIT_BEFORE_LOAD_BOUND, faulty));
       assertThat(faulty.maxLatencyNanos())
-          .as("the longest get, ns (bound: the %d ms operation timeout, a %d ms load and %d ms"
-              + " of scheduling)", OPERATION_TIMEOUT.toMillis(), LOAD_MILLIS,
-              SCHEDULING_MARGIN.toMillis())
-          .isLessThanOrEqualTo(GET_BOUND_WHEN_THE_STORE_DOES_NOT_ANSWER.toNanos());
+          .as("the longest get, ns (bound: the %d ms operation timeout, a %d ms load, %d ms"
+              + " of scheduling and %d times the phase's latest wake-up, %d ms)",
+              OPERATION_TIMEOUT.toMillis(), LOAD_MILLIS, SCHEDULING_MARGIN.toMillis(),
+              LATE_WAKE_UPS, TimeUnit.NANOSECONDS.toMillis(faulty.maxLatenessNanos()))
+          .isLessThanOrEqualTo(bound(GET_BOUND_WHEN_THE_STORE_DOES_NOT_ANSWER, faulty));
       assertThat(loader.maxConcurrentLoadsOfOneKey())
           .as("the most loads of one key that ran at the same time; first overlap: %s",
               loader.firstOverlap())
@@ -485,5 +493,14 @@ public abstract class FaultToleranceContract {
         .filter(name -> !PROCESS_WIDE_THREADS.matcher(name).matches())
         .sorted()
         .toList();
+  }
+
+  /**
+   * A bound on a time measured in {@code phase}, ns: {@code base} plus {@link #LATE_WAKE_UPS}
+   * times the latest wake-up the phase's probe saw, so that it holds on a loaded machine and
+   * keeps its meaning (one round trip, not two) on a quiet one.
+   */
+  private static long bound(Duration base, SteadyLoad.Phase phase) {
+    return base.toNanos() + LATE_WAKE_UPS * phase.maxLatenessNanos();
   }
 }

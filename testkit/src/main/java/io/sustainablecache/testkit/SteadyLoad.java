@@ -31,6 +31,9 @@ final class SteadyLoad implements AutoCloseable {
 
   private static final Duration STOP_PATIENCE = Duration.ofSeconds(10);
 
+  /** How long the lateness probe parks each time; see {@link Phase#maxLatenessNanos}. */
+  static final Duration PROBE_PARK = Duration.ofMillis(5);
+
   /**
    * What the callers saw in one phase.
    *
@@ -41,9 +44,11 @@ final class SteadyLoad implements AutoCloseable {
    * @param maxWaitBeforeLoadNanos the longest time from a request's start to the moment it called
    *     the loader on its own thread (a miss it led), or 0 if none did
    * @param firstError the first exception a caller saw, or {@code null}
+   * @param maxLatenessNanos how late, at most, a thread that parks for {@link #PROBE_PARK} woke
+   *     up in the phase: the machine's scheduling delay, for bounds derived from it
    */
   record Phase(long requests, long callerErrors, long wrongValues, long maxLatencyNanos,
-      long maxWaitBeforeLoadNanos, Throwable firstError) {
+      long maxWaitBeforeLoadNanos, Throwable firstError, long maxLatenessNanos) {
 
     long maxLatencyMillis() {
       return TimeUnit.NANOSECONDS.toMillis(maxLatencyNanos);
@@ -86,6 +91,9 @@ final class SteadyLoad implements AutoCloseable {
       thread.setDaemon(true);
       load.threads.add(thread);
     }
+    Thread probe = new Thread(load::probeLateness, threadName + "-lateness");
+    probe.setDaemon(true);
+    load.threads.add(probe);
     load.threads.forEach(Thread::start);
     return load;
   }
@@ -145,6 +153,18 @@ final class SteadyLoad implements AutoCloseable {
     }
   }
 
+  /** Parks for {@link #PROBE_PARK} again and again, recording how late it woke up. */
+  private void probeLateness() {
+    long deadline = System.nanoTime() + MAX_RUN.toNanos();
+    long park = PROBE_PARK.toNanos();
+    while (running && System.nanoTime() - deadline < 0) {
+      long before = System.nanoTime();
+      LockSupport.parkNanos(park);
+      long late = System.nanoTime() - before - park;
+      recorder.get().maxLateness.accumulateAndGet(late, Math::max);
+    }
+  }
+
   private void request() {
     Recorder phase = enterPhase();
     try {
@@ -197,6 +217,7 @@ final class SteadyLoad implements AutoCloseable {
     final LongAdder errors = new LongAdder();
     final AtomicLong maxLatency = new AtomicLong();
     final AtomicLong maxWaitBeforeLoad = new AtomicLong();
+    final AtomicLong maxLateness = new AtomicLong();
     final AtomicReference<Throwable> firstError = new AtomicReference<>();
     final AtomicInteger inFlight = new AtomicInteger();
 
@@ -220,7 +241,7 @@ final class SteadyLoad implements AutoCloseable {
           .pollInterval(Duration.ofMillis(5))
           .until(() -> inFlight.get() == 0);
       return new Phase(requests.sum(), errors.sum(), wrongValues.sum(), maxLatency.get(),
-          maxWaitBeforeLoad.get(), firstError.get());
+          maxWaitBeforeLoad.get(), firstError.get(), maxLateness.get());
     }
   }
 }

@@ -192,8 +192,10 @@ public final class KeyRegistryLinearizabilityTest {
   }
 
   /**
-   * The registry's state machine, sequentially, for a clock that stands still: per key, the
-   * flight in flight (by token) and the count of failures that keep it backing off.
+   * The registry's state machine, sequentially, for a clock that stands still: per key, its two
+   * records as the registry's transition table has them, the flight in flight (by token) and, of
+   * its memory, the count of failures that keep it backing off (no read fails on the store here,
+   * and no lease is taken: the memory's other parts stay empty).
    */
   public static final class Spec {
     private final Map<Integer, Long> flights = new HashMap<>();

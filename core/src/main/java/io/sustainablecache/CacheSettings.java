@@ -228,9 +228,9 @@ public final class CacheSettings {
   static final Setting<Duration> STORE_PROBE_INTERVAL = duration("store-probe-interval",
       Duration.ZERO, Duration.ofMinutes(1), s -> Duration.ofMillis(500));
 
-  /** {@link SustainableCacheBuilder#outageReuse}: off (zero) until it keeps the invalidation promise. */
+  /** {@link SustainableCacheBuilder#outageReuse}: 50 ms; zero turns it off. */
   static final Setting<Duration> OUTAGE_REUSE = duration("outage-reuse", Duration.ZERO,
-      Duration.ofSeconds(10), s -> Duration.ZERO);
+      Duration.ofSeconds(10), s -> Duration.ofMillis(50));
 
   // -------------------------------------------------------------------------------------------
 

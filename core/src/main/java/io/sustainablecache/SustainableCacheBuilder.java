@@ -575,9 +575,10 @@ public final class SustainableCacheBuilder<V> {
    * before the read began, instead of loading again. So while the store is down, the loader runs
    * at most about once per {@code reuse} per key per instance (with the 50 ms default: at most
    * 20 loads per second per hot key), and a read that failed on the store returns a value its
-   * loader read at most {@code reuse} before the read began. {@code put}, {@code invalidate} and
-   * {@code invalidateAll} on this instance end the reuse of the key's load at once; a change made
-   * on another instance is seen at most {@code reuse} later. Reads that do not fail on the store
+   * loader read at most {@code reuse} before the read began, and never one loaded before a
+   * {@code put}, {@code invalidate} or {@code invalidateAll} on this instance that returned
+   * before the read began (they end the reuse of the key's load at once); a change made on
+   * another instance is seen at most {@code reuse} later. Default 50 ms. Reads that do not fail on the store
    * are not affected. {@link Duration#ZERO}: a failed read shares only loads registered after it
    * began (one load per key per load time). With a near cache, its staleness bound is used when
    * it is longer.

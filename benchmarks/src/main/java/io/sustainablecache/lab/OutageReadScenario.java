@@ -220,9 +220,6 @@ final class OutageReadScenario {
               .namespace(namespace).ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8());
           if (variant == Variant.BREAKER_OFF) {
             builder.storeProbeInterval(Duration.ZERO).outageReuse(Duration.ZERO);
-          } else {
-            // the figures in docs/results.md were measured with the reuse on, its default then
-            builder.outageReuse(Duration.ofMillis(50));
           }
           caches.add(builder.build());
         }

@@ -48,8 +48,8 @@ import org.slf4j.Logger;
  * lease. The lease is a protocol over the store that returns values: each method returns a
  * {@link LeaseStep} that the {@link LoadPipeline} acts on. It never completes a flight and writes
  * neither the flight nor the {@link KeyRegistry}: what this instance knows of the key's lease
- * comes in as a {@link KeyRegistry.LeaseMemo} the pipeline read, and what the lease took goes
- * out in the step (the lease held, until when; a failure marker seen), which the pipeline
+ * comes in as a {@link KeyRegistry.LeaseKnowledge} the pipeline read, and what the lease took
+ * goes out in the step (the lease held, until when; a failure marker seen), which the pipeline
  * records on the flight and in the registry. Thread-safe.
  */
 final class FleetLease<V> {
@@ -115,8 +115,8 @@ final class FleetLease<V> {
    * @return a future of the step: load (this instance holds the lease, or the store failed),
    *     lost (another instance holds it), or another instance's fresh write; never failing
    */
-  CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight, KeyRegistry.LeaseMemo memo,
-      Rereads rereads) {
+  CompletableFuture<LeaseStep<V>> beforeRefresh(Flight<V> flight,
+      KeyRegistry.LeaseKnowledge memo, Rereads rereads) {
     return acquire(flight, memo, rereads).thenApply(taken -> {
       if (taken.written() != null) {
         return new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil());
@@ -141,8 +141,8 @@ final class FleetLease<V> {
    * @return a future of the step: load now, another instance's fresh write or failure, wait for
    *     the holder, or skip (the flight was completed meanwhile); never failing
    */
-  CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight, KeyRegistry.LeaseMemo memo,
-      Rereads rereads) {
+  CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight,
+      KeyRegistry.LeaseKnowledge memo, Rereads rereads) {
     return acquire(flight, memo, rereads).thenApply(taken -> {
       if (taken.written() != null) {
         return new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil());
@@ -175,8 +175,8 @@ final class FleetLease<V> {
    * that covers the back-off: the other instances do not load the key meanwhile, and their
    * misses fail fast with this failure instead of waiting for a write that will not come (see
    * {@link #beforeMiss}). This instance may load under it again once its back-off ends (see
-   * {@link KeyRegistry.LeaseMemo#heldUntil}), rewriting it as a holder value first (see {@link
-   * #acquire}).
+   * {@link KeyRegistry.LeaseKnowledge#heldUntil}), rewriting it as a holder value first (see
+   * {@link #acquire}).
    */
   void release(Flight<V> flight, KeyRegistry.Failure failure) {
     long now = clock.millis();
@@ -256,10 +256,10 @@ final class FleetLease<V> {
    * (another instance's marker this instance has seen for the longest back-off of its failure
    * count, whatever end it claims; counted too if it still claims a back-off in force, which no
    * instance configured as this one writes). While this instance still holds the lease from
-   * a failed load ({@link KeyRegistry.LeaseMemo#heldUntil}) it skips the {@code add} and starts with
-   * the read: its marker is normally there. Taking over its own marker rewrites it as a holder
-   * value, so the other instances judge the retry as any holder (they wait for its write or its
-   * next marker) rather than by how long they have honoured the marker. A winner reads the item
+   * a failed load ({@link KeyRegistry.LeaseKnowledge#heldUntil}) it skips the {@code add} and
+   * starts with the read: its marker is normally there. Taking over its own marker rewrites it as
+   * a holder value, so the other instances judge the retry as any holder (they wait for its write
+   * or its next marker) rather than by how long they have honoured the marker. A winner reads the item
    * once more: if another instance wrote the key since this instance's read, it releases the
    * lease at once and that value is what was taken: nothing is loaded. A store failure lets the
    * instance load without the lease (fail open).
@@ -267,7 +267,7 @@ final class FleetLease<V> {
    * @return a future of what was taken: won (load), or lost (with the holder's failure marker if
    *     it is in force); never failing
    */
-  private CompletableFuture<Taken> acquire(Flight<V> flight, KeyRegistry.LeaseMemo memo,
+  private CompletableFuture<Taken> acquire(Flight<V> flight, KeyRegistry.LeaseKnowledge memo,
       Rereads rereads) {
     long now = clock.millis();
     long leaseMillis = leaseMillis(flight);
@@ -306,8 +306,8 @@ final class FleetLease<V> {
    * batch's one {@code getsAll} sent behind all of the batch's {@code add}s; if the key holds a
    * lease already, reads and contests it.
    */
-  private CompletableFuture<Taken> add(Flight<V> flight, KeyRegistry.LeaseMemo memo, Claim claim,
-      Rereads rereads) {
+  private CompletableFuture<Taken> add(Flight<V> flight, KeyRegistry.LeaseKnowledge memo,
+      Claim claim, Rereads rereads) {
     CompletableFuture<Boolean> add = store.add(claim.leaseKey(), claim.value(), claim.exptime());
     CompletableFuture<Optional<StoreItem>> reread = rereads == null ? store.gets(flight.storeKey)
         : rereads.itemOf(flight.storeKey);
@@ -331,7 +331,7 @@ final class FleetLease<V> {
    * now for the first time); the loss carries that sighting for the pipeline to record. A
    * takeover carries none: a marker taken over was outlived, so it was seen before.
    */
-  private CompletableFuture<Taken> contest(Flight<V> flight, KeyRegistry.LeaseMemo memo,
+  private CompletableFuture<Taken> contest(Flight<V> flight, KeyRegistry.LeaseKnowledge memo,
       Claim claim, StoreItem current) {
     Lease lease = values.judge(current.value(), claim.now());
     // this instance's own failure marker: taken over below, so the retry is seen as a holder

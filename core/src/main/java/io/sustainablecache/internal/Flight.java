@@ -25,7 +25,7 @@ import java.util.function.BiConsumer;
  *       callers of the key join it</td></tr>
  *   <tr><td>{@code REGISTERED}</td><td>{@code LEASING}</td><td>it writes back and the fleet lease
  *       is on: the pipeline asks {@code FleetLease} for the key's lease, handing it what the
- *       registry knows of the lease ({@code KeyRegistry.LeaseMemo})</td></tr>
+ *       registry knows of the lease ({@code KeyRegistry.LeaseKnowledge})</td></tr>
  *   <tr><td>{@code LEASING}</td><td>{@code WAITING_FOR_PEER}</td><td>a miss lost the lease to a
  *       holder that is loading: it waits (a bounded time) for that instance's write (the
  *       pipeline records a failure marker the lease saw in the registry)</td></tr>

@@ -12,110 +12,64 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import java.util.function.ObjLongConsumer;
+import java.util.function.UnaryOperator;
 
 /**
  * All per-key state of a cache in this JVM, in one map changed only through atomic {@code
- * compute} operations: the load in flight (a caller's miss or a refresh), the key's recent
- * failures (its back-off), a lost fleet lease, and another instance's failure marker as this one
- * first saw it. A key without any has no record.
+ * compute} operations, two records per key: the load in flight ({@link Flight}: a caller's miss
+ * or a refresh) and what the key's last loads left behind ({@link Memory}: its recent failures,
+ * its {@link LeaseKnowledge}, and a load that reads which failed on the store may share). A key
+ * with neither has no record. The reasoning, and what each rule protects, is in {@code
+ * docs/design.md} ("Per-key state: one registry, one state machine").
  *
- * <p>The transitions, each one {@code compute} on the key:
+ * <p>The transitions, each one {@code compute} on the key ({@code m}: the memory, if any):
  * <pre>
- *   (none)          --begin-->   (flight)              a load starts
- *   (flight)        --begin-->   (flight)              a miss joins it; a refresh is deduplicated;
- *                                                      the flight's own loader thread is refused
- *   (flight)        --begin-->   (flight')             a miss that read a newer tombstone
- *                                                      supersedes it
- *   (flight)        --begin-->   (flight)              a miss whose store read failed after it
- *                                                      registered waits for it to end, then
- *                                                      begins again (see below)
- *   (flight, f?)    --end(Succeeded|PeerDelivered|Failed)--> (none) | (failure)
- *                                                      success forgets failures, failure records one
- *   (flight, f?)    --end(NotLoaded)--> (f?)           it ended without loading: callers read again
- *   (flight, f?)    --end(PeerFailed)--> (failure)     a miss lost the fleet lease to another
- *                                                      instance's failed load: its failure is adopted
- *   (failure)       --begin-->   (failure)             within its back-off: misses fail fast,
- *                                                      refreshes are skipped
- *   (failure)       --begin-->   (flight, failure)     after it: a new load, counting on
- *   (flight, f?)    --timeout--> (f?)                  the flight is abandoned, its callers fail
- *   (any)           --detach-->  (none)                invalidate/put: the flight is voided
- *   (failure)       --sweep-->   (none)                a failure older than its window is forgotten
- *   (any)           --sighted--> (any, sighting)      another instance's failure marker, first
- *                                                      seen by the fleet lease, recorded by the
- *                                                      pipeline (kept while the same one is seen)
- *   (flight)        --end(Succeeded)--> (recent)       a load a failed read awaited is remembered
- *   (recent)        --begin-->   (recent)              a miss whose store read failed, begun before
- *                                                      that load registered, joins it (its value)
- *   (recent)        --sweep-->   (none)                once no read begun before it can be running
- *                                                      (its own queue: see below)
+ *   (m)          --begin-->        (flight, m)   a load starts: no flight, no back-off in effect
+ *   (flight, m)  --begin-->        (flight, m)   a miss joins; a refresh is deduplicated; the
+ *                                                flight's own loader thread is refused; a failed
+ *                                                read that may not share it waits for its end
+ *   (flight, m)  --begin-->        (flight', m)  a miss that read a newer tombstone supersedes it
+ *   (m)          --begin-->        (m)           within the back-off: misses fail fast, refreshes
+ *                                                are skipped; a failed read may take the
+ *                                                remembered load's value instead
+ *   (flight, m)  --end(ok)-->      (m')          failures forgotten; the load remembered if a
+ *                                                failed read awaited it
+ *   (flight, m)  --end(failed)-->  (m')          a failure recorded (PeerFailed: another
+ *                                                instance's, adopted); the lease it keeps known
+ *   (flight, m)  --end(NotLoaded), --timeout--> (m)   ended without loading, or abandoned
+ *   (any)        --detach-->       (none)        invalidate/put/invalidateAll: the flight voided
+ *   (m)          --sighted, --leaseLost, --leaseWon--> (m')   what the fleet lease learnt
+ *   (m)          --sweep-->        (m' | none)   the parts past their time forgotten
  * </pre>
+ *
+ * <p>A read that fails on the store shares a load of the key (the one in flight, or else the
+ * remembered one, completed) only if {@link #mayShare}: it was registered after the read began
+ * ({@link #readMark}), or less than the outage reuse (or the near cache's bound, if longer) ago.
+ * Every record of the key is dropped by {@link #detach}, which {@code invalidate}, {@code put}
+ * and {@code invalidateAll} call before they return: so such a read never shares a load
+ * registered before a change on this instance that returned before the read began. A flight
+ * it may not share it waits for ({@link After}): one load per key at a time.
  *
  * <p>Time: every local duration (a flight's load timeout, a back-off, when a record is
  * forgotten) is on the cache's ticker, in milliseconds ({@link #tickMillis}); the wall clock only
  * for what meets other hosts' time (a tombstone's time, the fleet lease's end, a failure
- * marker's end).
- *
- * <p>A read that fails on the store is a miss without a tombstone to fence it: it cannot see an
- * invalidation by another host. Under a store that times out (a starved client I/O thread),
- * every such read would otherwise load: one loader call per caller instead of per key. So it
- * shares a load of the key, the one in flight or else the key's last load that a failed read
- * awaited (completed: its value), if either
- * <ul>
- *   <li>that load was registered after the read began ({@link #readMark}): its loader read the
- *       data after the read began, so after any invalidation that returned before it; the read
- *       sees no older value than a load of its own would; or</li>
- *   <li>that load was registered less than {@code Δ} ago (on the ticker), {@code Δ} being the
- *       larger of the outage reuse ({@code outageReuse}, default 50 ms) and the near cache's
- *       bound: a change whose invalidation returned after the load started is then served at
- *       most {@code Δ} after that return (with a near cache, its own promise). It covers reads
- *       that fail at once (a node whose breaker is open, a client whose queue is full): without
- *       it they would load once per load time per key, with it at most once per {@code Δ}
- *       (issue 31: at most 20 loads per second per hot key with the default).</li>
- * </ul>
- * Otherwise it loads itself, but never beside a flight in flight: it waits for that flight to end
- * ({@link After}) and begins again, so one load per key at a time holds under store failures too
- * (a read on that flight's own loader thread is refused as a recursive load). A burst of reads
- * that time out began before the load their first failure starts, so it still costs one load per
- * key; reads that fail after a load registered cost one more load, after it.
- *
- * <p>A completed load is remembered only for as long as a read begun before it registered can
- * still be running (the synchronous API's wait, {@code loadTimeout + 1 s} from its start), for at
- * most {@link #MAX_REMEMBERED_LOADS} keys at once; {@code invalidate}, {@code put} and {@code
- * invalidateAll} on this instance forget it.
- *
- * <p>Records are reclaimed by time, at O(1) cost per operation: a flight carries its own timeout
- * task; failure records, lease losses and sightings go into a FIFO forget queue, remembered loads
- * into one of their own; every {@code begin} and {@code finish} sweeps at most two due entries
- * from each, and a scheduled drain sweeps the rest when the cache is idle. The remembered loads
- * have a queue of their own because they all live {@code loadTimeout + 1 s} from their load's
- * start and are queued as their loads finish, within {@code loadTimeout} of that start: a sweep,
- * which stops at the first entry not yet due, reaches each one by {@code loadTimeout + 1 s} after
- * its load finished, never held behind a failure record or a sighting that lives a minute.
- * Thread-safe.
+ * marker's end). Records are reclaimed by time, at O(1) cost per operation: a flight carries its
+ * own timeout task; every other part goes into a FIFO forget queue, remembered loads into one of
+ * their own (they live {@code loadTimeout + 1 s}, where a failure record lives up to minutes and
+ * would hold them behind it); every {@code begin} and {@code finish} sweeps at most two due
+ * entries from each, and a scheduled drain sweeps the rest when the cache is idle. Thread-safe.
  */
 final class KeyRegistry {
-
-  /** A record the registry forgets at {@code forgetAt} (ticker ms) unless it was replaced. */
-  private interface Forgettable {
-    long forgetAt();
-  }
 
   /**
    * A key whose loads failed {@code count} times in a row; no new load before {@code notBefore}
    * (ticker ms), which is {@code notBeforeEpoch} on the wall clock (what a failure marker tells
-   * other hosts). If the failed load held the fleet lease, this instance keeps it until {@code
-   * leaseUntil} (epoch ms; so the other instances do not retry the failing database meanwhile)
-   * and may load under it again.
+   * other hosts); forgotten at {@code forgetAt} (ticker ms). If the failed load held the fleet
+   * lease, this instance keeps it until {@code leaseUntil} (epoch ms; so the other instances do
+   * not retry the failing database meanwhile) and may load under it again.
    */
   record Failure(int count, long notBefore, long notBeforeEpoch, Throwable cause, long forgetAt,
-      long leaseUntil) implements Forgettable {}
-
-  /**
-   * This instance lost the key's fleet lease while the item had {@code casToken}; winning it
-   * later with the item unchanged means the holder never wrote (a lease taken over).
-   */
-  private record LeaseLoss(long casToken, long forgetAt) implements Forgettable {}
+      long leaseUntil) {}
 
   /**
    * Another instance's failure marker for the key, first seen by this instance at {@code
@@ -123,84 +77,100 @@ final class KeyRegistry {
    * makes one when it meets a marker it did not know ({@link FleetLease}), and the pipeline
    * records it here ({@link #sighted}) from the lease's step.
    */
-  record Sighting(LeaseValues.FailureMarker marker, long seenAt, long forgetAt)
-      implements Forgettable {}
+  record Sighting(LeaseValues.FailureMarker marker, long seenAt, long forgetAt) {}
 
   /**
-   * What this instance knows of a key's fleet lease, read by the pipeline before it takes the
-   * lease and handed to {@link FleetLease} (which never reads the registry itself): until when
-   * (epoch ms) this instance still holds the lease from a load that failed ({@code 0}: it does
-   * not; compare with the wall clock), and the last other instance's failure marker it saw
-   * ({@code null}: none).
+   * Everything this instance knows of a key's fleet lease, one record, read whole by the pipeline
+   * before it takes the lease and handed to {@link FleetLease} (which never reads the registry
+   * itself): until when (epoch ms) it still holds the lease from a load that failed ({@code 0}:
+   * it does not; compare with the wall clock); the item's token when it lost the lease, until
+   * {@code lostUntil} (ticker ms; {@code 0}: no loss known), so that winning it later with the
+   * item unchanged is a takeover (the holder never wrote); and the last other instance's failure
+   * marker it saw ({@code null}: none). Immutable.
    */
-  record LeaseMemo(long heldUntil, Sighting seen) {
+  record LeaseKnowledge(long heldUntil, long lostAtCas, long lostUntil, Sighting seen) {
     /** Nothing known. */
-    static final LeaseMemo NONE = new LeaseMemo(0, null);
+    static final LeaseKnowledge NONE = new LeaseKnowledge(0, 0, 0, null);
+
+    /** This knowledge without the parts due by {@code now} (ticker ms); {@link #NONE} if none. */
+    LeaseKnowledge forget(long now) {
+      boolean lost = lostUntil != 0 && lostUntil > now;
+      Sighting kept = seen != null && seen.forgetAt() > now ? seen : null;
+      return lost == (lostUntil != 0) && kept == seen ? this
+          : of(heldUntil, lost ? lostAtCas : 0, lost ? lostUntil : 0, kept);
+    }
+
+    static LeaseKnowledge of(long heldUntil, long lostAtCas, long lostUntil, Sighting seen) {
+      return heldUntil == 0 && lostUntil == 0 && seen == null ? NONE
+          : new LeaseKnowledge(heldUntil, lostAtCas, lostUntil, seen);
+    }
   }
 
   /**
-   * The last load of the key that a read failed on the store awaited ({@link
-   * Flight#isAwaitedByFailedRead}), completed with a value; a failed read begun before it was
-   * registered may take that value until {@code forgetAt} (ticker ms).
+   * What a key's last loads left behind: its recent failures ({@code null}: none), its lease
+   * knowledge (never {@code null}; a failure's {@code leaseUntil} is its {@code heldUntil}), and
+   * the last load that a read failed on the store awaited, completed with a value, which a
+   * failed read may take until {@code reusableUntil} (ticker ms; {@code null}: none). Immutable.
    */
-  private record Recent(Flight<?> flight, long forgetAt) implements Forgettable {}
+  record Memory(Failure failure, LeaseKnowledge lease, Flight<?> reusable, long reusableUntil) {
+    /** {@code null} when nothing is left. */
+    static Memory of(Failure failure, LeaseKnowledge lease, Flight<?> reusable,
+        long reusableUntil) {
+      return failure == null && lease == LeaseKnowledge.NONE && reusable == null ? null
+          : new Memory(failure, lease, reusable, reusable == null ? 0 : reusableUntil);
+    }
 
-  private record KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss,
-      Sighting sighting, Recent recent) {
-    KeyState(Flight<?> flight, Failure failure, LeaseLoss leaseLoss) {
-      this(flight, failure, leaseLoss, null, null);
+    Memory withFailure(Failure newFailure) {
+      return of(newFailure, LeaseKnowledge.of(newFailure == null ? 0 : newFailure.leaseUntil(),
+          lease.lostAtCas(), lease.lostUntil(), lease.seen()), reusable, reusableUntil);
+    }
+
+    Memory withLease(LeaseKnowledge newLease) {
+      return of(failure, newLease, reusable, reusableUntil);
+    }
+
+    Memory withReusable(Flight<?> flight, long until) {
+      return of(failure, lease, flight, until);
+    }
+
+    /** This memory without the parts due by {@code now} (ticker ms); {@code null} if none. */
+    Memory forget(long now) {
+      boolean failureDue = failure != null && failure.forgetAt() <= now;
+      boolean reuseDue = reusable != null && reusableUntil <= now;
+      LeaseKnowledge known = lease.forget(now);
+      if (!failureDue && !reuseDue && known == lease) {
+        return this;
+      }
+      return of(failureDue ? null : failure, LeaseKnowledge.of(failureDue ? 0 : known.heldUntil(),
+          known.lostAtCas(), known.lostUntil(), known.seen()), reuseDue ? null : reusable,
+          reusableUntil);
+    }
+  }
+
+  /** An empty memory, to build on. */
+  private static final Memory EMPTY = new Memory(null, LeaseKnowledge.NONE, null, 0);
+
+  /** A key's record: its flight and its memory, not both {@code null}. */
+  private record KeyState(Flight<?> flight, Memory memory) {
+    static KeyState of(Flight<?> flight, Memory memory) {
+      return flight == null && memory == null ? null : new KeyState(flight, memory);
+    }
+
+    Memory mem() {
+      return memory == null ? EMPTY : memory;
     }
 
     KeyState withFlight(Flight<?> newFlight) {
-      return of(newFlight, failure, leaseLoss, sighting, recent);
+      return of(newFlight, memory);
     }
 
-    KeyState withFailure(Failure newFailure) {
-      return of(flight, newFailure, leaseLoss, sighting, recent);
-    }
-
-    KeyState withLeaseLoss(LeaseLoss newLoss) {
-      return of(flight, failure, newLoss, sighting, recent);
-    }
-
-    KeyState without(Forgettable record) {
-      return of(flight, failure == record ? null : failure,
-          leaseLoss == record ? null : leaseLoss, sighting == record ? null : sighting,
-          recent == record ? null : recent);
-    }
-
-    /**
-     * {@code null} (no record) when nothing is left; the key's sighting and remembered load, if
-     * any, are kept.
-     */
-    KeyState with(Flight<?> newFlight, Failure newFailure, LeaseLoss newLoss) {
-      return of(newFlight, newFailure, newLoss, sighting, recent);
-    }
-
-    /** As {@link #with}, with the key's remembered load replaced. */
-    KeyState with(Flight<?> newFlight, Failure newFailure, LeaseLoss newLoss, Recent newRecent) {
-      return of(newFlight, newFailure, newLoss, sighting, newRecent);
-    }
-
-    /** {@code null} (no record) when nothing is left. */
-    static KeyState of(Flight<?> flight, Failure failure, LeaseLoss leaseLoss,
-        Sighting sighting, Recent recent) {
-      return flight == null && failure == null && leaseLoss == null && sighting == null
-          && recent == null ? null : new KeyState(flight, failure, leaseLoss, sighting, recent);
+    KeyState withMemory(Memory newMemory) {
+      return of(flight, newMemory);
     }
   }
 
-  /**
-   * An entry of a forget queue: look at the key's {@code record} at {@code forgetAt} (ticker ms).
-   * In the queue of remembered loads {@code record} is {@code null}: the entry holds no value
-   * (a load that replaced the key's last one adds its own entry), it says when to look at the
-   * key's remembered load.
-   */
-  private record Due(String storeKey, long forgetAt, Forgettable record) {
-    Due(String storeKey, Forgettable record) {
-      this(storeKey, record.forgetAt(), record);
-    }
-  }
+  /** An entry of a forget queue: look at the key's memory at {@code forgetAt} (ticker ms). */
+  private record Due(String storeKey, long forgetAt) {}
 
   /** What {@link #begin} decided. */
   sealed interface Begin permits Started, Joined, After, Remembered, Busy, Recursive {}
@@ -241,7 +211,7 @@ final class KeyRegistry {
   static final int MAX_REMEMBERED_LOADS = 1_024;
 
   private final ConcurrentHashMap<String, KeyState> states = new ConcurrentHashMap<>();
-  /** Failure records, lease losses and sightings, in the order they were made. */
+  /** When to look at a key's failure, lease loss or sighting, in the order they were made. */
   private final ConcurrentLinkedQueue<Due> forgetQueue = new ConcurrentLinkedQueue<>();
   /** When to look at a key's remembered load, in the order the loads finished. */
   private final ConcurrentLinkedQueue<Due> rememberedQueue = new ConcurrentLinkedQueue<>();
@@ -254,11 +224,14 @@ final class KeyRegistry {
   private final AtomicLong superseded = new AtomicLong();
   /** Numbers flights in the order they are registered; see {@link #readMark}. */
   private final AtomicLong sequence = new AtomicLong();
-  /** How many keys have a {@link Recent} load. */
+  /** How many keys have a {@linkplain Memory#reusable remembered} load. */
   private final AtomicInteger remembered = new AtomicInteger();
-  /** How long a {@link Recent} load is kept: the synchronous API's longest wait for a read. */
+  /** How long a remembered load is kept: the synchronous API's longest wait for a read. */
   private final long rememberMillis;
-  /** The near cache's bound in milliseconds (on the ticker); 0 without a near cache. */
+  /**
+   * How long ago (ticker ms) a load a failed read shares may have registered: the outage reuse,
+   * or the near cache's bound if longer; 0: only loads registered after the read began.
+   */
   private final long shareMillis;
   private final InstantSource clock;
   private final Ticker ticker;
@@ -324,13 +297,12 @@ final class KeyRegistry {
    * key is loaded twice at once; {@link #supersededCount} counts these.
    *
    * <p>A miss whose store read failed ({@code failedReadMark} is the {@link #readMark} taken
-   * before it) joins the key's flight, or else takes the key's remembered load, if that load was
-   * registered after that mark or, with a near cache, less than its bound ago (see the class
-   * comment); a flight it may not share it waits for ({@link After}: not a second load of the key
-   * at once), unless it is the flight's own loader thread (a recursive load); with no flight it
-   * starts one, which it marks so that its value is remembered. A miss whose read found a write
-   * fence ({@code fenced}) carries its read's mark as well and shares by the same rule, except
-   * that the near cache's bound does not widen it and its load is not remembered.
+   * before it) joins the key's flight, or else takes the key's remembered load, if {@link
+   * #mayShare}; a flight it may not share it waits for ({@link After}), unless it is the flight's
+   * own loader thread (a recursive load); with no flight it starts one, whose value is remembered.
+   * A miss whose read found a write fence ({@code fenced}) carries its read's mark as well and
+   * shares by the same rule, except that the reuse does not widen it and its load is not
+   * remembered.
    */
   private <V> Begin begin(String key, String storeKey, Flight.Origin origin, long casToken,
       long now, long tombstoneAt, long failedReadMark, boolean fenced) {
@@ -346,7 +318,7 @@ final class KeyRegistry {
       long at = Math.max(now, clock.millis());
       long tick = tickMillis();
       Flight<?> flight = state == null ? null : state.flight();
-      Failure failure = state == null ? null : state.failure();
+      Memory memory = state == null ? EMPTY : state.mem();
       if (flight != null && tick - flight.startedTick >= loadTimeoutMillis) {
         expired[0] = flight; // found past its timeout before the timer fired
         flight = null;
@@ -379,23 +351,23 @@ final class KeyRegistry {
         }
         return state;
       }
-      Recent recent = state == null ? null : state.recent();
-      if (failedRead && recent != null && tick < recent.forgetAt()
-          && mayShare(recent.flight(), failedReadMark, tick, fenced)) {
-        decided[0] = new Joined<>(recent.flight()); // completed: its value
-        return expired[0] == null ? state : state.withFlight(null);
-      }
-      if (failure != null && tick < failure.notBefore()) {
+      Flight<?> reusable = memory.reusable();
+      Failure failure = memory.failure();
+      if (failedRead && reusable != null && tick < memory.reusableUntil()
+          && mayShare(reusable, failedReadMark, tick, fenced)) {
+        decided[0] = new Joined<>(reusable); // completed: its value
+      } else if (failure != null && tick < failure.notBefore()) {
         decided[0] = origin == Flight.Origin.MISS ? new Remembered(failure) : BACKING_OFF;
-        return expired[0] == null ? state : state.withFlight(null);
+      } else {
+        Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken,
+            sequence.incrementAndGet(), fenced, !failedRead);
+        if (failedRead && !fenced) { // a fenced load's value may predate a commit: not remembered
+          started.awaitedByFailedRead();
+        }
+        decided[0] = new Started<>(started);
+        return KeyState.of(started, state == null ? null : state.memory());
       }
-      Flight<V> started = new Flight<>(key, storeKey, origin, at, tick, casToken,
-          sequence.incrementAndGet(), fenced, !failedRead);
-      if (failedRead && !fenced) { // a fenced load's value may predate a commit: not remembered
-        started.awaitedByFailedRead();
-      }
-      decided[0] = new Started<>(started);
-      return state == null ? new KeyState(started, null, null) : state.withFlight(started);
+      return expired[0] == null ? state : state.withFlight(null);
     });
     if (expired[0] != null) {
       timedOut(expired[0]);
@@ -448,36 +420,83 @@ final class KeyRegistry {
    *     flight no longer registered)
    */
   private Failure finish(Flight<?> flight, Throwable failure, long now) {
+    return deregister(flight, (memory, tick) -> {
+      if (failure != null && backoff.enabled()) {
+        return memory.withFailure(backoff.next(live(memory.failure(), tick), failure, now, tick,
+            flight));
+      }
+      Memory after = memory.withFailure(null);
+      if (failure == null && flight.isAwaitedByFailedRead() && flight.loadedValue()
+          && (memory.reusable() != null || mayRemember())) {
+        return Memory.of(null, after == null ? LeaseKnowledge.NONE : after.lease(), flight,
+            flight.startedTick + rememberMillis);
+      }
+      return after;
+    });
+  }
+
+  /**
+   * Deregisters a miss's flight that will not load because another instance's load of the key
+   * failed (its fleet lease says so) and records that failure here, so that this instance backs
+   * off too: {@code count} failures in a row, no load before {@code notBefore} (epoch ms on
+   * another host's clock; at most the back-off cap from {@code now}, this host's wall clock: the
+   * time comes from another host, or from a planted item). A later failure of this instance
+   * counts on from {@code count}.
+   *
+   * @return the failure recorded, or {@code null} if the flight was no longer registered
+   */
+  private Failure finishRemembered(Flight<?> flight, int count, long notBefore, Throwable cause,
+      long now) {
+    return deregister(flight, (memory, tick) -> memory.withFailure(backoff.remembered(
+        live(memory.failure(), tick), count, notBefore, cause, now, tick)));
+  }
+
+  /**
+   * Replaces a registered flight's record by what {@code ending} makes of the key's memory
+   * (never {@code null} in, {@code null}: nothing left), and queues what it added to be
+   * forgotten. A flight no longer registered changes nothing.
+   *
+   * @return the failure record the new memory holds if this made it, or {@code null}
+   */
+  private Failure deregister(Flight<?> flight, MemoryChange ending) {
     cancelTimeout(flight);
     long tick = tickMillis();
-    Failure[] recorded = new Failure[1];
-    Recent[] remembers = new Recent[1];
+    Memory[] made = new Memory[2];
     states.computeIfPresent(flight.storeKey, (k, state) -> {
       if (state.flight() != flight) {
         return state;
       }
-      if (failure == null || !backoff.enabled()) {
-        Recent recent = state.recent();
-        if (failure == null && flight.isAwaitedByFailedRead() && flight.loadedValue()
-            && (recent != null || mayRemember())) {
-          recent = remembers[0] = new Recent(flight, flight.startedTick + rememberMillis);
-        }
-        return state.with(null, null, state.leaseLoss(), recent);
+      made[0] = state.mem();
+      made[1] = ending.apply(made[0], tick);
+      if (made[0].reusable() != null && (made[1] == null || made[1].reusable() == null)) {
+        remembered.decrementAndGet();
       }
-      recorded[0] = backoff.next(live(state.failure(), tick), failure, now, tick, flight);
-      return state.with(null, recorded[0], state.leaseLoss());
+      return KeyState.of(null, made[1]);
     });
-    if (recorded[0] != null) {
-      forgetQueue.add(new Due(flight.storeKey, recorded[0]));
+    Memory before = made[0];
+    Memory after = made[1];
+    if (after == null) {
+      sweep(tick, SWEEP_PER_OPERATION);
+      return null;
     }
-    if (remembers[0] != null) {
-      rememberedQueue.add(new Due(flight.storeKey, remembers[0].forgetAt(), null));
+    Failure recorded = after.failure() != before.failure() ? after.failure() : null;
+    if (recorded != null) {
+      forgetQueue.add(new Due(flight.storeKey, recorded.forgetAt()));
     }
-    if (recorded[0] != null || remembers[0] != null) {
+    if (after.reusable() != null && after.reusable() != before.reusable()) {
+      rememberedQueue.add(new Due(flight.storeKey, after.reusableUntil()));
+    }
+    if (recorded != null || after.reusable() != before.reusable()) {
       scheduleDrain(tick);
     }
     sweep(tick, SWEEP_PER_OPERATION);
-    return recorded[0];
+    return recorded;
+  }
+
+  /** What a flight's end makes of the key's memory, at {@code tick} (ticker ms). */
+  @FunctionalInterface
+  private interface MemoryChange {
+    Memory apply(Memory memory, long tick);
   }
 
   /**
@@ -494,56 +513,24 @@ final class KeyRegistry {
   /**
    * Removes everything the registry holds for a key ({@code invalidate}, {@code put}): a flight
    * in flight is voided (its callers still get its result, but it writes nothing) and the key's
-   * failures and its remembered load are forgotten. The next caller starts afresh.
+   * memory (failures, lease knowledge, remembered load) is forgotten. The next caller starts
+   * afresh, and a read that fails on the store after this returned shares no load registered
+   * before.
    */
   void detach(String storeKey) {
     KeyState removed = states.remove(storeKey);
     if (removed != null && removed.flight() != null) {
       removed.flight().voidIt();
     }
-    if (removed != null && removed.recent() != null) {
+    if (removed != null && removed.mem().reusable() != null) {
       remembered.decrementAndGet();
     }
   }
 
-  /** What this instance knows of the key's fleet lease (see {@link LeaseMemo}). One read. */
-  LeaseMemo leaseMemo(String storeKey) {
+  /** What this instance knows of the key's fleet lease (see {@link LeaseKnowledge}). One read. */
+  LeaseKnowledge lease(String storeKey) {
     KeyState state = states.get(storeKey);
-    if (state == null || state.failure() == null && state.sighting() == null) {
-      return LeaseMemo.NONE;
-    }
-    return new LeaseMemo(state.failure() == null ? 0 : state.failure().leaseUntil(),
-        state.sighting());
-  }
-
-  /**
-   * Deregisters a miss's flight that will not load because another instance's load of the key
-   * failed (its fleet lease says so) and records that failure here, so that this instance backs
-   * off too: {@code count} failures in a row, no load before {@code notBefore} (epoch ms on
-   * another host's clock; at most the back-off cap from {@code now}, this host's wall clock: the
-   * time comes from another host, or from a planted item). A later failure of this instance
-   * counts on from {@code count}.
-   *
-   * @return the failure recorded, or {@code null} if the flight was no longer registered
-   */
-  private Failure finishRemembered(Flight<?> flight, int count, long notBefore, Throwable cause,
-      long now) {
-    cancelTimeout(flight);
-    long tick = tickMillis();
-    Failure[] recorded = new Failure[1];
-    states.computeIfPresent(flight.storeKey, (k, state) -> {
-      if (state.flight() != flight) {
-        return state;
-      }
-      recorded[0] = backoff.remembered(live(state.failure(), tick), count, notBefore, cause,
-          now, tick);
-      return state.with(null, recorded[0], state.leaseLoss());
-    });
-    if (recorded[0] != null) {
-      forgetQueue.add(new Due(flight.storeKey, recorded[0]));
-      scheduleDrain(tick);
-    }
-    return recorded[0];
+    return state == null ? LeaseKnowledge.NONE : state.mem().lease();
   }
 
   /**
@@ -553,22 +540,15 @@ final class KeyRegistry {
    * marker replaces it. Recording the sighting the key already has changes nothing.
    */
   void sighted(String storeKey, Sighting sighting) {
-    boolean[] added = new boolean[1];
-    states.compute(storeKey, (k, state) -> {
-      Sighting seen = state == null ? null : state.sighting();
-      if (seen != null && seen.marker().sameAs(sighting.marker())
-          && seen.seenAt() <= sighting.seenAt()) {
-        return state;
-      }
-      added[0] = true;
-      return state == null ? KeyState.of(null, null, null, sighting, null)
-          : KeyState.of(state.flight(), state.failure(), state.leaseLoss(), sighting,
-              state.recent());
+    boolean added = changeLease(storeKey, known -> {
+      Sighting seen = known.seen();
+      return seen != null && seen.marker().sameAs(sighting.marker())
+          && seen.seenAt() <= sighting.seenAt() ? known
+          : LeaseKnowledge.of(known.heldUntil(), known.lostAtCas(), known.lostUntil(), sighting);
     });
-    if (added[0]) {
-      long tick = tickMillis();
-      forgetQueue.add(new Due(storeKey, sighting));
-      scheduleDrain(tick);
+    if (added) {
+      forgetQueue.add(new Due(storeKey, sighting.forgetAt()));
+      scheduleDrain(tickMillis());
     }
   }
 
@@ -578,16 +558,11 @@ final class KeyRegistry {
    */
   void leaseLost(String storeKey, long casToken, long rememberMillis) {
     long tick = tickMillis();
-    LeaseLoss loss = new LeaseLoss(casToken, tick + rememberMillis);
-    states.compute(storeKey, (k, state) -> state == null
-        ? new KeyState(null, null, loss) : state.withLeaseLoss(loss));
-    forgetQueue.add(new Due(storeKey, loss));
+    long until = Math.max(1, tick + rememberMillis);
+    changeLease(storeKey, known -> LeaseKnowledge.of(known.heldUntil(), casToken, until,
+        known.seen()));
+    forgetQueue.add(new Due(storeKey, until));
     scheduleDrain(tick);
-  }
-
-  /** The ticker now, in milliseconds: the time of every local duration of this cache's keys. */
-  long tickMillis() {
-    return CacheConfig.millis(ticker);
   }
 
   /**
@@ -598,19 +573,42 @@ final class KeyRegistry {
   boolean leaseWon(String storeKey, long casToken) {
     boolean[] takeover = new boolean[1];
     states.computeIfPresent(storeKey, (k, state) -> {
-      if (state.leaseLoss() == null) {
+      LeaseKnowledge known = state.mem().lease();
+      if (known.lostUntil() == 0) {
         return state;
       }
-      takeover[0] = state.leaseLoss().casToken() == casToken;
-      return state.withLeaseLoss(null);
+      takeover[0] = known.lostAtCas() == casToken;
+      return state.withMemory(state.mem().withLease(
+          LeaseKnowledge.of(known.heldUntil(), 0, 0, known.seen())));
     });
     return takeover[0];
   }
 
+  /** Applies {@code change} to the key's lease knowledge; whether it changed it. */
+  private boolean changeLease(String storeKey,
+      UnaryOperator<LeaseKnowledge> change) {
+    boolean[] changed = new boolean[1];
+    states.compute(storeKey, (k, state) -> {
+      Memory memory = state == null ? EMPTY : state.mem();
+      LeaseKnowledge known = change.apply(memory.lease());
+      if (known == memory.lease()) {
+        return state;
+      }
+      changed[0] = true;
+      return KeyState.of(state == null ? null : state.flight(), memory.withLease(known));
+    });
+    return changed[0];
+  }
+
+  /** The ticker now, in milliseconds: the time of every local duration of this cache's keys. */
+  long tickMillis() {
+    return CacheConfig.millis(ticker);
+  }
+
   /**
    * How many flights a miss superseded so far (it read a newer tombstone): each started a second
-   * load of its key while the superseded one's loader may still run. Conservative by design (see {@link #begin}); the stress
-   * test's one-loader-per-key invariant allows these.
+   * load of its key while the superseded one's loader may still run. Conservative by design (see
+   * {@link #begin}); the stress test's one-loader-per-key invariant allows these.
    */
   long supersededCount() {
     return superseded.get();
@@ -625,8 +623,8 @@ final class KeyRegistry {
 
   /**
    * {@code failure} unless its window has passed ({@code null}): the forget queue is swept in
-   * insertion order, and records of different lengths (a failure's, a lease loss's, a sighting's)
-   * share it, so a record may outlive its window until the sweep reaches it; a failure found so
+   * insertion order, and parts of different lengths (a failure's, a lease loss's, a sighting's)
+   * share it, so a part may outlive its window until the sweep reaches it; a failure found so
    * counts no more.
    */
   private static Failure live(Failure failure, long tick) {
@@ -636,10 +634,10 @@ final class KeyRegistry {
   /**
    * Whether a read that failed on the store (or found a write fence) after taking {@code
    * failedReadMark} may have {@code flight}'s value (see the class comment): the flight registered
-   * after the read began, or, with a near cache, less than its bound ago ({@code tick} is now,
-   * ticker ms) unless the read found a fence (a fence's token is unchanged after a commit whose
-   * release failed, so a flight registered before the read began may have read the row before a
-   * commit that returned before it; on the writer's instance the near bound does not excuse that).
+   * after the read began, or less than the outage reuse (or the near cache's bound) ago ({@code
+   * tick} is now, ticker ms) unless the read found a fence (a fence's token is unchanged after a
+   * commit whose release failed, so a flight registered before the read began may have read the
+   * row before a commit that returned before it; the reuse does not excuse that).
    */
   private boolean mayShare(Flight<?> flight, long failedReadMark, long tick, boolean fenced) {
     return flight.sequence > failedReadMark
@@ -713,11 +711,11 @@ final class KeyRegistry {
 
   /** Forgets up to {@code max} due entries of each forget queue by {@code now} (ticker ms). */
   private void sweep(long now, int max) {
-    sweep(forgetQueue, now, max, this::forgetRecord);
-    sweep(rememberedQueue, now, max, this::forgetRemembered);
+    sweep(forgetQueue, now, max);
+    sweep(rememberedQueue, now, max);
   }
 
-  private static void sweep(Queue<Due> queue, long now, int max, ObjLongConsumer<Due> forget) {
+  private void sweep(Queue<Due> queue, long now, int max) {
     for (int i = 0; i < max; i++) {
       Due head = queue.peek();
       if (head == null || head.forgetAt() > now) {
@@ -731,27 +729,25 @@ final class KeyRegistry {
         queue.add(due);
         return;
       }
-      forget.accept(due, now);
+      forget(due.storeKey(), now);
     }
   }
 
-  /** Removes a due failure record, lease loss or sighting, unless it was replaced. */
-  private void forgetRecord(Due due, long now) {
-    states.computeIfPresent(due.storeKey(), (k, state) -> state.without(due.record()));
-  }
-
   /**
-   * Removes the key's remembered load if it is due by {@code now}; one that replaced the load
-   * this entry was queued for is not (it has an entry of its own, further back).
+   * Removes the parts of the key's memory that are due by {@code now}: a part that replaced the
+   * one an entry was queued for has an entry of its own, further back, and is not due yet.
    */
-  private void forgetRemembered(Due due, long now) {
-    states.computeIfPresent(due.storeKey(), (k, state) -> {
-      Recent recent = state.recent();
-      if (recent == null || recent.forgetAt() > now) {
+  private void forget(String storeKey, long now) {
+    states.computeIfPresent(storeKey, (k, state) -> {
+      Memory memory = state.memory();
+      Memory left = memory == null ? null : memory.forget(now);
+      if (left == memory) {
         return state;
       }
-      remembered.decrementAndGet();
-      return state.without(recent);
+      if (memory.reusable() != null && (left == null || left.reusable() == null)) {
+        remembered.decrementAndGet();
+      }
+      return state.withMemory(left);
     });
   }
 

@@ -458,7 +458,7 @@ final class LoadPipeline<V> {
       Flight<V> flight = leg.flight();
       flight.transition(Flight.State.LEASING);
       leasedFlights.add(flight);
-      KeyRegistry.LeaseMemo memo = registry.leaseMemo(flight.storeKey);
+      KeyRegistry.LeaseKnowledge memo = registry.lease(flight.storeKey);
       steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight, memo, rereads)
           : lease.beforeRefresh(flight, memo, rereads));
     }

@@ -44,7 +44,7 @@ final class HungNodeTest {
   private final AtomicInteger loads = new AtomicInteger();
 
   private SustainableCache<String> cache() {
-    return SustainableCache.builder(store).outageReuse(Duration.ofMillis(50)).namespace("h").ttl(Duration.ofMinutes(10))
+    return SustainableCache.builder(store).namespace("h").ttl(Duration.ofMinutes(10))
         .codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock).ticker(clock.ticker())
         .random(RefreshPolicyTest.fixed(0.5)).build();
   }
@@ -161,7 +161,7 @@ final class HungNodeTest {
 
   @Test
   void withTheBreakersOff_everyOperationWaitsForTheStore() {
-    try (SustainableCache<String> cache = SustainableCache.builder(store).outageReuse(Duration.ofMillis(50)).namespace("h")
+    try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("h")
         .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
         .clock(clock).ticker(clock.ticker()).storeProbeInterval(Duration.ZERO).build()) {
       store.hang();
@@ -181,7 +181,7 @@ final class HungNodeTest {
   void aDeadNodeOfACluster_isOutAlone_andItsKeysOfAGetAllAreNotSent() {
     ClusterStore cluster = new ClusterStore(clock, 3);
     ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
-    try (SustainableCache<String> cache = SustainableCache.builder(cluster).outageReuse(Duration.ofMillis(50)).namespace("c")
+    try (SustainableCache<String> cache = SustainableCache.builder(cluster).namespace("c")
         .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
         .clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .random(FixedRandom.neverEarly(new SplittableRandom(31))).build()) {

@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Model-checks {@link KeyRegistry} with Lincheck: every interleaving Lincheck explores of
- * {@code begin} (a miss or a refresh), {@code finish} (success or failure), {@code abandon} and
- * {@code detach} on two keys from three threads must be <em>linearizable</em> against {@link
+ * {@code begin} (a miss or a refresh), {@code finish} (success or failure), {@code abandon},
+ * {@code detach} and the lease's {@code leaseLost}/{@code leaseWon} on two keys from three
+ * threads must be <em>linearizable</em> against {@link
  * Spec}, a plain single-threaded model of the registry's state machine (its class javadoc's
  * transition table) written independently of the implementation.
  *
@@ -55,10 +56,13 @@ import org.junit.jupiter.api.Test;
  * quiescence, which is where the tests use it ({@code registeredKeyCount()}).
  */
 @Param(name = "key", gen = IntGen.class, conf = "0:1")
+@Param(name = "cas", gen = IntGen.class, conf = "1:2")
 public final class KeyRegistryLinearizabilityTest {
 
   private static final String[] KEYS = {"a", "b"};
   private static final String[] STORE_KEYS = {"r:a", "r:b"};
+  /** How long a lease loss is remembered: longer than any run, the clock standing still. */
+  private static final long LEASE_LOSS_MILLIS = 60_000;
   /** Lincheck's threads: 0 runs the init part, 1..3 the parallel part, 4 the post part. */
   private static final int LINCHECK_THREADS = 5;
 
@@ -126,6 +130,18 @@ public final class KeyRegistryLinearizabilityTest {
     registry.detach(STORE_KEYS[key]);
   }
 
+  /** The lease's step lost the key's lease while the item had {@code cas}; never forgotten here. */
+  @Operation
+  public void leaseLost(@Param(name = "key") int key, @Param(name = "cas") int cas) {
+    registry.leaseLost(STORE_KEYS[key], cas, LEASE_LOSS_MILLIS);
+  }
+
+  /** A load that read {@code cas} won the key's lease: a takeover if it lost it at that token. */
+  @Operation
+  public boolean leaseWon(@Param(name = "key") int key, @Param(name = "cas") int cas) {
+    return registry.leaseWon(STORE_KEYS[key], cas);
+  }
+
   @Operation
   public String flightOf(@Param(name = "key") int key) {
     Flight<?> flight = registry.flightOf(STORE_KEYS[key]);
@@ -188,16 +204,26 @@ public final class KeyRegistryLinearizabilityTest {
             List.of("beginRefresh(1, 0)", "abandonOwn(1)"),
             List.of("beginMiss(2, 0)", "finishOwnLoaded(2)"),
             List.of("detach(0)", "beginMiss(3, 0)"))))
+        // the lease knowledge of the key's memory racing a failed load, a detach and a win
+        .addCustomScenario(scenario(KeyRegistryLinearizabilityTest.class, List.of(), List.of(
+            List.of("beginMiss(1, 0)", "finishOwnFailed(1)"),
+            List.of("leaseLost(0, 1)", "leaseWon(0, 1)"),
+            List.of("detach(0)", "leaseWon(0, 2)"))))
         .check(KeyRegistryLinearizabilityTest.class);
   }
 
   /**
-   * The registry's state machine, sequentially, for a clock that stands still: per key, the
-   * flight in flight (by token) and the count of failures that keep it backing off.
+   * The registry's state machine, sequentially, for a clock that stands still: per key, its two
+   * records as the registry's transition table has them, the flight in flight (by token) and, of
+   * its memory, the count of failures that keep it backing off and the token at which the lease
+   * was lost (no read fails on the store here, and no failure marker is sighted: the memory's
+   * other parts stay empty).
    */
   public static final class Spec {
     private final Map<Integer, Long> flights = new HashMap<>();
     private final Map<Integer, Integer> failures = new HashMap<>();
+    /** Per key, the item token at which this instance lost the lease, if it did. */
+    private final Map<Integer, Integer> losses = new HashMap<>();
     private final Deque<long[]>[] own = newDeques(); // {token, key}
     private final int[] begun = new int[LINCHECK_THREADS];
 
@@ -264,6 +290,16 @@ public final class KeyRegistryLinearizabilityTest {
     public void detach(int key) {
       flights.remove(key);
       failures.remove(key);
+      losses.remove(key);
+    }
+
+    public void leaseLost(int key, int cas) {
+      losses.put(key, cas);
+    }
+
+    public boolean leaseWon(int key, int cas) {
+      Integer lost = losses.remove(key);
+      return lost != null && lost == cas;
     }
 
     public String flightOf(int key) {
@@ -283,7 +319,7 @@ public final class KeyRegistryLinearizabilityTest {
         return false;
       }
       if (!flights.equals(that.flights) || !failures.equals(that.failures)
-          || !java.util.Arrays.equals(begun, that.begun)) {
+          || !losses.equals(that.losses) || !java.util.Arrays.equals(begun, that.begun)) {
         return false;
       }
       for (int t = 0; t < LINCHECK_THREADS; t++) {
@@ -296,7 +332,7 @@ public final class KeyRegistryLinearizabilityTest {
 
     @Override
     public int hashCode() {
-      return flights.hashCode() * 31 + failures.hashCode() * 17
+      return flights.hashCode() * 31 + failures.hashCode() * 17 + losses.hashCode() * 13
           + java.util.Arrays.hashCode(begun);
     }
 

@@ -102,6 +102,14 @@ final class PerKeyStateHarness {
     LATER
   }
 
+  /**
+   * The outage reuse the cache runs with: on, as by default, so that the reads whose store read
+   * fails ({@link #readWithTheStoreDown}) may share loads, and the invalidation check covers it.
+   */
+  static final Duration OUTAGE_REUSE = Duration.ofMillis(50);
+  /** Set while this thread's read is to fail on the store ({@link #readWithTheStoreDown}). */
+  private static final ThreadLocal<Boolean> FAILING_READ = ThreadLocal.withInitial(() -> false);
+
   final FakeClock clock = FakeClock.atRoundSecond();
   final InMemoryStore store = InMemoryStore.create(clock);
   final ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
@@ -156,7 +164,8 @@ final class PerKeyStateHarness {
         .builder(new LandingRecorder(store, clock, landedAt, lateAbsences)).namespace("m")
         .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
         .refreshExecutor(executor).random(FixedRandom.neverEarly()).loadTimeout(LOAD_TIMEOUT)
-        .fleetLease(fleetLease).build();
+        .fleetLease(fleetLease).outageReuse(OUTAGE_REUSE).storeProbeInterval(Duration.ZERO)
+        .build();
     cache.registry().onBegun(begun::add);
   }
 
@@ -202,6 +211,24 @@ final class PerKeyStateHarness {
       call.error = t;
     } finally {
       call.inside = false;
+    }
+  }
+
+  /**
+   * {@link #read} ({@code async}: {@link #readAsync}) whose store read fails, as while the key's
+   * node is down: the read is a miss that may share this instance's load of the key (outage
+   * reuse) and loads without writing back.
+   */
+  void readWithTheStoreDown(int key, LoadKind kind, boolean optional, boolean async) {
+    FAILING_READ.set(true);
+    try {
+      if (async) {
+        readAsync(key, kind, optional);
+      } else {
+        read(key, kind, optional);
+      }
+    } finally {
+      FAILING_READ.set(false);
     }
   }
 
@@ -504,8 +531,9 @@ final class PerKeyStateHarness {
   private Call newCall(int key, String method, LoadKind kind) {
     Call call;
     synchronized (lock) {
-      call = new Call(key, method, kind, floors[key],
-          activeReleases[key] == 0 ? releaseEvents[key] : -1);
+      call = new Call(key, FAILING_READ.get() ? method + " (store down)" : method, kind,
+          floors[key], activeReleases[key] == 0 ? releaseEvents[key] : -1,
+          cache.registry().supersededCount());
     }
     calls.add(call);
     return call;
@@ -522,7 +550,7 @@ final class PerKeyStateHarness {
       for (Load other : running) {
         if (other.call.key == call.key && call.mark >= 0 && other.call.mark == call.mark
             && releaseEvents[call.key] == call.mark
-            && load.supersededBefore == other.supersededBefore) {
+            && load.supersededBefore == Math.min(call.superseded, other.call.superseded)) {
           violation("load #" + load.id + " (for " + call + ") started while load #" + other.id
               + " (for " + other.call + ") was running, with no invalidate, put or timeout in"
               + " between: two loader calls for one key at once");
@@ -598,6 +626,10 @@ final class PerKeyStateHarness {
 
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      if (FAILING_READ.get()) {
+        return CompletableFuture.failedFuture(
+            new io.sustainablecache.spi.StoreException("the store is down for this read"));
+      }
       return store.gets(key);
     }
 
@@ -666,7 +698,15 @@ final class PerKeyStateHarness {
     volatile Throwable error;
     volatile CompletableFuture<?> future;
 
-    Call(int key, String method, LoadKind kind, long floor, long mark) {
+    /**
+     * The cache's superseded flights when the call started: a flight superseded since may be
+     * loading beside the one that superseded it (a flight registered before the call's loader
+     * started, so counted from the call's start, as releases are).
+     */
+    final long superseded;
+
+    Call(int key, String method, LoadKind kind, long floor, long mark, long superseded) {
+      this.superseded = superseded;
       this.key = key;
       this.method = method;
       this.kind = kind;

@@ -37,12 +37,15 @@ import org.junit.jupiter.api.Test;
  * <ul>
  *   <li>{@link SyncModel}: {@code get}/{@code find} with synchronous loaders that return a value,
  *       find none, throw an exception or throw an {@link Error}, racing {@code invalidate} and
- *       {@code put}. Every load completes on its own thread, so no interleaving blocks forever.
+ *       {@code put}, and {@code get}s whose store read fails (which may share a load under the
+ *       outage reuse, on as by default). Every load completes on its own thread, so no
+ *       interleaving blocks forever.
  *       Without the fleet lease and without clock steps: a miss that loses a lease, or joins a
  *       queued refresh, would wait for an operation that may not come.</li>
  *   <li>{@link AsyncModel}: {@code getAsync}/{@code findAsync} with loaders that complete at
  *       once, fail, throw an {@link Error} from {@code load}, or return a stage that another
- *       operation completes (or fails) later; {@code invalidate}, {@code put}, running the
+ *       operation completes (or fails) later, some of them after a store read that failed;
+ *       {@code invalidate}, {@code put}, running the
  *       queued refreshes and handed-off writes, and steps of the clock past the load timeout
  *       that run the due timeouts and lease polls. With the fleet lease (the default), so a
  *       miss can lose the lease to a load that an invalidate released, and poll.</li>
@@ -79,6 +82,11 @@ public final class PerKeyStateModelCheckingTest {
     options.addCustomScenario(scenario(SyncModel.class, List.of(),
         List.of(List.of("findWhoseLoaderFindsNothing", "put"),
             List.of("getLoadingAValue", "invalidate"), List.of("findLoadingAValue"))));
+    // a read whose store read failed shares a load (outage reuse), racing an invalidate and a
+    // failed read after it, which must not get the value loaded before the invalidate
+    options.addCustomScenario(scenario(SyncModel.class, List.of(),
+        List.of(List.of("getWithTheStoreDown"), List.of("invalidate", "getWithTheStoreDown"),
+            List.of("getLoadingAValue"))));
     options.check(SyncModel.class);
   }
 
@@ -103,6 +111,11 @@ public final class PerKeyStateModelCheckingTest {
         List.of(List.of("getAsyncCompletedLater", "runQueuedRefreshesAndWrites"),
             List.of("invalidate", "getAsyncLoadingAValue"),
             List.of("completeTheOldestPendingLoad", "put"))));
+    // failed reads sharing a load completed later, racing an invalidate and a put
+    options.addCustomScenario(scenario(AsyncModel.class, List.of(),
+        List.of(List.of("getAsyncWithTheStoreDownCompletedLater", "completeTheOldestPendingLoad"),
+            List.of("invalidate", "getAsyncWithTheStoreDown"),
+            List.of("getAsyncWithTheStoreDown", "put"))));
     options.check(AsyncModel.class);
   }
 
@@ -144,6 +157,11 @@ public final class PerKeyStateModelCheckingTest {
     @Operation
     public void findWhoseLoaderFindsNothing() {
       harness.read(0, LoadKind.ABSENT, true);
+    }
+
+    @Operation
+    public void getWithTheStoreDown() {
+      harness.readWithTheStoreDown(0, LoadKind.VALUE, false, false);
     }
 
     @Operation
@@ -190,6 +208,16 @@ public final class PerKeyStateModelCheckingTest {
     @Operation
     public void findAsyncCompletedLater() {
       harness.readAsync(0, LoadKind.LATER, true);
+    }
+
+    @Operation
+    public void getAsyncWithTheStoreDown() {
+      harness.readWithTheStoreDown(0, LoadKind.VALUE, false, true);
+    }
+
+    @Operation
+    public void getAsyncWithTheStoreDownCompletedLater() {
+      harness.readWithTheStoreDown(0, LoadKind.LATER, false, true);
     }
 
     @Operation

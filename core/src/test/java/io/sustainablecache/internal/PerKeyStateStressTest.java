@@ -20,8 +20,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * mix of every operation (synchronous {@code get}/{@code find} whose loaders return a value, find
  * none, throw an exception or an {@link Error}; {@code getAsync}/{@code findAsync} whose stages
  * complete at once, fail, or are completed or failed later by another thread; {@code
- * invalidate}, {@code put}, running the queued refreshes and writes, and steps of the fake clock
- * past the load timeout), a fixed number of operations each, then the cache is driven to
+ * invalidate}, {@code put}, running the queued refreshes and writes, steps of the fake clock
+ * past the load timeout, and reads whose store read fails, which may share a load under the
+ * outage reuse, on as by default), a fixed number of operations each, then the cache is driven to
  * quiescence and the invariants of {@link PerKeyStateHarness} are checked: one loader call per key
  * at a time unless a release came in between, no key left registered, no read after an
  * invalidate seeing an older load, every caller completing with a legitimate outcome.
@@ -128,6 +129,14 @@ final class PerKeyStateStressTest {
       harness.runRefreshes();
     } else if (draw < 81) {
       harness.tick();
+    } else if (draw < 87) {
+      // the key's node is down for this read: it may share a load (outage reuse, on)
+      harness.readWithTheStoreDown(key, random.nextInt(4) == 0 ? LoadKind.FAILURE
+          : random.nextBoolean() ? LoadKind.VALUE : LoadKind.LATER, random.nextBoolean(),
+          true);
+    } else if (draw < 91) {
+      harness.readWithTheStoreDown(key, random.nextInt(4) == 0 ? LoadKind.FAILURE
+          : LoadKind.VALUE, random.nextBoolean(), false);
     } else {
       harness.read(key, LoadKind.VALUE, false); // hits, mostly: the common case
     }

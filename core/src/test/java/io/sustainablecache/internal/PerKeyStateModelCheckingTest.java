@@ -90,36 +90,7 @@ public final class PerKeyStateModelCheckingTest {
     options.check(SyncModel.class);
   }
 
-  @Test
-  void asyncLoadsCompletedLater_racingInvalidatePutRefreshesAndTimeouts_keepEveryInvariant() {
-    ModelCheckingOptions options = options(3);
-    // a read joining a load that fails later, racing a timeout and an invalidate
-    options.addCustomScenario(scenario(AsyncModel.class, List.of(),
-        List.of(List.of("getAsyncCompletedLater", "failTheOldestPendingLoad"),
-            List.of("getAsyncLoadingAValue", "invalidate"),
-            List.of("advanceTheClockPastTheLoadTimeout"))));
-    // a miss during an invalidate that released a load holding the fleet lease: the miss may
-    // lose the lease and poll for it
-    options.addCustomScenario(scenario(AsyncModel.class, List.of(),
-        List.of(List.of("getAsyncCompletedLater", "completeTheOldestPendingLoad"),
-            List.of("invalidate"), List.of("getAsyncLoadingAValue",
-                "advanceTheClockPastTheLoadTimeout"))));
-    // a stale entry: a refresh is queued, an invalidate and the refresh race
-    options.addCustomScenario(scenario(AsyncModel.class,
-        List.of("getAsyncLoadingAValue", "advanceTheClockPastTheLoadTimeout",
-            "advanceTheClockPastTheLoadTimeout"),
-        List.of(List.of("getAsyncCompletedLater", "runQueuedRefreshesAndWrites"),
-            List.of("invalidate", "getAsyncLoadingAValue"),
-            List.of("completeTheOldestPendingLoad", "put"))));
-    // failed reads sharing a load completed later, racing an invalidate and a put
-    options.addCustomScenario(scenario(AsyncModel.class, List.of(),
-        List.of(List.of("getAsyncWithTheStoreDownCompletedLater", "completeTheOldestPendingLoad"),
-            List.of("invalidate", "getAsyncWithTheStoreDown"),
-            List.of("getAsyncWithTheStoreDown", "put"))));
-    options.check(AsyncModel.class);
-  }
-
-  private static ModelCheckingOptions options(int actorsPerThread) {
+  static ModelCheckingOptions options(int actorsPerThread) {
     return LincheckScenarios.modelChecking()
         .threads(3)
         .actorsPerThread(actorsPerThread)

@@ -771,7 +771,7 @@ public abstract class SpringCacheContract {
 
   /**
    * {@code clear()} on one application instance (its own client) reaches another within the
-   * manager's default bound (1 s); every read of the other instance checked until then.
+   * core's default bound (1 s); every read of the other instance checked until then.
    */
   @Test
   void aClearOnOneInstance_reachesAnotherWithinTheBound() throws Exception {

@@ -220,9 +220,18 @@ public final class CacheSettings {
   /** {@link SustainableCacheBuilder#nearCacheCopy}: off. */
   static final Setting<Boolean> NEAR_CACHE_COPY = bool("near-cache-copy", s -> false);
 
-  /** {@link SustainableCacheBuilder#invalidateAllBound}: off ({@code null}). */
-  static final Setting<Duration> INVALIDATE_ALL_BOUND = duration("invalidate-all-bound",
-      Duration.ofMillis(10), Duration.ofHours(1), s -> null);
+  /**
+   * {@link SustainableCacheBuilder#invalidateAllBound}: 1 s; zero turns the generation off. The
+   * builder uses the default only for a cache with a namespace over a store with counters.
+   */
+  static final Setting<Duration> INVALIDATE_ALL_BOUND = row("invalidate-all-bound",
+      SettingText::duration, Duration::toString, (name, bound) -> {
+        if (!bound.isZero() && (bound.compareTo(Duration.ofMillis(10)) < 0
+            || bound.compareTo(Duration.ofHours(1)) > 0)) {
+          throw new IllegalArgumentException(name + " must be zero (off) or between 10 ms and"
+              + " 1 h: " + bound);
+        }
+      }, orElse(s -> Duration.ofSeconds(1)));
 
   /** {@link SustainableCacheBuilder#storeProbeInterval}: 500 ms; zero turns the breakers off. */
   static final Setting<Duration> STORE_PROBE_INTERVAL = duration("store-probe-interval",
@@ -347,6 +356,32 @@ public final class CacheSettings {
       }
     }
     return new CacheSettings(merged);
+  }
+
+  /**
+   * These settings with {@code key} absent, so that a cache built from them takes the default
+   * (or what is merged under them), for an integration that overrides a setting: Hibernate's
+   * timestamps region drops the near cache this way.
+   *
+   * @param key a key of the {@linkplain CacheSettings spec format}, matched as {@link #from}
+   *     matches keys; it need not be set
+   * @return the settings without that key; {@code this} if it is not set
+   * @throws NullPointerException if {@code key} is {@code null}
+   * @throws IllegalArgumentException if {@code key} is not a key of the spec format
+   */
+  public CacheSettings without(String key) {
+    requireNonNull(key, "key");
+    Setting<?> setting = BY_NAME.get(normalized(key));
+    if (setting == null) {
+      throw new IllegalArgumentException("unknown key '" + key + "' in the cache settings;"
+          + " the keys are " + String.join(", ", keys()));
+    }
+    if (!isSet(setting)) {
+      return this;
+    }
+    Object[] fewer = values.clone();
+    fewer[setting.index] = null;
+    return new CacheSettings(fewer);
   }
 
   /**

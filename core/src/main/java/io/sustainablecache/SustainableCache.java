@@ -419,22 +419,23 @@ public interface SustainableCache<V> extends AutoCloseable {
    * Removes every entry of this cache's namespace. Loads in flight in this JVM are released and
    * not written.
    *
-   * <p>With a near cache ({@link SustainableCacheBuilder#nearCache}) or {@link
-   * SustainableCacheBuilder#invalidateAllBound}, on any store, it starts a new generation of the
-   * namespace and sends no {@code flush_prefix}: entries of the old one are misses, on this
-   * instance once this returned, on the others within the near cache's bound (or {@code
-   * invalidateAllBound}) while their reads of the generation succeed (near caches stop serving
-   * after the bound either way); a load that started in the old generation anywhere is not
-   * written in the new one, and a {@linkplain #fence write fence} stays standing. With neither,
-   * it is ARCUS's {@code flush_prefix} of the namespace, which plain memcached does not have;
-   * loads in flight on other hosts are then not fenced (one that completes after the flush may
-   * write its value) and fences are deleted with the rest. Spring's cache manager sets {@code
-   * invalidateAllBound} for its caches without a near cache.
+   * <p>By default (a cache with a namespace over a store with counters: ARCUS and plain
+   * memcached alike), it starts a new generation of the namespace and sends no {@code
+   * flush_prefix}: entries of the old one are misses, on this instance once this returned, on
+   * the others within {@link SustainableCacheBuilder#invalidateAllBound} (1 s), or the near
+   * cache's bound, while their reads of the generation succeed (near caches stop serving after
+   * the bound either way); a load that started in the old generation anywhere is not written in
+   * the new one, and a {@linkplain #fence write fence} stays standing. Without a generation
+   * ({@code invalidateAllBound} zero and no near cache, or a store without counters), it is
+   * ARCUS's {@code flush_prefix} of the namespace, which plain memcached does not have; loads in
+   * flight on other hosts are then not fenced (one that completes after the flush may write its
+   * value) and fences are deleted with the rest.
    *
    * @throws IllegalStateException if the cache has neither a namespace nor a near cache
    *     (flushing would remove other caches' entries)
-   * @throws UnsupportedOperationException if the cache has neither a near cache nor {@code
-   *     invalidateAllBound} and the store cannot remove keys by prefix (plain memcached)
+   * @throws UnsupportedOperationException if the cache has no generation ({@code
+   *     invalidateAllBound} set to zero, or a store without counters) and the store cannot remove
+   *     keys by prefix (plain memcached)
    * @throws io.sustainablecache.spi.StoreException if the store failed: it may or may not have
    *     happened
    */
@@ -480,10 +481,10 @@ public interface SustainableCache<V> extends AutoCloseable {
    *
    * <p>A plain {@link #invalidate} or {@link #put} while a fence stands replaces it (the key is
    * then not fenced any more, and the fence's release writes a tombstone). {@link #invalidateAll}
-   * as a new generation (with a near cache or {@link SustainableCacheBuilder#invalidateAllBound})
-   * leaves it standing; ARCUS's {@code flush_prefix} (with neither) deletes it like every item of
-   * the namespace: loads may then cache the pre-commit row until the release, which writes a
-   * tombstone.
+   * as a new generation (the default; see {@link SustainableCacheBuilder#invalidateAllBound})
+   * leaves it standing; ARCUS's {@code flush_prefix} (a cache without a generation) deletes it
+   * like every item of the namespace: loads may then cache the pre-commit row until the release,
+   * which writes a tombstone.
    *
    * @param key the caller's key, as for {@link #get}
    * @return the fence, to be completed exactly once; never {@code null}

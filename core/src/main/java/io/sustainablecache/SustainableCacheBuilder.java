@@ -29,9 +29,6 @@ import java.util.random.RandomGenerator;
  */
 public final class SustainableCacheBuilder<V> {
 
-  /** The longest namespace, in characters. */
-  static final int MAX_NAMESPACE_LENGTH = 64;
-
   private final CacheStore store;
   /** The settings set so far: each setter adds its row ({@link CacheSettings#adding}). */
   private CacheSettings settings = CacheSettings.empty();
@@ -74,7 +71,7 @@ public final class SustainableCacheBuilder<V> {
   /**
    * Prefixes every key with {@code namespace + ":"}, so several caches (or services) can share
    * a store; on ARCUS the namespace is the key prefix that per-prefix statistics and flushes use.
-   * Default: no prefix.
+   * Default: no prefix. {@link Namespaces#derive} makes a valid one of any name.
    *
    * @param namespace 1 to 64 characters of {@code [A-Za-z0-9_.+-]},
    *     not starting with {@code '-'} (the ARCUS prefix rules)
@@ -85,23 +82,7 @@ public final class SustainableCacheBuilder<V> {
   public SustainableCacheBuilder<V> namespace(String namespace) {
     requireNonNull(namespace, "namespace");
     checkUnset(this.namespace, "namespace");
-    if (namespace.isEmpty() || namespace.length() > MAX_NAMESPACE_LENGTH) {
-      throw new IllegalArgumentException("namespace must have 1 to " + MAX_NAMESPACE_LENGTH
-          + " characters: \"" + namespace + "\" has " + namespace.length());
-    }
-    if (namespace.charAt(0) == '-') {
-      throw new IllegalArgumentException(
-          "namespace must not start with '-' (an ARCUS prefix rule): \"" + namespace + "\"");
-    }
-    for (int i = 0; i < namespace.length(); i++) {
-      char c = namespace.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '_' || c == '.' || c == '+' || c == '-';
-      if (!ok) {
-        throw new IllegalArgumentException("namespace may only contain [A-Za-z0-9_.+-]: \""
-            + namespace + "\" has '" + c + "' at index " + i);
-      }
-    }
+    Namespaces.check(namespace);
     this.namespace = namespace;
     return this;
   }
@@ -731,30 +712,33 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
-   * Makes {@link SustainableCache#invalidateAll} work on every store without a near cache (plain
-   * memcached has no prefix flush), as a new <em>generation</em> of the namespace, the near
-   * cache's own mechanism without its tier: every entry carries the namespace's generation (8
-   * bytes more per entry), an entry of another generation is a miss whose CAS token fences out
-   * older loads, and a load that began before {@code invalidateAll} is not written after this
-   * instance learned of it. This instance sees its own {@code invalidateAll} when the call
-   * returns; the other instances read the generation every {@code bound / 2} (one {@code gets}
-   * of one key per store node, whatever the traffic) and see it within {@code bound} while those
-   * reads succeed. A hit costs no extra round trip: the generation is compared in memory.
-   * {@link #build} reads the generation once, waiting at most {@code bound}; until a read has
-   * succeeded, every read misses, loads are not written and writes throw (with a log per store
-   * node, the keys of a node whose generation is unknown). Needs a {@link #namespace} and a store
-   * with {@link io.sustainablecache.spi.CacheStore#incr counters}. With a {@link #nearCache}
-   * the near cache's staleness bounds {@code invalidateAll} and this setting is not used.
+   * How soon the other instances see {@link SustainableCache#invalidateAll} on a cache without a
+   * near cache, which by default works on every store (plain memcached has no prefix flush) as a
+   * new <em>generation</em> of the namespace, the near cache's own mechanism without its tier:
+   * every entry carries the namespace's generation (8 bytes more per entry), an entry of another
+   * generation is a miss whose CAS token fences out older loads, and a load that began before
+   * {@code invalidateAll} is not written after this instance learned of it. This instance sees
+   * its own {@code invalidateAll} when the call returns; the other instances read the generation
+   * every {@code bound / 2} (one {@code gets} of one key per store node, whatever the traffic)
+   * and see it within {@code bound} while those reads succeed. A hit costs no extra round trip:
+   * the generation is compared in memory. {@link #build} reads the generation once, waiting at
+   * most {@code bound}; until a read has succeeded, every read misses, loads are not written and
+   * writes throw (with a log per store node, the keys of a node whose generation is unknown).
+   * With a {@link #nearCache} the near cache's staleness bounds {@code invalidateAll} and this
+   * setting is not used.
    *
-   * <p>Entries with a generation are misses for instances without one (earlier releases, and
-   * instances of this one without this setting or a near cache), and the reverse: turn it on for
-   * every instance of a namespace at once (or with a new namespace); each side logs a warning
-   * when it reads the other's entries. Without it (and without a near cache), {@code
-   * invalidateAll} is ARCUS's {@code flush_prefix}, which fences no load in flight, or, on plain
-   * memcached, throws {@link UnsupportedOperationException}. Default: off; Spring's cache
-   * manager turns it on (1 s) for its caches without a near cache.
+   * <p>Default: 1 s for a cache with a {@link #namespace} over a store with {@link
+   * io.sustainablecache.spi.CacheStore#incr counters} (both adapters); a cache without either
+   * has no generation, and its {@code invalidateAll} is the store's prefix flush (ARCUS's {@code
+   * flush_prefix}) or refused. Set explicitly, the bound needs both.
    *
-   * @param bound 10 ms to 1 h; 1 s is a good start
+   * <p><b>Zero turns the generation off</b>, for a namespace shared with instances that write
+   * entries without one (entries with a generation are misses for them, and the reverse; each
+   * side logs a warning when it reads the other's): {@code invalidateAll} is then ARCUS's {@code
+   * flush_prefix}, which fences no load in flight, or, on plain memcached, throws {@link
+   * UnsupportedOperationException}.
+   *
+   * @param bound 10 ms to 1 h, or zero for no generation
    * @return this builder
    * @throws IllegalArgumentException if out of range
    * @throws IllegalStateException if already set
@@ -822,8 +806,9 @@ public final class SustainableCacheBuilder<V> {
    * @return a new immutable, thread-safe cache; close it to stop its refresh executor
    * @throws IllegalStateException if {@link #ttl} was not set, an executor was given together
    *     with thread or queue settings, a near cache without Caffeine on the classpath or
-   *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache, or
-   *     {@link #invalidateAllBound} without a namespace or over a store without counters
+   *     without a {@link #namespace}, or {@link #nearCacheCopy} without a near cache, or a
+   *     non-zero {@link #invalidateAllBound} set without a namespace or over a store without
+   *     counters
    */
   public SustainableCache<V> build() {
     check();
@@ -901,17 +886,33 @@ public final class SustainableCacheBuilder<V> {
           + " them, so the cache would never serve near), and the cache's keys could be another"
           + " namespace's items, changed past that namespace's log");
     }
-    boolean generationOnly = settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND) && !near;
-    if (generationOnly && !store.hasCounters()) {
+    // The default generation is used only where it can be (invalidateAllBound()); a bound set
+    // explicitly must be.
+    boolean boundSet = settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND)
+        && !settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND).isZero();
+    if (boundSet && !near && !store.hasCounters()) {
       throw new IllegalStateException("invalidateAllBound needs a store with counters"
           + " (CacheStore.incr); " + store.getClass().getName() + " has none"
           + " (CacheStore.hasCounters)");
     }
-    if (settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND) && namespace == null) {
+    if (boundSet && namespace == null) {
       throw new IllegalStateException("invalidateAllBound needs a namespace"
           + " (SustainableCacheBuilder.namespace): the generation lives under the namespace's"
           + " prefix, and without one the cache's keys could be another namespace's items");
     }
+  }
+
+  /**
+   * The bound of the namespace's generation without a near cache ({@link #invalidateAllBound}),
+   * {@code null} for none: none when set to zero; by default (1 s) only for a cache with a
+   * namespace over a store with counters, the others keep the prefix flush ({@link #check}
+   * refuses a bound set explicitly without them).
+   */
+  private Duration invalidateAllBound() {
+    Duration bound = settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND);
+    boolean usable = settings.isSet(CacheSettings.INVALIDATE_ALL_BOUND)
+        || (namespace != null && store.hasCounters());
+    return bound.isZero() || !usable ? null : bound;
   }
 
   /**
@@ -959,7 +960,7 @@ public final class SustainableCacheBuilder<V> {
         near == null ? null : near.staleness(),
         near == null ? 0 : near.sampling(),
         settings.resolved(CacheSettings.NEAR_CACHE_COPY),
-        settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND),
+        invalidateAllBound(),
         entryKeys,
         settings.resolved(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN),
         ticker == null ? Ticker.systemTicker() : ticker,

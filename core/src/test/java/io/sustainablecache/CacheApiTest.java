@@ -75,7 +75,7 @@ final class CacheApiTest {
   }
 
   @Test
-  void invalidateAll_withoutANamespace_orOnAStoreThatCannot_failsClearly() {
+  void invalidateAll_withoutANamespace_orWithoutAGenerationOnAStoreThatCannot_failsClearly() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
         .codec(ValueCodec.utf8()).build()) {
       assertThatThrownBy(cache::invalidateAll).isInstanceOf(IllegalStateException.class)
@@ -83,9 +83,23 @@ final class CacheApiTest {
     }
     io.sustainablecache.spi.CacheStore plain = ForwardingStore.withoutFlushPrefix(store);
     try (SustainableCache<String> cache = SustainableCache.builder(plain).namespace("n")
-        .ttl(TTL).codec(ValueCodec.utf8()).build()) {
+        .ttl(TTL).codec(ValueCodec.utf8()).invalidateAllBound(Duration.ZERO).build()) {
       assertThatThrownBy(cache::invalidateAll)
-          .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("memcached");
+          .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("memcached")
+          .hasMessageContaining("invalidateAllBound");
+    }
+  }
+
+  /** Issue 32: the default, a generation of the namespace, needs no prefix flush. */
+  @Test
+  void invalidateAll_byDefault_worksOnAStoreWithoutAPrefixFlush() {
+    io.sustainablecache.spi.CacheStore plain = ForwardingStore.withoutFlushPrefix(store);
+    try (SustainableCache<String> cache = SustainableCache.builder(plain).namespace("n")
+        .ttl(TTL).codec(ValueCodec.utf8()).build()) {
+      cache.put("x", "1");
+      cache.invalidateAll();
+      assertThat(cache.getIfPresent("x")).isEmpty();
+      assertThat(cache.stats().invalidationCount()).isEqualTo(1);
     }
   }
 

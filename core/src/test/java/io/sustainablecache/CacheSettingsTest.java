@@ -245,6 +245,23 @@ class CacheSettingsTest {
   }
 
   @Test
+  void without_leavesTheKeyAbsent_andTheOtherSettingsAsTheyWere() {
+    CacheSettings settings = CacheSettings.parse(
+        "ttl=2m, near-cache=100:1s, near-cache-copy=true, fleet-lease=false");
+
+    CacheSettings far = settings.without("near-cache").without("nearCacheCopy");
+
+    assertThat(far).isEqualTo(CacheSettings.parse("ttl=2m, fleet-lease=false"));
+    assertThat(far.hasNearCache()).isFalse();
+    assertThat(settings.hasNearCache()).isTrue(); // immutable: the original keeps it
+    assertThat(far.without("near-cache")).isSameAs(far);
+    assertThat(CacheSettings.parse("ttl=1m").without("ttl").isEmpty()).isTrue();
+    assertThatIllegalArgumentException().isThrownBy(() -> settings.without("near-cahce"))
+        .withMessageContaining("unknown key 'near-cahce'");
+    assertThatNullPointerException().isThrownBy(() -> settings.without(null));
+  }
+
+  @Test
   void theCacheBuilderAppliesWhatIsSet_andKeepsItsDefaultsForTheRest() {
     CacheSettings settings = CacheSettings.parse("ttl=2m, grace=10s, fleet-lease=false,"
         + " refresh-policy=xfetch:1.0, failure-backoff=1s:5s, refresh-batch=10:1ms");

@@ -145,7 +145,8 @@ public final class RefreshPolicyTest {
     return new RandomGenerator() {
       @Override
       public long nextLong() {
-        throw new UnsupportedOperationException();
+        // the bases of the namespace's generation (on by default): pinned as the double is
+        return (long) (value * Long.MAX_VALUE);
       }
 
       @Override

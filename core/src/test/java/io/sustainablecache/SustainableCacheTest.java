@@ -104,9 +104,11 @@ public final class SustainableCacheTest {
     assertThat(Envelope.fetchedAt(stored)).isEqualTo(start + 37);
     assertThat(Envelope.expiresAt(stored)).isEqualTo(start + 37 + TTL.toMillis());
     assertThat(Envelope.loadMillis(stored)).isEqualTo(37);
-    assertThat(new String(stored, Envelope.HEADER_SIZE, Envelope.payloadLength(stored),
+    assertThat(new String(stored, Envelope.payloadOffset(stored), Envelope.payloadLength(stored),
         StandardCharsets.UTF_8)).isEqualTo("v1");
-    assertThat(stored).hasSize(Envelope.HEADER_SIZE + 2 + Envelope.CHECKSUM_SIZE);
+    // the namespace's generation, on by default, is in the header
+    assertThat(Envelope.generation(stored)).isPositive();
+    assertThat(stored).hasSize(Envelope.GENERATION_HEADER_SIZE + 2 + Envelope.CHECKSUM_SIZE);
   }
 
   @Test

@@ -32,6 +32,9 @@ final class WriteProtocolTest {
     return SustainableCache.builder(store).namespace("w").ttl(TTL).codec(ValueCodec.utf8())
         .clock(clock).ticker(clock.ticker()).refreshExecutor(new ManualExecutor())
         .random(FixedRandom.neverEarly())
+        // every store call counts: no generation of the namespace, whose polls
+        // are store calls too
+        .invalidateAllBound(Duration.ZERO)
         .fleetLease(false).build();
   }
 
@@ -66,7 +69,7 @@ final class WriteProtocolTest {
     try (SustainableCache<String> a = host(server);
         SustainableCache<String> b = SustainableCache.builder(server).namespace("w").ttl(TTL)
             .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
-            .refreshExecutor(bRefreshes)
+            .refreshExecutor(bRefreshes).invalidateAllBound(Duration.ZERO)
             .random(FixedRandom.neverEarly()).fleetLease(false).build()) {
       a.put("k", "v0");
       clock.advance(TTL.plusMillis(1));

@@ -592,11 +592,12 @@ public final class ArcusStore extends MemcachedStore {
 
     /**
      * Says whether the servers are ARCUS servers, which know {@code flush_prefix}: only then
-     * does {@link ArcusStore#flushPrefix} send it (and {@code invalidateAll}, Spring's {@code
-     * clear()}, work). A plain memcached server answers the unknown command with {@code ERROR},
-     * on which the client closes and re-opens the connection, failing every other operation in
-     * flight on it; so without ARCUS servers {@code flushPrefix} fails at once with {@link
-     * UnsupportedOperationException} and sends nothing.
+     * does {@link ArcusStore#flushPrefix} send it (and {@code invalidateAll} of a cache without a
+     * generation work: one with {@code invalidateAllBound} zero; by default {@code invalidateAll}
+     * is a new generation and sends no {@code flush_prefix}). A plain memcached server answers
+     * the unknown command with {@code ERROR}, on which the client closes and re-opens the
+     * connection, failing every other operation in flight on it; so without ARCUS servers {@code
+     * flushPrefix} fails at once with {@link UnsupportedOperationException} and sends nothing.
      *
      * <p>Defaults to {@code true} for a client (or pool) created through ZooKeeper ({@code
      * ArcusClient.createArcusClient}), whose servers are ARCUS servers, and to {@code false} for

@@ -22,9 +22,9 @@ import net.spy.memcached.ConnectionFactoryBuilder;
  * FailureMode.Cancel}, the client's operation timeout equal to the store's, {@code
  * opQueueMaxBlockTime} 0), and an {@link ArcusStore} over it. Over ZooKeeper the store accepts
  * ARCUS's 4000-byte keys unless {@code maxKeyLength} says otherwise, and sends {@code
- * flush_prefix} ({@code invalidateAll}); to server addresses it does not, since a plain memcached
- * server rejects the command, unless the option {@value #SERVERS} says the servers are ARCUS
- * servers.
+ * flush_prefix} ({@code invalidateAll} of a cache without a generation); to server addresses it
+ * does not, since a plain memcached server rejects the command, unless the option {@value
+ * #SERVERS} says the servers are ARCUS servers.
  *
  * <p>Its {@linkplain Settings#options() options} (Spring Boot binds them from {@code
  * sustainable-cache.arcus.zookeeper}, {@code .service-code} and {@code .servers}):

@@ -83,16 +83,41 @@ class ArcusStoreIT extends CacheStoreContract {
    * sending anything, and says so without repeating the key.
    */
   /**
-   * Issue 15: on plain memcached, {@code invalidateAll} (Spring's {@code clear()}) fails at once
-   * with {@link UnsupportedOperationException}; it used to send {@code flush_prefix}, whose
-   * {@code ERROR} answer made the client re-open the connection that other caches share, failing
-   * their operations.
+   * Issue 32: by default {@code invalidateAll} works on plain memcached through this adapter too
+   * (a new generation of the namespace), and sends no {@code flush_prefix}.
    */
   @Test
-  void invalidateAllOnPlainMemcached_failsAtOnceAndDisturbsNoOtherCache() throws Exception {
+  void invalidateAllOnPlainMemcached_byDefault_isANewGeneration() {
+    String run = Long.toHexString(System.nanoTime());
+    try (SustainableCache<String> cleared = SustainableCache.builder(store).namespace("ic" + run)
+            .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8()).build();
+        SustainableCache<String> other = SustainableCache.builder(store).namespace("id" + run)
+            .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8()).build()) {
+      cleared.put("k", "v");
+      other.put("k", "w");
+
+      cleared.invalidateAll();
+
+      assertThat(cleared.getIfPresent("k")).isEmpty();
+      assertThat(other.getIfPresent("k")).as("another namespace keeps its entries").contains("w");
+      assertThat(cleared.stats().storeErrorCount()).isZero();
+    }
+  }
+
+  /**
+   * Issue 15: on plain memcached, {@code invalidateAll} of a cache without a generation (the
+   * opt-out, {@code invalidateAllBound(0)}) fails at once with {@link
+   * UnsupportedOperationException}; it used to send {@code flush_prefix}, whose {@code ERROR}
+   * answer made the client re-open the connection that other caches share, failing their
+   * operations.
+   */
+  @Test
+  void invalidateAllOnPlainMemcached_withoutAGeneration_failsAtOnceAndDisturbsNoOtherCache()
+      throws Exception {
     String run = Long.toHexString(System.nanoTime());
     try (SustainableCache<String> cleared = SustainableCache.builder(store).namespace("ia" + run)
-            .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8()).build();
+            .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8())
+            .invalidateAllBound(Duration.ZERO).build();
         SustainableCache<String> other = SustainableCache.builder(store).namespace("ib" + run)
             .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8()).build()) {
       AtomicBoolean stop = new AtomicBoolean();

@@ -431,8 +431,10 @@ final class CallerWrites<V> {
                 EntryWriter.unwrap(failure)));
           } else if (EntryWriter.unwrap(failure) instanceof UnsupportedOperationException e) {
             change.completeExceptionally(new UnsupportedOperationException("invalidateAll: "
-                + e.getMessage() + "; turn on invalidateAllBound (setting invalidate-all-bound),"
-                + " or a near cache, for invalidateAll on every store", e));
+                + e.getMessage() + "; the cache has no generation (invalidateAllBound, setting"
+                + " invalidate-all-bound, is zero, or the store has no counters): leave the"
+                + " bound at its default, or set a near cache, for invalidateAll on every"
+                + " store", e));
           } else {
             change.completeExceptionally(storeFailure(failure, "invalidateAll"));
           }

@@ -44,15 +44,16 @@ final class EntryReader<V> {
    * entry without one.
    */
   static final String WITHOUT_NEAR_CACHE = "an entry of this namespace was written without a near"
-      + " cache or invalidateAllBound (before it was turned on, by an instance without either,"
-      + " or by a cache without a namespace through a key that starts with this namespace's"
+      + " cache or invalidateAllBound (by an instance with invalidateAllBound 0 and no near"
+      + " cache, a pre-release build, or by a cache without a namespace through a key that starts with this namespace's"
       + " prefix; their invalidations do not reach the near tiers, nor their entries"
       + " invalidateAll); treating it as a miss: turn the same one on for every instance of a"
       + " namespace, and keep caches without a namespace off its keys";
 
   /** Warned when a cache without generations reads an entry with one. */
   static final String WITH_NEAR_CACHE = "an entry was written by an instance with a near cache"
-      + " or invalidateAllBound, and this one has neither: it ignores invalidateAll's"
+      + " or invalidateAllBound, and this one has neither (invalidateAllBound 0, or no"
+      + " namespace or counters): it ignores invalidateAll's"
       + " generations, and its invalidate and put do not reach near tiers (they serve the old"
       + " value until it is refreshed); turn the same one on for every instance of a namespace"
       + " (a cache without a namespace meets this when its key starts with such a namespace's"

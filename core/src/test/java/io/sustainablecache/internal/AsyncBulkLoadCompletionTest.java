@@ -37,7 +37,11 @@ final class AsyncBulkLoadCompletionTest {
     try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("b")
         .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
         .scheduler(ManualScheduler.on(clock.ticker())).refreshExecutor(executor)
-        .random(FixedRandom.neverEarly()).fleetLease(false).build()) {
+        .random(FixedRandom.neverEarly()).fleetLease(false)
+        // every store call counts: no generation of the namespace, whose polls
+        // are store calls too
+        .invalidateAllBound(Duration.ZERO)
+        .build()) {
       CompletableFuture<Map<String, String>> query = new CompletableFuture<>();
       CompletableFuture<Map<String, String>> values =
           cache.getAllAsync(List.of("a", "b"), keys -> query);

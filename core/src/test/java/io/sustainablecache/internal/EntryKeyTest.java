@@ -77,7 +77,8 @@ final class EntryKeyTest {
       assertThat(read(reader, "k", loads)).isEqualTo("v");
       assertThat(loads).hasValue(0);
       byte[] stored = stored(storeKey("k"));
-      assertThat(stored[1] & 0x0F).as("format version").isEqualTo(Envelope.KEYED_VERSION);
+      assertThat(stored[1] & 0x0F).as("format version, with the namespace's generation (on by default)")
+          .isEqualTo(Envelope.KEYED_GENERATION_VERSION);
       assertThat(Envelope.isValid(stored)).as("read as keyed only").isFalse();
     }
   }
@@ -172,7 +173,7 @@ final class EntryKeyTest {
       assertThat(read(reader, "k", loads)).as("the prior").isEqualTo("committed row");
       assertThat(loads).hasValue(0);
       assertThat(reader.stats().fencedHitCount()).isEqualTo(1);
-      assertThat(stored(storeKey("k"))[1] & 0x0F).isEqualTo(Envelope.KEYED_VERSION);
+      assertThat(stored(storeKey("k"))[1] & 0x0F).isEqualTo(Envelope.KEYED_GENERATION_VERSION);
       fence.rolledBack();
     }
   }

@@ -49,6 +49,15 @@ final class FailureBehaviourTest {
         .random(RefreshPolicyTest.fixed(0.5));
   }
 
+  /**
+   * The namespace's generation (on by default) that another instance's entries carry, read from
+   * an entry {@code cache} writes.
+   */
+  private long generationOf(SustainableCache<String> cache) {
+    cache.put("generation-probe", "p");
+    return Envelope.generation(store.gets("f:generation-probe").join().orElseThrow().value());
+  }
+
   private Loader<String> failing() {
     return key -> {
       attempts.incrementAndGet();
@@ -269,7 +278,8 @@ final class FailureBehaviourTest {
       assertThat(cache.stats().skippedWriteCount()).isEqualTo(1);
       assertThat(cache.stats().storeErrorCount()).isZero();
       assertThatThrownBy(() -> cache.put("k", big)).isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("2020 bytes").hasMessageContaining("maxValueSize 1000");
+          // 2,000 bytes, the header with the namespace's generation (24) and the checksum (4)
+          .hasMessageContaining("2028 bytes").hasMessageContaining("maxValueSize 1000");
     }
   }
 
@@ -356,7 +366,7 @@ final class FailureBehaviourTest {
     try (SustainableCache<String> cache = builder().maxClockSkew(Duration.ofSeconds(30))
         .build()) {
       long future = clock.millis() + 60_000; // a writer whose clock runs a minute ahead
-      store.set("f:k", Envelope.encode(future, future + TTL.toMillis(), 5,
+      store.set("f:k", Envelope.encode(future, future + TTL.toMillis(), 5, generationOf(cache),
           "from the future".getBytes(StandardCharsets.UTF_8)), 60).join();
 
       assertThat(cache.get("k", key -> "fresh")).isEqualTo("from the future"); // stale hit
@@ -369,7 +379,7 @@ final class FailureBehaviourTest {
   void entryWithinTheSkewBoundIsTrusted() {
     try (SustainableCache<String> cache = builder().build()) {
       long ahead = clock.millis() + 5_000;
-      store.set("f:k", Envelope.encode(ahead, ahead + TTL.toMillis(), 5,
+      store.set("f:k", Envelope.encode(ahead, ahead + TTL.toMillis(), 5, generationOf(cache),
           "slightly ahead".getBytes(StandardCharsets.UTF_8)), 60).join();
 
       assertThat(cache.get("k", key -> "fresh")).isEqualTo("slightly ahead");

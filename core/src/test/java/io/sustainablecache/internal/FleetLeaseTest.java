@@ -209,6 +209,7 @@ final class FleetLeaseTest {
   void aPlainHitNeverTouchesTheLease() {
     ScriptedStore counted = ScriptedStore.over(server);
     SustainableCache<String> cache = instance(counted);
+    long built = counted.count(Op.GETS); // the namespace's generation, read once at build
     cache.get("k", counting("v")); // the miss takes a lease: one add for the lease, one value add
     long adds = counted.count(Op.ADD);
     for (int i = 0; i < 100; i++) {
@@ -217,13 +218,14 @@ final class FleetLeaseTest {
     assertThat(counted.count(Op.ADD)).isEqualTo(adds);
     assertThat(counted.count(Op.DELETE)).as("the lease was released once").isEqualTo(1);
     // the miss read the key, and read it again after winning the lease; the hits once each
-    assertThat(counted.count(Op.GETS)).isEqualTo(102);
+    assertThat(counted.count(Op.GETS) - built).isEqualTo(102);
   }
 
   @Test
   void aStoreErrorWhileTakingTheLease_loadsAnyway() {
-    ScriptedStore failingAdds = ScriptedStore.over(server).fail(Op.ADD, 1);
+    ScriptedStore failingAdds = ScriptedStore.over(server);
     SustainableCache<String> cache = instance(failingAdds);
+    failingAdds.fail(Op.ADD, 1); // the lease's; not the one that created the generation
     assertThat(cache.get("k", counting("v"))).isEqualTo("v");
     assertThat(loads).hasValue(1);
     assertThat(cache.stats().storeErrorCount()).isEqualTo(1);

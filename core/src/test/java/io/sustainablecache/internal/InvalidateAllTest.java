@@ -98,11 +98,46 @@ final class InvalidateAllTest {
     assertThat(b.stats().invalidationCount()).isEqualTo(1);
   }
 
+  /** The default: a cache with a namespace over a store with counters has the generation. */
   @Test
-  void withoutTheSetting_plainMemcachedStillRefuses_namingIt() {
-    try (SustainableCache<String> plain = builder(storeOfA).build()) {
+  void byDefault_invalidateAllOnAStoreWithoutAPrefixFlush_works_andSendsNoFlush() {
+    try (SustainableCache<String> c = builder(storeOfA).build();
+        SustainableCache<String> d = builder(storeOfB).build()) {
+      scheduler.runDue();
+      String x = c.get("x", this::load);
+      assertThat(d.getIfPresent("x")).contains(x);
+
+      c.invalidateAll();
+
+      assertThat(c.getIfPresent("x")).as("here, at once").isEmpty();
+      pass(BOUND_MILLIS);
+      assertThat(d.getIfPresent("x")).as("there, within the default bound (1 s)").isEmpty();
+      assertThat(storeOfA.count(Op.FLUSH_PREFIX)).isZero();
+      assertThat(c.stats().invalidationCount()).isEqualTo(1);
+    }
+  }
+
+  /** The opt-out, for a namespace shared with instances that write entries without one. */
+  @Test
+  void withTheBoundSetToZero_plainMemcachedRefuses_namingTheSetting() {
+    try (SustainableCache<String> plain = builder(storeOfA).invalidateAllBound(Duration.ZERO)
+        .build()) {
+      String x = plain.get("x", this::load);
       assertThatThrownBy(plain::invalidateAll).isInstanceOf(UnsupportedOperationException.class)
           .hasMessageContaining("invalidateAllBound");
+      assertThat(plain.getIfPresent("x")).as("nothing was removed").contains(x);
+    }
+  }
+
+  /** With the generation off, entries carry none: the format of a cache without one. */
+  @Test
+  void withTheBoundSetToZero_entriesCarryNoGeneration_andAreMissesForACacheWithOne() {
+    try (SustainableCache<String> off = builder(storeOfA).invalidateAllBound(Duration.ZERO)
+        .build()) {
+      scheduler.runDue();
+      off.put("k", "without");
+      assertThat(off.getIfPresent("k")).contains("without");
+      assertThat(b.getIfPresent("k")).as("an entry of another format is a miss").isEmpty();
     }
   }
 
@@ -378,10 +413,44 @@ final class InvalidateAllTest {
 
   @Test
   void theSetting_isChecked() {
-    assertThatThrownBy(() -> SustainableCache.builder(memory).invalidateAllBound(Duration.ZERO))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("invalidateAllBound");
+    assertThatThrownBy(() -> SustainableCache.builder(memory)
+        .invalidateAllBound(Duration.ofMillis(5))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("invalidateAllBound must be zero (off) or between 10 ms and 1 h: PT0.005S");
+    assertThatThrownBy(() -> SustainableCache.builder(memory).invalidateAllBound(
+        Duration.ofHours(2))).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> SustainableCache.builder(memory).ttl(TTL)
         .invalidateAllBound(BOUND).build()).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("namespace");
+  }
+
+  /**
+   * The default applies where it can: without a namespace (or over a store without counters)
+   * the cache builds without a generation, as before; a bound set explicitly is refused there.
+   */
+  @Test
+  void theDefault_needsNeitherANamespaceNorCounters_toBuild() {
+    try (SustainableCache<byte[]> anonymous = SustainableCache.builder(memory).ttl(TTL).build()) {
+      assertThatThrownBy(anonymous::invalidateAll).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("needs a namespace");
+    }
+    CacheStore noCounters = new ForwardingStore(memory) {
+      @Override
+      public boolean hasCounters() {
+        return false;
+      }
+    };
+    try (SustainableCache<byte[]> flushing = SustainableCache.builder(noCounters)
+        .namespace(NS).ttl(TTL).build()) {
+      flushing.put("k", new byte[] {1});
+      flushing.invalidateAll(); // the in-memory store's prefix flush, as ARCUS's
+      assertThat(flushing.getIfPresent("k")).isEmpty();
+    }
+    assertThatThrownBy(() -> SustainableCache.builder(noCounters).namespace(NS).ttl(TTL)
+        .invalidateAllBound(BOUND).build()).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("counters");
+    try (SustainableCache<byte[]> off = SustainableCache.builder(noCounters).namespace(NS)
+        .ttl(TTL).invalidateAllBound(Duration.ZERO).build()) {
+      assertThat(off).isNotNull();
+    }
   }
 }

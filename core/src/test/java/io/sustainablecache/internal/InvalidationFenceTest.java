@@ -96,6 +96,8 @@ final class InvalidationFenceTest {
     try (SustainableCache<String> cache = SustainableCache.builder(wire).namespace("f").ttl(TTL)
         .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
         .refreshExecutor(new ManualExecutor())
+        // every add is held, the one creating the namespace's generation too: none here
+        .invalidateAllBound(Duration.ZERO)
         .random(FixedRandom.neverEarly()).fleetLease(false).build()) {
       assertThat(cache.get("k", key -> "old")).isEqualTo("old"); // its add is held on the wire
       assertThat(adds.waiting()).isEqualTo(1);

@@ -816,8 +816,8 @@ final class NearCacheTest {
   }
 
   /**
-   * An instance without a near cache writes entries without a generation and changes keys
-   * without the log: such a fleet has no bound. Both sides say so (once per 10 s each), and
+   * An instance without a near cache or a generation ({@code invalidateAllBound(0)}) writes
+   * entries without a generation and changes keys without the log: such a fleet has no bound. Both sides say so (once per 10 s each), and
    * instances configured alike never do.
    */
   @Test
@@ -827,7 +827,9 @@ final class NearCacheTest {
     System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
     try (SustainableCache<String> plain = SustainableCache.builder(memory).namespace("near")
         .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
-        .refreshExecutor(refreshes).random(FixedRandom.neverEarly()).build()) {
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .invalidateAllBound(Duration.ZERO) // entries without a generation
+        .build()) {
       assertThat(a.get("alike", this::load)).isEqualTo(b.get("alike", this::load));
       assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8))
           .as("instances configured alike").doesNotContain("near cache");

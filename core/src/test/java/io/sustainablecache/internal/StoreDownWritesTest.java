@@ -268,10 +268,9 @@ final class StoreDownWritesTest {
 
   @Test
   void pastTheBound_withAGeneration_theNamespaceIsOwedANewGeneration() {
-    try (SustainableCache<String> g = builder(storeOfA)
-        .invalidateAllBound(Duration.ofSeconds(1)).build();
-        SustainableCache<String> h = builder(server)
-            .invalidateAllBound(Duration.ofSeconds(1)).build()) {
+    // the generation of the default invalidateAllBound (1 s)
+    try (SustainableCache<String> g = builder(storeOfA).build();
+        SustainableCache<String> h = builder(server).build()) {
       scheduler.runDue();
       assertThat(h.get("cached", this::db)).isEqualTo("old");
       down();
@@ -311,19 +310,22 @@ final class StoreDownWritesTest {
 
   @Test
   void pastTheBound_withoutAGeneration_theNextChangeFailsAsIfClosed() {
-    down();
-    for (int i = 0; i < OwedInvalidations.MAX_KEYS; i++) {
-      a.invalidate("k" + i);
-    }
-    assertThatThrownBy(() -> a.invalidate("one-more")).isInstanceOf(StoreException.class);
-    assertThatThrownBy(() -> a.fence("one-more")).isInstanceOf(StoreException.class);
-    a.invalidate("k0"); // a key owed already is still accepted
-    assertThat(a.stats().keysAwaitingInvalidation()).isEqualTo(OwedInvalidations.MAX_KEYS);
+    try (SustainableCache<String> plain = builder(storeOfA).invalidateAllBound(Duration.ZERO)
+        .build()) {
+      down();
+      for (int i = 0; i < OwedInvalidations.MAX_KEYS; i++) {
+        plain.invalidate("k" + i);
+      }
+      assertThatThrownBy(() -> plain.invalidate("one-more")).isInstanceOf(StoreException.class);
+      assertThatThrownBy(() -> plain.fence("one-more")).isInstanceOf(StoreException.class);
+      plain.invalidate("k0"); // a key owed already is still accepted
+      assertThat(plain.stats().keysAwaitingInvalidation()).isEqualTo(OwedInvalidations.MAX_KEYS);
 
-    storeOfA.heal();
-    scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10);
-    assertThat(a.stats().keysAwaitingInvalidation()).as("one drain round pays a node's keys")
-        .isZero();
+      storeOfA.heal();
+      scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10);
+      assertThat(plain.stats().keysAwaitingInvalidation()).as("one drain round pays a node's keys")
+          .isZero();
+    }
   }
 
   @Test

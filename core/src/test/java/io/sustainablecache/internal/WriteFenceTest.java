@@ -660,6 +660,7 @@ final class WriteFenceTest {
 
   @Test
   void aReleaseThatFailsUntilTheFenceExpired_isCountedAsAFailure_andTheKeyIsNeverStale() {
+    int polls = scheduler.pending(); // the namespace's generation polls, by default
     WriteFence<String> fence = a.fence("k");
     row.set("new");
     storeOfA.fail(Op.GETS, 1_000);
@@ -670,7 +671,7 @@ final class WriteFenceTest {
       assertThat(b.get("k", this::db)).isEqualTo("new");
     }
     assertThat(a.stats().fenceReleaseFailureCount()).isEqualTo(1);
-    assertThat(scheduler.pending()).as("no retry left").isZero();
+    assertThat(scheduler.pending()).as("no retry left").isEqualTo(polls);
   }
 
   @Test

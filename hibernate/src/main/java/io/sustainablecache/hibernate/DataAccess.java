@@ -288,9 +288,10 @@ abstract class DataAccess implements CachedDomainDataAccess {
       cache.invalidateAll();
     } catch (UnsupportedOperationException e) {
       throw new CacheException("region " + region.getName() + " cannot be emptied on this store:"
-          + " plain memcached has no prefix flush; give the region a generation"
-          + " (invalidate-all-bound=<bound>, or a near cache, near-cache=<size>:<bound>), which"
-          + " empties a region on any store, or use ARCUS",
+          + " plain memcached has no prefix flush, and the region has no generation"
+          + " (invalidate-all-bound=0 in its settings, or a store without counters); leave"
+          + " invalidate-all-bound at its default (or give it a near cache,"
+          + " near-cache=<size>:<bound>), which empties a region on any store, or use ARCUS",
           e);
     } catch (StoreException e) {
       throw new CacheException("emptying region " + region.getName() + " failed", e);

@@ -1,5 +1,6 @@
 package io.sustainablecache.hibernate;
 
+import io.sustainablecache.Namespaces;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -18,9 +19,6 @@ import org.hibernate.persister.entity.EntityPersister;
  * same strings, so they share entries. Stateless.
  */
 final class StoreKeys {
-
-  /** The longest namespace the core accepts. */
-  static final int MAX_NAMESPACE = 64;
 
   private StoreKeys() {}
 
@@ -117,44 +115,12 @@ final class StoreKeys {
   }
 
   /**
-   * The namespace of a region: {@code prefix + region name} when that is a valid namespace (1 to
-   * 64 of {@code [A-Za-z0-9_.+-]}, not starting with {@code -}); otherwise the name with other
-   * characters replaced by {@code _}, shortened, and {@code +} and 8 hex digits of the name's
-   * SHA-256 appended, so that two regions never share one.
+   * The namespace of a region: {@link Namespaces#derive} of the prefix and the region's name
+   * ({@code prefix + region name} when that is valid, else sanitized with a hash suffix), so that
+   * two regions never share one.
    */
   static String namespace(String prefix, String regionName) {
-    String plain = prefix + regionName;
-    if (valid(plain)) {
-      return plain;
-    }
-    StringBuilder cleaned = new StringBuilder(plain.length());
-    for (int i = 0; i < plain.length(); i++) {
-      char c = plain.charAt(i);
-      cleaned.append(allowed(c) ? c : '_');
-    }
-    if (cleaned.charAt(0) == '-') {
-      cleaned.setCharAt(0, '_');
-    }
-    String suffix = "+" + sha256(regionName).substring(0, 8);
-    int keep = Math.min(cleaned.length(), MAX_NAMESPACE - suffix.length());
-    return cleaned.substring(0, keep) + suffix;
-  }
-
-  private static boolean valid(String namespace) {
-    if (namespace.isEmpty() || namespace.length() > MAX_NAMESPACE || namespace.charAt(0) == '-') {
-      return false;
-    }
-    for (int i = 0; i < namespace.length(); i++) {
-      if (!allowed(namespace.charAt(i))) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static boolean allowed(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-        || c == '_' || c == '.' || c == '+' || c == '-';
+    return Namespaces.derive(prefix, regionName);
   }
 
   static String sha256(String text) {

@@ -5,7 +5,6 @@ import io.sustainablecache.CacheStats;
 import io.sustainablecache.KeyPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.spi.CacheStore;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -13,7 +12,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 import org.hibernate.boot.registry.classloading.spi.ClassLoaderService;
 import org.hibernate.boot.spi.SessionFactoryOptions;
 import org.hibernate.cache.CacheException;
@@ -52,9 +50,9 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@value #SETTINGS}</td><td>a {@link CacheSettings} spec for every region, e.g.
  *       {@code ttl=10m, near-cache=10000:1s}</td><td>{@value #DEFAULT_SETTINGS}</td></tr>
  *   <tr><td>{@value #REGION_PREFIX}{@code <region name>.settings}</td><td>a spec for one region,
- *       over {@value #SETTINGS}; a region without a near cache gets {@value #DEFAULT_GENERATION}
- *       under it (over a store with counters), so that it can be emptied on every
- *       store</td><td>none</td></tr>
+ *       over {@value #SETTINGS}. A region is emptied (a bulk update or delete, {@code
+ *       Cache.evictAll}) on every store by the core's default, a new generation of its
+ *       namespace ({@code invalidate-all-bound=1s}; {@code 0} turns it off)</td><td>none</td></tr>
  *   <tr><td>{@value #METER_REGISTRY}</td><td>a Micrometer {@code MeterRegistry} instance: each
  *       region's meters, tagged {@code cache=<region name>} and {@code cache.manager=hibernate},
  *       removed when the session factory closes (needs {@code
@@ -89,14 +87,6 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   public static final String METER_REGISTRY = "hibernate.cache.sustainable.meter-registry";
   /** The settings under {@value #SETTINGS}. */
   public static final String DEFAULT_SETTINGS = "ttl=10m, max-clock-skew=2s";
-  /**
-   * What a region without a near region adds under its settings, over a store with counters: a
-   * generation, so that emptying the region (a bulk HQL or SQL update or delete of its entities,
-   * {@code Cache.evictAll}) works on every store, plain memcached included, and reaches the other
-   * instances within 1 s (see {@code SustainableCacheBuilder.invalidateAllBound}).
-   */
-  public static final String DEFAULT_GENERATION = "invalidate-all-bound=1s";
-
   private static final Logger LOG = LoggerFactory.getLogger(SustainableCacheRegionFactory.class);
 
   private final Map<String, SustainableCache<Object>> caches = new ConcurrentHashMap<>();
@@ -239,9 +229,6 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
     return caches.computeIfAbsent(regionName, name -> {
       CacheSettings merged = regionSettings(name);
       CacheSettings region = farOnly ? withoutNearCache(merged) : merged;
-      if (!region.hasNearCache() && store.hasCounters()) {
-        region = region.withDefaults(CacheSettings.parse(DEFAULT_GENERATION));
-      }
       SustainableCache<Object> cache;
       try {
         cache = SustainableCache.builder(store)
@@ -283,13 +270,9 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
     return new EntryCodec(MappingFingerprints.of(factory), classLoader);
   }
 
-  /** Settings without the near cache's (the spec format round-trips). */
+  /** Settings without the near cache's: its size and bound, and its copy-on-read. */
   private static CacheSettings withoutNearCache(CacheSettings settings) {
-    String spec = Arrays.stream(settings.toString().split(","))
-        .map(String::trim)
-        .filter(pair -> !pair.isEmpty() && !pair.startsWith("near-cache"))
-        .collect(Collectors.joining(", "));
-    return spec.isEmpty() ? CacheSettings.empty() : CacheSettings.parse(spec);
+    return settings.without("near-cache").without("near-cache-copy");
   }
 
   /**

@@ -24,7 +24,7 @@ final class StoreKeysTest {
       assertThat(namespace).matches("[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}");
     }
     assertThat(inner).startsWith("io.example.Shop_Line+").isNotEqualTo(other);
-    assertThat(longName).hasSize(StoreKeys.MAX_NAMESPACE).startsWith("p-xxx");
+    assertThat(longName).hasSize(64).startsWith("p-xxx");
     assertThat(StoreKeys.namespace("", "io.example.Shop$Line")).as("the same on every instance")
         .isEqualTo(inner);
   }

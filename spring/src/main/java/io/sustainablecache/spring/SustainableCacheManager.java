@@ -3,13 +3,12 @@ package io.sustainablecache.spring;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.BulkLoader;
-import io.sustainablecache.CacheSettings;
 import io.sustainablecache.KeyPolicy;
+import io.sustainablecache.Namespaces;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -45,17 +44,18 @@ import org.springframework.util.ClassUtils;
  *
  * <h2>Namespaces</h2>
  * Each cache has its own namespace (key prefix): its spec's, or the {@link
- * Builder#namespacePrefix prefix} followed by the cache name with every character outside
- * {@code [A-Za-z0-9_.+-]} replaced by {@code '_'} (cut to 64 characters). Two caches that would
- * share a namespace are refused, naming both.
+ * Builder#namespacePrefix prefix} followed by the cache name, made valid by {@link
+ * Namespaces#derive} (a name with characters outside {@code [A-Za-z0-9_.+-]}, or too long, is
+ * sanitized and gets a hash suffix, so two names never share a namespace). Two caches that would
+ * share a namespace all the same (one configured to another's) are refused, naming both.
  *
  * <h2>Clearing</h2>
- * A cache whose spec sets neither a near cache nor {@code invalidate-all-bound} gets {@code
- * invalidate-all-bound=1s} (over a store with counters: both adapters), so that {@link
- * SustainableSpringCache#clear()} and {@code @CacheEvict(allEntries = true)} work on plain
- * memcached too, as a new generation of the namespace: this instance sees it when the call
- * returns, the others within a second. Its entries carry the generation (8 bytes each), and are
- * misses for instances of earlier releases, whose entries are misses for it.
+ * {@link SustainableSpringCache#clear()} and {@code @CacheEvict(allEntries = true)} are the
+ * core's {@link SustainableCache#invalidateAll}, which by default works on ARCUS and plain
+ * memcached alike, as a new generation of the namespace: this instance sees it when the call
+ * returns, the others within the cache's {@code invalidate-all-bound} (1 s). A spec with {@code
+ * invalidate-all-bound=0} turns the generation off (see {@link
+ * SustainableCacheBuilder#invalidateAllBound}).
  *
  * <h2>Transactions</h2>
  * By default (and with spring-tx on the class path) the caches are transaction-aware: {@code
@@ -68,24 +68,6 @@ import org.springframework.util.ClassUtils;
  * the store.
  */
 public final class SustainableCacheManager implements CacheManager, AutoCloseable {
-
-  /** The longest namespace the core accepts. */
-  static final int MAX_NAMESPACE_LENGTH = 64;
-
-  /**
-   * The {@code invalidateAllBound} of a cache whose spec sets neither it nor a near cache: {@code
-   * clear()} reaches the other instances within this.
-   */
-  static final Duration DEFAULT_INVALIDATE_ALL_BOUND = Duration.ofSeconds(1);
-
-  /**
-   * Whether a store implements {@link CacheStore#incr} (the SPI's default refuses), which the
-   * generation behind {@code clear()} needs: over a store without, {@code clear()} is the
-   * store's prefix flush, or unsupported.
-   */
-  /** {@link #DEFAULT_INVALIDATE_ALL_BOUND} as a setting, under a spec's own settings. */
-  private static final CacheSettings GENERATION = CacheSettings.parse(
-      "invalidate-all-bound=" + DEFAULT_INVALIDATE_ALL_BOUND);
 
   /** Whether spring-tx is on the class path: checked once; without it no cache is transaction-aware. */
   private static final boolean SPRING_TX = ClassUtils.isPresent(
@@ -317,11 +299,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
       KeyedLoader<?> loader) {
     SustainableCacheBuilder<Object> b = SustainableCache.builder(store)
         .codec((ValueCodec<Object>) spec.codec().get());
-    CacheSettings settings = spec.settings();
-    if (!settings.hasNearCache() && store.hasCounters()) {
-      settings = settings.withDefaults(GENERATION); // so that clear() works on every store
-    }
-    b.namespace(namespace).settings(settings).keyPolicy(KeyPolicy.HASH);
+    b.namespace(namespace).settings(spec.settings()).keyPolicy(KeyPolicy.HASH);
     spec.customizer().ifPresent(c -> c.accept((SustainableCacheBuilder) b));
     return loader == null ? b.build() : b.build(loader.encoded(keyEncoder));
   }
@@ -354,31 +332,14 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
   }
 
   /**
-   * The namespace of a cache without one configured: the prefix and the sanitized name.
+   * The namespace of a cache without one configured: {@link Namespaces#derive} of the prefix and
+   * the name.
    *
    * @param name the cache name
    * @return a namespace the core accepts
    */
   String derivedNamespace(String name) {
-    return sanitize(namespacePrefix + name);
-  }
-
-  /**
-   * Replaces characters outside {@code [A-Za-z0-9_.+-]} with {@code '_'}, a leading {@code '-'}
-   * too, and cuts to 64 characters.
-   *
-   * @param raw the text
-   * @return a valid namespace
-   */
-  static String sanitize(String raw) {
-    StringBuilder b = new StringBuilder(Math.min(raw.length(), MAX_NAMESPACE_LENGTH));
-    for (int i = 0; i < raw.length() && b.length() < MAX_NAMESPACE_LENGTH; i++) {
-      char c = raw.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '_' || c == '.' || c == '+' || (c == '-' && b.length() > 0);
-      b.append(ok ? c : '_');
-    }
-    return b.length() == 0 ? "_" : b.toString();
+    return Namespaces.derive(namespacePrefix, name);
   }
 
   @Override

@@ -74,9 +74,10 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *       io.sustainablecache.WriteFence#committed()} after the commit</td></tr>
  *   <tr><td>{@code clear}, {@code invalidate}</td><td>{@link SustainableCache#invalidateAll}: a
  *       new generation of the namespace on any store with counters (both adapters; the
- *       manager turns on {@code invalidate-all-bound} for caches without a near cache), seen
- *       here when it returns and by the other instances within the bound; over a store without
- *       counters, its prefix flush, or an {@link UnsupportedOperationException} that says why.
+ *       core's default, {@code invalidate-all-bound=1s}, unless a spec sets it to zero), seen
+ *       here when it returns and by the other instances within the bound; without a
+ *       generation, the store's prefix flush, or an {@link UnsupportedOperationException} that
+ *       says why.
  *       <b>In a transaction</b>: at once and again after the commit</td></tr>
  *   <tr><td>{@code evict}, {@code put}, <b>in a transaction that rolled back</b></td><td>{@link
  *       io.sustainablecache.WriteFence#rolledBack()}: the fence is removed, the next read loads
@@ -625,8 +626,8 @@ public final class SustainableSpringCache implements Cache {
    * at once and again after the commit.
    *
    * @throws UnsupportedOperationException if the cache has no generation (a store without
-   *     counters, or a spec or customizer that took it away) and the store cannot remove keys by
-   *     prefix
+   *     counters, or {@code invalidate-all-bound=0} in its spec or customizer) and the store
+   *     cannot remove keys by prefix
    * @throws io.sustainablecache.spi.StoreException if the store failed
    */
   @Override
@@ -637,9 +638,9 @@ public final class SustainableSpringCache implements Cache {
       }
     } catch (UnsupportedOperationException | IllegalStateException e) {
       throw new UnsupportedOperationException("cache '" + name + "' cannot be cleared: " + e.getMessage()
-          + ". Clearing needs a generation of the namespace (invalidate-all-bound or a near"
-          + " cache, over a store with counters) or a store that removes every key of a"
-          + " namespace (ARCUS flush_prefix).", e);
+          + ". Clearing needs a generation of the namespace (the default over a store with"
+          + " counters, unless invalidate-all-bound is zero; or a near cache) or a store that"
+          + " removes every key of a namespace (ARCUS flush_prefix).", e);
     }
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.CacheSettings;
+import io.sustainablecache.Namespaces;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.testing.InMemoryStore;
 import java.time.Duration;
@@ -91,17 +92,20 @@ final class SustainableCacheManagerTest {
   }
 
   @Test
-  void namespacesDefaultToTheSanitizedNameAndMustNotBeShared() {
+  void namespacesAreDerivedFromTheNameByTheCoresRule_andMustNotBeShared() {
     manager = SustainableCacheManager.builder(store).defaults(defaults)
+        .cache("chosen", CacheSpec.builder().namespace(Namespaces.derive("svc.", "a b")).build())
         .namespacePrefix("svc.").build();
     assertThat(manager.derivedNamespace("books")).isEqualTo("svc.books");
-    assertThat(SustainableCacheManager.sanitize("my cache/v2")).isEqualTo("my_cache_v2");
-    assertThat(SustainableCacheManager.sanitize("-x")).isEqualTo("_x");
-    assertThat(SustainableCacheManager.sanitize("x".repeat(100))).hasSize(64);
-    manager.getCache("a b");
-    assertThatThrownBy(() -> manager.getCache("a_b"))
-        .hasMessageContaining("caches 'a b' and 'a_b' would share the namespace 'svc.a_b'");
-    manager.getCache("a b").put("k", "v");
+    assertThat(manager.derivedNamespace("my cache/v2")).isEqualTo(
+        Namespaces.derive("svc.", "my cache/v2")).startsWith("svc.my_cache_v2+");
+    assertThat(manager.derivedNamespace("a b")).as("names that sanitize alike stay apart")
+        .isNotEqualTo(manager.derivedNamespace("a_b"));
+    manager.getCache("a_b");
+    assertThatThrownBy(() -> manager.getCache("a b"))
+        .hasMessageContaining("caches 'chosen' and 'a b' would share the namespace '"
+            + Namespaces.derive("svc.", "a b") + "'");
+    manager.getCache("a_b").put("k", "v");
     assertThat(store.gets("svc.a_b:s1:k").join()).isPresent();
   }
 

@@ -268,8 +268,9 @@ final class SustainableSpringCacheTest {
   }
 
   /**
-   * Issue 21: on plain memcached (no prefix flush) {@code clear()} works too: the manager gives
-   * the cache {@code invalidate-all-bound}, and the clear is a new generation of the namespace.
+   * Issue 21: on plain memcached (no prefix flush) {@code clear()} works too: the cache keeps the
+   * core's default {@code invalidate-all-bound}, and the clear is a new generation of the
+   * namespace.
    */
   @Test
   void clearOnPlainMemcached_isANewGenerationOfTheNamespace() {
@@ -282,6 +283,24 @@ final class SustainableSpringCacheTest {
     assertThat(cache.invalidate()).isFalse();
     assertThat(cache.get("a")).isNull();
     assertThat(plain.count(ScriptedStore.Op.FLUSH_PREFIX)).isZero();
+  }
+
+  /** The opt-out: a spec with {@code invalidate-all-bound=0} has no generation to clear with. */
+  @Test
+  void clearOnPlainMemcached_withTheGenerationTurnedOff_refusesNamingTheSetting() {
+    ScriptedStore plain = ScriptedStore.over(ForwardingStore.withoutFlushPrefix(store));
+    manager = SustainableCacheManager.builder(plain)
+        .defaults(CacheSpec.builder()
+            .settings(CacheSettings.parse("ttl=" + TTL + ", invalidate-all-bound=0s"))
+            .codec(ValueCodec.utf8(), String.class)
+            .build())
+        .build();
+    Cache cache = manager.getCache("books");
+    cache.put("a", "1");
+    assertThatThrownBy(cache::clear).isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("cache 'books' cannot be cleared")
+        .hasMessageContaining("invalidate-all-bound");
+    assertThat(cache.get("a", String.class)).as("nothing was cleared").isEqualTo("1");
   }
 
   @Test

@@ -675,6 +675,10 @@ public abstract class SustainableCacheContract extends ServerContract {
   }
 
   /** Counts single and bulk reads; forwards everything. */
+  /**
+   * Counts the reads of the cache's entries; not those of its internal keys (they hold {@code
+   * '\u007F'}), such as the namespace's generation, which a cache polls by default.
+   */
   private static final class CountingReads extends ForwardingStore {
     final LongAdder singleReads = new LongAdder();
     final LongAdder bulkReads = new LongAdder();
@@ -683,15 +687,23 @@ public abstract class SustainableCacheContract extends ServerContract {
       super(delegate);
     }
 
+    private static boolean internal(String key) {
+      return key.indexOf('\u007F') >= 0;
+    }
+
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
-      singleReads.increment();
+      if (!internal(key)) {
+        singleReads.increment();
+      }
       return super.gets(key);
     }
 
     @Override
     public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-      bulkReads.increment();
+      if (keys.stream().noneMatch(CountingReads::internal)) {
+        bulkReads.increment();
+      }
       return super.getsAll(keys);
     }
   }

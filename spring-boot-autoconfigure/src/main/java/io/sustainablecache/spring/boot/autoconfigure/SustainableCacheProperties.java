@@ -376,7 +376,10 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
   /** The settings of one cache. */
   public static class Cache extends SustainableCacheSettings {
 
-    /** The cache's namespace (key prefix). Unset: namespace-prefix + the sanitized cache name. */
+    /**
+     * The cache's namespace (key prefix). Unset: namespace-prefix + the cache name, made valid by
+     * io.sustainablecache.Namespaces.derive.
+     */
     private String namespace;
 
     /**

@@ -133,8 +133,8 @@ final class ArcusStarterIT {
   }
 
   /**
-   * Issue 21: Spring's {@code clear()} is a new generation of the cache's namespace (the
-   * manager's {@code invalidate-all-bound}), so it works on servers given by address whatever
+   * Issue 21: Spring's {@code clear()} is a new generation of the cache's namespace (the core's
+   * default {@code invalidate-all-bound}), so it works on servers given by address whatever
    * {@code sustainable-cache.arcus.servers} says, and sends no {@code flush_prefix} (which this
    * plain memcached would answer with {@code ERROR}: before, {@code clear()} was refused, or with
    * {@code arcus.servers=true} failed with that answer).

@@ -24,10 +24,10 @@ public class SustainableCacheSettings {
    * fence-timeout, near-cache (maximumSize:staleness[:sampling]), near-cache-copy (true or
    * false), invalidate-all-bound (default 1s: clear() on every store as a new generation of the
    * namespace; 0 turns the generation off), store-probe-interval (default 500ms; 0 turns the
-   * node breakers off), outage-reuse (default 50ms; 0: off). Durations: 500ms, 30s, 10m, 2h, 1d or
-   * ISO-8601. Keys match ignoring case, dashes and underscores, in every form Spring Boot binds:
-   * near-cache in properties or YAML, SUSTAINABLECACHE_SETTINGS_NEAR_CACHE or ..._NEARCACHE in
-   * the environment.
+   * node breakers off), outage-reuse (default 50ms; 0: off). Durations: 500ms, 30s, 10m, 2h, 1d
+   * or ISO-8601. Keys match ignoring case, dashes and underscores, in every form Spring Boot
+   * binds: near-cache in properties or YAML, SUSTAINABLECACHE_SETTINGS_NEAR_CACHE or
+   * ..._NEARCACHE in the environment.
    */
   private Map<String, String> settings = new LinkedHashMap<>();
 

@@ -365,7 +365,7 @@ public final class CacheStats {
 
   /**
    * Changes that the near cache's invalidation log could not record: written by loads
-   * (refreshes, misses), and by callers ({@code put}, {@code putAbsent}, {@code putIfAbsent},
+   * (refreshes, misses), and by callers ({@code put}, {@code putNoValue}, {@code putIfAbsent},
    * {@code invalidate}, which then throw, unless issued on a thread of the store, see {@link
    * SustainableCache}). Other instances keep serving their near copy of the key until it
    * expires: alert on it.

@@ -60,12 +60,12 @@ import java.util.concurrent.CompletableFuture;
  * answer it would wait for can only come from that thread once it has returned:
  * <ul>
  *   <li><b>Reads</b> ({@link #get}, {@link #find}, {@link #getAll}, {@link #getIfPresent},
- *       {@link #findIfPresent}, {@link #getAllIfPresent}, {@link #peekAll}) answer from the near
+ *       {@link #lookup}, {@link #getAllIfPresent}, {@link #peekAll}) answer from the near
  *       cache, and otherwise do not read the store:
  *       as after a failed read (a store error, counted and logged), a peek answers nothing and a
  *       loader runs on this thread, its value returned and not written. A key whose load another
  *       thread is running fails with {@link CacheLoadException} rather than wait for it.</li>
- *   <li><b>Writes</b> ({@link #put}, {@link #putAbsent}, {@link #putIfAbsent}, {@link
+ *   <li><b>Writes</b> ({@link #put}, {@link #putNoValue}, {@link #putIfAbsent}, {@link
  *       #invalidate}, {@link #invalidateAll}) are issued and not awaited: the method returns once
  *       the change is on its way, and promises only what an awaited change promises once it
  *       completed, from when it completes (this instance's near cache and the others' follow its
@@ -227,29 +227,29 @@ public interface SustainableCache<V> extends AutoCloseable {
 
   /**
    * Peeks at the key like {@link #getIfPresent}, telling a key cached as having no value (a load
-   * returned {@code null}, or {@link #putAbsent}) apart from a key with nothing cached: what
+   * returned {@code null}, or {@link #putNoValue}) apart from a key with nothing cached: what
    * Spring's {@code Cache.get(key)} needs to return a cached {@code null}. Never loads, refreshes
    * or waits for a load; a store failure reads as nothing cached.
    *
    * @param key the caller's key, as for {@link #get}
-   * @return {@link Lookup.Hit} with the cached value, {@link Lookup.CachedAbsent} for a key cached
+   * @return {@link Lookup.Hit} with the cached value, {@link Lookup.NoValue} for a key cached
    *     as having no value, or {@link Lookup.NotCached}; never {@code null}
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
    */
-  Lookup<V> findIfPresent(String key);
+  Lookup<V> lookup(String key);
 
   /**
-   * {@link #findIfPresent} without blocking, as {@link #getIfPresentAsync} is to {@link
+   * {@link #lookup} without blocking, as {@link #getIfPresentAsync} is to {@link
    * #getIfPresent}.
    *
    * @param key the caller's key, as for {@link #get}
-   * @return a future of the answer of {@link #findIfPresent}; it never fails for a store failure
+   * @return a future of the answer of {@link #lookup}; it never fails for a store failure
    *     (that reads as {@link Lookup.NotCached})
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
    */
-  CompletableFuture<Lookup<V>> findIfPresentAsync(String key);
+  CompletableFuture<Lookup<V>> lookupAsync(String key);
 
   /**
    * {@link #getIfPresent} for several keys, with one bulk read: the near cache answers what it
@@ -311,7 +311,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    *     writes ({@link SustainableCacheBuilder#failWritesWhenStoreDown}; by default the key's
    *     invalidation is owed instead, see {@link #invalidate}); the write may not have happened
    */
-  void putAbsent(String key);
+  void putNoValue(String key);
 
   /**
    * Stores a value unless the key holds a live value already (memcached {@code add}; an

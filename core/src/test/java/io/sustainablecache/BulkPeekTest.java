@@ -76,7 +76,7 @@ final class BulkPeekTest {
     for (int i = 0; i < 9; i++) {
       other.put("v" + i, "value" + i);
     }
-    other.putAbsent("absent");
+    other.putNoValue("absent");
     other.invalidate("gone");
     server.set("b:foreign", "not an envelope".getBytes(StandardCharsets.US_ASCII), 0).join();
     List<String> keys = new ArrayList<>(List.of("nothing", "absent", "gone", "foreign"));

@@ -100,14 +100,14 @@ final class CallerWrites<V> {
   }
 
   /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
-  void putAbsent(String key) {
+  void putNoValue(String key) {
     if (!writer.cachesAbsence()) {
       invalidate(key);
       return;
     }
     String storeKey = keys.storeKey(key);
     change(storeKey, set(storeKey, writer.encodeAbsentPut(storeKey, clock.millis()),
-        "putAbsent"), "putAbsent");
+        "putNoValue"), "putNoValue");
   }
 
   /** Writes an entry unconditionally, after detaching the key's load in flight. */

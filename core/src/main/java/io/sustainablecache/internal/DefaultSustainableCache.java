@@ -156,12 +156,12 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
-  public Lookup<V> findIfPresent(String key) {
+  public Lookup<V> lookup(String key) {
     return cached(reads.read(key, null));
   }
 
   @Override
-  public CompletableFuture<Lookup<V>> findIfPresentAsync(String key) {
+  public CompletableFuture<Lookup<V>> lookupAsync(String key) {
     return reads.readAsync(key, null).thenApply(this::cached);
   }
 
@@ -199,8 +199,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
-  public void putAbsent(String key) {
-    writes.putAbsent(key);
+  public void putNoValue(String key) {
+    writes.putNoValue(key);
   }
 
   @Override
@@ -316,13 +316,13 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
         : Optional.of((V) answer);
   }
 
-  /** A peek's answer as the typed result {@link SustainableCache#findIfPresent} returns. */
+  /** A peek's answer as the typed result {@link SustainableCache#lookup} returns. */
   @SuppressWarnings("unchecked")
   private Lookup<V> cached(Object answer) {
     if (answer == ReadPath.NOT_CACHED) {
       return new Lookup.NotCached<>();
     }
-    return answer == ReadPath.ABSENT ? new Lookup.CachedAbsent<>() : new Lookup.Hit<>((V) answer);
+    return answer == ReadPath.ABSENT ? new Lookup.NoValue<>() : new Lookup.Hit<>((V) answer);
   }
 
   /** A synchronous loader as an asynchronous one: it runs inside {@code load}, on that thread. */

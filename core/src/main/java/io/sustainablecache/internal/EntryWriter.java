@@ -187,7 +187,7 @@ final class EntryWriter<V> {
     return absentTtlMillis != 0;
   }
 
-  /** Encodes "no value" given by the caller ({@code putAbsent}), for {@code absentTtl}. */
+  /** Encodes "no value" given by the caller ({@code putNoValue}), for {@code absentTtl}. */
   byte[] encodeAbsentPut(String storeKey, long now) {
     return seal.seal(Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0,
         callerGeneration(storeKey)));

@@ -51,13 +51,13 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *       as {@link Cache.ValueRetrievalException} whose cause is the loader's exception</td></tr>
  *   <tr><td>{@code retrieve(key, Supplier)}</td><td>{@link SustainableCache#findAsync}</td></tr>
  *   <tr><td>{@code get(key)}, {@code get(key, Class)}, {@code retrieve(key)}</td><td>a peek
- *       ({@link SustainableCache#findIfPresent}): no load, no refresh. With {@code
+ *       ({@link SustainableCache#lookup}): no load, no refresh. With {@code
  *       allowNullValues} (the default) a cached "no value" is a {@code ValueWrapper} holding
  *       {@code null}, and {@code retrieve(key)}'s future holds a {@code ValueWrapper}; without,
  *       "no value" reads as a miss and the future holds the plain value. {@code retrieve(key)}
  *       never blocks its caller</td></tr>
  *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; {@code put(key, null)}
- *       caches "no value" for the absent TTL ({@link SustainableCache#putAbsent}), so the old
+ *       caches "no value" for the absent TTL ({@link SustainableCache#putNoValue}), so the old
  *       value does not outlive the {@code null} (without {@code allowNullValues}: {@link
  *       IllegalArgumentException}). Store failures are thrown with a near cache, else
  *       counted (see below). <b>In a transaction</b>: {@link SustainableCache#fence} at once,
@@ -224,7 +224,7 @@ public final class SustainableSpringCache implements Cache {
   @Override
   public ValueWrapper get(Object key) {
     String encoded = encodeKey(key);
-    return changedHere(encoded) ? null : wrapper(cache.findIfPresent(encoded));
+    return changedHere(encoded) ? null : wrapper(cache.lookup(encoded));
   }
 
   /**
@@ -243,7 +243,7 @@ public final class SustainableSpringCache implements Cache {
     if (found instanceof Lookup.Hit<Object> hit) {
       return new SimpleValueWrapper(hit.value());
     }
-    return found instanceof Lookup.CachedAbsent && allowNullValues
+    return found instanceof Lookup.NoValue && allowNullValues
         ? new SimpleValueWrapper(null) : null;
   }
 
@@ -438,7 +438,7 @@ public final class SustainableSpringCache implements Cache {
     if (changedHere(encoded)) {
       return CompletableFuture.completedFuture(null);
     }
-    return cache.findIfPresentAsync(encoded).thenApply(found -> {
+    return cache.lookupAsync(encoded).thenApply(found -> {
       ValueWrapper wrapper = wrapper(found);
       return wrapper == null || allowNullValues ? wrapper : wrapper.get();
     });
@@ -526,7 +526,7 @@ public final class SustainableSpringCache implements Cache {
   private void store(String encoded, Object value) {
     try {
       if (value == null) {
-        cache.putAbsent(encoded);
+        cache.putNoValue(encoded);
       } else {
         cache.put(encoded, value);
       }

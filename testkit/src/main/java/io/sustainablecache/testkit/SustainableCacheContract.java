@@ -270,22 +270,22 @@ public abstract class SustainableCacheContract extends ServerContract {
    * failure, without a query of its own; an invalidate on either host clears it.
    */
   /**
-   * Issue 15 (Spring's null values): "no value" cached by one instance ({@code putAbsent}) is
-   * seen as such by another ({@code findIfPresent}), and told apart from nothing cached.
+   * Issue 15 (Spring's null values): "no value" cached by one instance ({@code putNoValue}) is
+   * seen as such by another ({@code lookup}), and told apart from nothing cached.
    */
   @Test
   void aCachedNoValue_isSeenAcrossInstances_andToldApartFromNothingCached() throws Exception {
     SustainableCache<String> a = cache(newStore());
     SustainableCache<String> b = cache(newStore());
-    assertThat(b.findIfPresent("none")).isEqualTo(new Lookup.NotCached<>());
+    assertThat(b.lookup("none")).isEqualTo(new Lookup.NotCached<>());
     a.put("none", "old");
-    a.putAbsent("none");
-    assertThat(b.findIfPresent("none")).isEqualTo(new Lookup.CachedAbsent<>());
-    assertThat(b.findIfPresentAsync("none").get(5, TimeUnit.SECONDS))
-        .isEqualTo(new Lookup.CachedAbsent<>());
+    a.putNoValue("none");
+    assertThat(b.lookup("none")).isEqualTo(new Lookup.NoValue<>());
+    assertThat(b.lookupAsync("none").get(5, TimeUnit.SECONDS))
+        .isEqualTo(new Lookup.NoValue<>());
     assertThat(b.find("none", key -> "loaded")).isEmpty();
     a.invalidate("none");
-    assertThat(b.findIfPresent("none")).isEqualTo(new Lookup.NotCached<>());
+    assertThat(b.lookup("none")).isEqualTo(new Lookup.NotCached<>());
     assertThat(b.get("none", key -> "loaded")).isEqualTo("loaded");
   }
 

@@ -434,7 +434,7 @@ final class TxScenario {
         stale[0], stale[1], stale[2], staleKeys,
         commits.isEmpty() ? 0 : (double) writers.storeOps.get() / commits.size(),
         LabRun.percentile(sorted, 0.50) / 1e6, LabRun.percentile(sorted, 0.99) / 1e6, dbQueries,
-        ws.fenceReleaseFailureCount(), ws.storeErrorCount(), readerStoreErrors);
+        ws.count("fence_release_failure"), ws.storeErrorCount(), readerStoreErrors);
     out.printf(Locale.ROOT, "%,d writes, %,d reads, %,d stale after a commit, %d stale keys after"
         + " quiescence%n", result.writes(), result.reads(), result.staleAfterCommit(),
         result.staleKeys());

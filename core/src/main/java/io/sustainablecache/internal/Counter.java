@@ -60,4 +60,9 @@ public enum Counter {
   OUTAGE_LOAD;
 
   static final Counter[] ALL = values();
+
+  /** The counter's name in {@link CacheStats#count(String)}: lower case. */
+  String counterName() {
+    return name().toLowerCase(java.util.Locale.ROOT);
+  }
 }

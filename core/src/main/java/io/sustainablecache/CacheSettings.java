@@ -3,7 +3,6 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.internal.CacheConfig;
-import io.sustainablecache.internal.RefreshMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -115,7 +114,7 @@ public final class CacheSettings {
 
   /** {@link SustainableCacheBuilder#fleetLease}: on for a policy that refreshes in the background. */
   static final Setting<Boolean> FLEET_LEASE = bool("fleet-lease",
-      s -> Policies.modeOf(s.resolved(REFRESH_POLICY)) == RefreshMode.BACKGROUND);
+      s -> Policies.inBackground(s.resolved(REFRESH_POLICY)));
 
   /** {@link SustainableCacheBuilder#absentTtl}: the TTL. */
   static final Setting<Duration> ABSENT_TTL =

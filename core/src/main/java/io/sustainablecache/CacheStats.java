@@ -2,11 +2,10 @@ package io.sustainablecache;
 
 import static java.util.Objects.requireNonNull;
 
-import io.sustainablecache.internal.Counter;
+import io.sustainablecache.internal.Engine;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -119,17 +118,14 @@ import java.util.Map;
  */
 public final class CacheStats {
 
-  private static final List<String> NAMES;
+  private static final List<String> NAMES = Engine.counterNames();
 
   private static final Map<String, Integer> INDEX = new HashMap<>();
 
   static {
-    String[] names = new String[Counter.values().length];
-    for (Counter counter : Counter.values()) {
-      names[counter.ordinal()] = counter.name().toLowerCase(Locale.ROOT);
-      INDEX.put(names[counter.ordinal()], counter.ordinal());
+    for (int i = 0; i < NAMES.size(); i++) {
+      INDEX.put(NAMES.get(i), i);
     }
-    NAMES = List.of(names);
   }
 
   private static final int HIT = INDEX.get("hit");

@@ -3,8 +3,7 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.internal.CacheConfig;
-import io.sustainablecache.internal.DefaultLoadingSustainableCache;
-import io.sustainablecache.internal.DefaultSustainableCache;
+import io.sustainablecache.internal.Engine;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
@@ -826,7 +825,7 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCache<V> build() {
     check();
-    return new DefaultSustainableCache<>(config());
+    return Engine.cache(config());
   }
 
   /**
@@ -862,7 +861,7 @@ public final class SustainableCacheBuilder<V> {
   public LoadingSustainableCache<V> buildAsync(AsyncBulkLoader<? extends V> loader) {
     requireNonNull(loader, "loader");
     check();
-    return new DefaultLoadingSustainableCache<>(config(), loader);
+    return Engine.loadingCache(config(), loader);
   }
 
   @SuppressWarnings("unchecked")
@@ -885,7 +884,7 @@ public final class SustainableCacheBuilder<V> {
       throw new IllegalStateException("nearCacheCopy(true) needs a near cache: set nearCache or"
           + " nearCacheBytes");
     }
-    if (near && !DefaultSustainableCache.nearCacheAvailable()) {
+    if (near && !Engine.nearCacheAvailable()) {
       throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"
           + " com.github.ben-manes.caffeine:caffeine (the core's optional dependency)");
     }
@@ -923,47 +922,47 @@ public final class SustainableCacheBuilder<V> {
     SettingText.RefreshBatch batch = settings.resolved(CacheSettings.REFRESH_BATCH);
     SettingText.Coalesce coalesce = settings.resolved(CacheSettings.COALESCE);
     SettingText.NearCache near = settings.resolved(CacheSettings.NEAR_CACHE);
-    return new CacheConfig<>(
-        store,
-        namespace == null ? "" : namespace,
-        settings.resolved(CacheSettings.TTL),
-        settings.resolved(CacheSettings.GRACE),
-        settings.resolved(CacheSettings.REFRESH_POLICY),
-        Policies.modeOf(settings.resolved(CacheSettings.REFRESH_POLICY)),
-        codec,
-        executor,
-        settings.resolved(CacheSettings.REFRESH_THREADS),
-        settings.resolved(CacheSettings.REFRESH_QUEUE_CAPACITY),
-        clock == null ? InstantSource.system() : clock,
-        random == null ? ThreadLocalRandomSource.INSTANCE : random,
-        keyPolicy == null ? KeyPolicy.REJECT : keyPolicy,
-        settings.resolved(CacheSettings.MAX_VALUE_SIZE),
-        backoff.base(),
-        backoff.max(),
-        settings.resolved(CacheSettings.SERVE_STALE_ON_ERROR),
-        settings.resolved(CacheSettings.MAX_CLOCK_SKEW),
-        settings.resolved(CacheSettings.LOAD_TIMEOUT),
-        settings.resolved(CacheSettings.ABSENT_TTL),
-        settings.resolved(CacheSettings.TTL_JITTER),
-        settings.resolved(CacheSettings.FLEET_LEASE),
-        batch.maxKeys(),
-        batch.maxDelay(),
-        coalesce.maxBatchSize(),
-        coalesce.maxWait(),
-        settings.resolved(CacheSettings.CLOSE_TIMEOUT),
-        settings.resolved(CacheSettings.FENCE_TIMEOUT),
-        scheduler == null ? Scheduler.systemScheduler() : scheduler,
-        near == null ? 0 : near.maximumSize(),
-        near != null && near.bytes(),
-        near == null ? null : near.staleness(),
-        near == null ? 0 : near.sampling(),
-        settings.resolved(CacheSettings.NEAR_CACHE_COPY),
-        settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND),
-        entryKeys,
-        settings.resolved(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN),
-        ticker == null ? Ticker.systemTicker() : ticker,
-        settings.resolved(CacheSettings.STORE_PROBE_INTERVAL),
-        settings.resolved(CacheSettings.OUTAGE_REUSE));
+    return CacheConfig.<T>builder()
+        .store(store)
+        .namespace(namespace == null ? "" : namespace)
+        .ttl(settings.resolved(CacheSettings.TTL))
+        .grace(settings.resolved(CacheSettings.GRACE))
+        .policy(settings.resolved(CacheSettings.REFRESH_POLICY))
+        .codec(codec)
+        .executor(executor)
+        .refreshThreads(settings.resolved(CacheSettings.REFRESH_THREADS))
+        .refreshQueueCapacity(settings.resolved(CacheSettings.REFRESH_QUEUE_CAPACITY))
+        .clock(clock == null ? InstantSource.system() : clock)
+        .random(random == null ? ThreadLocalRandomSource.INSTANCE : random)
+        .keyPolicy(keyPolicy == null ? KeyPolicy.REJECT : keyPolicy)
+        .maxValueSize(settings.resolved(CacheSettings.MAX_VALUE_SIZE))
+        .failureBackoff(backoff.base())
+        .maxFailureBackoff(backoff.max())
+        .serveStaleOnError(settings.resolved(CacheSettings.SERVE_STALE_ON_ERROR))
+        .maxClockSkew(settings.resolved(CacheSettings.MAX_CLOCK_SKEW))
+        .loadTimeout(settings.resolved(CacheSettings.LOAD_TIMEOUT))
+        .absentTtl(settings.resolved(CacheSettings.ABSENT_TTL))
+        .ttlJitter(settings.resolved(CacheSettings.TTL_JITTER))
+        .fleetLease(settings.resolved(CacheSettings.FLEET_LEASE))
+        .refreshBatchSize(batch.maxKeys())
+        .refreshBatchDelay(batch.maxDelay())
+        .coalesceMaxBatchSize(coalesce.maxBatchSize())
+        .coalesceMaxWait(coalesce.maxWait())
+        .closeTimeout(settings.resolved(CacheSettings.CLOSE_TIMEOUT))
+        .fenceTimeout(settings.resolved(CacheSettings.FENCE_TIMEOUT))
+        .scheduler(scheduler == null ? Scheduler.systemScheduler() : scheduler)
+        .nearMaximumSize(near == null ? 0 : near.maximumSize())
+        .nearBoundedByBytes(near != null && near.bytes())
+        .nearStaleness(near == null ? null : near.staleness())
+        .nearSampling(near == null ? 0 : near.sampling())
+        .nearCopy(settings.resolved(CacheSettings.NEAR_CACHE_COPY))
+        .invalidateAllBound(settings.resolved(CacheSettings.INVALIDATE_ALL_BOUND))
+        .entryKeys(entryKeys)
+        .failWritesWhenStoreDown(settings.resolved(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN))
+        .ticker(ticker == null ? Ticker.systemTicker() : ticker)
+        .storeProbeInterval(settings.resolved(CacheSettings.STORE_PROBE_INTERVAL))
+        .outageReuse(settings.resolved(CacheSettings.OUTAGE_REUSE))
+        .build();
   }
 
   /** Adds a setting through its row: the row's check, and at most once. */

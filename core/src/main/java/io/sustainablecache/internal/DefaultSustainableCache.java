@@ -29,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * {@code invalidate}) in {@link CallerWrites}. Extended only by {@link
  * DefaultLoadingSustainableCache}.
  */
-public class DefaultSustainableCache<V> implements SustainableCache<V> {
+class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   private final CacheConfig<V> config;
   private final StatsCounter stats = new StatsCounter();
@@ -55,22 +55,12 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final NearCache<V> generations;
 
   /**
-   * Whether a near cache can be built: Caffeine, the core's optional dependency, is on the
-   * classpath. Checked by {@link SustainableCacheBuilder#build()}.
-   *
-   * @return whether Caffeine is present
-   */
-  public static boolean nearCacheAvailable() {
-    return NearCache.caffeinePresent();
-  }
-
-  /**
-   * A cache with this configuration: the engine's one entry point, called by {@link
+   * A cache with this configuration, made by {@link Engine#cache} for {@link
    * SustainableCacheBuilder#build()} (which checks the configuration first).
    *
    * @param settings the resolved configuration
    */
-  public DefaultSustainableCache(CacheConfig<V> settings) {
+  DefaultSustainableCache(CacheConfig<V> settings) {
     // Every class below sees the store through the nodes' breakers: a node that stopped
     // answering fails its operations at once, for reads and writes alike. Above them, every read
     // of a key passes the invalidations this instance owes the store (issue 31), the read path

@@ -13,9 +13,10 @@ import java.util.Map;
  * and only grow; subtract two snapshots ({@link #minus}) to get the activity of an interval.
  *
  * <p>The headline figures have accessors ({@link #hitCount()}, {@link #missCount()}, the load,
- * refresh, invalidation and store-error counts, the keys awaiting an invalidation); every counter, those included, is read by name
- * with {@link #count(String)}, and {@link #counterNames()} lists the names. Counters may be added
- * in later releases, so code that iterates the names must not assume a fixed list. The names:
+ * refresh, invalidation and store-error counts, the keys awaiting an invalidation); every
+ * counter, those included, is read by name with {@link #count(String)}, and {@link
+ * #counterNames()} lists the names. Counters may be added in later releases, so code that
+ * iterates the names must not assume a fixed list. The names:
  *
  * <table class="striped">
  *   <caption>Counters by name</caption>
@@ -27,7 +28,8 @@ import java.util.Map;
  *   <tr><td>{@code absent_hit}</td><td>hits on a key cached as having no value</td></tr>
  *   <tr><td>{@code miss}</td><td>reads that had to load or wait for a load (per key for bulk
  *       reads)</td></tr>
- *   <tr><td>{@code load_success}</td><td>keys a loader loaded, with a value or without one</td></tr>
+ *   <tr><td>{@code load_success}</td><td>keys a loader loaded, with a value or without
+ *       one</td></tr>
  *   <tr><td>{@code load_failure}</td><td>keys whose load threw, failed or timed out</td></tr>
  *   <tr><td>{@code absent_load}</td><td>successful loads that found no value</td></tr>
  *   <tr><td>{@code load_time_millis}</td><td>the summed duration of all loads, milliseconds on

@@ -71,7 +71,7 @@ import java.util.concurrent.CompletableFuture;
  *       completed, from when it completes (this instance's near cache and the others' follow its
  *       record in the invalidation log, as for an awaited change). A failure known before it
  *       returns is thrown; a later one cannot be: it is counted ({@link
- *       CacheStats#storeErrorCount()}, {@code near_record_failure} ({@link CacheStats#count})) and logged
+ *       CacheStats#storeErrorCount()}, {@code near_record_failure}) and logged
  *       at WARN (rate-limited). {@link #putIfAbsent} then answers empty without knowing whether
  *       the value was stored.</li>
  *   <li>{@link #close()} waits neither for running refreshes nor for the writes in flight;
@@ -288,12 +288,13 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @throws NullPointerException if an argument is {@code null}
    * @throws io.sustainablecache.spi.StoreException only with {@link
    *     SustainableCacheBuilder#failWritesWhenStoreDown} (or past the bound of invalidations owed,
-   *     without a generation): by default a store failure returns, and the key's invalidation is
-   *     owed (the value is not cached; the next read loads). Then: if the store failed; the value
-   *     may not be stored. With a near cache also if the value was stored but recording the change in the
-   *     near cache's log failed (counted in {@code near_record_failure} ({@link CacheStats#count})): other
-   *     instances may then serve the replaced value from their near cache until it expires. On a
-   *     thread of the store, see "Calls on the store's threads"
+   *     without a generation), if the store failed: the value may not be stored. By default a
+   *     store failure returns normally, and the key's invalidation is owed (the value is not
+   *     cached; the next read loads). With a near cache, also if the value was stored but
+   *     recording the change in the near cache's log failed (counted as {@code
+   *     near_record_failure}, {@link CacheStats#count}): other instances may then serve the
+   *     replaced value from their near cache until it expires. On a thread of the store, see
+   *     "Calls on the store's threads"
    */
   void put(String key, V value);
 
@@ -541,7 +542,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    * </ol>
    * The bound is measured on the cache's {@linkplain SustainableCacheBuilder#scheduler
    * scheduler} (so on an injected ticker in tests), backed by the wall clock. What the store has
-   * not answered by then is left: counted ({@code unfinished_at_close} ({@link CacheStats#count})) and
+   * not answered by then is left: counted ({@code unfinished_at_close}) and
    * logged at WARN with the number. A write that fails is not waited for again and not thrown:
    * it was counted and logged where it failed. So {@code close()} throws nothing for a store
    * that is slow, down or failing; with nothing in flight it returns at once.

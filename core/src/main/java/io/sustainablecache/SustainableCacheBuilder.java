@@ -147,7 +147,9 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * The value codec, which also fixes the cache's value type. Default: {@link
-   * ValueCodec#bytes()}.
+   * ValueCodec#bytes()}, which is why {@link SustainableCache#builder} returns a builder of {@code
+   * byte[]}. This method returns this same builder retyped (as Caffeine's {@code weigher} does),
+   * so keep using the returned reference and not one of the old type.
    *
    * @param codec the codec; must not deserialize untrusted bytes unsafely
    * @param <V1> the new value type
@@ -341,7 +343,7 @@ public final class SustainableCacheBuilder<V> {
    * period) returns the stale value when reloading it fails, instead of throwing the loader's
    * exception. Applies to policies that reload expired entries on the caller's thread ({@code
    * none}, PER); SUS always serves stale values within the grace period and refreshes them in the
-   * background. Counted in {@code stale_on_error} ({@link CacheStats#count}). A miss with nothing to fall
+   * background. Counted in {@code stale_on_error}. A miss with nothing to fall
    * back on always throws. Default: {@code true}.
    *
    * @param enabled {@code false} to make every failed load reach the caller
@@ -363,7 +365,7 @@ public final class SustainableCacheBuilder<V> {
    * the key from the store again. Other instances may serve the old entry until then (see {@code
    * docs/design.md}, "Writes when the store is down"); if this instance dies before the store
    * answers again, until the old entry's logical expiry (its TTL) plus one refresh. Counted in
-   * {@code unprotected_write} ({@link CacheStats#count}).
+   * {@code unprotected_write}.
    *
    * <p>{@code true}: such a change throws {@link io.sustainablecache.spi.StoreException} (a fence
    * or {@code beforeCommit()} before the commit, so the transaction rolls back), and no read is
@@ -396,7 +398,7 @@ public final class SustainableCacheBuilder<V> {
   /**
    * How long a load may take before it releases its key. A loader (or an asynchronous stage)
    * still running after this is abandoned: the callers waiting for it fail with a {@link
-   * CacheLoadException} (counted in {@code load_timeout} ({@link CacheStats#count})), the next caller of the
+   * CacheLoadException} (counted in {@code load_timeout}), the next caller of the
    * key starts a new load, and the abandoned load's result is never written. The thread running a
    * synchronous loader is not interrupted. It also bounds how long a refresh executor that
    * silently drops tasks can keep a key marked "refreshing". Default: 30 s.
@@ -533,7 +535,7 @@ public final class SustainableCacheBuilder<V> {
    * {@link WriteFence#committed()} replaces it. Default: 30 s, longer than an OLTP transaction
    * should hold a row lock (a dead writer costs that long of uncached loads of its keys, each
    * instance's concurrent readers sharing one load at a time). A load that runs longer than this
-   * is returned but not cached ({@code skipped_write} ({@link CacheStats#count})): a fence never released
+   * is returned but not cached ({@code skipped_write}): a fence never released
    * must not be outlived by a load that read its key before it. Set the same value on every
    * instance of a namespace.
    *
@@ -640,7 +642,7 @@ public final class SustainableCacheBuilder<V> {
    *
    * <p>One near hit in a thousand is also read from the store in the background and compared:
    * a near value the store had replaced more than {@code staleness} earlier (by the replacing
-   * entry's write time, the writer's clock) is counted ({@code near_stale_sample} ({@link CacheStats#count}))
+   * entry's write time, the writer's clock) is counted ({@code near_stale_sample})
    * and logged. {@link #nearCache(long, Duration, double)} sets that share.
    *
    * @param maximumSize the most entries held, 1 to 100,000,000 (Caffeine's W-TinyLFU decides
@@ -767,7 +769,7 @@ public final class SustainableCacheBuilder<V> {
    * carries an HMAC-SHA256 tag (its first 16 bytes, so 16 bytes more per item) of its header and
    * payload, and a read accepts only entries whose tag the current key or one of {@code
    * previousKeys} gives; any other entry (one without a tag, a forged or changed one, one of
-   * another key) is a miss counted in {@code corrupt_entry} ({@link CacheStats#count}), which the next load
+   * another key) is a miss counted in {@code corrupt_entry}, which the next load
    * overwrites.
    *
    * <p><b>What it does not protect:</b> it does not hide values (they are not encrypted); it does

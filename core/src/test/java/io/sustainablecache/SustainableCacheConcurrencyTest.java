@@ -107,6 +107,9 @@ final class SustainableCacheConcurrencyTest {
       await().atMost(Duration.ofSeconds(5)).until(() -> cache.getIfPresent("hot")
           .filter("v1"::equals).isPresent());
       assertThat(refreshLoads).hasValue(1);
+      // The refresh is counted once its write's future completed, which is after a reader can
+      // see the value: wait for the count, not only for the value.
+      await().atMost(Duration.ofSeconds(5)).until(() -> cache.stats().refreshSuccessCount() > 0);
       CacheStats stats = cache.stats();
       assertThat(stats.count("refresh_scheduled")).isEqualTo(1);
       assertThat(stats.count("refresh_deduped")).isEqualTo(THREADS * 200L - 1);

@@ -92,7 +92,7 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * putIfAbsent} on a cache with a near cache (its spec's settings {@code near-cache}; one that a
  * {@link CacheSpec#customizer() customizer} adds on the builder is not seen here): a write that
  * failed may have landed, or landed without its record in the near cache's invalidation log
- * (counted in {@code near_record_failure} ({@link io.sustainablecache.CacheStats#count})), and then other
+ * (counted in {@code near_record_failure}), and then other
  * instances may serve the value it replaced past the near cache's bound. Without a near cache
  * they are counted ({@link io.sustainablecache.CacheStats#storeErrorCount()}), logged at DEBUG
  * and not thrown: the value is simply not cached, as when a read fails.

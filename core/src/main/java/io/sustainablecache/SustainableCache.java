@@ -33,7 +33,10 @@ import java.util.concurrent.CompletableFuture;
  * leaves the key out of its map) when there is no value for a key. The cache remembers that for
  * {@link SustainableCacheBuilder#absentTtl absentTtl} like any other entry, so requests for ids
  * that do not exist stop reaching the database. {@link #find} returns such a key as empty; {@link
- * #get}, whose result is never {@code null}, throws {@link CacheLoadException}.
+ * #get}, whose result is never {@code null}, throws {@link CacheLoadException}. The peeks, which
+ * never load: {@link #getIfPresent} answers empty for it as for nothing cached, and {@link
+ * #lookup} tells the two apart ({@link Lookup.NoValue}, {@link Lookup.NotCached}). {@link
+ * #putNoValue} caches "no value" without a load.
  *
  * <h2>Loads</h2>
  * A key is loaded at most once at a time in this JVM: concurrent misses share one loader call,
@@ -319,7 +322,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    * invalidated, absent-marked, expired or corrupt entry counts as no value). A key under a
    * {@linkplain #fence write fence} is not written (a transaction is changing its data, and the
    * value offered may predate the change): empty is returned, as for a value stored and at once
-   * invalidated, and {@code skippedWriteCount} counts it.
+   * invalidated, and {@code skipped_write} counts it.
    *
    * @param key the caller's key, as for {@link #get}
    * @param value the value; never {@code null}
@@ -411,8 +414,8 @@ public interface SustainableCache<V> extends AutoCloseable {
    *     10,000 invalidations and has no generation to fall back on: the item may still be there.
    *     By default a store failure (or no answer) returns normally: the invalidation is owed,
    *     written before this instance reads the key from the store again and as soon as the store
-   *     answers (other instances may serve the old item until then; counted in {@link
-   *     CacheStats#unprotectedWriteCount()})
+   *     answers (other instances may serve the old item until then; counted in
+   *     {@code unprotected_write})
    */
   void invalidate(String key);
 

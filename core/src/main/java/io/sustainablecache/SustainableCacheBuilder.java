@@ -281,8 +281,8 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * The largest value the cache writes, in bytes, envelope header included. A loaded value above
-   * it is returned to its callers but not cached (counted in {@link
-   * CacheStats#skippedWriteCount()}, one rate-limited log line); {@link SustainableCache#put}
+   * it is returned to its callers but not cached (counted in {@code
+   * skipped_write}, one rate-limited log line); {@link SustainableCache#put}
    * rejects it. Keep it below the server's item size ({@code -I}, 1 MiB by default) minus the
    * key and the item header: a server that refuses an oversized item makes spymemcached and the
    * ARCUS client drop and re-open the connection, failing other requests meanwhile. Default:
@@ -305,8 +305,8 @@ public final class SustainableCacheBuilder<V> {
    * to 150 % of that (and at most the cap) so that
    * instances sharing a failing database do not retry in step. Meanwhile reads of the key get the
    * stale value where one is within its grace period, and otherwise fail at once with a {@link
-   * CacheLoadException} that carries the remembered failure as its cause (counted in {@link
-   * CacheStats#failureRememberedCount()}), so a failing database sees about one query per key per
+   * CacheLoadException} that carries the remembered failure as its cause (counted in {@code
+   * failure_remembered}), so a failing database sees about one query per key per
    * window from each instance instead of one per request. A successful load, or {@link
    * SustainableCache#invalidate}, forgets the failures. {@link Duration#ZERO} turns the
    * back-off off: every miss calls the loader. Default: 1 s.

@@ -875,7 +875,7 @@ final class TxScenario {
         back because the invalidation (plain) or the fence failed before the commit; lost:
         after-commit invalidations that failed after the commit; store_ops/write: the writers'
         store operations per committed write; p50/p99: read latency; db_queries/s: loads;
-        release_fail: fenceReleaseFailureCount; w_err/r_err: storeErrorCount of the writers'
+        release_fail: fence_release_failure; w_err/r_err: storeErrorCount of the writers'
         cache and of the readers' caches.
         """);
     return b.toString();

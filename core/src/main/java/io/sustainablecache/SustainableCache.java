@@ -505,7 +505,9 @@ public interface SustainableCache<V> extends AutoCloseable {
   WriteFence<V> fence(String key);
 
   /**
-   * A snapshot of the counters.
+   * A snapshot of the counters since the cache was built: the headline ones by accessor, every
+   * one by name ({@link CacheStats#count}). Cheap (no store call), so a metrics scrape may call
+   * it per meter.
    *
    * @return an immutable snapshot, never {@code null}
    */
@@ -519,11 +521,11 @@ public interface SustainableCache<V> extends AutoCloseable {
    * listed from the cache's start on, and a node that joins later from its first operation.
    * Thread-safe; a snapshot, taken without waiting.
    *
-   * @return an immutable-to-the-caller snapshot; empty when the breakers are off (the default
-   *     of an implementation without them)
+   * @return an unmodifiable snapshot; empty when the breakers are off (the default of an
+   *     implementation without them)
    */
-  default java.util.Map<String, Boolean> storeNodeStates() {
-    return java.util.Map.of();
+  default Map<String, Boolean> storeNodeStates() {
+    return Map.of();
   }
 
   /**

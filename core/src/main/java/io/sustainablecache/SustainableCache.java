@@ -521,8 +521,8 @@ public interface SustainableCache<V> extends AutoCloseable {
    * listed from the cache's start on, and a node that joins later from its first operation.
    * Thread-safe; a snapshot, taken without waiting.
    *
-   * @return an unmodifiable snapshot; empty when the breakers are off (the default of an
-   *     implementation without them)
+   * @return a snapshot, a copy the caller may keep; empty when the breakers are off (the default
+   *     of an implementation without them)
    */
   default Map<String, Boolean> storeNodeStates() {
     return Map.of();

@@ -19,8 +19,8 @@ import java.util.random.RandomGenerator;
  * A cache's configuration with every default resolved: what {@link SustainableCacheBuilder}
  * makes (in one place, {@code SustainableCacheBuilder.config}, from its {@code CacheSettings} rows
  * and its objects) and the engine reads. Built through {@link #builder}, one named setter per
- * component, never positionally: two durations given in the wrong order cannot compile into a
- * configuration. {@link Builder#build()} fails with {@link IllegalStateException} naming a
+ * component, never positionally, so a duration cannot land in its neighbour's place by being
+ * listed in the wrong order. {@link Builder#build()} fails with {@link IllegalStateException} naming a
  * component that was not set (except the optional ones: the refresh executor, the coalescing
  * wait, the near cache's, and {@code invalidateAllBound}); values are not checked again here,
  * the builder's settings rows checked them.

@@ -3,7 +3,6 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.internal.CacheConfig;
-import io.sustainablecache.internal.RefreshMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -115,7 +114,7 @@ public final class CacheSettings {
 
   /** {@link SustainableCacheBuilder#fleetLease}: on for a policy that refreshes in the background. */
   static final Setting<Boolean> FLEET_LEASE = bool("fleet-lease",
-      s -> Policies.modeOf(s.resolved(REFRESH_POLICY)) == RefreshMode.BACKGROUND);
+      s -> Policies.inBackground(s.resolved(REFRESH_POLICY)));
 
   /** {@link SustainableCacheBuilder#absentTtl}: the TTL. */
   static final Setting<Duration> ABSENT_TTL =
@@ -621,18 +620,33 @@ public final class CacheSettings {
   /** Throws unless {@code value} is in [min, max]. */
   private static void inRange(String name, Duration value, Duration min, Duration max) {
     if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-      throw new IllegalArgumentException(name + (min.isZero() ? " must be between 0 and "
-          : " must be at least " + (min.toMillis() % 1000 == 0 ? min.toSeconds() + " s"
-              : min.toMillis() + " ms") + " and at most ") + max + ": " + value);
+      throw new IllegalArgumentException(name + " must be between " + readable(min) + " and "
+          + readable(max) + ": " + value);
     }
+  }
+
+  /** A bound as a reader writes it: {@code 0}, {@code 10 ms}, {@code 1 s}, {@code 365 d}. */
+  private static String readable(Duration bound) {
+    long millis = bound.toMillis();
+    if (millis == 0) {
+      return "0";
+    }
+    long[] units = {86_400_000L, 3_600_000L, 60_000L, 1_000L};
+    String[] names = {" d", " h", " min", " s"};
+    for (int i = 0; i < units.length; i++) {
+      if (millis % units[i] == 0) {
+        return millis / units[i] + names[i];
+      }
+    }
+    return millis + " ms";
   }
 
   private static void checkBackoff(String name, SettingText.FailureBackoff backoff) {
     inRange(name, backoff.base(), Duration.ZERO, MAX_TTL);
     Duration max = backoff.max();
     if (max != null && (max.compareTo(backoff.base()) < 0 || max.compareTo(MAX_TTL) > 0)) {
-      throw new IllegalArgumentException("the " + name + " cap must be between the base ("
-          + backoff.base() + ") and " + MAX_TTL + ": " + max);
+      throw new IllegalArgumentException(name + " max must be between the base ("
+          + backoff.base() + ") and " + readable(MAX_TTL) + ": " + max);
     }
   }
 

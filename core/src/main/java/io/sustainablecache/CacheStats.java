@@ -2,21 +2,147 @@ package io.sustainablecache;
 
 import static java.util.Objects.requireNonNull;
 
-import io.sustainablecache.internal.Counter;
+import io.sustainablecache.internal.Engine;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * An immutable snapshot of a cache's counters since it was built. All counts are non-negative
  * and only grow; subtract two snapshots ({@link #minus}) to get the activity of an interval.
  *
- * <p>A final class rather than a record so that counters can be added in later versions without
- * breaking code compiled against this one. Thread-safe (immutable).
+ * <p>The headline figures have accessors ({@link #hitCount()}, {@link #missCount()}, the load,
+ * refresh, invalidation and store-error counts, the keys awaiting an invalidation); every
+ * counter, those included, is read by name with {@link #count(String)}, and {@link
+ * #counterNames()} lists the names. Counters may be added in later releases, so code that
+ * iterates the names must not assume a fixed list. The names:
+ *
+ * <table class="striped">
+ *   <caption>Counters by name</caption>
+ *   <tr><th>name</th><th>counts</th></tr>
+ *   <tr><td>{@code hit}</td><td>reads answered from the cache without waiting for a load,
+ *       stale values, cached absences and near hits included</td></tr>
+ *   <tr><td>{@code stale_hit}</td><td>hits with a value past its logical expiry (within the
+ *       grace period) while a background refresh was requested</td></tr>
+ *   <tr><td>{@code absent_hit}</td><td>hits on a key cached as having no value</td></tr>
+ *   <tr><td>{@code miss}</td><td>reads that had to load or wait for a load (per key for bulk
+ *       reads)</td></tr>
+ *   <tr><td>{@code load_success}</td><td>keys a loader loaded, with a value or without
+ *       one</td></tr>
+ *   <tr><td>{@code load_failure}</td><td>keys whose load threw, failed or timed out</td></tr>
+ *   <tr><td>{@code absent_load}</td><td>successful loads that found no value</td></tr>
+ *   <tr><td>{@code load_time_millis}</td><td>the summed duration of all loads, milliseconds on
+ *       the cache's ticker</td></tr>
+ *   <tr><td>{@code load_timeout}</td><td>loads that did not finish within the load timeout (also
+ *       {@code load_failure})</td></tr>
+ *   <tr><td>{@code bulk_load}</td><td>bulk loader calls</td></tr>
+ *   <tr><td>{@code loader_call}</td><td>loader calls of any kind; a bulk call counts once, while
+ *       the load counters count its keys</td></tr>
+ *   <tr><td>{@code failure_remembered}</td><td>reads failed at once with the key's last load
+ *       failure, while the key backs off ({@link SustainableCacheBuilder#failureBackoff})</td></tr>
+ *   <tr><td>{@code refresh_scheduled}</td><td>background refreshes handed to the refresh
+ *       executor</td></tr>
+ *   <tr><td>{@code refresh_deduped}</td><td>refreshes dropped: a load of the key was in
+ *       flight in this JVM</td></tr>
+ *   <tr><td>{@code refresh_rejected}</td><td>refreshes the executor rejected (never run on the
+ *       caller's thread)</td></tr>
+ *   <tr><td>{@code refresh_success}</td><td>refreshes (background or inline) whose result was
+ *       written</td></tr>
+ *   <tr><td>{@code refresh_failure}</td><td>refreshes whose loader failed; the old value keeps
+ *       being served</td></tr>
+ *   <tr><td>{@code refresh_backoff}</td><td>refreshes skipped: the key's last load failed
+ *       recently</td></tr>
+ *   <tr><td>{@code stale_on_error}</td><td>reads answered with a stale value because reloading
+ *       it failed</td></tr>
+ *   <tr><td>{@code stale_set_discard}</td><td>loaded values not written because the item
+ *       changed meanwhile (the compare-and-set rule at work)</td></tr>
+ *   <tr><td>{@code skipped_write}</td><td>loaded values returned but not cached (too large, not
+ *       encodable, under a write fence, no executor to write them)</td></tr>
+ *   <tr><td>{@code store_error}</td><td>store operations that failed or timed out</td></tr>
+ *   <tr><td>{@code store_rejected}</td><td>store operations failed at once because their node
+ *       had stopped answering ({@link SustainableCacheBuilder#storeProbeInterval})</td></tr>
+ *   <tr><td>{@code corrupt_entry}</td><td>items that were no valid envelope or could not be
+ *       decoded; each read as a miss</td></tr>
+ *   <tr><td>{@code put}</td><td>values stored by {@code put} and {@code putIfAbsent}</td></tr>
+ *   <tr><td>{@code load_written}</td><td>loaded values (and absences) the store accepted</td></tr>
+ *   <tr><td>{@code invalidation}</td><td>calls of {@code invalidate} and {@code
+ *       invalidateAll}</td></tr>
+ *   <tr><td>{@code lease_won}</td><td>fleet leases this instance took before loading</td></tr>
+ *   <tr><td>{@code lease_lost}</td><td>loads skipped or deferred because another instance held
+ *       the key's lease</td></tr>
+ *   <tr><td>{@code lease_takeover}</td><td>leases won after another holder's lease ran out
+ *       without a value written</td></tr>
+ *   <tr><td>{@code lease_invalid}</td><td>lease keys holding no valid lease (planted, corrupt,
+ *       over-long, or a stale failure marker), ignored and taken over</td></tr>
+ *   <tr><td>{@code near_hit}</td><td>reads answered from the near cache (also {@code
+ *       hit})</td></tr>
+ *   <tr><td>{@code near_miss}</td><td>reads of a cache with a near cache that went to the
+ *       store</td></tr>
+ *   <tr><td>{@code near_record_failure}</td><td>changes the near cache's invalidation log could
+ *       not record: other instances may serve their near copy until it expires; alert on
+ *       it</td></tr>
+ *   <tr><td>{@code near_poll_failure}</td><td>failed polls of the near cache's log (or, without
+ *       a near cache, of the namespace's generation)</td></tr>
+ *   <tr><td>{@code near_sample}</td><td>near hits read again from the store to check them</td></tr>
+ *   <tr><td>{@code near_stale_sample}</td><td>checked near hits served beyond the near cache's
+ *       bound; the bound says zero</td></tr>
+ *   <tr><td>{@code near_eviction}</td><td>near entries evicted to stay within the size</td></tr>
+ *   <tr><td>{@code near_invalidation}</td><td>near entries dropped because the log named
+ *       them</td></tr>
+ *   <tr><td>{@code near_reset}</td><td>times the near cache dropped every entry (a log it could
+ *       not confirm, a new generation, a first poll)</td></tr>
+ *   <tr><td>{@code fence}</td><td>write fences placed ({@link SustainableCache#fence})</td></tr>
+ *   <tr><td>{@code fenced_load}</td><td>loads whose read found a fence: returned, not
+ *       cached</td></tr>
+ *   <tr><td>{@code fenced_hit}</td><td>hits answered under a fence with the value it
+ *       replaced</td></tr>
+ *   <tr><td>{@code fence_release_failure}</td><td>fences that could not be replaced after their
+ *       transaction and were left to expire (logged with the key)</td></tr>
+ *   <tr><td>{@code unfinished_at_close}</td><td>writes and lease releases {@link
+ *       SustainableCache#close()} stopped waiting for at its timeout</td></tr>
+ *   <tr><td>{@code unprotected_write}</td><td>changes that returned normally although their
+ *       invalidation could not reach the store; the key's invalidation is owed ({@link
+ *       SustainableCacheBuilder#failWritesWhenStoreDown})</td></tr>
+ *   <tr><td>{@code invalidation_owed}</td><td>keys that entered the list of invalidations owed
+ *       to the store; less {@code invalidation_paid}, the keys waiting</td></tr>
+ *   <tr><td>{@code invalidation_paid}</td><td>keys that left that list: invalidated once the
+ *       store answered, or covered by a new generation</td></tr>
+ *   <tr><td>{@code generation_owed}</td><td>times the invalidations owed fell back to a new
+ *       generation of the namespace (more than 10,000 keys, or owed over a minute)</td></tr>
+ *   <tr><td>{@code outage_load}</td><td>loads started for a read that failed on the store: what
+ *       the database takes while the store is out</td></tr>
+ * </table>
+ *
+ * <p>A final class rather than a record so that counters can be added without breaking code
+ * compiled against this one. <b>Thread-safety:</b> immutable. <b>Nulls:</b> no method accepts or
+ * returns {@code null}.
  */
 public final class CacheStats {
 
-  private static final int COUNTERS = Counter.values().length;
+  private static final List<String> NAMES = Engine.counterNames();
 
-  private static final CacheStats EMPTY = new CacheStats(new long[COUNTERS]);
+  private static final Map<String, Integer> INDEX = new HashMap<>();
+
+  static {
+    for (int i = 0; i < NAMES.size(); i++) {
+      INDEX.put(NAMES.get(i), i);
+    }
+  }
+
+  private static final int HIT = INDEX.get("hit");
+  private static final int MISS = INDEX.get("miss");
+  private static final int LOAD_SUCCESS = INDEX.get("load_success");
+  private static final int LOAD_FAILURE = INDEX.get("load_failure");
+  private static final int LOAD_TIME_MILLIS = INDEX.get("load_time_millis");
+  private static final int REFRESH_SUCCESS = INDEX.get("refresh_success");
+  private static final int REFRESH_FAILURE = INDEX.get("refresh_failure");
+  private static final int INVALIDATION = INDEX.get("invalidation");
+  private static final int STORE_ERROR = INDEX.get("store_error");
+  private static final int INVALIDATION_OWED = INDEX.get("invalidation_owed");
+  private static final int INVALIDATION_PAID = INDEX.get("invalidation_paid");
+
+  private static final CacheStats EMPTY = new CacheStats(new long[NAMES.size()]);
 
   private final long[] values;
 
@@ -25,18 +151,24 @@ public final class CacheStats {
   }
 
   /**
-   * Wraps counter values indexed by {@link Counter#ordinal()}: how the engine makes a snapshot.
-   * Not part of the supported API (its argument's layout may change in any release); use {@link
-   * #empty()} and a cache's {@link SustainableCache#stats()}.
+   * A snapshot with the given counts, every other counter at zero: how the engine makes its
+   * snapshots, and how a test or a stand-in cache can make one.
    *
-   * @param values one value per counter; not copied, so not changed afterwards
+   * @param counts counts by {@linkplain #counterNames() counter name}; never {@code null}
    * @return the snapshot
-   * @throws IllegalArgumentException if {@code values} does not hold one value per counter
+   * @throws IllegalArgumentException if a name is not a counter's, or a count is negative
+   * @throws NullPointerException if {@code counts}, a name or a count is {@code null}
    */
-  public static CacheStats of(long[] values) {
-    if (values.length != COUNTERS) {
-      throw new IllegalArgumentException("expected " + COUNTERS + " counters");
-    }
+  public static CacheStats of(Map<String, Long> counts) {
+    requireNonNull(counts, "counts");
+    long[] values = new long[NAMES.size()];
+    counts.forEach((name, count) -> {
+      long value = requireNonNull(count, "count");
+      if (value < 0) {
+        throw new IllegalArgumentException("count must not be negative: " + name + "=" + value);
+      }
+      values[index(name)] = value;
+    });
     return new CacheStats(values);
   }
 
@@ -49,531 +181,55 @@ public final class CacheStats {
     return EMPTY;
   }
 
-  private long get(Counter counter) {
-    return values[counter.ordinal()];
+  /**
+   * The names of every counter, for {@link #count(String)}: lower-case words joined by {@code
+   * _}, as the table above lists them. Later releases may add names.
+   *
+   * @return an unmodifiable list in a stable order
+   */
+  public static List<String> counterNames() {
+    return NAMES;
   }
 
   /**
-   * Reads answered from the cache without waiting for a load, including stale values and
-   * cached absences.
+   * A counter by name.
+   *
+   * @param name one of {@link #counterNames()}, e.g. {@code "stale_hit"}
+   * @return a non-negative count
+   * @throws IllegalArgumentException if {@code name} is no counter's name
+   * @throws NullPointerException if {@code name} is {@code null}
+   */
+  public long count(String name) {
+    return values[index(name)];
+  }
+
+  private static int index(String name) {
+    Integer index = INDEX.get(requireNonNull(name, "name"));
+    if (index == null) {
+      throw new IllegalArgumentException("no counter named '" + name + "'; the counters are "
+          + NAMES);
+    }
+    return index;
+  }
+
+  /**
+   * Reads answered from the cache without waiting for a load, including stale values, cached
+   * absences and near hits ({@code "hit"}).
    *
    * @return a non-negative count
    */
   public long hitCount() {
-    return get(Counter.HIT);
-  }
-
-  /**
-   * Reads answered with a value past its logical expiry (within the grace period) while a
-   * background refresh was requested; a subset of {@link #hitCount()}.
-   *
-   * @return a non-negative count
-   */
-  public long staleHitCount() {
-    return get(Counter.STALE_HIT);
-  }
-
-  /**
-   * Reads answered from a cached absence (the loader had found no value); a subset of {@link
-   * #hitCount()}.
-   *
-   * @return a non-negative count
-   */
-  public long absentHitCount() {
-    return get(Counter.ABSENT_HIT);
+    return values[HIT];
   }
 
   /**
    * Reads that had to load or wait for a load: absent, invalidated, corrupt, or expired under a
-   * policy that does not serve stale values. Counted per key for bulk reads.
+   * policy that does not serve stale values; per key for bulk reads ({@code "miss"}).
    *
    * @return a non-negative count
    */
   public long missCount() {
-    return get(Counter.MISS);
-  }
-
-  /**
-   * Loader calls that completed, with a value or with "no value" (per key for bulk loads).
-   *
-   * @return a non-negative count
-   */
-  public long loadSuccessCount() {
-    return get(Counter.LOAD_SUCCESS);
-  }
-
-  /**
-   * Loader calls that threw, failed or timed out (per key for bulk loads).
-   *
-   * @return a non-negative count
-   */
-  public long loadFailureCount() {
-    return get(Counter.LOAD_FAILURE);
-  }
-
-  /**
-   * Successful loads that found no value; a subset of {@link #loadSuccessCount()}.
-   *
-   * @return a non-negative count
-   */
-  public long absentLoadCount() {
-    return get(Counter.ABSENT_LOAD);
-  }
-
-  /**
-   * The summed duration of all loader calls, milliseconds on the cache's clock.
-   *
-   * @return a non-negative number of milliseconds
-   */
-  public long totalLoadTimeMillis() {
-    return get(Counter.LOAD_TIME_MILLIS);
-  }
-
-  /**
-   * Loads that did not finish within the load timeout; also counted in {@link
-   * #loadFailureCount()}.
-   *
-   * @return a non-negative count
-   */
-  public long loadTimeoutCount() {
-    return get(Counter.LOAD_TIMEOUT);
-  }
-
-  /**
-   * Bulk loader calls (each also counts its keys in the load counters).
-   *
-   * @return a non-negative count
-   */
-  public long bulkLoadCount() {
-    return get(Counter.BULK_LOAD);
-  }
-
-  /**
-   * Reads that failed at once with the key's last load failure, without calling the loader,
-   * because the key was backing off after failures.
-   *
-   * @return a non-negative count
-   */
-  public long failureRememberedCount() {
-    return get(Counter.FAILURE_REMEMBERED);
-  }
-
-  /**
-   * Background refreshes handed to the refresh executor.
-   *
-   * @return a non-negative count
-   */
-  public long refreshScheduledCount() {
-    return get(Counter.REFRESH_SCHEDULED);
-  }
-
-  /**
-   * Refresh requests dropped because a load of the key was already in flight in this JVM.
-   *
-   * @return a non-negative count
-   */
-  public long refreshDedupedCount() {
-    return get(Counter.REFRESH_DEDUPED);
-  }
-
-  /**
-   * Refresh requests the executor rejected (saturated or shut down); dropped, never run on the
-   * caller's thread.
-   *
-   * @return a non-negative count
-   */
-  public long refreshRejectedCount() {
-    return get(Counter.REFRESH_REJECTED);
-  }
-
-  /**
-   * Refreshes (background or inline) whose result was written.
-   *
-   * @return a non-negative count
-   */
-  public long refreshSuccessCount() {
-    return get(Counter.REFRESH_SUCCESS);
-  }
-
-  /**
-   * Refreshes (background or inline) whose loader failed; the old value keeps being served.
-   *
-   * @return a non-negative count
-   */
-  public long refreshFailureCount() {
-    return get(Counter.REFRESH_FAILURE);
-  }
-
-  /**
-   * Refresh requests skipped because the key's previous load failed recently.
-   *
-   * @return a non-negative count
-   */
-  public long refreshBackoffCount() {
-    return get(Counter.REFRESH_BACKOFF);
-  }
-
-  /**
-   * Reads answered with a stale value because reloading it failed.
-   *
-   * @return a non-negative count
-   */
-  public long staleOnErrorCount() {
-    return get(Counter.STALE_ON_ERROR);
-  }
-
-  /**
-   * Loaded values not written because the item changed meanwhile (invalidated, rewritten, or
-   * filled by another writer): the compare-and-set rule at work.
-   *
-   * @return a non-negative count
-   */
-  public long staleSetDiscardCount() {
-    return get(Counter.STALE_SET_DISCARD);
-  }
-
-  /**
-   * Loaded values returned to the caller but not cached: larger than {@code maxValueSize}, not
-   * encodable by the codec, or with no executor to write them.
-   *
-   * @return a non-negative count
-   */
-  public long skippedWriteCount() {
-    return get(Counter.SKIPPED_WRITE);
-  }
-
-  /**
-   * Store operations that failed or timed out.
-   *
-   * @return a non-negative count
-   */
-  public long storeErrorCount() {
-    return get(Counter.STORE_ERROR);
-  }
-
-  /**
-   * Items that were not a valid envelope or whose payload the codec could not decode (foreign
-   * data, truncation, another format version); each was treated as a miss.
-   *
-   * @return a non-negative count
-   */
-  public long corruptEntryCount() {
-    return get(Counter.CORRUPT_ENTRY);
-  }
-
-  /**
-   * Values stored by {@link SustainableCache#put} and {@link SustainableCache#putIfAbsent}.
-   *
-   * @return a non-negative count
-   */
-  public long putCount() {
-    return get(Counter.PUT);
-  }
-
-  /**
-   * Calls of {@link SustainableCache#invalidate} and {@link SustainableCache#invalidateAll}.
-   *
-   * @return a non-negative count
-   */
-  public long invalidationCount() {
-    return get(Counter.INVALIDATION);
-  }
-
-  /**
-   * Fleet leases this instance took before loading a key.
-   *
-   * @return a non-negative count
-   */
-  public long leaseWonCount() {
-    return get(Counter.LEASE_WON);
-  }
-
-  /**
-   * Loads this instance skipped (refreshes) or deferred (misses) because another instance held
-   * the key's lease.
-   *
-   * @return a non-negative count
-   */
-  public long leaseLostCount() {
-    return get(Counter.LEASE_LOST);
-  }
-
-  /**
-   * Leases won after another instance's lease on the key ran out without it writing a value
-   * (the holder died or was too slow).
-   *
-   * @return a non-negative count
-   */
-  public long leaseTakeoverCount() {
-    return get(Counter.LEASE_TAKEOVER);
-  }
-
-  /**
-   * Lease keys found holding a value that is no lease (planted, corrupt, or from another format
-   * version) or one claiming to last longer than any lease does (a failure marker: longer than
-   * the back-off of its failure count), or another instance's failure marker still there after
-   * that back-off, counted from when this instance first saw it; each was ignored and taken over.
-   *
-   * @return a non-negative count
-   */
-  public long leaseInvalidCount() {
-    return get(Counter.LEASE_INVALID);
-  }
-
-  /**
-   * Calls of a loader: each call of a {@link Loader} or {@link AsyncLoader}, and each call of a
-   * bulk loader however many keys it loads ({@link #bulkLoadCount()} counts the latter alone).
-   * {@link #loadSuccessCount()} and {@link #loadFailureCount()} count keys, so a {@code getAll}
-   * that loads 100 keys in one query adds 1 here and 100 there.
-   *
-   * @return a non-negative count
-   */
-  public long loaderCallCount() {
-    return get(Counter.LOADER_CALL);
-  }
-
-  /**
-   * Loaded values (and absences) the store accepted: writes of cold misses and of refreshes.
-   * Together with {@link #putCount()} it is what Micrometer's {@code cache.puts} reports.
-   *
-   * @return a non-negative count
-   */
-  public long loadWrittenCount() {
-    return get(Counter.LOAD_WRITTEN);
-  }
-
-  /**
-   * Reads answered from the near cache, without a store round trip (also counted as hits);
-   * zero without a near cache.
-   *
-   * @return a non-negative count
-   */
-  public long nearHitCount() {
-    return get(Counter.NEAR_HIT);
-  }
-
-  /**
-   * Reads of a cache with a near cache that went to the store: the key was not in the near
-   * cache, its entry there had expired, or the near cache was not confirmed by a recent poll of
-   * its invalidation log.
-   *
-   * @return a non-negative count
-   */
-  public long nearMissCount() {
-    return get(Counter.NEAR_MISS);
-  }
-
-  /**
-   * Changes that the near cache's invalidation log could not record: written by loads
-   * (refreshes, misses), and by callers ({@code put}, {@code putAbsent}, {@code putIfAbsent},
-   * {@code invalidate}, which then throw, unless issued on a thread of the store, see {@link
-   * SustainableCache}). Other instances keep serving their near copy of the key until it
-   * expires: alert on it.
-   *
-   * @return a non-negative count
-   */
-  public long nearRecordFailureCount() {
-    return get(Counter.NEAR_RECORD_FAILURE);
-  }
-
-  /**
-   * Polls of the near cache's invalidation log that failed (the store down or slow, or without
-   * counters): while they fail, the near cache serves nothing once its last confirmation is older
-   * than its bound. Without a near cache, failed polls of the namespace's generation ({@code
-   * invalidateAllBound}): while they fail, another instance's {@code invalidateAll} does not
-   * reach this one.
-   *
-   * @return a non-negative count
-   */
-  public long nearPollFailureCount() {
-    return get(Counter.NEAR_POLL_FAILURE);
-  }
-
-  /**
-   * Near hits read again from the store in the background to check them (one in a thousand by
-   * default; {@link SustainableCacheBuilder#nearCache(long, java.time.Duration, double)}).
-   *
-   * @return a non-negative count
-   */
-  public long nearSampleCount() {
-    return get(Counter.NEAR_SAMPLE);
-  }
-
-  /**
-   * Checked near hits whose value the store had replaced more than the near cache's bound earlier
-   * (by the replacing entry's write time, the writer's clock): reads served beyond the bound. The
-   * bound says zero; a positive count means an invalidation that did not go through the log (a
-   * writer without the near cache, a raw write) or hosts' clocks apart by more than the bound.
-   *
-   * @return a non-negative count
-   */
-  public long nearStaleSampleCount() {
-    return get(Counter.NEAR_STALE_SAMPLE);
-  }
-
-  /**
-   * Entries the near cache evicted to stay within its maximum size.
-   *
-   * @return a non-negative count
-   */
-  public long nearEvictionCount() {
-    return get(Counter.NEAR_EVICTION);
-  }
-
-  /**
-   * Keys the near cache dropped because its invalidation log named them: changes made on other
-   * instances, applied here.
-   *
-   * @return a non-negative count
-   */
-  public long nearInvalidationCount() {
-    return get(Counter.NEAR_INVALIDATION);
-  }
-
-  /**
-   * Times the near cache dropped every entry because a poll of its log could not confirm that it
-   * saw every change (a record evicted or overwritten, the log lost, more changes than its slots)
-   * or found a new generation ({@code invalidateAll}, or the generation lost); each instance's
-   * first poll counts too. With a log per node (a cluster under {@code FailureMode.Cancel}), a
-   * reset of one node's log drops that node's entries only and counts once, as does a change of
-   * the store's node list (which drops every entry).
-   *
-   * @return a non-negative count
-   */
-  public long nearResetCount() {
-    return get(Counter.NEAR_RESET);
-  }
-
-  /**
-   * Write fences placed ({@link SustainableCache#fence}): keys fenced while a database
-   * transaction changed their data.
-   *
-   * @return a non-negative count
-   */
-  public long fenceCount() {
-    return get(Counter.FENCE);
-  }
-
-  /**
-   * Loads whose read found a write fence: returned to their callers and not cached.
-   *
-   * @return a non-negative count
-   */
-  public long fencedLoadCount() {
-    return get(Counter.FENCED_LOAD);
-  }
-
-  /**
-   * Hits answered under a write fence with the value it replaced, which is the database's
-   * committed data until the transaction commits (a subset of {@link #hitCount}).
-   *
-   * @return a non-negative count
-   */
-  public long fencedHitCount() {
-    return get(Counter.FENCED_HIT);
-  }
-
-  /**
-   * Write fences this instance could not replace after their transaction ended, retried until
-   * they would have expired (the store down or slow): each key stayed fenced, loading and caching
-   * nothing, until its fence expired. Logged with the key.
-   *
-   * @return a non-negative count
-   */
-  public long fenceReleaseFailureCount() {
-    return get(Counter.FENCE_RELEASE_FAILURE);
-  }
-
-  /**
-   * Store writes and lease releases that {@link SustainableCache#close()} stopped waiting for at
-   * its {@link SustainableCacheBuilder#closeTimeout closeTimeout}: still unanswered by the store
-   * then (a store slow or down), and dropped if the client was shut down right after. Logged at
-   * WARN with the number. Nothing stale comes of it: a dropped write-back is a key that loads
-   * again; a dropped lease release makes other instances wait out the lease (at most one load
-   * plus a bound).
-   *
-   * @return a non-negative count
-   */
-  public long unfinishedAtCloseCount() {
-    return get(Counter.UNFINISHED_AT_CLOSE);
-  }
-
-  /**
-   * Changes ({@code invalidate}, {@code put}, a write fence's commit) that returned normally
-   * although their invalidation could not reach the store (it failed or did not answer): the
-   * database change committed, and its key was remembered, to be invalidated as soon as the store
-   * takes it ({@link SustainableCacheBuilder#failWritesWhenStoreDown}). Logged at WARN, rate
-   * limited.
-   *
-   * @return a non-negative count
-   */
-  public long unprotectedWriteCount() {
-    return get(Counter.UNPROTECTED_WRITE);
-  }
-
-  /**
-   * Keys that entered this instance's list of invalidations owed to the store (a key owed again
-   * while it waits counts once). {@link #owedInvalidationCount()} less {@link
-   * #paidInvalidationCount()} is the number of keys waiting.
-   *
-   * @return a non-negative count
-   */
-  public long owedInvalidationCount() {
-    return get(Counter.INVALIDATION_OWED);
-  }
-
-  /**
-   * Keys that left the list of invalidations owed: invalidated in the store once it answered
-   * again, or covered by a new generation of the namespace.
-   *
-   * @return a non-negative count
-   */
-  public long paidInvalidationCount() {
-    return get(Counter.INVALIDATION_PAID);
-  }
-
-  /**
-   * The keys waiting for an invalidation this instance owes the store, as of this snapshot: {@link
-   * #owedInvalidationCount()} less {@link #paidInvalidationCount()}. Until one is paid, this
-   * instance reads that key from the store only after invalidating it there.
-   *
-   * @return a non-negative number
-   */
-  public long keysAwaitingInvalidation() {
-    return Math.max(0, owedInvalidationCount() - paidInvalidationCount());
-  }
-
-  /**
-   * Times the invalidations owed fell back to a new generation of the namespace: more keys owed
-   * than the bound (10,000), or owed longer than a minute. Every entry of the namespace is then a
-   * miss once the new generation is written.
-   *
-   * @return a non-negative count
-   */
-  public long owedGenerationCount() {
-    return get(Counter.GENERATION_OWED);
-  }
-
-  /**
-   * Store operations that failed at once, without being sent, because their node had stopped
-   * answering ({@link SustainableCacheBuilder#storeProbeInterval}); also counted in {@link
-   * #storeErrorCount()} where a read or write reports its failure.
-   *
-   * @return a non-negative count
-   */
-  public long storeRejectedCount() {
-    return get(Counter.STORE_REJECTED);
-  }
-
-  /**
-   * Loads started for a read that failed on the store (a node down, hung or failing fast): what
-   * the database takes while the store is out; a subset of {@link #loadCount()}. Reads that
-   * failed and shared a load ({@link SustainableCacheBuilder#outageReuse}) are not counted.
-   *
-   * @return a non-negative count
-   */
-  public long outageLoadCount() {
-    return get(Counter.OUTAGE_LOAD);
+    return values[MISS];
   }
 
   /**
@@ -583,15 +239,6 @@ public final class CacheStats {
    */
   public long requestCount() {
     return hitCount() + missCount();
-  }
-
-  /**
-   * Every loader call, successful or not: the load the database saw (per key).
-   *
-   * @return a non-negative count
-   */
-  public long loadCount() {
-    return loadSuccessCount() + loadFailureCount();
   }
 
   /**
@@ -605,10 +252,103 @@ public final class CacheStats {
   }
 
   /**
+   * Keys loaded, with a value or with "no value", per key for bulk loads ({@code
+   * "load_success"}).
+   *
+   * @return a non-negative count
+   */
+  public long loadSuccessCount() {
+    return values[LOAD_SUCCESS];
+  }
+
+  /**
+   * Keys whose load threw, failed or timed out, per key for bulk loads ({@code
+   * "load_failure"}).
+   *
+   * @return a non-negative count
+   */
+  public long loadFailureCount() {
+    return values[LOAD_FAILURE];
+  }
+
+  /**
+   * Every load, successful or not: what the database saw, per key ({@code loadSuccessCount +
+   * loadFailureCount}).
+   *
+   * @return a non-negative count
+   */
+  public long loadCount() {
+    return loadSuccessCount() + loadFailureCount();
+  }
+
+  /**
+   * The summed duration of all loads, milliseconds on the cache's ticker ({@code
+   * "load_time_millis"}).
+   *
+   * @return a non-negative number of milliseconds
+   */
+  public long totalLoadTimeMillis() {
+    return values[LOAD_TIME_MILLIS];
+  }
+
+  /**
+   * Refreshes (background or inline) whose result was written ({@code "refresh_success"}).
+   *
+   * @return a non-negative count
+   */
+  public long refreshSuccessCount() {
+    return values[REFRESH_SUCCESS];
+  }
+
+  /**
+   * Refreshes (background or inline) whose loader failed; the old value keeps being served
+   * ({@code "refresh_failure"}).
+   *
+   * @return a non-negative count
+   */
+  public long refreshFailureCount() {
+    return values[REFRESH_FAILURE];
+  }
+
+  /**
+   * Calls of {@link SustainableCache#invalidate} and {@link SustainableCache#invalidateAll}
+   * ({@code "invalidation"}).
+   *
+   * @return a non-negative count
+   */
+  public long invalidationCount() {
+    return values[INVALIDATION];
+  }
+
+  /**
+   * Store operations that failed or timed out ({@code "store_error"}). The cache answers such
+   * reads by loading, so this is the figure to alert on besides the near cache's {@code
+   * "near_record_failure"}.
+   *
+   * @return a non-negative count
+   */
+  public long storeErrorCount() {
+    return values[STORE_ERROR];
+  }
+
+  /**
+   * The keys waiting for an invalidation this instance owes the store, as of this snapshot:
+   * {@code "invalidation_owed"} less {@code "invalidation_paid"}. Until one is paid, this
+   * instance reads that key from the store only after invalidating it there ({@link
+   * SustainableCacheBuilder#failWritesWhenStoreDown}).
+   *
+   * @return a non-negative count
+   */
+  public long keysAwaitingInvalidation() {
+    return Math.max(0, values[INVALIDATION_OWED] - values[INVALIDATION_PAID]);
+  }
+
+  /**
    * The difference between this snapshot and an earlier one, counter by counter.
    *
    * @param earlier a snapshot taken before this one from the same cache; never {@code null}
    * @return the activity between the two snapshots
+   * @throws NullPointerException if {@code earlier} is {@code null}
    */
   public CacheStats minus(CacheStats earlier) {
     requireNonNull(earlier, "earlier");
@@ -619,6 +359,7 @@ public final class CacheStats {
     return new CacheStats(diff);
   }
 
+  /** Whether {@code o} is a snapshot with the same counts. */
   @Override
   public boolean equals(Object o) {
     return o instanceof CacheStats other && Arrays.equals(values, other.values);
@@ -629,16 +370,15 @@ public final class CacheStats {
     return Arrays.hashCode(values);
   }
 
+  /** The counters that are not zero, as {@code CacheStats{hit=3, miss=1}}. */
   @Override
   public String toString() {
     StringBuilder b = new StringBuilder("CacheStats{");
-    for (Counter counter : Counter.values()) {
-      long value = values[counter.ordinal()];
-      if (value != 0) {
-        if (b.length() > "CacheStats{".length()) {
-          b.append(", ");
-        }
-        b.append(counter.name().toLowerCase(java.util.Locale.ROOT)).append('=').append(value);
+    String separator = "";
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] != 0) {
+        b.append(separator).append(NAMES.get(i)).append('=').append(values[i]);
+        separator = ", ";
       }
     }
     return b.append('}').toString();

@@ -3,16 +3,16 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 /**
- * What a peek at a key found ({@link SustainableCache#findIfPresent}): a {@linkplain Hit value},
- * the key {@linkplain CachedAbsent cached as having no value}, or {@linkplain NotCached nothing
+ * What a peek at a key found ({@link SustainableCache#lookup}): a {@linkplain Hit value},
+ * the key {@linkplain NoValue cached as having no value}, or {@linkplain NotCached nothing
  * cached}. Exactly one of the three; test which with {@code instanceof} (or, on Java 21, a
  * {@code switch} over the sealed type):
  *
  * <pre>{@code
- * Lookup<User> found = users.findIfPresent("42");
+ * Lookup<User> found = users.lookup("42");
  * if (found instanceof Lookup.Hit<User> hit) {
  *   render(hit.value());
- * } else if (found instanceof Lookup.CachedAbsent) {
+ * } else if (found instanceof Lookup.NoValue) {
  *   renderNotFound();      // a load found no user 42, and the cache remembers it
  * } else {
  *   renderFromDatabase();  // nothing cached (or the store could not be read)
@@ -21,12 +21,12 @@ import static java.util.Objects.requireNonNull;
  *
  * <p><b>Thread-safety:</b> every implementation is an immutable record, safe to share between
  * threads. <b>Nulls:</b> a {@link Hit} never holds {@code null}; "no value" is {@link
- * CachedAbsent}. <b>Equality:</b> by content, as records compare: two hits are equal if their
- * values are; all {@code CachedAbsent} are equal, and so are all {@code NotCached}.
+ * NoValue}. <b>Equality:</b> by content, as records compare: two hits are equal if their
+ * values are; all {@code NoValue} are equal, and so are all {@code NotCached}.
  *
  * @param <V> the value type
  */
-public sealed interface Lookup<V> permits Lookup.Hit, Lookup.CachedAbsent, Lookup.NotCached {
+public sealed interface Lookup<V> permits Lookup.Hit, Lookup.NoValue, Lookup.NotCached {
 
   /**
    * The key holds a value.
@@ -49,13 +49,13 @@ public sealed interface Lookup<V> permits Lookup.Hit, Lookup.CachedAbsent, Looku
 
   /**
    * The key is cached as having no value: a load returned {@code null} (a bulk load left the key
-   * out) or {@link SustainableCache#putAbsent} was called, less than {@link
+   * out) or {@link SustainableCache#putNoValue} was called, less than {@link
    * SustainableCacheBuilder#absentTtl absentTtl} ago. {@link SustainableCache#get} would fail
    * for it without calling its loader; {@link SustainableCache#find} would answer empty.
    *
    * @param <V> the value type
    */
-  record CachedAbsent<V>() implements Lookup<V> {
+  record NoValue<V>() implements Lookup<V> {
   }
 
   /**

@@ -1,6 +1,5 @@
 package io.sustainablecache;
 
-import io.sustainablecache.internal.RefreshMode;
 import io.sustainablecache.internal.RefreshWindow;
 import java.util.random.RandomGenerator;
 
@@ -9,14 +8,9 @@ final class Policies {
 
   private Policies() {}
 
-  static RefreshMode modeOf(RefreshPolicy policy) {
-    if (policy instanceof NoRefresh) {
-      return RefreshMode.NONE;
-    }
-    if (policy instanceof XFetch) {
-      return RefreshMode.INLINE;
-    }
-    return RefreshMode.BACKGROUND;
+  /** Whether the policy's refreshes run in the background (SUS), not on the reader (PER). */
+  static boolean inBackground(RefreshPolicy policy) {
+    return policy instanceof Sustainable;
   }
 
   /**

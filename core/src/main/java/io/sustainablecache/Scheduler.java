@@ -1,6 +1,6 @@
 package io.sustainablecache;
 
-import io.sustainablecache.internal.SystemScheduler;
+import io.sustainablecache.internal.Engine;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -38,6 +38,6 @@ public interface Scheduler {
    * @return the shared scheduler
    */
   static Scheduler systemScheduler() {
-    return SystemScheduler.INSTANCE;
+    return Engine.systemScheduler();
   }
 }

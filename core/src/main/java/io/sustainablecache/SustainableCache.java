@@ -33,7 +33,10 @@ import java.util.concurrent.CompletableFuture;
  * leaves the key out of its map) when there is no value for a key. The cache remembers that for
  * {@link SustainableCacheBuilder#absentTtl absentTtl} like any other entry, so requests for ids
  * that do not exist stop reaching the database. {@link #find} returns such a key as empty; {@link
- * #get}, whose result is never {@code null}, throws {@link CacheLoadException}.
+ * #get}, whose result is never {@code null}, throws {@link CacheLoadException}. The peeks, which
+ * never load: {@link #getIfPresent} answers empty for it as for nothing cached, and {@link
+ * #lookup} tells the two apart ({@link Lookup.NoValue}, {@link Lookup.NotCached}). {@link
+ * #putNoValue} caches "no value" without a load.
  *
  * <h2>Loads</h2>
  * A key is loaded at most once at a time in this JVM: concurrent misses share one loader call,
@@ -60,18 +63,18 @@ import java.util.concurrent.CompletableFuture;
  * answer it would wait for can only come from that thread once it has returned:
  * <ul>
  *   <li><b>Reads</b> ({@link #get}, {@link #find}, {@link #getAll}, {@link #getIfPresent},
- *       {@link #findIfPresent}, {@link #getAllIfPresent}, {@link #peekAll}) answer from the near
+ *       {@link #lookup}, {@link #getAllIfPresent}, {@link #peekAll}) answer from the near
  *       cache, and otherwise do not read the store:
  *       as after a failed read (a store error, counted and logged), a peek answers nothing and a
  *       loader runs on this thread, its value returned and not written. A key whose load another
  *       thread is running fails with {@link CacheLoadException} rather than wait for it.</li>
- *   <li><b>Writes</b> ({@link #put}, {@link #putAbsent}, {@link #putIfAbsent}, {@link
+ *   <li><b>Writes</b> ({@link #put}, {@link #putNoValue}, {@link #putIfAbsent}, {@link
  *       #invalidate}, {@link #invalidateAll}) are issued and not awaited: the method returns once
  *       the change is on its way, and promises only what an awaited change promises once it
  *       completed, from when it completes (this instance's near cache and the others' follow its
  *       record in the invalidation log, as for an awaited change). A failure known before it
  *       returns is thrown; a later one cannot be: it is counted ({@link
- *       CacheStats#storeErrorCount()}, {@link CacheStats#nearRecordFailureCount()}) and logged
+ *       CacheStats#storeErrorCount()}, {@code near_record_failure}) and logged
  *       at WARN (rate-limited). {@link #putIfAbsent} then answers empty without knowing whether
  *       the value was stored.</li>
  *   <li>{@link #close()} waits neither for running refreshes nor for the writes in flight;
@@ -227,29 +230,29 @@ public interface SustainableCache<V> extends AutoCloseable {
 
   /**
    * Peeks at the key like {@link #getIfPresent}, telling a key cached as having no value (a load
-   * returned {@code null}, or {@link #putAbsent}) apart from a key with nothing cached: what
+   * returned {@code null}, or {@link #putNoValue}) apart from a key with nothing cached: what
    * Spring's {@code Cache.get(key)} needs to return a cached {@code null}. Never loads, refreshes
    * or waits for a load; a store failure reads as nothing cached.
    *
    * @param key the caller's key, as for {@link #get}
-   * @return {@link Lookup.Hit} with the cached value, {@link Lookup.CachedAbsent} for a key cached
+   * @return {@link Lookup.Hit} with the cached value, {@link Lookup.NoValue} for a key cached
    *     as having no value, or {@link Lookup.NotCached}; never {@code null}
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
    */
-  Lookup<V> findIfPresent(String key);
+  Lookup<V> lookup(String key);
 
   /**
-   * {@link #findIfPresent} without blocking, as {@link #getIfPresentAsync} is to {@link
+   * {@link #lookup} without blocking, as {@link #getIfPresentAsync} is to {@link
    * #getIfPresent}.
    *
    * @param key the caller's key, as for {@link #get}
-   * @return a future of the answer of {@link #findIfPresent}; it never fails for a store failure
+   * @return a future of the answer of {@link #lookup}; it never fails for a store failure
    *     (that reads as {@link Lookup.NotCached})
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if {@code key} is {@code null}
    */
-  CompletableFuture<Lookup<V>> findIfPresentAsync(String key);
+  CompletableFuture<Lookup<V>> lookupAsync(String key);
 
   /**
    * {@link #getIfPresent} for several keys, with one bulk read: the near cache answers what it
@@ -288,12 +291,13 @@ public interface SustainableCache<V> extends AutoCloseable {
    * @throws NullPointerException if an argument is {@code null}
    * @throws io.sustainablecache.spi.StoreException only with {@link
    *     SustainableCacheBuilder#failWritesWhenStoreDown} (or past the bound of invalidations owed,
-   *     without a generation): by default a store failure returns, and the key's invalidation is
-   *     owed (the value is not cached; the next read loads). Then: if the store failed; the value
-   *     may not be stored. With a near cache also if the value was stored but recording the change in the
-   *     near cache's log failed (counted in {@link CacheStats#nearRecordFailureCount()}): other
-   *     instances may then serve the replaced value from their near cache until it expires. On a
-   *     thread of the store, see "Calls on the store's threads"
+   *     without a generation), if the store failed: the value may not be stored. By default a
+   *     store failure returns normally, and the key's invalidation is owed (the value is not
+   *     cached; the next read loads). With a near cache, also if the value was stored but
+   *     recording the change in the near cache's log failed (counted as {@code
+   *     near_record_failure}, {@link CacheStats#count}): other instances may then serve the
+   *     replaced value from their near cache until it expires. On a thread of the store, see
+   *     "Calls on the store's threads"
    */
   void put(String key, V value);
 
@@ -311,14 +315,14 @@ public interface SustainableCache<V> extends AutoCloseable {
    *     writes ({@link SustainableCacheBuilder#failWritesWhenStoreDown}; by default the key's
    *     invalidation is owed instead, see {@link #invalidate}); the write may not have happened
    */
-  void putAbsent(String key);
+  void putNoValue(String key);
 
   /**
    * Stores a value unless the key holds a live value already (memcached {@code add}; an
    * invalidated, absent-marked, expired or corrupt entry counts as no value). A key under a
    * {@linkplain #fence write fence} is not written (a transaction is changing its data, and the
    * value offered may predate the change): empty is returned, as for a value stored and at once
-   * invalidated, and {@code skippedWriteCount} counts it.
+   * invalidated, and {@code skipped_write} counts it.
    *
    * @param key the caller's key, as for {@link #get}
    * @param value the value; never {@code null}
@@ -410,8 +414,8 @@ public interface SustainableCache<V> extends AutoCloseable {
    *     10,000 invalidations and has no generation to fall back on: the item may still be there.
    *     By default a store failure (or no answer) returns normally: the invalidation is owed,
    *     written before this instance reads the key from the store again and as soon as the store
-   *     answers (other instances may serve the old item until then; counted in {@link
-   *     CacheStats#unprotectedWriteCount()})
+   *     answers (other instances may serve the old item until then; counted in
+   *     {@code unprotected_write})
    */
   void invalidate(String key);
 
@@ -502,7 +506,9 @@ public interface SustainableCache<V> extends AutoCloseable {
   WriteFence<V> fence(String key);
 
   /**
-   * A snapshot of the counters.
+   * A snapshot of the counters since the cache was built: the headline ones by accessor, every
+   * one by name ({@link CacheStats#count}). Cheap (no store call), so a metrics scrape may call
+   * it per meter.
    *
    * @return an immutable snapshot, never {@code null}
    */
@@ -516,11 +522,11 @@ public interface SustainableCache<V> extends AutoCloseable {
    * listed from the cache's start on, and a node that joins later from its first operation.
    * Thread-safe; a snapshot, taken without waiting.
    *
-   * @return an immutable-to-the-caller snapshot; empty when the breakers are off (the default
+   * @return a snapshot, a copy the caller may keep; empty when the breakers are off (the default
    *     of an implementation without them)
    */
-  default java.util.Map<String, Boolean> storeNodeStates() {
-    return java.util.Map.of();
+  default Map<String, Boolean> storeNodeStates() {
+    return Map.of();
   }
 
   /**
@@ -542,7 +548,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    * </ol>
    * The bound is measured on the cache's {@linkplain SustainableCacheBuilder#scheduler
    * scheduler} (so on an injected ticker in tests), backed by the wall clock. What the store has
-   * not answered by then is left: counted ({@link CacheStats#unfinishedAtCloseCount()}) and
+   * not answered by then is left: counted ({@code unfinished_at_close}) and
    * logged at WARN with the number. A write that fails is not waited for again and not thrown:
    * it was counted and logged where it failed. So {@code close()} throws nothing for a store
    * that is slow, down or failing; with nothing in flight it returns at once.

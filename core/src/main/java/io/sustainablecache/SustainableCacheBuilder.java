@@ -3,8 +3,7 @@ package io.sustainablecache;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.internal.CacheConfig;
-import io.sustainablecache.internal.DefaultLoadingSustainableCache;
-import io.sustainablecache.internal.DefaultSustainableCache;
+import io.sustainablecache.internal.Engine;
 import io.sustainablecache.internal.Envelope;
 import io.sustainablecache.spi.CacheStore;
 import java.time.Duration;
@@ -129,7 +128,9 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * The value codec, which also fixes the cache's value type. Default: {@link
-   * ValueCodec#bytes()}.
+   * ValueCodec#bytes()}, which is why {@link SustainableCache#builder} returns a builder of {@code
+   * byte[]}. This method returns this same builder retyped (as Caffeine's {@code weigher} does),
+   * so keep using the returned reference and not one of the old type.
    *
    * @param codec the codec; must not deserialize untrusted bytes unsafely
    * @param <V1> the new value type
@@ -261,8 +262,8 @@ public final class SustainableCacheBuilder<V> {
 
   /**
    * The largest value the cache writes, in bytes, envelope header included. A loaded value above
-   * it is returned to its callers but not cached (counted in {@link
-   * CacheStats#skippedWriteCount()}, one rate-limited log line); {@link SustainableCache#put}
+   * it is returned to its callers but not cached (counted in {@code
+   * skipped_write}, one rate-limited log line); {@link SustainableCache#put}
    * rejects it. Keep it below the server's item size ({@code -I}, 1 MiB by default) minus the
    * key and the item header: a server that refuses an oversized item makes spymemcached and the
    * ARCUS client drop and re-open the connection, failing other requests meanwhile. Default:
@@ -285,8 +286,8 @@ public final class SustainableCacheBuilder<V> {
    * to 150 % of that (and at most the cap) so that
    * instances sharing a failing database do not retry in step. Meanwhile reads of the key get the
    * stale value where one is within its grace period, and otherwise fail at once with a {@link
-   * CacheLoadException} that carries the remembered failure as its cause (counted in {@link
-   * CacheStats#failureRememberedCount()}), so a failing database sees about one query per key per
+   * CacheLoadException} that carries the remembered failure as its cause (counted in {@code
+   * failure_remembered}), so a failing database sees about one query per key per
    * window from each instance instead of one per request. A successful load, or {@link
    * SustainableCache#invalidate}, forgets the failures. {@link Duration#ZERO} turns the
    * back-off off: every miss calls the loader. Default: 1 s.
@@ -323,7 +324,7 @@ public final class SustainableCacheBuilder<V> {
    * period) returns the stale value when reloading it fails, instead of throwing the loader's
    * exception. Applies to policies that reload expired entries on the caller's thread ({@code
    * none}, PER); SUS always serves stale values within the grace period and refreshes them in the
-   * background. Counted in {@link CacheStats#staleOnErrorCount()}. A miss with nothing to fall
+   * background. Counted in {@code stale_on_error}. A miss with nothing to fall
    * back on always throws. Default: {@code true}.
    *
    * @param enabled {@code false} to make every failed load reach the caller
@@ -345,7 +346,7 @@ public final class SustainableCacheBuilder<V> {
    * the key from the store again. Other instances may serve the old entry until then (see {@code
    * docs/design.md}, "Writes when the store is down"); if this instance dies before the store
    * answers again, until the old entry's logical expiry (its TTL) plus one refresh. Counted in
-   * {@link CacheStats#unprotectedWriteCount()}.
+   * {@code unprotected_write}.
    *
    * <p>{@code true}: such a change throws {@link io.sustainablecache.spi.StoreException} (a fence
    * or {@code beforeCommit()} before the commit, so the transaction rolls back), and no read is
@@ -378,7 +379,7 @@ public final class SustainableCacheBuilder<V> {
   /**
    * How long a load may take before it releases its key. A loader (or an asynchronous stage)
    * still running after this is abandoned: the callers waiting for it fail with a {@link
-   * CacheLoadException} (counted in {@link CacheStats#loadTimeoutCount()}), the next caller of the
+   * CacheLoadException} (counted in {@code load_timeout}), the next caller of the
    * key starts a new load, and the abandoned load's result is never written. The thread running a
    * synchronous loader is not interrupted. It also bounds how long a refresh executor that
    * silently drops tasks can keep a key marked "refreshing". Default: 30 s.
@@ -515,7 +516,7 @@ public final class SustainableCacheBuilder<V> {
    * {@link WriteFence#committed()} replaces it. Default: 30 s, longer than an OLTP transaction
    * should hold a row lock (a dead writer costs that long of uncached loads of its keys, each
    * instance's concurrent readers sharing one load at a time). A load that runs longer than this
-   * is returned but not cached ({@link CacheStats#skippedWriteCount}): a fence never released
+   * is returned but not cached ({@code skipped_write}): a fence never released
    * must not be outlived by a load that read its key before it. Set the same value on every
    * instance of a namespace.
    *
@@ -623,7 +624,7 @@ public final class SustainableCacheBuilder<V> {
    *
    * <p>One near hit in a thousand is also read from the store in the background and compared:
    * a near value the store had replaced more than {@code staleness} earlier (by the replacing
-   * entry's write time, the writer's clock) is counted ({@link CacheStats#nearStaleSampleCount()})
+   * entry's write time, the writer's clock) is counted ({@code near_stale_sample})
    * and logged. {@link #nearCache(long, Duration, double)} sets that share.
    *
    * @param maximumSize the most entries held, 1 to 100,000,000 (Caffeine's W-TinyLFU decides
@@ -753,7 +754,7 @@ public final class SustainableCacheBuilder<V> {
    * carries an HMAC-SHA256 tag (its first 16 bytes, so 16 bytes more per item) of its header and
    * payload, and a read accepts only entries whose tag the current key or one of {@code
    * previousKeys} gives; any other entry (one without a tag, a forged or changed one, one of
-   * another key) is a miss counted in {@link CacheStats#corruptEntryCount}, which the next load
+   * another key) is a miss counted in {@code corrupt_entry}, which the next load
    * overwrites.
    *
    * <p><b>What it does not protect:</b> it does not hide values (they are not encrypted); it does
@@ -812,7 +813,7 @@ public final class SustainableCacheBuilder<V> {
    */
   public SustainableCache<V> build() {
     check();
-    return new DefaultSustainableCache<>(config());
+    return Engine.cache(config());
   }
 
   /**
@@ -848,7 +849,7 @@ public final class SustainableCacheBuilder<V> {
   public LoadingSustainableCache<V> buildAsync(AsyncBulkLoader<? extends V> loader) {
     requireNonNull(loader, "loader");
     check();
-    return new DefaultLoadingSustainableCache<>(config(), loader);
+    return Engine.loadingCache(config(), loader);
   }
 
   @SuppressWarnings("unchecked")
@@ -871,7 +872,7 @@ public final class SustainableCacheBuilder<V> {
       throw new IllegalStateException("nearCacheCopy(true) needs a near cache: set nearCache or"
           + " nearCacheBytes");
     }
-    if (near && !DefaultSustainableCache.nearCacheAvailable()) {
+    if (near && !Engine.nearCacheAvailable()) {
       throw new IllegalStateException("nearCache needs Caffeine on the classpath: add"
           + " com.github.ben-manes.caffeine:caffeine (the core's optional dependency)");
     }
@@ -925,47 +926,47 @@ public final class SustainableCacheBuilder<V> {
     SettingText.RefreshBatch batch = settings.resolved(CacheSettings.REFRESH_BATCH);
     SettingText.Coalesce coalesce = settings.resolved(CacheSettings.COALESCE);
     SettingText.NearCache near = settings.resolved(CacheSettings.NEAR_CACHE);
-    return new CacheConfig<>(
-        store,
-        namespace == null ? "" : namespace,
-        settings.resolved(CacheSettings.TTL),
-        settings.resolved(CacheSettings.GRACE),
-        settings.resolved(CacheSettings.REFRESH_POLICY),
-        Policies.modeOf(settings.resolved(CacheSettings.REFRESH_POLICY)),
-        codec,
-        executor,
-        settings.resolved(CacheSettings.REFRESH_THREADS),
-        settings.resolved(CacheSettings.REFRESH_QUEUE_CAPACITY),
-        clock == null ? InstantSource.system() : clock,
-        random == null ? ThreadLocalRandomSource.INSTANCE : random,
-        keyPolicy == null ? KeyPolicy.REJECT : keyPolicy,
-        settings.resolved(CacheSettings.MAX_VALUE_SIZE),
-        backoff.base(),
-        backoff.max(),
-        settings.resolved(CacheSettings.SERVE_STALE_ON_ERROR),
-        settings.resolved(CacheSettings.MAX_CLOCK_SKEW),
-        settings.resolved(CacheSettings.LOAD_TIMEOUT),
-        settings.resolved(CacheSettings.ABSENT_TTL),
-        settings.resolved(CacheSettings.TTL_JITTER),
-        settings.resolved(CacheSettings.FLEET_LEASE),
-        batch.maxKeys(),
-        batch.maxDelay(),
-        coalesce.maxBatchSize(),
-        coalesce.maxWait(),
-        settings.resolved(CacheSettings.CLOSE_TIMEOUT),
-        settings.resolved(CacheSettings.FENCE_TIMEOUT),
-        scheduler == null ? Scheduler.systemScheduler() : scheduler,
-        near == null ? 0 : near.maximumSize(),
-        near != null && near.bytes(),
-        near == null ? null : near.staleness(),
-        near == null ? 0 : near.sampling(),
-        settings.resolved(CacheSettings.NEAR_CACHE_COPY),
-        invalidateAllBound(),
-        entryKeys,
-        settings.resolved(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN),
-        ticker == null ? Ticker.systemTicker() : ticker,
-        settings.resolved(CacheSettings.STORE_PROBE_INTERVAL),
-        settings.resolved(CacheSettings.OUTAGE_REUSE));
+    return CacheConfig.<T>builder()
+        .store(store)
+        .namespace(namespace == null ? "" : namespace)
+        .ttl(settings.resolved(CacheSettings.TTL))
+        .grace(settings.resolved(CacheSettings.GRACE))
+        .policy(settings.resolved(CacheSettings.REFRESH_POLICY))
+        .codec(codec)
+        .executor(executor)
+        .refreshThreads(settings.resolved(CacheSettings.REFRESH_THREADS))
+        .refreshQueueCapacity(settings.resolved(CacheSettings.REFRESH_QUEUE_CAPACITY))
+        .clock(clock == null ? InstantSource.system() : clock)
+        .random(random == null ? ThreadLocalRandomSource.INSTANCE : random)
+        .keyPolicy(keyPolicy == null ? KeyPolicy.REJECT : keyPolicy)
+        .maxValueSize(settings.resolved(CacheSettings.MAX_VALUE_SIZE))
+        .failureBackoff(backoff.base())
+        .maxFailureBackoff(backoff.max())
+        .serveStaleOnError(settings.resolved(CacheSettings.SERVE_STALE_ON_ERROR))
+        .maxClockSkew(settings.resolved(CacheSettings.MAX_CLOCK_SKEW))
+        .loadTimeout(settings.resolved(CacheSettings.LOAD_TIMEOUT))
+        .absentTtl(settings.resolved(CacheSettings.ABSENT_TTL))
+        .ttlJitter(settings.resolved(CacheSettings.TTL_JITTER))
+        .fleetLease(settings.resolved(CacheSettings.FLEET_LEASE))
+        .refreshBatchSize(batch.maxKeys())
+        .refreshBatchDelay(batch.maxDelay())
+        .coalesceMaxBatchSize(coalesce.maxBatchSize())
+        .coalesceMaxWait(coalesce.maxWait())
+        .closeTimeout(settings.resolved(CacheSettings.CLOSE_TIMEOUT))
+        .fenceTimeout(settings.resolved(CacheSettings.FENCE_TIMEOUT))
+        .scheduler(scheduler == null ? Scheduler.systemScheduler() : scheduler)
+        .nearMaximumSize(near == null ? 0 : near.maximumSize())
+        .nearBoundedByBytes(near != null && near.bytes())
+        .nearStaleness(near == null ? null : near.staleness())
+        .nearSampling(near == null ? 0 : near.sampling())
+        .nearCopy(settings.resolved(CacheSettings.NEAR_CACHE_COPY))
+        .invalidateAllBound(invalidateAllBound())
+        .entryKeys(entryKeys)
+        .failWritesWhenStoreDown(settings.resolved(CacheSettings.FAIL_WRITES_WHEN_STORE_DOWN))
+        .ticker(ticker == null ? Ticker.systemTicker() : ticker)
+        .storeProbeInterval(settings.resolved(CacheSettings.STORE_PROBE_INTERVAL))
+        .outageReuse(settings.resolved(CacheSettings.OUTAGE_REUSE))
+        .build();
   }
 
   /** Adds a setting through its row: the row's check, and at most once. */

@@ -18,8 +18,8 @@ import java.util.Objects;
  * <p>Implementations must be thread-safe and stateless with respect to calls. {@link #decode}
  * sees whatever another process wrote under the key: it must not trust the bytes (no
  * unrestricted Java deserialization) and reports malformed input by throwing a {@link
- * RuntimeException}, which the cache turns into a miss counted in {@link
- * CacheStats#corruptEntryCount()}.
+ * RuntimeException}, which the cache turns into a miss counted in {@code
+ * corrupt_entry}.
  *
  * @param <V> the value type
  */

@@ -38,8 +38,8 @@ package io.sustainablecache;
  * that dies holds the key no longer than that, whatever other writers do.
  *
  * <p>Completing never throws a store failure: the change is retried in the background, with
- * back-off, until the fence would have expired; a final failure is counted ({@link
- * CacheStats#fenceReleaseFailureCount}) and logged with the time the fence stands until. A fence
+ * back-off, until the fence would have expired; a final failure is counted ({@code
+ * fence_release_failure}) and logged with the time the fence stands until. A fence
  * that was not released is safe: readers keep loading and caching nothing until it expires. Each
  * completing method waits for its first attempt (at most the load timeout, and not at all on a
  * thread that delivers the store's answers); once it returned, no read on this instance returns

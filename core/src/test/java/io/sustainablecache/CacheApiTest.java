@@ -47,7 +47,7 @@ final class CacheApiTest {
       clock.advance(TTL); // expired is no value either
       assertThat(cache.putIfAbsent("k", "after expiry")).isEmpty();
       assertThat(cache.getIfPresent("k")).contains("after expiry");
-      assertThat(cache.stats().putCount()).isEqualTo(3);
+      assertThat(cache.stats().count("put")).isEqualTo(3);
     }
   }
 
@@ -128,7 +128,7 @@ final class CacheApiTest {
       cache.put("k", "v");
       cache.invalidate("j");
       assertThat(cache.stats().storeErrorCount()).isEqualTo(2);
-      assertThat(cache.stats().unprotectedWriteCount()).isEqualTo(2);
+      assertThat(cache.stats().count("unprotected_write")).isEqualTo(2);
       assertThat(cache.stats().keysAwaitingInvalidation()).isEqualTo(2);
     }
   }
@@ -138,7 +138,7 @@ final class CacheApiTest {
     try (SustainableCache<String> cache = builder().build()) {
       cache.find("k", key -> null);
       assertThat(cache.getIfPresent("k")).isEmpty();
-      assertThat(cache.stats().absentHitCount()).isEqualTo(1);
+      assertThat(cache.stats().count("absent_hit")).isEqualTo(1);
     }
   }
 
@@ -194,7 +194,7 @@ final class CacheApiTest {
       clock.advanceMillis(200);
       assertThatThrownBy(() -> cache.get("k", failing)).isInstanceOf(CacheLoadException.class);
       assertThat(attempts).hasValue(2);
-      assertThat(cache.stats().failureRememberedCount()).isEqualTo(99);
+      assertThat(cache.stats().count("failure_remembered")).isEqualTo(99);
     }
   }
 
@@ -209,8 +209,8 @@ final class CacheApiTest {
       };
       assertThat(cache.get("k", failing)).isEqualTo("v0");
       assertThat(cache.get("k", failing)).isEqualTo("v0"); // remembered, still stale-served
-      assertThat(cache.stats().staleOnErrorCount()).isEqualTo(2);
-      assertThat(cache.stats().failureRememberedCount()).isEqualTo(1);
+      assertThat(cache.stats().count("stale_on_error")).isEqualTo(2);
+      assertThat(cache.stats().count("failure_remembered")).isEqualTo(1);
     }
   }
 

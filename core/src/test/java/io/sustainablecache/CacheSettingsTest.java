@@ -124,7 +124,7 @@ class CacheSettingsTest {
       "ttl=1m,,grace=1s      | empty pair",
       "ttl=ten minutes       | ttl=ten minutes: a duration is a number",
       "ttl=10y               | unknown duration unit 'y'",
-      "ttl=0s                | ttl=0s: ttl must be at least 1 ms",
+      "ttl=0s                | ttl=0s: ttl must be between 1 ms and 365 d",
       "fleet-lease=yes       | expected true or false",
       "refresh-threads=many  | not a number: many",
       "refresh-threads=0     | refreshThreads",
@@ -203,7 +203,7 @@ class CacheSettingsTest {
     SustainableCacheBuilder<byte[]> builder = SustainableCache.builder(InMemoryStore.create());
     assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse("ttl=0s"))
         .withMessage("ttl=0s: " + messageOf(() -> builder.ttl(Duration.ZERO)))
-        .withMessageContaining("ttl must be at least 1 ms");
+        .withMessageContaining("ttl must be between 1 ms and 365 d: PT0S");
     assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse("max-value-size=3"))
         .withMessage("max-value-size=3: " + messageOf(() -> builder.maxValueSize(3)))
         .withMessageContaining("maxValueSize");
@@ -211,7 +211,7 @@ class CacheSettingsTest {
         .isThrownBy(() -> CacheSettings.parse("fence-timeout=500ms"))
         .withMessage("fence-timeout=500ms: "
             + messageOf(() -> builder.fenceTimeout(Duration.ofMillis(500))))
-        .withMessageContaining("fenceTimeout must be at least 1 s");
+        .withMessageContaining("fenceTimeout must be between 1 s and 1 d");
     assertThatIllegalArgumentException()
         .isThrownBy(() -> CacheSettings.parse("failure-backoff=10s:1s"))
         .withMessage("failure-backoff=10s:1s: " + messageOf(

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code findIfPresent} tells "cached as no value" from "nothing cached", and {@code putAbsent}
+ * {@code lookup} tells "cached as no value" from "nothing cached", and {@code putNoValue}
  * caches "no value" (issue 15: Spring's {@code allowNullValues} needs both).
  */
 final class CachedAbsenceTest {
@@ -36,48 +36,48 @@ final class CachedAbsenceTest {
   }
 
   @Test
-  void findIfPresent_tellsNoValueFromNothingCached_andNeverLoads() throws Exception {
+  void lookup_tellsNoValueFromNothingCached_andNeverLoads() throws Exception {
     try (SustainableCache<String> cache = builder().absentTtl(ABSENT_TTL).build()) {
-      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.NotCached<>());
-      assertThat(cache.findIfPresentAsync("k").get()).isEqualTo(new Lookup.NotCached<>());
+      assertThat(cache.lookup("k")).isEqualTo(new Lookup.NotCached<>());
+      assertThat(cache.lookupAsync("k").get()).isEqualTo(new Lookup.NotCached<>());
 
       assertThat(cache.find("k", key -> null)).isEmpty(); // the loader found no row
-      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.CachedAbsent<>());
-      assertThat(cache.findIfPresentAsync("k").get()).isEqualTo(new Lookup.CachedAbsent<>());
+      assertThat(cache.lookup("k")).isEqualTo(new Lookup.NoValue<>());
+      assertThat(cache.lookupAsync("k").get()).isEqualTo(new Lookup.NoValue<>());
       assertThat(cache.getIfPresent("k")).isEmpty();
 
       cache.put("k", "v");
-      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.Hit<>("v"));
-      assertThat(cache.findIfPresentAsync("k").get()).isEqualTo(new Lookup.Hit<>("v"));
+      assertThat(cache.lookup("k")).isEqualTo(new Lookup.Hit<>("v"));
+      assertThat(cache.lookupAsync("k").get()).isEqualTo(new Lookup.Hit<>("v"));
       assertThat(loads).hasValue(0);
     }
   }
 
   @Test
-  void putAbsent_cachesNoValueForTheAbsentTtl_overAnOldValue() {
+  void putNoValue_cachesNoValueForTheAbsentTtl_overAnOldValue() {
     try (SustainableCache<String> cache = builder().absentTtl(ABSENT_TTL).build()) {
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
-      cache.putAbsent("k");
+      cache.putNoValue("k");
 
-      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.CachedAbsent<>());
+      assertThat(cache.lookup("k")).isEqualTo(new Lookup.NoValue<>());
       assertThat(cache.find("k", this::load)).isEmpty();
       assertThatThrownBy(() -> cache.get("k", this::load))
           .isInstanceOf(CacheLoadException.class).hasMessageContaining("no value");
       assertThat(loads).as("no load while no value is cached").hasValue(1);
 
       clock.advance(ABSENT_TTL.plusSeconds(3)); // past the absent TTL and its grace
-      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.NotCached<>());
+      assertThat(cache.lookup("k")).isEqualTo(new Lookup.NotCached<>());
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
       assertThat(loads).hasValue(2);
     }
   }
 
   @Test
-  void withAbsencesNotCached_putAbsentInvalidates() {
+  void withAbsencesNotCached_putNoValueInvalidates() {
     try (SustainableCache<String> cache = builder().absentTtl(Duration.ZERO).build()) {
       cache.put("k", "old");
-      cache.putAbsent("k");
-      assertThat(cache.findIfPresent("k")).isEqualTo(new Lookup.NotCached<>());
+      cache.putNoValue("k");
+      assertThat(cache.lookup("k")).isEqualTo(new Lookup.NotCached<>());
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
     }
   }

@@ -92,7 +92,7 @@ final class NearCacheCopyTest {
 
       List<String> second = cache.get("k", key -> List.of("never loaded"));
       assertThat(second).containsExactly("a", "b").isNotSameAs(first).isNotSameAs(loaded);
-      assertThat(cache.stats().nearHitCount()).isEqualTo(2);
+      assertThat(cache.stats().count("near_hit")).isEqualTo(2);
     }
   }
 
@@ -106,7 +106,7 @@ final class NearCacheCopyTest {
       hit[0] = 99;
 
       assertThat(cache.get("k", key -> new byte[0])).containsExactly(1, 2, 3);
-      assertThat(cache.stats().nearHitCount()).isEqualTo(2);
+      assertThat(cache.stats().count("near_hit")).isEqualTo(2);
     }
   }
 
@@ -124,7 +124,7 @@ final class NearCacheCopyTest {
       Account hit = cache.get("k", key -> null);
       assertThat(hit.owner).isEqualTo("ann");
       assertThat(hit.balance).isEqualTo(10);
-      assertThat(cache.stats().nearHitCount()).isEqualTo(2);
+      assertThat(cache.stats().count("near_hit")).isEqualTo(2);
     }
   }
 

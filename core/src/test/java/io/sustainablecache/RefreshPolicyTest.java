@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.sustainablecache.internal.RefreshMode;
 import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.Test;
@@ -121,10 +120,11 @@ public final class RefreshPolicyTest {
   }
 
   @Test
-  void modes() {
-    assertThat(Policies.modeOf(RefreshPolicy.none())).isEqualTo(RefreshMode.NONE);
-    assertThat(Policies.modeOf(RefreshPolicy.xfetch(1))).isEqualTo(RefreshMode.INLINE);
-    assertThat(Policies.modeOf(RefreshPolicy.sustainable())).isEqualTo(RefreshMode.BACKGROUND);
+  void onlyTheSustainablePolicies_refreshInTheBackground() {
+    assertThat(Policies.inBackground(RefreshPolicy.none())).isFalse();
+    assertThat(Policies.inBackground(RefreshPolicy.xfetch(1))).isFalse();
+    assertThat(Policies.inBackground(RefreshPolicy.sustainable())).isTrue();
+    assertThat(Policies.inBackground(RefreshPolicy.sustainable(2, 0.5))).isTrue();
   }
 
   @Test

@@ -108,7 +108,7 @@ final class SustainableCacheAsyncTest {
     assertThat(cache.getAsync("k", db)).isCompletedWithValue("v1");
     executor.runAll();
     assertThat(pending).as("released after completion").hasSize(2);
-    assertThat(cache.stats().refreshDedupedCount()).isEqualTo(1);
+    assertThat(cache.stats().count("refresh_deduped")).isEqualTo(1);
   }
 
   /**

@@ -43,7 +43,7 @@ final class SustainableCacheBuilderTest {
     assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofSeconds(-3)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-3S");
     assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofNanos(10)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1 ms");
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 1 ms and");
     assertThatThrownBy(() -> SustainableCache.builder(store).ttl(Duration.ofDays(366)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT8784H");
   }

@@ -149,7 +149,7 @@ public final class SustainableCacheTest {
     clock.advance(TTL.plusMillis(500)); // past logical expiry, within the 2 s grace
 
     assertThat(cache.get("k", loader(5))).isEqualTo("v1");
-    assertThat(cache.stats().staleHitCount()).isEqualTo(1);
+    assertThat(cache.stats().count("stale_hit")).isEqualTo(1);
     assertThat(executor.runAll()).isEqualTo(1);
     assertThat(cache.get("k", loader(5))).isEqualTo("v2");
   }
@@ -223,8 +223,8 @@ public final class SustainableCacheTest {
     }
 
     assertThat(executor.queued()).isEqualTo(1);
-    assertThat(cache.stats().refreshScheduledCount()).isEqualTo(1);
-    assertThat(cache.stats().refreshDedupedCount()).isEqualTo(49);
+    assertThat(cache.stats().count("refresh_scheduled")).isEqualTo(1);
+    assertThat(cache.stats().count("refresh_deduped")).isEqualTo(49);
     executor.runAll();
     cache.get("k", loader(5));
     assertThat(executor.queued()).as("a finished refresh releases the key").isEqualTo(1);
@@ -237,13 +237,13 @@ public final class SustainableCacheTest {
     executor.behave(ManualExecutor.Behaviour.REJECT);
 
     assertThat(cache.get("k", loader(5))).isEqualTo("v1");
-    assertThat(cache.stats().refreshRejectedCount()).isEqualTo(1);
+    assertThat(cache.stats().count("refresh_rejected")).isEqualTo(1);
     assertThat(loads).as("never run on the caller's thread").hasValue(1);
 
     executor.behave(ManualExecutor.Behaviour.QUEUE);
     cache.get("k", loader(5));
     assertThat(executor.queued()).isEqualTo(1);
-    assertThat(cache.stats().refreshDedupedCount()).isZero();
+    assertThat(cache.stats().count("refresh_deduped")).isZero();
   }
 
   @Test
@@ -276,7 +276,7 @@ public final class SustainableCacheTest {
     assertThat(cache.getIfPresent("k")).isEmpty();
     assertThat(Envelope.kind(store.gets("test:k").join().orElseThrow().value()))
         .as("a tombstone").isEqualTo(Envelope.KIND_TOMBSTONE);
-    assertThat(cache.stats().staleSetDiscardCount()).isEqualTo(1);
+    assertThat(cache.stats().count("stale_set_discard")).isEqualTo(1);
     assertThat(cache.stats().refreshSuccessCount()).isZero();
   }
 
@@ -304,7 +304,7 @@ public final class SustainableCacheTest {
 
     assertThat(value).isEqualTo("outdated");
     assertThat(cache.getIfPresent("k")).isEmpty();
-    assertThat(cache.stats().staleSetDiscardCount()).isEqualTo(1);
+    assertThat(cache.stats().count("stale_set_discard")).isEqualTo(1);
   }
 
   @Test
@@ -346,8 +346,8 @@ public final class SustainableCacheTest {
     assertThat(loads).as("the absence was cached: the second loader never ran").hasValue(1);
     assertThat(Envelope.kind(store.gets("test:k").join().orElseThrow().value()))
         .isEqualTo(Envelope.KIND_ABSENT);
-    assertThat(cache.stats().absentHitCount()).isEqualTo(1);
-    assertThat(cache.stats().absentLoadCount()).isEqualTo(1);
+    assertThat(cache.stats().count("absent_hit")).isEqualTo(1);
+    assertThat(cache.stats().count("absent_load")).isEqualTo(1);
   }
 
   @Test
@@ -357,7 +357,7 @@ public final class SustainableCacheTest {
 
     assertThat(cache.get("k", loader(5))).isEqualTo("v1");
 
-    assertThat(cache.stats().corruptEntryCount()).isEqualTo(1);
+    assertThat(cache.stats().count("corrupt_entry")).isEqualTo(1);
     assertThat(cache.stats().missCount()).isEqualTo(1);
     assertThat(Envelope.isValid(store.gets("test:k").join().orElseThrow().value())).isTrue();
   }
@@ -382,7 +382,7 @@ public final class SustainableCacheTest {
         StandardCharsets.US_ASCII)), 60).join();
 
     assertThat(ints.get("n", key -> 7)).isEqualTo(7);
-    assertThat(ints.stats().corruptEntryCount()).isEqualTo(1);
+    assertThat(ints.stats().count("corrupt_entry")).isEqualTo(1);
     assertThat(ints.get("n", key -> 8)).isEqualTo(7);
   }
 
@@ -402,7 +402,7 @@ public final class SustainableCacheTest {
     // a change that cannot reach the store returns (its invalidation owed), unless failing closed
     cache.invalidate("k");
     cache.put("k", "v");
-    assertThat(cache.stats().unprotectedWriteCount()).isEqualTo(2);
+    assertThat(cache.stats().count("unprotected_write")).isEqualTo(2);
     try (SustainableCache<String> closed = SustainableCache.builder(down).ttl(TTL)
         .codec(ValueCodec.utf8()).failWritesWhenStoreDown(true).build()) {
       assertThatThrownBy(() -> closed.invalidate("k")).isInstanceOf(StoreException.class);
@@ -452,7 +452,7 @@ public final class SustainableCacheTest {
     cache.close();
 
     assertThat(cache.get("k", loader(5))).isEqualTo("v1");
-    assertThat(cache.stats().refreshRejectedCount()).isEqualTo(1);
+    assertThat(cache.stats().count("refresh_rejected")).isEqualTo(1);
     cache.close(); // idempotent
   }
 

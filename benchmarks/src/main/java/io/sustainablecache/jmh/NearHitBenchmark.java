@@ -90,7 +90,7 @@ public class NearHitBenchmark {
     // without one reads them; the other way round they would be misses).
     near.put(key, value);
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (near.stats().nearHitCount() == 0) {
+    while (near.stats().count("near_hit") == 0) {
       if (System.nanoTime() > giveUp) {
         throw new IllegalStateException("no near hit within 10 s: " + near.stats());
       }
@@ -104,8 +104,8 @@ public class NearHitBenchmark {
     CacheStats nearStats = near.stats();
     System.out.println();
     System.out.println("store cache: " + store.stats());
-    System.out.println("near cache: " + nearStats + "; near hits " + nearStats.nearHitCount()
-        + ", near misses " + nearStats.nearMissCount());
+    System.out.println("near cache: " + nearStats + "; near hits " + nearStats.count("near_hit")
+        + ", near misses " + nearStats.count("near_miss"));
     near.close();
     store.close();
     client.shutdown();

@@ -141,13 +141,13 @@ public class NearHitLimitBenchmark {
     // Every key must be a near hit before measuring (the first poll confirms the tier).
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (true) {
-      long misses = near.stats().nearMissCount();
+      long misses = near.stats().count("near_miss");
       for (String key : keys) {
         near.get(key, loader);
         caffeine.getIfPresent(key);
         caffeineExpiring.getIfPresent(key);
       }
-      if (near.stats().nearMissCount() == misses) {
+      if (near.stats().count("near_miss") == misses) {
         break;
       }
       if (System.nanoTime() > giveUp) {
@@ -155,16 +155,16 @@ public class NearHitLimitBenchmark {
       }
       Thread.sleep(10);
     }
-    nearMissesAfterSetup = near.stats().nearMissCount();
+    nearMissesAfterSetup = near.stats().count("near_miss");
   }
 
   @TearDown(Level.Trial)
   public void tearDown() {
     CacheStats stats = near.stats();
     System.out.println();
-    System.out.println("near cache: near hits " + stats.nearHitCount() + ", near misses after"
-        + " setup " + (stats.nearMissCount() - nearMissesAfterSetup) + ", samples "
-        + stats.nearSampleCount() + ", loads " + stats.loadSuccessCount() + "; " + stats);
+    System.out.println("near cache: near hits " + stats.count("near_hit") + ", near misses after"
+        + " setup " + (stats.count("near_miss") - nearMissesAfterSetup) + ", samples "
+        + stats.count("near_sample") + ", loads " + stats.loadSuccessCount() + "; " + stats);
     near.close();
   }
 

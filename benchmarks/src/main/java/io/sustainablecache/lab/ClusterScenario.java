@@ -462,12 +462,12 @@ final class ClusterScenario {
           requests.get(s), d == null ? "" : d.hitCount(), d == null ? "" : d.missCount(),
           errors.get(s), wrong.get(s), maxLatency.get(s), total, perNodeCsv,
           d == null ? "" : d.storeErrorCount(),
-          d == null ? "" : d.leaseWonCount(), d == null ? "" : d.leaseLostCount(), event));
+          d == null ? "" : d.count("lease_won"), d == null ? "" : d.count("lease_lost"), event));
       table.append(String.format(Locale.ROOT, "%6d %8d %6s %6s %6d %6d %6d %s%9s %6s %6s  %s%n",
           s, requests.get(s), d == null ? "-" : d.hitCount(), d == null ? "-" : d.missCount(),
           errors.get(s), maxLatency.get(s), total, perNodeText,
           d == null ? "-" : d.storeErrorCount(),
-          d == null ? "-" : d.leaseWonCount(), d == null ? "-" : d.leaseLostCount(), event));
+          d == null ? "-" : d.count("lease_won"), d == null ? "-" : d.count("lease_lost"), event));
     }
 
     ClusterChecks record = new ClusterChecks(loads);

@@ -238,8 +238,8 @@ final class FaultSuite {
       }
       FaultResult result = new FaultResult(name, driver.requests.get(), driver.errors.get(),
           loads.sum(), driver.maxLatency.get(), recovery, sum(caches,
-          CacheStats::refreshRejectedCount), sum(caches, s -> s.staleHitCount()
-          + s.staleOnErrorCount()), instances, faultLoads.sum(), perWindow);
+          s -> s.count("refresh_rejected")), sum(caches, s -> s.count("stale_hit")
+          + s.count("stale_on_error")), instances, faultLoads.sum(), perWindow);
       out.printf("%d errors, recovery %d ms%n", result.callerErrors(), recovery);
       return result;
     } finally {
@@ -309,8 +309,8 @@ final class FaultSuite {
       long deadline = readsDone + 30_000;
       while (System.currentTimeMillis() < deadline) {
         CacheStats s = cache.stats();
-        if (s.refreshSuccessCount() + s.refreshFailureCount() + s.staleSetDiscardCount()
-            >= s.refreshScheduledCount()) {
+        if (s.refreshSuccessCount() + s.refreshFailureCount() + s.count("stale_set_discard")
+            >= s.count("refresh_scheduled")) {
           drained = System.currentTimeMillis() - readsDone;
           break;
         }
@@ -318,7 +318,7 @@ final class FaultSuite {
       }
       CacheStats stats = cache.stats();
       FaultResult result = new FaultResult("saturation", keys, errors.get(), loads.sum(),
-          maxLatency.get(), drained, stats.refreshRejectedCount(), stats.staleHitCount());
+          maxLatency.get(), drained, stats.count("refresh_rejected"), stats.count("stale_hit"));
       out.printf("%d errors, %d rejected, max latency %d ms%n", result.callerErrors(),
           result.rejected(), result.maxLatencyMs());
       return result;

@@ -266,7 +266,7 @@ interface LabPolicy extends AutoCloseable {
 
     @Override
     public long rejected() {
-      return cache.stats().refreshRejectedCount();
+      return cache.stats().count("refresh_rejected");
     }
 
     @Override

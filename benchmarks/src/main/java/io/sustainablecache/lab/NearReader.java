@@ -128,7 +128,7 @@ final class NearReader {
         synchronized (samples) {
           long readsSoFar = reads.get();
           long localHits = mode.equals("ttl") ? Math.max(0, readsSoFar - localMisses.get())
-              : cache.stats().nearHitCount();
+              : cache.stats().count("near_hit");
           samples.add(new long[] {System.nanoTime(), readsSoFar, localHits, storeReads.get()});
         }
         LockSupport.parkNanos(50_000_000L);

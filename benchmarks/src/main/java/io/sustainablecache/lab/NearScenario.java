@@ -292,7 +292,7 @@ final class NearScenario {
         }
         var stats = cache.stats();
         ZipfResult result = new ZipfResult(name, requests, storeReads.get(), loads.get(),
-            stats.missCount(), stats.nearHitCount(), stats.refreshSuccessCount(), perSecond);
+            stats.missCount(), stats.count("near_hit"), stats.refreshSuccessCount(), perSecond);
         out.printf(Locale.ROOT, "%,d store reads, %,d loads, %,d misses%n", result.storeReads(),
             result.dbLoads(), result.misses());
         client.shutdown();

@@ -67,10 +67,10 @@ record RunResult(RunConfig config, long requests, long misses, long refreshWaits
     static final Totals ZERO = new Totals(0, 0, 0, 0, 0, 0, 0);
 
     Totals plus(CacheStats s) {
-      return new Totals(staleHits + s.staleHitCount() + s.staleOnErrorCount(),
-          absentHits + s.absentHitCount(), leaseWon + s.leaseWonCount(),
-          leaseLost + s.leaseLostCount(), failureRemembered + s.failureRememberedCount(),
-          refreshBackoff + s.refreshBackoffCount(), bulkLoads + s.bulkLoadCount());
+      return new Totals(staleHits + s.count("stale_hit") + s.count("stale_on_error"),
+          absentHits + s.count("absent_hit"), leaseWon + s.count("lease_won"),
+          leaseLost + s.count("lease_lost"), failureRemembered + s.count("failure_remembered"),
+          refreshBackoff + s.count("refresh_backoff"), bulkLoads + s.count("bulk_load"));
     }
 
     Totals plus(Totals t) {

@@ -144,9 +144,9 @@ public final class StarvedClientCheck {
               + " store errors %,d, near hits %,d, near misses %,d, near poll failures %,d%n",
           reads.get(), failures.get(), hotLoads.get() - hotLoadsBefore,
           hotStats.storeErrorCount() - hotBefore.storeErrorCount(),
-          hotStats.nearHitCount() - hotBefore.nearHitCount(),
-          hotStats.nearMissCount() - hotBefore.nearMissCount(),
-          hotStats.nearPollFailureCount() - hotBefore.nearPollFailureCount());
+          hotStats.count("near_hit") - hotBefore.count("near_hit"),
+          hotStats.count("near_miss") - hotBefore.count("near_miss"),
+          hotStats.count("near_poll_failure") - hotBefore.count("near_poll_failure"));
       System.out.printf("hot cache's failed reads: within 50 ms %,d, later (timeouts) %,d%n",
           hotStore.failedAtOnce.get(), hotStore.failedLate.get());
       System.out.printf("other cache (same client): loader calls %,d, store errors %,d,"

@@ -613,7 +613,7 @@ final class TxHotScenario {
         c/w/keys: reads that began after a newer commit had returned and got an older row,
         the same after the whole write had returned (goal 0 for fenced), cached values that
         differed from the row after quiescence; writes: committed (refused/lost if any);
-        fhit/fload/lease_lost: the readers' fencedHitCount, fencedLoadCount and leaseLostCount.
+        fhit/fload/lease_lost: the readers' fenced_hit, fenced_load and lease_lost.
         """);
     b.append(goals(results));
     return b.toString();

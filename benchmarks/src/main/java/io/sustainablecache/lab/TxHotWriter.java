@@ -175,7 +175,7 @@ final class TxHotWriter {
     Files.writeString(Path.of(out + ".commits"), writer.commits);
     Files.writeString(Path.of(out + ".stats"), writer.refused + " " + writer.lost + " "
         + storeOps.get() + " "
-        + stats.fenceReleaseFailureCount() + " " + stats.storeErrorCount() + "\n");
+        + stats.count("fence_release_failure") + " " + stats.storeErrorCount() + "\n");
     System.out.println("writer " + mode + " " + stats);
     cache.close();
     client.shutdown();

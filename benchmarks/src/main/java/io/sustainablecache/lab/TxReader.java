@@ -186,10 +186,10 @@ final class TxReader {
     int total = Arrays.stream(done).sum();
     Files.writeString(Path.of(out + ".stats"), total + " " + failed.get() + " "
         + loaderCalls.get() + " " + stats.storeErrorCount() + " "
-        + (stats.fencedHitCount() - before.fencedHitCount()) + " "
-        + (stats.fencedLoadCount() - before.fencedLoadCount()) + " "
-        + (stats.leaseWonCount() - before.leaseWonCount()) + " "
-        + (stats.leaseLostCount() - before.leaseLostCount()) + "\n");
+        + (stats.count("fenced_hit") - before.count("fenced_hit")) + " "
+        + (stats.count("fenced_load") - before.count("fenced_load")) + " "
+        + (stats.count("lease_won") - before.count("lease_won")) + " "
+        + (stats.count("lease_lost") - before.count("lease_lost")) + "\n");
     System.out.println("reads " + total + " " + stats);
     cache.close();
     client.shutdown();

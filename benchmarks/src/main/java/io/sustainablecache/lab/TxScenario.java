@@ -434,7 +434,7 @@ final class TxScenario {
         stale[0], stale[1], stale[2], staleKeys,
         commits.isEmpty() ? 0 : (double) writers.storeOps.get() / commits.size(),
         LabRun.percentile(sorted, 0.50) / 1e6, LabRun.percentile(sorted, 0.99) / 1e6, dbQueries,
-        ws.fenceReleaseFailureCount(), ws.storeErrorCount(), readerStoreErrors);
+        ws.count("fence_release_failure"), ws.storeErrorCount(), readerStoreErrors);
     out.printf(Locale.ROOT, "%,d writes, %,d reads, %,d stale after a commit, %d stale keys after"
         + " quiescence%n", result.writes(), result.reads(), result.staleAfterCommit(),
         result.staleKeys());
@@ -875,7 +875,7 @@ final class TxScenario {
         back because the invalidation (plain) or the fence failed before the commit; lost:
         after-commit invalidations that failed after the commit; store_ops/write: the writers'
         store operations per committed write; p50/p99: read latency; db_queries/s: loads;
-        release_fail: fenceReleaseFailureCount; w_err/r_err: storeErrorCount of the writers'
+        release_fail: fence_release_failure; w_err/r_err: storeErrorCount of the writers'
         cache and of the readers' caches.
         """);
     return b.toString();

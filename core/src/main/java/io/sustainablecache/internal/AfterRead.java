@@ -96,7 +96,7 @@ final class AfterRead<V> {
       LoadRequest<V> request = steps.get(i).request();
       if (request == toLoad.get(next)) {
         answers = answered(answers, steps.size(), i, loaded.get(next++).handle((value, error) ->
-            error != null ? staleOr(EntryWriter.unwrap(error), request.stale())
+            error != null ? staleOr(Failures.unwrap(error), request.stale())
                 : value.wasLoaded() ? Answer.of(value) : Answer.notLoaded()));
       }
     }

@@ -339,7 +339,7 @@ final class BulkLoads<V> {
       if (readError == null) {
         return NONE;
       }
-      Throwable cause = EntryWriter.unwrap(readError);
+      Throwable cause = Failures.unwrap(readError);
       if (cause instanceof PartialReadException partial) {
         reads.storeError("a bulk read failed for " + partial.failedKeys().size() + " of " + keys
             + " keys; treating those as misses", partial);

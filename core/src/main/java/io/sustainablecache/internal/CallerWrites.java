@@ -100,14 +100,14 @@ final class CallerWrites<V> {
   }
 
   /** Caches "no value" for the key, as a load returning null does; see SustainableCache. */
-  void putAbsent(String key) {
+  void putNoValue(String key) {
     if (!writer.cachesAbsence()) {
       invalidate(key);
       return;
     }
     String storeKey = keys.storeKey(key);
     change(storeKey, set(storeKey, writer.encodeAbsentPut(storeKey, clock.millis()),
-        "putAbsent"), "putAbsent");
+        "putNoValue"), "putNoValue");
   }
 
   /** Writes an entry unconditionally, after detaching the key's load in flight. */
@@ -162,7 +162,7 @@ final class CallerWrites<V> {
       stats.increment(Counter.NEAR_RECORD_FAILURE);
       out.completeExceptionally(new StoreException(operation + " reached the store, but"
           + " recording it in the near cache's log failed: other instances may serve what it"
-          + " replaced from their near cache until that expires", EntryWriter.unwrap(failure)));
+          + " replaced from their near cache until that expires", Failures.unwrap(failure)));
     });
     return out;
   }
@@ -342,8 +342,8 @@ final class CallerWrites<V> {
     }
     CompletableFuture<Void> owing = change.handle((done, failure) -> {
       if (failure != null) {
-        RuntimeException cause = EntryWriter.unwrap(failure) instanceof RuntimeException r ? r
-            : new StoreException(operation + " failed", EntryWriter.unwrap(failure));
+        RuntimeException cause = Failures.unwrap(failure) instanceof RuntimeException r ? r
+            : new StoreException(operation + " failed", Failures.unwrap(failure));
         if (!(cause instanceof StoreException) || !owe(storeKey, operation, cause)) {
           throw cause;
         }
@@ -428,8 +428,8 @@ final class CallerWrites<V> {
             stats.increment(Counter.STORE_ERROR);
             change.completeExceptionally(new StoreException("invalidateAll: the new generation"
                 + " could not be recorded and read back; it may or may not have happened",
-                EntryWriter.unwrap(failure)));
-          } else if (EntryWriter.unwrap(failure) instanceof UnsupportedOperationException e) {
+                Failures.unwrap(failure)));
+          } else if (Failures.unwrap(failure) instanceof UnsupportedOperationException e) {
             change.completeExceptionally(new UnsupportedOperationException("invalidateAll: "
                 + e.getMessage() + "; the cache has no generation (invalidateAllBound, setting"
                 + " invalidate-all-bound, is zero, or the store has no counters): leave the"
@@ -450,7 +450,7 @@ final class CallerWrites<V> {
    * is; anything else counted as a store error and thrown as a {@link StoreException}.
    */
   private RuntimeException storeFailure(Throwable failure, String operation) {
-    Throwable cause = EntryWriter.unwrap(failure);
+    Throwable cause = Failures.unwrap(failure);
     if (cause instanceof UnsupportedOperationException unsupported) {
       return unsupported;
     }
@@ -475,7 +475,7 @@ final class CallerWrites<V> {
         if (failure != null) {
           notAwaitedFailures.warn(operation + " was called on a thread that delivers the"
               + " store's answers, so nobody waited for it, and it failed",
-              EntryWriter.unwrap(failure));
+              Failures.unwrap(failure));
         }
       });
       return notAwaited;
@@ -514,7 +514,7 @@ final class CallerWrites<V> {
     if (!future.isDone() && !Waiting.allowed(store)) {
       future.whenComplete((done, failure) -> {
         if (failure != null) {
-          reads.storeError("releasing a fleet lease failed", EntryWriter.unwrap(failure));
+          reads.storeError("releasing a fleet lease failed", Failures.unwrap(failure));
         }
       });
       return;
@@ -522,7 +522,7 @@ final class CallerWrites<V> {
     try {
       future.get(waitNanos, TimeUnit.NANOSECONDS);
     } catch (ExecutionException | TimeoutException e) {
-      reads.storeError("releasing a fleet lease failed", EntryWriter.unwrap(e));
+      reads.storeError("releasing a fleet lease failed", Failures.unwrap(e));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

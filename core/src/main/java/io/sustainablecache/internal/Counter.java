@@ -3,11 +3,10 @@ package io.sustainablecache.internal;
 import io.sustainablecache.CacheStats;
 
 /**
- * The cache's counters, in the order {@link CacheStats} stores them. Public for the API package
- * only, not part of the supported API: the public face of each is an accessor of {@link
- * CacheStats}, so counters can be added without breaking binary compatibility.
+ * The cache's counters. Their public face is {@link CacheStats#count(String)}, by {@link
+ * #counterName()}, so counters can be added without breaking binary compatibility.
  */
-public enum Counter {
+enum Counter {
   HIT,
   STALE_HIT,
   ABSENT_HIT,
@@ -60,4 +59,9 @@ public enum Counter {
   OUTAGE_LOAD;
 
   static final Counter[] ALL = values();
+
+  /** The counter's name in {@link CacheStats#count(String)}: lower case. */
+  String counterName() {
+    return name().toLowerCase(java.util.Locale.ROOT);
+  }
 }

@@ -13,9 +13,9 @@ import java.util.concurrent.CompletableFuture;
  * The {@link LoadingSustainableCache} implementation: the cache, with its bulk loader seen as the
  * per-key loader of every read ({@link LoadPipeline.Coalescing}), whose flights the {@link
  * LoadPipeline} offers to one {@link Coalescer}. The read paths are the cache's own: a hit takes
- * the same steps and allocates no more. Public for the builder only; not an API.
+ * the same steps and allocates no more. Made by {@link Engine#loadingCache}.
  */
-public final class DefaultLoadingSustainableCache<V> extends DefaultSustainableCache<V>
+final class DefaultLoadingSustainableCache<V> extends DefaultSustainableCache<V>
     implements LoadingSustainableCache<V> {
 
   private final LoadPipeline.Coalescing<V> loader;
@@ -24,7 +24,7 @@ public final class DefaultLoadingSustainableCache<V> extends DefaultSustainableC
    * @param config the cache's configuration
    * @param bulk the bulk loader every read of this cache loads with
    */
-  public DefaultLoadingSustainableCache(CacheConfig<V> config, AsyncBulkLoader<? extends V> bulk) {
+  DefaultLoadingSustainableCache(CacheConfig<V> config, AsyncBulkLoader<? extends V> bulk) {
     super(config);
     this.loader = pipeline().coalescing(bulk, config.coalesceMaxBatchSize(),
         config.coalesceMaxWait() == null ? 0 : Math.max(1, config.coalesceMaxWait().toMillis()),

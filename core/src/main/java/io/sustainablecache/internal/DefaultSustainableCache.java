@@ -29,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * {@code invalidate}) in {@link CallerWrites}. Extended only by {@link
  * DefaultLoadingSustainableCache}.
  */
-public class DefaultSustainableCache<V> implements SustainableCache<V> {
+class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   private final CacheConfig<V> config;
   private final StatsCounter stats = new StatsCounter();
@@ -55,22 +55,12 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   private final NearCache<V> generations;
 
   /**
-   * Whether a near cache can be built: Caffeine, the core's optional dependency, is on the
-   * classpath. Checked by {@link SustainableCacheBuilder#build()}.
-   *
-   * @return whether Caffeine is present
-   */
-  public static boolean nearCacheAvailable() {
-    return NearCache.caffeinePresent();
-  }
-
-  /**
-   * A cache with this configuration: the engine's one entry point, called by {@link
+   * A cache with this configuration, made by {@link Engine#cache} for {@link
    * SustainableCacheBuilder#build()} (which checks the configuration first).
    *
    * @param settings the resolved configuration
    */
-  public DefaultSustainableCache(CacheConfig<V> settings) {
+  DefaultSustainableCache(CacheConfig<V> settings) {
     // Every class below sees the store through the nodes' breakers: a node that stopped
     // answering fails its operations at once, for reads and writes alike. Above them, every read
     // of a key passes the invalidations this instance owes the store (issue 31), the read path
@@ -156,12 +146,12 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
-  public Lookup<V> findIfPresent(String key) {
+  public Lookup<V> lookup(String key) {
     return cached(reads.read(key, null));
   }
 
   @Override
-  public CompletableFuture<Lookup<V>> findIfPresentAsync(String key) {
+  public CompletableFuture<Lookup<V>> lookupAsync(String key) {
     return reads.readAsync(key, null).thenApply(this::cached);
   }
 
@@ -199,8 +189,8 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
   }
 
   @Override
-  public void putAbsent(String key) {
-    writes.putAbsent(key);
+  public void putNoValue(String key) {
+    writes.putNoValue(key);
   }
 
   @Override
@@ -316,13 +306,13 @@ public class DefaultSustainableCache<V> implements SustainableCache<V> {
         : Optional.of((V) answer);
   }
 
-  /** A peek's answer as the typed result {@link SustainableCache#findIfPresent} returns. */
+  /** A peek's answer as the typed result {@link SustainableCache#lookup} returns. */
   @SuppressWarnings("unchecked")
   private Lookup<V> cached(Object answer) {
     if (answer == ReadPath.NOT_CACHED) {
       return new Lookup.NotCached<>();
     }
-    return answer == ReadPath.ABSENT ? new Lookup.CachedAbsent<>() : new Lookup.Hit<>((V) answer);
+    return answer == ReadPath.ABSENT ? new Lookup.NoValue<>() : new Lookup.Hit<>((V) answer);
   }
 
   /** A synchronous loader as an asynchronous one: it runs inside {@code load}, on that thread. */

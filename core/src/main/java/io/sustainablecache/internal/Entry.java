@@ -18,6 +18,9 @@ package io.sustainablecache.internal;
 record Entry<V>(Kind kind, V value, long fetchedAt, long expiresAt, long loadMillis,
     long casToken) {
 
+  /** memcached never hands out CAS 0, so it marks "no token: write with add". */
+  static final long NO_CAS = 0L;
+
   /** The kinds of item a read can find. */
   enum Kind {
     /** A value. */

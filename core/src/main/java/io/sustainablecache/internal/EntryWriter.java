@@ -6,7 +6,6 @@ import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 
@@ -26,9 +25,6 @@ import org.slf4j.Logger;
 final class EntryWriter<V> {
 
   private static final Logger log = Log.LOGGER;
-
-  /** memcached never hands out CAS 0, so it marks "no token: write with add". */
-  static final long NO_CAS = 0L;
 
   /** How much longer than the longest load a tombstone outlives, at least. */
   private static final long TOMBSTONE_MARGIN_MILLIS = 10_000;
@@ -150,9 +146,9 @@ final class EntryWriter<V> {
     // (its token unknown: memcached does not return it).
     Entry<V> written = near == null ? null : new Entry<>(
         loaded.value() == null ? Entry.Kind.ABSENT : Entry.Kind.VALUE, loaded.value(),
-        loaded.fetchedAt(), loaded.fetchedAt() + ttl, loaded.loadMillis(), NO_CAS);
+        loaded.fetchedAt(), loaded.fetchedAt() + ttl, loaded.loadMillis(), Entry.NO_CAS);
     NearTier.Ticket ticket = near == null ? null : near.writing(storeKey);
-    if (casToken == NO_CAS) {
+    if (casToken == Entry.NO_CAS) {
       return conditional(storeKey, store.add(storeKey, bytes, exptime), written, bytes,
           generation, ticket);
     }
@@ -187,7 +183,7 @@ final class EntryWriter<V> {
     return absentTtlMillis != 0;
   }
 
-  /** Encodes "no value" given by the caller ({@code putAbsent}), for {@code absentTtl}. */
+  /** Encodes "no value" given by the caller ({@code putNoValue}), for {@code absentTtl}. */
   byte[] encodeAbsentPut(String storeKey, long now) {
     return seal.seal(Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0,
         callerGeneration(storeKey)));
@@ -283,7 +279,7 @@ final class EntryWriter<V> {
       }
       if (error != null) {
         stats.increment(Counter.STORE_ERROR);
-        storeErrorLog.warn("a write failed; the value was not cached", unwrap(error));
+        storeErrorLog.warn("a write failed; the value was not cached", Failures.unwrap(error));
         return false;
       }
       if (!stored) {
@@ -291,10 +287,5 @@ final class EntryWriter<V> {
       }
       return stored;
     });
-  }
-
-  static Throwable unwrap(Throwable error) {
-    return error instanceof CompletionException && error.getCause() != null
-        ? error.getCause() : error;
   }
 }

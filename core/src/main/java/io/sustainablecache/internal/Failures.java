@@ -26,11 +26,24 @@ final class Failures {
   private Failures() {}
 
   /**
+   * The failure a {@link java.util.concurrent.CompletionException} wraps (nested ones too), or
+   * {@code failure} itself: how every stage's failure is read before it is judged.
+   */
+  static Throwable unwrap(Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof java.util.concurrent.CompletionException
+        && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+
+  /**
    * The exception a caller gets for {@code failure} (a {@link
    * java.util.concurrent.CompletionException} is unwrapped first); never {@code null}.
    */
   static Throwable forCaller(Throwable failure) {
-    Throwable cause = EntryWriter.unwrap(failure);
+    Throwable cause = unwrap(failure);
     if (cause instanceof Backoff.RememberedFailure remembered) { // still one: idempotent
       return new Backoff.RememberedFailure(remembered.getMessage(), remembered.getCause());
     }

@@ -193,7 +193,7 @@ final class FleetLease<V> {
     store.set(leaseKey, values.failureMarker(failure, flight.casToken), exptime).exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
       storeErrorLog.warn("marking a fleet lease as failed failed; other instances may retry the"
-          + " failing load before this one's back-off ends", EntryWriter.unwrap(error));
+          + " failing load before this one's back-off ends", Failures.unwrap(error));
       return null;
     });
   }
@@ -229,7 +229,7 @@ final class FleetLease<V> {
     store.getsAll(storeKeys).whenComplete((items, error) -> {
       if (error == null) {
         rereads.items.complete(items);
-      } else if (EntryWriter.unwrap(error) instanceof PartialReadException partial) {
+      } else if (Failures.unwrap(error) instanceof PartialReadException partial) {
         rereads.partial = partial;
         rereads.items.complete(partial.found());
       } else {
@@ -289,7 +289,7 @@ final class FleetLease<V> {
     return taken.exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
       storeErrorLog.warn("taking a fleet lease failed; loading without it",
-          EntryWriter.unwrap(error));
+          Failures.unwrap(error));
       return Taken.WON;
     });
   }
@@ -478,7 +478,7 @@ final class FleetLease<V> {
       try {
         // a read that failed for some keys only: the others' items (the failed ones wait on)
         Map<String, StoreItem> items = error == null ? read
-            : EntryWriter.unwrap(error) instanceof PartialReadException partial ? partial.found()
+            : Failures.unwrap(error) instanceof PartialReadException partial ? partial.found()
             : null;
         List<Integer> still = new ArrayList<>(open.size());
         for (int i : open) {
@@ -504,7 +504,7 @@ final class FleetLease<V> {
         readAll(leaseKeys).whenComplete((leasesRead, leaseError) -> {
           try {
             Map<String, StoreItem> leases = leaseError == null ? leasesRead
-                : EntryWriter.unwrap(leaseError) instanceof PartialReadException partialLeases
+                : Failures.unwrap(leaseError) instanceof PartialReadException partialLeases
                 ? partialLeases.found() : null;
             for (int i : still) {
               StoreItem current = leases != null
@@ -585,7 +585,7 @@ final class FleetLease<V> {
 
   /** Whether a failure marker is about the item version {@code flight} read (or none). */
   private static boolean appliesTo(Flight<?> flight, FailureMarker marker) {
-    return flight.casToken == EntryWriter.NO_CAS || flight.casToken == marker.itemCasToken();
+    return flight.casToken == Entry.NO_CAS || flight.casToken == marker.itemCasToken();
   }
 
   /**

@@ -704,7 +704,7 @@ final class LoadPipeline<V> {
       Map<String, ? extends V> values, Throwable error, Thread starter, long start) {
     long end = clock.millis(); // the values' load time, for other hosts
     long elapsed = elapsedMillis(start);
-    Throwable failure = error != null ? EntryWriter.unwrap(error)
+    Throwable failure = error != null ? Failures.unwrap(error)
         : values == null ? new NullPointerException("the bulk loader returned a null map")
         : null;
     List<V> found = new ArrayList<>(legs.size());

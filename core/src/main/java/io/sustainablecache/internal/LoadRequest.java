@@ -6,7 +6,7 @@ package io.sustainablecache.internal;
  *
  * @param key the caller's key (what the loader receives)
  * @param storeKey the key on the server
- * @param casToken the token of the version read ({@link EntryWriter#NO_CAS} if the key was
+ * @param casToken the token of the version read ({@link Entry#NO_CAS} if the key was
  *     absent); every write of the load is conditional on it
  * @param tombstoneAt when the tombstone (or write fence) the read found was written, epoch
  *     milliseconds of the invalidating host, or -1 if the read found none: a load registered
@@ -49,7 +49,7 @@ record LoadRequest<V>(String key, String storeKey, long casToken, long tombstone
   static <V> LoadRequest<V> of(String key, String storeKey, Entry<V> entry,
       long failedReadMark) {
     if (entry == null) {
-      return new LoadRequest<>(key, storeKey, EntryWriter.NO_CAS, -1, -1, null, failedReadMark,
+      return new LoadRequest<>(key, storeKey, Entry.NO_CAS, -1, -1, null, failedReadMark,
           false);
     }
     boolean answers = entry.answers();

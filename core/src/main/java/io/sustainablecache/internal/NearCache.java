@@ -264,7 +264,7 @@ final class NearCache<V> {
     pollFailures.warn(holdsEntries ? "the near cache could not poll its invalidation log; it"
         + " serves nothing once its last confirmation is older than its bound"
         : "the cache could not read its namespace's generation (invalidateAllBound); until it"
-        + " can, another instance's invalidateAll does not reach it", EntryWriter.unwrap(failure));
+        + " can, another instance's invalidateAll does not reach it", Failures.unwrap(failure));
   }
 
   /**
@@ -376,7 +376,7 @@ final class NearCache<V> {
         return; // nothing to compare with (a store error, or the item evicted or expired)
       }
       Entry<V> current = reader.read(storeKey, item.get(), now);
-      boolean replaced = served.casToken() == EntryWriter.NO_CAS // written here: token unknown
+      boolean replaced = served.casToken() == Entry.NO_CAS // written here: token unknown
           ? current.fetchedAt() != served.fetchedAt() || current.kind() != served.kind()
           : current.casToken() != served.casToken();
       if (replaced && now - current.fetchedAt() > stalenessMillis) {
@@ -456,7 +456,7 @@ final class NearCache<V> {
       if (failure != null) {
         stats.increment(Counter.NEAR_RECORD_FAILURE);
         recordFailures.warn("the near cache's log could not record a refreshed key; other"
-            + " instances keep serving their copy until it expires", EntryWriter.unwrap(failure));
+            + " instances keep serving their copy until it expires", Failures.unwrap(failure));
       }
     });
   }

@@ -709,7 +709,7 @@ final class NearTier<E> {
       }
       poll.whenComplete((found, failure) -> {
         if (failure != null) {
-          events.pollFailed(EntryWriter.unwrap(failure));
+          events.pollFailed(Failures.unwrap(failure));
         }
         scheduleNextPoll(failure != null ? pollIntervalNanos() : nextPollDelayNanos);
       });

@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
@@ -237,7 +236,7 @@ final class NodeBreakers extends DelegatingStore {
       Map<String, StoreItem> read = found;
       Set<String> failed = new LinkedHashSet<>(refused);
       if (failure != null) {
-        Throwable cause = unwrap(failure);
+        Throwable cause = Failures.unwrap(failure);
         if (!(cause instanceof PartialReadException partial)) {
           throw cause instanceof StoreException store ? store
               : new StoreException("getsAll failed", cause);
@@ -256,7 +255,7 @@ final class NodeBreakers extends DelegatingStore {
       Map<String, Breaker> sentKeys) {
     return reported(read, failure -> {
       Set<Breaker> failedNodes = new java.util.HashSet<>();
-      if (failure != null && unwrap(failure) instanceof PartialReadException partial) {
+      if (failure != null && Failures.unwrap(failure) instanceof PartialReadException partial) {
         for (String key : partial.failedKeys()) {
           Breaker breaker = sentKeys.get(key);
           if (breaker != null) {
@@ -305,14 +304,6 @@ final class NodeBreakers extends DelegatingStore {
   public Optional<StoreNodes> nodes() {
     Routing current = routing();
     return current == null ? Optional.empty() : Optional.of(current.guarded);
-  }
-
-  private static Throwable unwrap(Throwable failure) {
-    Throwable cause = failure;
-    while (cause instanceof CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -439,7 +430,7 @@ final class NodeBreakers extends DelegatingStore {
 
     /** An operation sent in {@code sentIn} completed, with {@code failure} or without. */
     void completed(long sentIn, Throwable failure) {
-      boolean storeFailure = failure != null && unwrap(failure) instanceof StoreException;
+      boolean storeFailure = failure != null && Failures.unwrap(failure) instanceof StoreException;
       if (!storeFailure) {
         if (failure == null && (open || failures != 0)) {
           closed();
@@ -463,7 +454,7 @@ final class NodeBreakers extends DelegatingStore {
           Log.LOGGER.warn("Store node {} failed {} operations in a row (last: {}); its operations"
               + " fail at once, so reads of its keys load without waiting, until it answers a"
               + " probe (one operation every {} ms)", node, failures,
-              unwrap(failure).getMessage(), probeNanos / 1_000_000);
+              Failures.unwrap(failure).getMessage(), probeNanos / 1_000_000);
         }
       }
     }

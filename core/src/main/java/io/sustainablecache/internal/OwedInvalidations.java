@@ -277,7 +277,7 @@ final class OwedInvalidations extends DelegatingStore {
         payment.completeExceptionally(new StoreException("the invalidation this instance owes"
             + " the store for " + (storeKey == null ? "the namespace (a new generation)"
             : "key " + storeKey) + " could not be written yet, so the key is not read from the"
-            + " store", EntryWriter.unwrap(failure)));
+            + " store", Failures.unwrap(failure)));
       }
     });
     return payment;

@@ -159,7 +159,7 @@ final class ReadPath<V> {
         boolean refresh = action != Decision.Action.FRESH && near.mayRefresh(hit);
         // An entry this instance wrote has no token (a write returns none); the refresh's write
         // must be conditional on one, so that read goes to the store.
-        if (!refresh || entry.casToken() != EntryWriter.NO_CAS) {
+        if (!refresh || entry.casToken() != Entry.NO_CAS) {
           stats.hit(Counter.NEAR_HIT, action, entry);
           near.sample(key, entry, now);
           return refresh ? action : Decision.Action.FRESH;
@@ -303,7 +303,7 @@ final class ReadPath<V> {
     store.gets(storeKey).whenComplete((item, error) -> {
       try {
         if (error != null) {
-          storeError("a read failed; treating it as a miss", EntryWriter.unwrap(error));
+          storeError("a read failed; treating it as a miss", Failures.unwrap(error));
         }
         long now = clock.millis();
         Entry<V> entry =
@@ -363,7 +363,7 @@ final class ReadPath<V> {
     pending.whenComplete((answer, error) -> {
       try {
         if (error != null) {
-          out.completeExceptionally(EntryWriter.unwrap(error));
+          out.completeExceptionally(Failures.unwrap(error));
         } else if (!deliver(out, answer)) { // the joined load ended without a value
           if (rereads == MAX_REREADS) {
             throw new CacheLoadException("the key could not be loaded: the load it joined"

@@ -1,10 +1,13 @@
 package io.sustainablecache.internal;
 
 /**
- * A refresh policy that refreshes only in the last part of an entry's life (SUS): the engine
- * reads the window to let a near hit skip the decision before it ({@code
- * Decision.freshUntil}). Implemented by the built-in sustainable policy; public for the API
- * package only, not part of the supported API.
+ * A refresh policy that refreshes only in the last part of an entry's life, in the background:
+ * the built-in sustainable policy (SUS), and only it. The engine reads the window to let a near
+ * hit skip the decision before it ({@code Decision.freshUntil}), and tells the background policy
+ * by this interface ({@link RefreshMode#of}).
+ *
+ * <p><b>Not part of the supported API:</b> public so that the API package's policy can implement
+ * it; it may change in any release. <b>Thread-safety:</b> implementations are immutable.
  */
 public interface RefreshWindow {
 

@@ -1,6 +1,8 @@
 package io.sustainablecache.internal;
 
 import io.sustainablecache.CacheStats;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -65,11 +67,13 @@ final class StatsCounter {
   }
 
   CacheStats snapshot() {
-    long[] values = new long[adders.length];
-    for (int i = 0; i < values.length; i++) {
-      values[i] = adders[i].sum();
+    Map<String, Long> counts = new HashMap<>();
+    for (Counter counter : Counter.ALL) {
+      long value = get(counter);
+      if (value != 0) {
+        counts.put(counter.counterName(), value);
+      }
     }
-    values[Counter.HIT.ordinal()] += values[Counter.NEAR_HIT.ordinal()];
-    return CacheStats.of(values);
+    return CacheStats.of(counts);
   }
 }

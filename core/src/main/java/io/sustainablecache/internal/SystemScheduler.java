@@ -6,7 +6,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /** {@link Scheduler#systemScheduler()}: one shared daemon thread, created lazily. */
-public enum SystemScheduler implements Scheduler {
+enum SystemScheduler implements Scheduler {
   INSTANCE;
 
   /** Holder idiom: the thread starts only when a cache first schedules something. */

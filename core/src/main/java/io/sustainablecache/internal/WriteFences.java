@@ -460,7 +460,7 @@ final class WriteFences<V> {
         StoreException failure = new StoreException("the write fence of key " + key + " could"
             + " not drop the value it replaced before the commit, so reads could still be"
             + " answered with it after the commit; do not commit",
-            e instanceof ExecutionException ? EntryWriter.unwrap(e.getCause()) : e);
+            e instanceof ExecutionException ? Failures.unwrap(e.getCause()) : e);
         writes.refuseUnlessOwing(storeKey, "beforeCommit", failure);
         unprotected = true; // the commit owes the key's invalidation
       }
@@ -586,7 +586,7 @@ final class WriteFences<V> {
         releaseLog.warn("cache " + cacheName + ": the write fence of key " + key + " could not be"
             + " replaced after " + (failures + 1) + " attempts; this writer's hold ends at the"
             + " latest " + until + ": until then reads of the key load from the loader and cache"
-            + " nothing", failure == null ? null : EntryWriter.unwrap(failure));
+            + " nothing", failure == null ? null : Failures.unwrap(failure));
         done.complete(null);
         return;
       }

@@ -4,24 +4,24 @@
  * change in any release. The API is the package {@code io.sustainablecache}, the store SPI {@code
  * io.sustainablecache.spi}.
  *
- * <p>One flat package, package-private except what the API package or other modules of this
- * project must reach: {@link io.sustainablecache.internal.DefaultSustainableCache} (the entry
- * point the builder constructs), {@link io.sustainablecache.internal.CacheConfig} (the resolved
- * configuration the builder fills), {@link io.sustainablecache.internal.Counter} (the counters
- * {@link io.sustainablecache.CacheStats} indexes), {@link
- * io.sustainablecache.internal.RefreshMode} and {@link
- * io.sustainablecache.internal.RefreshWindow} (what the engine needs of a refresh policy), {@link
- * io.sustainablecache.internal.SystemScheduler} (the shared scheduler) and {@link
- * io.sustainablecache.internal.Envelope}. A package per concern would make a dozen more types
- * public, because the concerns share a key's state ({@code Flight}, {@code KeyRegistry}, {@code
- * Entry}, {@code Keys}, {@code StatsCounter}).
+ * <p>One flat package, package-private except four types the API package or other modules of
+ * this project must reach, each documented as not supported: {@link
+ * io.sustainablecache.internal.Engine} (the entry points the API package calls: the caches, the
+ * shared scheduler, the counters' names), {@link io.sustainablecache.internal.CacheConfig} (the
+ * resolved configuration the builder makes, by named setters), {@link
+ * io.sustainablecache.internal.RefreshWindow} (what the sustainable policy tells the engine) and
+ * {@link io.sustainablecache.internal.Envelope} (the wire format, which the testkit and the lab
+ * read). A package per concern would make a dozen more types public, because the concerns share
+ * a key's state ({@code Flight}, {@code KeyRegistry}, {@code Entry}, {@code Keys}, {@code
+ * StatsCounter}).
  *
  * <p>Where each part lives (the data flow is in {@code docs/design.md}, "The data flow"):
  *
  * <table>
  *   <caption>The engine by concern</caption>
  *   <tr><th>concern</th><th>classes</th></tr>
- *   <tr><td>facade</td><td>{@code DefaultSustainableCache}, {@code CacheConfig}</td></tr>
+ *   <tr><td>facade</td><td>{@code Engine}, {@code DefaultSustainableCache}, {@code
+ *       DefaultLoadingSustainableCache}, {@code CacheConfig}</td></tr>
  *   <tr><td>read</td><td>{@code ReadPath} (the single-key read step), {@code AfterRead} and
  *       {@code Answer} (what follows the read step, once for single and bulk reads), {@code BulkLoads}
  *       ({@code getAll}), {@code PeekedKeys} ({@code peekAll}), {@code Decision}, {@code Entry},

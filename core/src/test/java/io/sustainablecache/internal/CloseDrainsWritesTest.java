@@ -132,7 +132,7 @@ final class CloseDrainsWritesTest {
         .contains("v");
     assertThat(item("c:k\u007Flease")).as("no lease left").isEmpty();
     assertThat(cache.pendingWrites()).isZero();
-    assertThat(cache.stats().unfinishedAtCloseCount()).isZero();
+    assertThat(cache.stats().count("unfinished_at_close")).isZero();
   }
 
   @Test
@@ -155,7 +155,7 @@ final class CloseDrainsWritesTest {
     scheduler.pass(clock, 1, 1);
     awaitReturned(closer); // no exception: the thread would have died with one all the same
 
-    assertThat(cache.stats().unfinishedAtCloseCount()).as("the lease's delete, left")
+    assertThat(cache.stats().count("unfinished_at_close")).as("the lease's delete, left")
         .isEqualTo(1);
     assertThat(deletes.get().waiting()).as("the lease's delete, still held").isEqualTo(1);
   }
@@ -182,7 +182,7 @@ final class CloseDrainsWritesTest {
     awaitReturned(closer);
 
     assertThat(failing.count(Op.DELETE)).as("the delete reached the (failing) store").isEqualTo(1);
-    assertThat(cache.stats().unfinishedAtCloseCount()).isZero();
+    assertThat(cache.stats().count("unfinished_at_close")).isZero();
   }
 
   @Test
@@ -205,7 +205,7 @@ final class CloseDrainsWritesTest {
 
     assertThat(Envelope.kind(item("c:k").orElseThrow().value())).as("the fence, released")
         .isEqualTo(Envelope.KIND_TOMBSTONE);
-    assertThat(cache.stats().unfinishedAtCloseCount()).isZero();
+    assertThat(cache.stats().count("unfinished_at_close")).isZero();
   }
 
   @Test
@@ -239,6 +239,6 @@ final class CloseDrainsWritesTest {
     cache.close();
 
     assertThat(scheduler.pending()).isZero();
-    assertThat(cache.stats().unfinishedAtCloseCount()).isZero();
+    assertThat(cache.stats().count("unfinished_at_close")).isZero();
   }
 }

@@ -140,7 +140,7 @@ final class CoalescedWaitBoundTest {
 
     assertThat(loaderCaller.isAlive()).as("a's caller runs its own loader, as in a plain cache")
         .isTrue();
-    assertThat(cache.stats().loadTimeoutCount()).isEqualTo(6); // a, b, c, d1, d2, g
+    assertThat(cache.stats().count("load_timeout")).isEqualTo(6); // a, b, c, d1, d2, g
   }
 
   /** A caller: its thread (none for an asynchronous one) and what it got. */

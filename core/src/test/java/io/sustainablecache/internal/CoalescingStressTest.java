@@ -164,7 +164,7 @@ final class CoalescingStressTest {
           assertThat(flight.state()).isEqualTo(Flight.State.ENDED);
           assertThat(flight.refusedTransitions()).isZero();
         });
-    assertThat(cache.stats().refreshScheduledCount()).as("refreshes joined batches").isPositive();
+    assertThat(cache.stats().count("refresh_scheduled")).as("refreshes joined batches").isPositive();
   }
 
   private static void check(String key, long floor, String value,

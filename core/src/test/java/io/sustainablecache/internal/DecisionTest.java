@@ -2,7 +2,6 @@ package io.sustainablecache.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.sustainablecache.ApiBridge;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.internal.Decision.Action;
 import io.sustainablecache.testing.FixedRandom;
@@ -50,7 +49,7 @@ final class DecisionTest {
     Entry<String> entry = kind.equals("absent-key") ? null : new Entry<>(Entry.Kind.valueOf(kind),
         kind.equals("VALUE") ? "v" : null, T0, T0 + TTL, 50, 7);
 
-    assertThat(Decision.decide(entry, T0 + at, ApiBridge.modeOf(policy), policy, random))
+    assertThat(Decision.decide(entry, T0 + at, RefreshMode.of(policy), policy, random))
         .isEqualTo(expected);
   }
 
@@ -78,7 +77,7 @@ final class DecisionTest {
         RefreshPolicy.sustainable(0.7, 1.0), RefreshPolicy.none(), RefreshPolicy.xfetch(1.0)};
     for (int i = 0; i < 20_000; i++) {
       RefreshPolicy policy = policies[i % policies.length];
-      RefreshMode mode = ApiBridge.modeOf(policy);
+      RefreshMode mode = RefreshMode.of(policy);
       long ttl = 1 + shapes.nextLong(3_600_000);
       long loadMillis = shapes.nextLong(2 * ttl);
       Entry<String> entry = new Entry<>(shapes.nextBoolean() ? Entry.Kind.VALUE
@@ -106,5 +105,13 @@ final class DecisionTest {
     Entry<String> tombstone = new Entry<>(Entry.Kind.TOMBSTONE, null, T0, T0 + TTL, 5, 7);
     assertThat(Decision.freshUntil(tombstone, RefreshMode.BACKGROUND,
         RefreshPolicy.sustainable())).as("an entry that does not answer").isEqualTo(Long.MIN_VALUE);
+  }
+
+  @Test
+  void theModeOfEachBuiltInPolicy() {
+    assertThat(RefreshMode.of(RefreshPolicy.none())).isEqualTo(RefreshMode.NONE);
+    assertThat(RefreshMode.of(RefreshPolicy.xfetch(1))).isEqualTo(RefreshMode.INLINE);
+    assertThat(RefreshMode.of(RefreshPolicy.sustainable())).isEqualTo(RefreshMode.BACKGROUND);
+    assertThat(RefreshMode.of(RefreshPolicy.sustainable(2, 0.5))).isEqualTo(RefreshMode.BACKGROUND);
   }
 }

@@ -98,7 +98,7 @@ final class EntryKeyTest {
       assertThat(read(cache, "absent", loads)).as("a forged 'no value' is no answer")
           .isEqualTo("loaded");
       assertThat(loads).hasValue(2);
-      assertThat(cache.stats().corruptEntryCount()).isEqualTo(2);
+      assertThat(cache.stats().count("corrupt_entry")).isEqualTo(2);
       assertThat(read(cache, "value", loads)).as("the load replaced the forgery")
           .isEqualTo("loaded");
       assertThat(loads).hasValue(2);
@@ -124,7 +124,7 @@ final class EntryKeyTest {
       assertThat(read(cache, "tag", loads)).isEqualTo("loaded");
       assertThat(read(cache, "payload", loads)).isEqualTo("loaded");
       assertThat(loads).hasValue(3);
-      assertThat(cache.stats().corruptEntryCount()).isEqualTo(3);
+      assertThat(cache.stats().count("corrupt_entry")).isEqualTo(3);
     }
   }
 
@@ -172,7 +172,7 @@ final class EntryKeyTest {
 
       assertThat(read(reader, "k", loads)).as("the prior").isEqualTo("committed row");
       assertThat(loads).hasValue(0);
-      assertThat(reader.stats().fencedHitCount()).isEqualTo(1);
+      assertThat(reader.stats().count("fenced_hit")).isEqualTo(1);
       assertThat(stored(storeKey("k"))[1] & 0x0F).isEqualTo(Envelope.KEYED_GENERATION_VERSION);
       fence.rolledBack();
     }

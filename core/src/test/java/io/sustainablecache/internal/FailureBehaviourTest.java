@@ -79,7 +79,7 @@ final class FailureBehaviourTest {
       clock.advance(Duration.ofMillis(1_500));
       assertThat(cache.get("k", failing())).isEqualTo("v1");
       executor.runAll();
-      assertThat(cache.stats().staleHitCount()).isEqualTo(2);
+      assertThat(cache.stats().count("stale_hit")).isEqualTo(2);
       assertThat(cache.stats().refreshFailureCount()).isPositive();
 
       clock.advance(Duration.ofSeconds(2)); // past ttl + grace + the server's tick: gone
@@ -106,7 +106,7 @@ final class FailureBehaviourTest {
         executor.runAll();
       }
       assertThat(attempts).as("no attempt within the first second").hasValue(1);
-      assertThat(cache.stats().refreshBackoffCount()).isEqualTo(9);
+      assertThat(cache.stats().count("refresh_backoff")).isEqualTo(9);
 
       clock.advanceMillis(100);
       cache.get("k", failing());
@@ -148,7 +148,7 @@ final class FailureBehaviourTest {
       clock.advance(TTL.plusMillis(100));
 
       assertThat(cache.get("k", failing())).isEqualTo("v1");
-      assertThat(cache.stats().staleOnErrorCount()).isEqualTo(1);
+      assertThat(cache.stats().count("stale_on_error")).isEqualTo(1);
       assertThat(cache.stats().loadFailureCount()).isEqualTo(1);
     }
   }
@@ -161,7 +161,7 @@ final class FailureBehaviourTest {
       clock.advance(TTL.plusMillis(100));
 
       assertThatThrownBy(() -> cache.get("k", failing())).isInstanceOf(CacheLoadException.class);
-      assertThat(cache.stats().staleOnErrorCount()).isZero();
+      assertThat(cache.stats().count("stale_on_error")).isZero();
     }
   }
 
@@ -192,8 +192,8 @@ final class FailureBehaviourTest {
       });
 
       CacheStats stats = cache.stats();
-      assertThat(stats.refreshScheduledCount()).isEqualTo(102);
-      assertThat(stats.refreshRejectedCount()).isEqualTo(keys - 102);
+      assertThat(stats.count("refresh_scheduled")).isEqualTo(102);
+      assertThat(stats.count("refresh_rejected")).isEqualTo(keys - 102);
       DefaultSustainableCache<?> impl = (DefaultSustainableCache<?>) cache;
       assertThat(impl.registeredKeyCount()).isEqualTo(102);
 
@@ -275,7 +275,7 @@ final class FailureBehaviourTest {
       assertThat(cache.get("k", key -> big)).isEqualTo(big);
 
       assertThat(store.gets("f:k").join()).isEmpty();
-      assertThat(cache.stats().skippedWriteCount()).isEqualTo(1);
+      assertThat(cache.stats().count("skipped_write")).isEqualTo(1);
       assertThat(cache.stats().storeErrorCount()).isZero();
       assertThatThrownBy(() -> cache.put("k", big)).isInstanceOf(IllegalArgumentException.class)
           // 2,000 bytes, the header with the namespace's generation (24) and the checksum (4)
@@ -300,7 +300,7 @@ final class FailureBehaviourTest {
         .codec(refusing).refreshExecutor(executor).clock(clock).ticker(clock.ticker()).build()) {
       assertThat(cache.get("k", key -> "v")).isEqualTo("v");
       assertThat(store.gets("k").join()).isEmpty();
-      assertThat(cache.stats().skippedWriteCount()).isEqualTo(1);
+      assertThat(cache.stats().count("skipped_write")).isEqualTo(1);
     }
   }
 
@@ -321,7 +321,7 @@ final class FailureBehaviourTest {
       assertThat(cache.get("truncated", key -> "loaded")).isEqualTo("loaded");
       assertThat(cache.get("next", key -> "loaded")).isEqualTo("loaded");
 
-      assertThat(cache.stats().corruptEntryCount()).isEqualTo(2);
+      assertThat(cache.stats().count("corrupt_entry")).isEqualTo(2);
       assertThat(Envelope.isValid(store.gets("f:truncated").join().orElseThrow().value())).isTrue();
       assertThat(Envelope.isValid(store.gets("f:next").join().orElseThrow().value())).isTrue();
     }
@@ -428,7 +428,7 @@ final class FailureBehaviourTest {
       assertThat(cache.get("d", key -> new Dto("safe", 1))).isEqualTo(new Dto("safe", 1));
 
       assertThat(Gadget.RAN).isFalse();
-      assertThat(cache.stats().corruptEntryCount()).isEqualTo(1);
+      assertThat(cache.stats().count("corrupt_entry")).isEqualTo(1);
     }
   }
 

@@ -101,8 +101,8 @@ final class FleetLeaseTest {
     runRefreshes();
 
     assertThat(loads).as("one DB load for the fleet").hasValue(1);
-    assertThat(caches.stream().mapToLong(c -> c.stats().leaseWonCount()).sum()).isEqualTo(1);
-    assertThat(caches.stream().mapToLong(c -> c.stats().leaseLostCount()).sum()).isEqualTo(3);
+    assertThat(caches.stream().mapToLong(c -> c.stats().count("lease_won")).sum()).isEqualTo(1);
+    assertThat(caches.stream().mapToLong(c -> c.stats().count("lease_lost")).sum()).isEqualTo(3);
     assertThat(caches.stream().mapToLong(c -> c.stats().missCount()).sum()).isZero();
     for (SustainableCache<String> cache : caches) {
       assertThat(cache.getIfPresent("hot")).contains("v1");
@@ -173,20 +173,20 @@ final class FleetLeaseTest {
     assertThat(caches.get(0).getAsync("k", key -> new CompletableFuture<>()))
         .isCompletedWithValue("v0");
     executors.get(0).runAll();
-    assertThat(caches.get(0).stats().leaseWonCount()).isEqualTo(1);
+    assertThat(caches.get(0).stats().count("lease_won")).isEqualTo(1);
 
     // instance 1 wants to refresh while the lease is held: it keeps serving v0
     assertThat(caches.get(1).get("k", counting("v1"))).isEqualTo("v0");
     executors.get(1).runAll();
     assertThat(loads).hasValue(0);
-    assertThat(caches.get(1).stats().leaseLostCount()).isEqualTo(1);
+    assertThat(caches.get(1).stats().count("lease_lost")).isEqualTo(1);
 
     clock.advance(Duration.ofSeconds(3)); // the lease (1 s load, 2 s exptime) ran out
     assertThat(caches.get(1).get("k", counting("v1"))).isEqualTo("v0");
     executors.get(1).runAll();
 
     assertThat(loads).hasValue(1);
-    assertThat(caches.get(1).stats().leaseTakeoverCount()).isEqualTo(1);
+    assertThat(caches.get(1).stats().count("lease_takeover")).isEqualTo(1);
     assertThat(caches.get(1).getIfPresent("k")).contains("v1");
   }
 
@@ -202,7 +202,7 @@ final class FleetLeaseTest {
         key -> CompletableFuture.completedFuture("new"));
 
     assertThat(fresh).as("won the lease at once, no wait").isCompletedWithValue("new");
-    assertThat(caches.get(1).stats().leaseWonCount()).isEqualTo(1);
+    assertThat(caches.get(1).stats().count("lease_won")).isEqualTo(1);
   }
 
   @Test
@@ -253,7 +253,7 @@ final class FleetLeaseTest {
     }
     runRefreshes();
     assertThat(attempts).as("the failed holder's lease still stands").hasValue(1);
-    assertThat(caches.get(1).stats().leaseLostCount()).isEqualTo(2);
+    assertThat(caches.get(1).stats().count("lease_lost")).isEqualTo(2);
   }
 
   /**
@@ -336,13 +336,13 @@ final class FleetLeaseTest {
         .hasMessageContaining("failureBackoff")
         .cause().hasMessageContaining("another instance's load of this key failed");
     assertThat(loads).hasValue(1);
-    assertThat(loser.stats().failureRememberedCount()).isEqualTo(1);
+    assertThat(loser.stats().count("failure_remembered")).isEqualTo(1);
     assertThat(counted.count(Op.ADD)).as("the lease it lost").isEqualTo(1);
 
     // remembered here too: the next miss fails without taking the lease
     assertThat(loser.getAsync("k", key -> CompletableFuture.completedFuture("x")))
         .isCompletedExceptionally();
-    assertThat(loser.stats().failureRememberedCount()).isEqualTo(2);
+    assertThat(loser.stats().count("failure_remembered")).isEqualTo(2);
     assertThat(counted.count(Op.ADD)).isEqualTo(1);
     assertThat(loads).hasValue(1);
   }
@@ -400,7 +400,7 @@ final class FleetLeaseTest {
     assertThatThrownBy(bMiss::join).rootCause()
         .hasMessageContaining("another instance's load of this key failed");
     assertThat(bLoads).hasValue(0);
-    assertThat(b.stats().leaseInvalidCount()).as("no marker outlived").isZero();
+    assertThat(b.stats().count("lease_invalid")).as("no marker outlived").isZero();
   }
 
   /**
@@ -421,7 +421,7 @@ final class FleetLeaseTest {
     clock.advanceMillis(1_500);
     CompletableFuture<String> database = new CompletableFuture<>(); // recovered, slowly
     CompletableFuture<String> bMiss = b.getAsync("k", key -> database);
-    assertThat(b.stats().leaseInvalidCount())
+    assertThat(b.stats().count("lease_invalid"))
         .as("B took over a marker whose back-off had ended: an ordinary takeover, not counted"
             + " (nor warned of) as planted").isZero();
 
@@ -473,7 +473,7 @@ final class FleetLeaseTest {
       scheduler.runDue();
     }
     assertThat(fresh).isCompletedWithValue("fixed");
-    assertThat(caches.get(1).stats().failureRememberedCount()).isZero();
+    assertThat(caches.get(1).stats().count("failure_remembered")).isZero();
   }
 
   @Test
@@ -564,7 +564,7 @@ final class FleetLeaseTest {
       page.forEach(key -> assertThat(values).containsEntry(key, key + "!"));
     }
     assertThat(keysLoaded).as("each key of the page loaded once across the fleet").hasValue(100);
-    assertThat(caches.stream().mapToLong(c -> c.stats().leaseWonCount()).sum()).isEqualTo(100);
+    assertThat(caches.stream().mapToLong(c -> c.stats().count("lease_won")).sum()).isEqualTo(100);
   }
 
   @Test

@@ -83,6 +83,6 @@ final class Issue15RegressionTest {
     assertThat(registry.flightOf("i:queued")).as("no flight left for a later miss to join")
         .isNull();
     assertThat(registry.flightOf("i:slow")).as("the interrupted one failed and ended").isNull();
-    assertThat(cache.stats().refreshRejectedCount()).as("the queued one, dropped").isEqualTo(1);
+    assertThat(cache.stats().count("refresh_rejected")).as("the queued one, dropped").isEqualTo(1);
   }
 }

@@ -88,13 +88,13 @@ final class NearCacheTest {
     }
 
     assertThat(storeOfA.count(Op.GETS)).as("store reads of 100 near hits").isEqualTo(reads);
-    assertThat(a.stats().nearHitCount()).isEqualTo(100);
+    assertThat(a.stats().count("near_hit")).isEqualTo(100);
     assertThat(a.stats().hitCount()).as("near hits are hits").isGreaterThanOrEqualTo(100);
 
     assertThat(b.get("k", this::load)).as("B reads it from the store").isEqualTo(loaded);
     long readsOfB = b.stats().hitCount();
     assertThat(b.get("k", this::load)).isEqualTo(loaded);
-    assertThat(b.stats().nearHitCount()).as("then holds it near").isEqualTo(1);
+    assertThat(b.stats().count("near_hit")).as("then holds it near").isEqualTo(1);
     assertThat(b.stats().hitCount()).isEqualTo(readsOfB + 1);
     assertThat(loads).hasValue(1);
   }
@@ -134,7 +134,7 @@ final class NearCacheTest {
 
     assertThat(a.get("k", this::load)).as("%d ms after the invalidation, polls failing",
         clock.millis() - invalidatedAt).isNotEqualTo(old);
-    assertThat(a.stats().nearMissCount()).isPositive();
+    assertThat(a.stats().count("near_miss")).isPositive();
   }
 
   /**
@@ -153,15 +153,15 @@ final class NearCacheTest {
 
     b.invalidate("k");
     clock.setMillis(clock.millis() - Duration.ofMinutes(10).toMillis()); // the wall clock alone
-    long hits = a.stats().nearHitCount();
+    long hits = a.stats().count("near_hit");
     assertThat(a.get("k", this::load)).as("within the bound, the step changes nothing")
         .isEqualTo(old);
-    assertThat(a.stats().nearHitCount()).isEqualTo(hits + 1);
+    assertThat(a.stats().count("near_hit")).isEqualTo(hits + 1);
     pass(DELTA_MILLIS + 100); // by the ticker
 
     assertThat(a.get("k", this::load)).as("past the bound by the ticker, the wall clock stepped"
         + " back ten minutes").isNotEqualTo(old);
-    assertThat(a.stats().nearHitCount()).as("no near hit past the bound").isEqualTo(hits + 1);
+    assertThat(a.stats().count("near_hit")).as("no near hit past the bound").isEqualTo(hits + 1);
   }
 
   @Test
@@ -179,9 +179,9 @@ final class NearCacheTest {
       String key = "a key with spaces #1";
       String old = hashingA.get(key, this::load);
       hashingA.get(key, this::load);
-      long hits = hashingA.stats().nearHitCount();
+      long hits = hashingA.stats().count("near_hit");
       assertThat(hashingA.get(key, this::load)).isEqualTo(old);
-      assertThat(hashingA.stats().nearHitCount()).as("a near hit").isEqualTo(hits + 1);
+      assertThat(hashingA.stats().count("near_hit")).as("a near hit").isEqualTo(hits + 1);
 
       hashingB.invalidate(key);
       pass(DELTA_MILLIS / 2 + 100);
@@ -198,13 +198,13 @@ final class NearCacheTest {
       a.get(key, this::load); // now near
     }
     long bulkReads = storeOfA.count(Op.GETS_ALL);
-    long nearHits = a.stats().nearHitCount();
+    long nearHits = a.stats().count("near_hit");
 
     Map<String, String> all = a.getAll(List.of("b", "a", "b"), this::loadAll);
     assertThat(all).containsOnlyKeys("b", "a");
     assertThat(List.copyOf(all.keySet())).containsExactly("b", "a");
     assertThat(storeOfA.count(Op.GETS_ALL)).as("no bulk read: all near").isEqualTo(bulkReads);
-    assertThat(a.stats().nearHitCount() - nearHits).isEqualTo(2);
+    assertThat(a.stats().count("near_hit") - nearHits).isEqualTo(2);
 
     Map<String, String> mixed = a.getAll(List.of("c", "a"), this::loadAll);
     assertThat(List.copyOf(mixed.keySet())).containsExactly("c", "a");
@@ -264,12 +264,12 @@ final class NearCacheTest {
 
       pass(DELTA_MILLIS / 2);
       assertThat(sampling.get("k", this::load)).as("the record was lost").isEqualTo(old);
-      assertThat(sampling.stats().nearStaleSampleCount()).as("within the bound").isZero();
+      assertThat(sampling.stats().count("near_stale_sample")).as("within the bound").isZero();
 
       pass(DELTA_MILLIS);
       assertThat(sampling.get("k", this::load)).isEqualTo(old);
-      assertThat(sampling.stats().nearSampleCount()).isGreaterThanOrEqualTo(2);
-      assertThat(sampling.stats().nearStaleSampleCount()).as("past the bound").isEqualTo(1);
+      assertThat(sampling.stats().count("near_sample")).isGreaterThanOrEqualTo(2);
+      assertThat(sampling.stats().count("near_stale_sample")).as("past the bound").isEqualTo(1);
     }
   }
 
@@ -297,7 +297,7 @@ final class NearCacheTest {
     assertThat(a.getIfPresent("y")).isEmpty();
     assertThat(a.get("x", this::load)).isNotEqualTo(oldX);
     assertThat(b.get("y", this::load)).isNotEqualTo(oldY);
-    assertThat(a.stats().corruptEntryCount()).as("old entries are misses, not corrupt").isZero();
+    assertThat(a.stats().count("corrupt_entry")).as("old entries are misses, not corrupt").isZero();
   }
 
   /**
@@ -405,7 +405,7 @@ final class NearCacheTest {
     assertThat(a.getIfPresent("v1")).as("written without a generation").isEmpty();
     assertThat(a.get("k", this::load)).startsWith("k@");
     assertThat(b.getIfPresent("k")).as("the load replaced it").isPresent();
-    assertThat(a.stats().corruptEntryCount()).isZero();
+    assertThat(a.stats().count("corrupt_entry")).isZero();
   }
 
   /**
@@ -459,7 +459,7 @@ final class NearCacheTest {
 
     assertThat(loads).as("the refresh loaded once").hasValue(2);
     assertThat(a.stats().refreshSuccessCount()).isEqualTo(1);
-    assertThat(a.stats().staleSetDiscardCount()).as("its write was not refused").isZero();
+    assertThat(a.stats().count("stale_set_discard")).as("its write was not refused").isZero();
     assertThat(storeOfA.count(Op.GETS) - reads).as("store reads: one for the token")
         .isBetween(1L, 2L);
   }
@@ -555,7 +555,7 @@ final class NearCacheTest {
     storeOfA.fail(Op.INCR, 1);
 
     a.put("k", "new");
-    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.stats().count("unprotected_write")).isEqualTo(1);
     assertThat(a.get("k", this::load)).as("paid first (a tombstone, recorded), then loaded")
         .startsWith("k@");
     assertThat(a.stats().keysAwaitingInvalidation()).isZero();
@@ -580,7 +580,7 @@ final class NearCacheTest {
       a.find(c.key(), key -> c.op() == Op.CAS ? null : "old");
       assertThat(a.find(c.key(), this::load)).isEqualTo(
           Optional.ofNullable(c.op() == Op.CAS ? null : "old"));
-      long nearHits = a.stats().nearHitCount();
+      long nearHits = a.stats().count("near_hit");
 
       ScriptedStore.Hold hold = storeOfA.holdResponses(c.op());
       CompletableFuture<Throwable> failure = new CompletableFuture<>();
@@ -604,7 +604,7 @@ final class NearCacheTest {
       Optional<String> read = a.find(c.key(), key -> null);
       assertThat(read).as("%s landed: the read after it", c.key())
           .isEqualTo(Optional.ofNullable(c.after()));
-      assertThat(a.stats().nearHitCount()).as("%s: that read went to the store", c.key())
+      assertThat(a.stats().count("near_hit")).as("%s: that read went to the store", c.key())
           .isEqualTo(nearHits);
     }
   }
@@ -700,16 +700,16 @@ final class NearCacheTest {
   @Test
   void evictions_invalidationsAppliedAndResets_areCounted() {
     scheduler.runDue();
-    assertThat(a.stats().nearResetCount()).as("the first poll").isEqualTo(1);
+    assertThat(a.stats().count("near_reset")).as("the first poll").isEqualTo(1);
     a.get("k", this::load);
     b.invalidate("k");
     b.invalidate("j");
     pass(DELTA_MILLIS);
-    assertThat(a.stats().nearInvalidationCount()).as("keys the log named").isEqualTo(2);
+    assertThat(a.stats().count("near_invalidation")).as("keys the log named").isEqualTo(2);
 
     b.invalidateAll();
     pass(DELTA_MILLIS);
-    assertThat(a.stats().nearResetCount()).as("a new generation").isEqualTo(2);
+    assertThat(a.stats().count("near_reset")).as("a new generation").isEqualTo(2);
 
     try (SustainableCache<String> small = SustainableCache.builder(memory).namespace("small")
         .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).scheduler(scheduler)
@@ -718,7 +718,7 @@ final class NearCacheTest {
       for (int i = 0; i < 50; i++) {
         small.get("k" + i, this::load);
       }
-      assertThat(small.stats().nearEvictionCount()).as("50 entries through a tier of 2")
+      assertThat(small.stats().count("near_eviction")).as("50 entries through a tier of 2")
           .isGreaterThan(0);
     }
   }
@@ -733,12 +733,12 @@ final class NearCacheTest {
     scheduler.runDue();
     String old = a.get("k", this::load);
     assertThat(a.get("k", this::load)).isEqualTo(old);
-    long nearHits = a.stats().nearHitCount();
+    long nearHits = a.stats().count("near_hit");
     b.invalidate("k");
 
     clock.advance(Duration.ofSeconds(10)); // paused: no poll ran
     assertThat(a.get("k", this::load)).isNotEqualTo(old);
-    assertThat(a.stats().nearHitCount()).isEqualTo(nearHits);
+    assertThat(a.stats().count("near_hit")).isEqualTo(nearHits);
   }
 
   /** Bounded by bytes: the stored sizes of the entries held add up to at most the bound. */
@@ -753,13 +753,13 @@ final class NearCacheTest {
       for (int i = 0; i < 20; i++) {
         bytes.get("k" + i, key -> large);
       }
-      assertThat(bytes.stats().nearEvictionCount()).as("20 KiB through a 4 KiB tier")
+      assertThat(bytes.stats().count("near_eviction")).as("20 KiB through a 4 KiB tier")
           .isGreaterThanOrEqualTo(16);
-      long hits = bytes.stats().nearHitCount();
+      long hits = bytes.stats().count("near_hit");
       for (int i = 0; i < 20; i++) {
         bytes.get("hot", key -> large); // W-TinyLFU admits a key once it is used more
       }
-      assertThat(bytes.stats().nearHitCount() - hits).as("a key read often is held")
+      assertThat(bytes.stats().count("near_hit") - hits).as("a key read often is held")
           .isGreaterThanOrEqualTo(10);
     }
     assertThatThrownBy(() -> SustainableCache.builder(memory).ttl(TTL).nearCacheBytes(100, DELTA))
@@ -781,13 +781,13 @@ final class NearCacheTest {
       scheduler.runDue();
       assertThat(small.get("loaded", key -> large)).isEqualTo(large);
       assertThat(small.get("loaded", key -> large)).isEqualTo(large);
-      assertThat(small.stats().skippedWriteCount()).as("not written").isEqualTo(2);
+      assertThat(small.stats().count("skipped_write")).as("not written").isEqualTo(2);
 
       assertThat(a.get("written", key -> large)).as("A's limit is 1 MiB").isEqualTo(large);
       for (int i = 0; i < 3; i++) {
         assertThat(small.get("written", this::load)).isEqualTo(large);
       }
-      assertThat(small.stats().nearHitCount()).isZero();
+      assertThat(small.stats().count("near_hit")).isZero();
     }
   }
 
@@ -812,7 +812,7 @@ final class NearCacheTest {
     storeOfA.fail(Op.GETS_ALL, 2);
     pass(DELTA_MILLIS);
 
-    assertThat(a.stats().nearPollFailureCount()).isEqualTo(2);
+    assertThat(a.stats().count("near_poll_failure")).isEqualTo(2);
   }
 
   /**

@@ -80,7 +80,7 @@ final class NearHitPathTest {
     scheduler.runDue();
     writer.put(key, "v-" + key);
     assertThat(cache.get(key, this::load)).isEqualTo("v-" + key); // read from the store
-    assertThat(cache.stats().nearMissCount()).isEqualTo(1);
+    assertThat(cache.stats().count("near_miss")).isEqualTo(1);
     return "v-" + key;
   }
 
@@ -94,7 +94,7 @@ final class NearHitPathTest {
       assertThat(cache.get("k", this::load)).isEqualTo(value);
     }
 
-    assertThat(cache.stats().nearHitCount()).isEqualTo(100);
+    assertThat(cache.stats().count("near_hit")).isEqualTo(100);
     assertThat(tickerReads.get() - ticks).as("ticker reads of 100 near hits").isEqualTo(100);
     assertThat(clockReads.get() - clocks).as("clock reads of 100 near hits in one ms")
         .isLessThanOrEqualTo(1);
@@ -110,17 +110,17 @@ final class NearHitPathTest {
   void aStepOfTheClockReachesNearHits_withinAMillisecondOfTheTicker() {
     String value = heldNear("k");
     cache.get("k", this::load);
-    assertThat(cache.stats().staleHitCount()).isZero();
+    assertThat(cache.stats().count("stale_hit")).isZero();
 
     time.setMillis(time.millis() + TTL.toMillis() + 1); // the clock alone: past the entry's expiry
     assertThat(cache.get("k", this::load)).isEqualTo(value);
-    long stale = cache.stats().staleHitCount();
+    long stale = cache.stats().count("stale_hit");
     time.advanceMillis(1);
 
     assertThat(cache.get("k", this::load)).as("served stale, refreshed").isEqualTo(value);
-    assertThat(cache.stats().staleHitCount()).as("judged by the stepped clock").isEqualTo(
+    assertThat(cache.stats().count("stale_hit")).as("judged by the stepped clock").isEqualTo(
         stale + 1);
-    assertThat(cache.stats().nearHitCount()).isEqualTo(3);
+    assertThat(cache.stats().count("near_hit")).isEqualTo(3);
     assertThat(cache.stats().hitCount()).as("every near hit is a hit, counted once").isEqualTo(4);
   }
 
@@ -142,7 +142,7 @@ final class NearHitPathTest {
 
     long allocated = threads.getThreadAllocatedBytes(thread) - before;
     assertThat(allocated).as("bytes allocated by 10,000 near hits").isLessThan(10_000);
-    assertThat(cache.stats().nearHitCount()).isEqualTo(11_000);
+    assertThat(cache.stats().count("near_hit")).isEqualTo(11_000);
   }
 
   /**
@@ -168,15 +168,15 @@ final class NearHitPathTest {
       Loader<String> loader = key -> "loaded " + key;
       hashing.get(hashed, loader); // loaded, and held near under its store key
       assertThat(hashing.get(hashed, loader)).isEqualTo("loaded " + hashed);
-      assertThat(hashing.stats().nearHitCount()).isEqualTo(1);
+      assertThat(hashing.stats().count("near_hit")).isEqualTo(1);
       String storeKey = new Keys("hashing", memory.maxKeyLength(), KeyPolicy.HASH)
           .storeKey(hashed);
 
       assertThat(hashing.get(storeKey, loader)).as("a caller key equal to a hashed key's store key")
           .isEqualTo("loaded " + storeKey);
-      assertThat(hashing.stats().nearHitCount()).isEqualTo(1);
+      assertThat(hashing.stats().count("near_hit")).isEqualTo(1);
       assertThat(hashing.get(hashed, loader)).isEqualTo("loaded " + hashed);
-      assertThat(hashing.stats().nearHitCount()).isEqualTo(2);
+      assertThat(hashing.stats().count("near_hit")).isEqualTo(2);
     }
   }
 }

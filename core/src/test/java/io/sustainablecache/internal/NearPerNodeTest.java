@@ -64,7 +64,7 @@ final class NearPerNodeTest {
       b.get(key, this::load);
       b.get(key, this::load);
     }
-    assertThat(b.stats().nearHitCount()).as("B holds every key near").isEqualTo(3);
+    assertThat(b.stats().count("near_hit")).as("B holds every key near").isEqualTo(3);
   }
 
   @AfterEach
@@ -85,9 +85,9 @@ final class NearPerNodeTest {
 
   /** Whether a read of the key on B is a near hit. */
   private boolean nearHitOnB(String key) {
-    long before = b.stats().nearHitCount();
+    long before = b.stats().count("near_hit");
     b.get(key, this::load);
-    return b.stats().nearHitCount() == before + 1;
+    return b.stats().count("near_hit") == before + 1;
   }
 
   @Test
@@ -98,7 +98,7 @@ final class NearPerNodeTest {
     assertThat(nearHitOnB(onNode[0])).as("a key of a live node, 3 Δ later").isTrue();
     assertThat(nearHitOnB(onNode[2])).as("a key of a live node, 3 Δ later").isTrue();
     assertThat(nearHitOnB(onNode[1])).as("a key of the dead node, 3 Δ later").isFalse();
-    assertThat(b.stats().nearPollFailureCount()).as("the dead node's polls fail").isPositive();
+    assertThat(b.stats().count("near_poll_failure")).as("the dead node's polls fail").isPositive();
   }
 
   @Test
@@ -115,18 +115,18 @@ final class NearPerNodeTest {
     assertThat(b.get(onNode[0], this::load)).isEqualTo("new0");
     assertThat(b.get(onNode[2], this::load)).as("invalidated: loaded again")
         .startsWith(onNode[2] + "@" + clock.millis());
-    assertThat(a.stats().nearRecordFailureCount()).isZero();
+    assertThat(a.stats().count("near_record_failure")).isZero();
   }
 
   @Test
   void aNodeThatComesBackEmpty_resetsOnlyItsKeys() {
     cluster.kill(1);
     pass(2 * DELTA_MILLIS);
-    long resets = b.stats().nearResetCount();
+    long resets = b.stats().count("near_reset");
     cluster.restart(1);
     pass(DELTA_MILLIS);
 
-    assertThat(b.stats().nearResetCount()).as("one reset: node 1's log was lost")
+    assertThat(b.stats().count("near_reset")).as("one reset: node 1's log was lost")
         .isGreaterThan(resets);
     assertThat(nearHitOnB(onNode[0])).as("node 0's key stays near").isTrue();
     assertThat(nearHitOnB(onNode[2])).as("node 2's key stays near").isTrue();
@@ -137,11 +137,11 @@ final class NearPerNodeTest {
   @Test
   void aChangeOfTheNodeList_dropsEverything_andEveryNodesLogIsReadAgain() {
     pass(DELTA_MILLIS);
-    long resets = b.stats().nearResetCount();
+    long resets = b.stats().count("near_reset");
     cluster.addNode();
     pass(DELTA_MILLIS);
 
-    assertThat(b.stats().nearResetCount()).isGreaterThan(resets);
+    assertThat(b.stats().count("near_reset")).isGreaterThan(resets);
     for (String key : onNode) {
       assertThat(nearHitOnB(key)).as("%s after the list changed", key).isFalse();
     }
@@ -169,15 +169,15 @@ final class NearPerNodeTest {
     cluster.kill(1);
     pass(2 * DELTA_MILLIS);
     Runnable release = cluster.holdBulkReads(0);
-    long resets = a.stats().nearResetCount();
+    long resets = a.stats().count("near_reset");
     cluster.removeNode(1);
     pass(DELTA_MILLIS);
-    assertThat(a.stats().nearResetCount()).as("A took the new list").isGreaterThan(resets);
+    assertThat(a.stats().count("near_reset")).as("A took the new list").isGreaterThan(resets);
 
     a.put(onNode[0], "new0");
     a.put(onNode[1], "new1");
     a.invalidate(onNode[2]);
-    assertThat(a.stats().nearRecordFailureCount()).isZero();
+    assertThat(a.stats().count("near_record_failure")).isZero();
 
     release.run();
     pass(DELTA_MILLIS);
@@ -299,7 +299,7 @@ final class NearPerNodeTest {
       c.get(onNode[0], this::load);
       c.get(onNode[0], this::load);
       assertThat(loads.get() - before).as("node 0's entry, read from the store").isZero();
-      assertThat(c.stats().nearHitCount()).as("then held near").isEqualTo(1);
+      assertThat(c.stats().count("near_hit")).as("then held near").isEqualTo(1);
       c.put(onNode[2], "from-c");
       pass(DELTA_MILLIS);
       assertThat(b.get(onNode[2], this::load)).isEqualTo("from-c");

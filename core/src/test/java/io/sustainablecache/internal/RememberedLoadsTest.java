@@ -37,7 +37,7 @@ final class RememberedLoadsTest {
 
   /** A miss of {@code key} whose store read failed after taking {@code mark}. */
   private KeyRegistry.Begin failedRead(String key, long mark) {
-    return registry.begin(new LoadRequest<String>(key, "r:" + key, EntryWriter.NO_CAS, -1, -1,
+    return registry.begin(new LoadRequest<String>(key, "r:" + key, Entry.NO_CAS, -1, -1,
         null, mark, false), Flight.Origin.MISS, clock.millis());
   }
 

@@ -122,7 +122,7 @@ final class StoreDownWritesTest {
     row.set("new"); // the commit
     a.invalidate("k"); // no exception: the transaction's caller is not failed after its commit
 
-    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.stats().count("unprotected_write")).isEqualTo(1);
     assertThat(a.stats().keysAwaitingInvalidation()).isEqualTo(1);
     assertThat(a.get("k", this::db)).as("A loads while down").isEqualTo("new");
     assertThat(b.get("k", this::db)).as("B, whom the outage did not reach: the old entry")
@@ -141,7 +141,7 @@ final class StoreDownWritesTest {
     down();
     row.set("new");
     a.put("k", "new"); // a put that cannot land: the old entry may stay, so it is owed too
-    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.stats().count("unprotected_write")).isEqualTo(1);
     storeOfA.heal(); // the store answers again; no drain has run (fake time stands still)
 
     assertThat(a.get("k", this::db)).as("never the old entry").isEqualTo("new");
@@ -201,7 +201,7 @@ final class StoreDownWritesTest {
     row.set("new");
     fence.committed("new");
 
-    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.stats().count("unprotected_write")).isEqualTo(1);
     assertThat(a.get("k", this::db)).isEqualTo("new");
     storeOfA.heal();
     scheduler.pass(clock, OwedInvalidations.FIRST_RETRY_MILLIS, 10);
@@ -227,7 +227,7 @@ final class StoreDownWritesTest {
     down();
     WriteFence<String> fence = a.fence("k");
     fence.rolledBack();
-    assertThat(a.stats().unprotectedWriteCount()).isZero();
+    assertThat(a.stats().count("unprotected_write")).isZero();
     assertThat(a.stats().keysAwaitingInvalidation()).isZero();
   }
 
@@ -278,9 +278,9 @@ final class StoreDownWritesTest {
       for (int i = 0; i <= OwedInvalidations.MAX_KEYS; i++) {
         g.invalidate("k" + i);
       }
-      assertThat(g.stats().owedGenerationCount()).isEqualTo(1);
+      assertThat(g.stats().count("generation_owed")).isEqualTo(1);
       assertThat(g.stats().keysAwaitingInvalidation()).as("covered by the generation").isZero();
-      assertThat(g.stats().unprotectedWriteCount()).isEqualTo(OwedInvalidations.MAX_KEYS + 1);
+      assertThat(g.stats().count("unprotected_write")).isEqualTo(OwedInvalidations.MAX_KEYS + 1);
 
       storeOfA.heal();
       assertThat(g.get("cached", this::db)).as("every key a miss once it landed")
@@ -299,7 +299,7 @@ final class StoreDownWritesTest {
       down();
       g.invalidate("k");
       scheduler.pass(clock, 61_000, 1_000);
-      assertThat(g.stats().owedGenerationCount()).isEqualTo(1);
+      assertThat(g.stats().count("generation_owed")).isEqualTo(1);
       row.set("new");
       storeOfA.heal();
       scheduler.pass(clock, OwedInvalidations.MAX_RETRY_MILLIS, 100);
@@ -341,7 +341,7 @@ final class StoreDownWritesTest {
       assertThatThrownBy(placed::beforeCommit).isInstanceOf(StoreException.class)
           .hasMessageContaining("do not commit");
       placed.rolledBack();
-      assertThat(closed.stats().unprotectedWriteCount()).isZero();
+      assertThat(closed.stats().count("unprotected_write")).isZero();
       assertThat(closed.stats().keysAwaitingInvalidation()).isZero();
     }
   }

@@ -142,8 +142,8 @@ final class WriteFenceTest {
     assertThat(b.getAll(List.of("k", "other"), keys -> Map.of("other", "o")))
         .containsEntry("k", "old").containsEntry("other", "o");
     assertThat(loads).as("no load while the transaction runs").hasValue(1);
-    assertThat(b.stats().fencedHitCount()).isEqualTo(4);
-    assertThat(b.stats().fencedLoadCount()).isZero();
+    assertThat(b.stats().count("fenced_hit")).isEqualTo(4);
+    assertThat(b.stats().count("fenced_load")).isZero();
 
     fence.beforeCommit();
     long committing = clock.millis();
@@ -155,7 +155,7 @@ final class WriteFenceTest {
     assertThat(b.getIfPresent("k")).as("a peek finds nothing cached").isEmpty();
     assertThat(kind("k")).as("nothing written over the fence").isEqualTo(Envelope.KIND_FENCE);
     assertThat(loads).hasValue(2);
-    assertThat(b.stats().fencedLoadCount()).isEqualTo(1);
+    assertThat(b.stats().count("fenced_load")).isEqualTo(1);
 
     row.set("new"); // the commit
     fence.committed();
@@ -164,7 +164,7 @@ final class WriteFenceTest {
     assertThat(a.get("k", this::db)).as("read-your-writes on the writer").isEqualTo("new");
     assertThat(b.get("k", this::db)).isEqualTo("new");
     assertThat(loads).as("cached again after the commit: one load").hasValue(3);
-    assertThat(a.stats().fenceCount()).isEqualTo(1);
+    assertThat(a.stats().count("fence")).isEqualTo(1);
   }
 
   @Test
@@ -192,7 +192,7 @@ final class WriteFenceTest {
 
     assertThat(read).isCompletedWithValue("old"); // its own caller, concurrent with the change
     assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
-    assertThat(b.stats().staleSetDiscardCount()).isEqualTo(1);
+    assertThat(b.stats().count("stale_set_discard")).isEqualTo(1);
     assertThat(b.get("k", this::db)).isEqualTo("new");
   }
 
@@ -530,7 +530,7 @@ final class WriteFenceTest {
     fence.beforeCommit();
     row.set("new");
     fence.committed();
-    assertThat(a.stats().unprotectedWriteCount()).isEqualTo(1);
+    assertThat(a.stats().count("unprotected_write")).isEqualTo(1);
     assertThat(a.get("k", this::db)).as("paid before it is read here").isEqualTo("new");
     assertThat(b.get("k", this::db)).isEqualTo("new");
   }
@@ -551,7 +551,7 @@ final class WriteFenceTest {
       scheduler.runDue();
     }
     assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
-    assertThat(a.stats().fenceReleaseFailureCount()).isZero();
+    assertThat(a.stats().count("fence_release_failure")).isZero();
     assertThat(a.stats().storeErrorCount()).isGreaterThanOrEqualTo(3);
   }
 
@@ -652,7 +652,7 @@ final class WriteFenceTest {
 
       query.complete("old"); // the slow load had read the row before the commit
       assertThat(before).isCompletedWithValue("old");
-      assertThat(reader.stats().skippedWriteCount()).isEqualTo(1);
+      assertThat(reader.stats().count("skipped_write")).isEqualTo(1);
       assertThat(reader.get("k", this::db)).isEqualTo("new");
       storeOfA.heal();
     }
@@ -670,7 +670,7 @@ final class WriteFenceTest {
       scheduler.runDue();
       assertThat(b.get("k", this::db)).isEqualTo("new");
     }
-    assertThat(a.stats().fenceReleaseFailureCount()).isEqualTo(1);
+    assertThat(a.stats().count("fence_release_failure")).isEqualTo(1);
     assertThat(scheduler.pending()).as("no retry left").isEqualTo(polls);
   }
 
@@ -705,8 +705,8 @@ final class WriteFenceTest {
       CompletableFuture<String> held = holder.getAsync("k", key -> query); // wins the lease
       CompletableFuture<String> waiting =
           waiter.getAsync("k", key -> CompletableFuture.completedFuture(db(key))); // polls
-      assertThat(holder.stats().leaseWonCount()).isEqualTo(1);
-      assertThat(waiter.stats().leaseLostCount()).isEqualTo(1);
+      assertThat(holder.stats().count("lease_won")).isEqualTo(1);
+      assertThat(waiter.stats().count("lease_lost")).isEqualTo(1);
 
       WriteFence<String> fence = a.fence("k");
       clock.advanceMillis(200);
@@ -782,14 +782,14 @@ final class WriteFenceTest {
         reader.get("k", this::db);
       }
       int loadsBefore = loads.get();
-      long nearHits = reader.stats().nearHitCount();
-      long fencedHits = reader.stats().fencedHitCount();
+      long nearHits = reader.stats().count("near_hit");
+      long fencedHits = reader.stats().count("fenced_hit");
       assertThat(reader.get("k", this::db)).isEqualTo("old");
       assertThat(reader.get("k", this::db)).isEqualTo("old");
       assertThat(loads.get() - loadsBefore).as("two reads under the fence, the prior's")
           .isZero();
-      assertThat(reader.stats().fencedHitCount() - fencedHits).isEqualTo(2);
-      assertThat(reader.stats().nearHitCount()).as("the prior is not held near")
+      assertThat(reader.stats().count("fenced_hit") - fencedHits).isEqualTo(2);
+      assertThat(reader.stats().count("near_hit")).as("the prior is not held near")
           .isEqualTo(nearHits);
       assertThat(clock.millis() - fencedAt).isGreaterThan(1_000);
 
@@ -798,7 +798,7 @@ final class WriteFenceTest {
       getWhileTimePasses(reader, "k"); // past the wait's bound: loads
       assertThat(loads.get() - loadsBefore).as("after beforeCommit, two reads, two loads")
           .isEqualTo(2);
-      assertThat(reader.stats().nearHitCount()).isEqualTo(nearHits);
+      assertThat(reader.stats().count("near_hit")).isEqualTo(nearHits);
 
       row.set("new");
       fence.committed();
@@ -816,7 +816,7 @@ final class WriteFenceTest {
     WriteFence<String> fence = a.fence("k");
     assertThat(b.putIfAbsent("k", "old, offered during the transaction")).isEmpty();
     assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
-    assertThat(b.stats().skippedWriteCount()).isEqualTo(1);
+    assertThat(b.stats().count("skipped_write")).isEqualTo(1);
     fence.rolledBack();
   }
 
@@ -827,7 +827,7 @@ final class WriteFenceTest {
         .join(); // exptime 0: the server never expires it
     assertThat(b.get("planted", this::db)).isEqualTo("old");
     assertThat(kind("planted")).as("cached over it").isEqualTo(Envelope.KIND_VALUE);
-    assertThat(b.stats().corruptEntryCount()).isEqualTo(1);
+    assertThat(b.stats().count("corrupt_entry")).isEqualTo(1);
   }
 
   @Test
@@ -839,7 +839,7 @@ final class WriteFenceTest {
     clock.advance(FENCE.plus(Duration.ofSeconds(31))); // past its end and the 30 s skew
     assertThat(b.get("outlived", this::db)).isEqualTo("old");
     assertThat(kind("outlived")).isEqualTo(Envelope.KIND_VALUE);
-    assertThat(b.stats().corruptEntryCount()).isZero();
+    assertThat(b.stats().count("corrupt_entry")).isZero();
   }
 
   @Test
@@ -877,7 +877,7 @@ final class WriteFenceTest {
     assertThat(b.get("empty", this::db)).isEqualTo("old");
     assertThat(kind("truncated")).isEqualTo(Envelope.KIND_VALUE);
     assertThat(kind("empty")).isEqualTo(Envelope.KIND_VALUE);
-    assertThat(b.stats().corruptEntryCount()).isEqualTo(2);
+    assertThat(b.stats().count("corrupt_entry")).isEqualTo(2);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -991,7 +991,7 @@ final class WriteFenceTest {
     server.set("f:k", fence, 10).join();
     assertThat(b.get("k", this::db)).isEqualTo("old");
     assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
-    assertThat(b.stats().corruptEntryCount()).isEqualTo(1);
+    assertThat(b.stats().count("corrupt_entry")).isEqualTo(1);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1072,7 +1072,7 @@ final class WriteFenceTest {
     assertThat(second).isCompletedWithValue("new");
     assertThat(loads).as("one load for the write, after its release").hasValue(2);
     assertThat(kind("k")).as("and cached").isEqualTo(Envelope.KIND_VALUE);
-    assertThat(b.stats().fencedLoadCount()).isZero();
+    assertThat(b.stats().count("fenced_load")).isZero();
     assertThat(b.get("k", this::db)).isEqualTo("new");
     assertThat(loads).hasValue(2);
   }
@@ -1107,7 +1107,7 @@ final class WriteFenceTest {
     assertThat(clock.millis() - committing).isGreaterThanOrEqualTo(
         WriteFences.RELEASE_WAIT_MILLIS);
     assertThat(loads).hasValue(2);
-    assertThat(b.stats().fencedLoadCount()).isEqualTo(1);
+    assertThat(b.stats().count("fenced_load")).isEqualTo(1);
     assertThat(kind("k")).as("nothing cached over the fence").isEqualTo(Envelope.KIND_FENCE);
 
     CompletableFuture<String> later = b.getAsync("k", this::dbAsync);
@@ -1169,6 +1169,6 @@ final class WriteFenceTest {
     assertThat(later).isCompletedWithValue("new");
     assertThat(kind("k")).as("read again: a miss over the tombstone, cached")
         .isEqualTo(Envelope.KIND_VALUE);
-    assertThat(b.stats().fencedLoadCount()).isEqualTo(1);
+    assertThat(b.stats().count("fenced_load")).isEqualTo(1);
   }
 }

@@ -164,7 +164,7 @@ class CollectionAndNaturalIdIT {
 
     assertThat(statementsOf(one, () -> assertThat(byCode(one, "s1")).isEqualTo(1L)))
         .as("resolved by the database").isPositive();
-    assertThat(regionFactory(one).stats("shop##NaturalId").orElseThrow().corruptEntryCount())
+    assertThat(regionFactory(one).stats("shop##NaturalId").orElseThrow().count("corrupt_entry"))
         .isPositive();
   }
 

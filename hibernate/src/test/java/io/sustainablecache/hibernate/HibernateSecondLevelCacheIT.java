@@ -77,7 +77,7 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
     assertThat(region.getMissCount()).isEqualTo(access == Access.NONSTRICT_READ_WRITE ? 1 : 0);
     CacheStats stats = regionFactory(one).stats(access.region).orElseThrow();
     assertThat(stats.hitCount()).isEqualTo(region.getHitCount());
-    assertThat(stats.putCount()).isEqualTo(1);
+    assertThat(stats.count("put")).isEqualTo(1);
     assertThat(regionFactory(one).regionNames()).contains(access.region);
   }
 
@@ -362,7 +362,7 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
     lastByte[good.length - 1] ^= 0x01;
     plantAndRead(lastByte);
 
-    assertThat(regionFactory(one).stats("rw-coupon").orElseThrow().corruptEntryCount())
+    assertThat(regionFactory(one).stats("rw-coupon").orElseThrow().count("corrupt_entry"))
         .as("each planted entry counted by the read and by the put that replaced it")
         .isEqualTo(10);
   }
@@ -388,7 +388,7 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
     assertThat(statements(v2) - before).as("v1's entry is a miss for v2").isEqualTo(1);
     assertThat(product.name).isEqualTo("pen");
     assertThat(product.stock).as("not mapped by v2").isNull();
-    assertThat(regionFactory(v2).stats("product").orElseThrow().corruptEntryCount()).isPositive();
+    assertThat(regionFactory(v2).stats("product").orElseThrow().count("corrupt_entry")).isPositive();
   }
 
   @Test
@@ -422,7 +422,7 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
     assertThat(code(instance, Access.NONSTRICT_READ_WRITE, 1)).isEqualTo("C");
     update(instance, Access.READ_WRITE, 1, "C"); // issue 31: commits, its invalidation owed
     assertThat(code(instance, Access.READ_WRITE, 1)).isEqualTo("C");
-    assertThat(regionFactory(instance).stats("rw-coupon").orElseThrow().unprotectedWriteCount())
+    assertThat(regionFactory(instance).stats("rw-coupon").orElseThrow().count("unprotected_write"))
         .isPositive();
 
     SessionFactoryImplementor closed = factory("none", dying, Map.of(

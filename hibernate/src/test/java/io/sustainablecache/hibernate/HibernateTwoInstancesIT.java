@@ -113,7 +113,7 @@ class HibernateTwoInstancesIT extends SecondLevelCacheFixture {
             .isZero();
       }
       CacheStats during = regionFactory(two).stats(access.region).orElseThrow();
-      assertThat(during.fencedHitCount() - before.fencedHitCount())
+      assertThat(during.count("fenced_hit") - before.count("fenced_hit"))
           .as("answered with the entity the fence replaced").isEqualTo(3);
 
       writer.clear(); // not from the persistence context: from the second-level cache or the row
@@ -169,9 +169,9 @@ class HibernateTwoInstancesIT extends SecondLevelCacheFixture {
     for (int i = 0; i < 2; i++) {
       assertThat(code(instance, access, 1)).isEqualTo(code);
     }
-    long nearHits = regionFactory(instance).stats(access.region).orElseThrow().nearHitCount();
+    long nearHits = regionFactory(instance).stats(access.region).orElseThrow().count("near_hit");
     assertThat(code(instance, access, 1)).isEqualTo(code);
-    assertThat(regionFactory(instance).stats(access.region).orElseThrow().nearHitCount())
+    assertThat(regionFactory(instance).stats(access.region).orElseThrow().count("near_hit"))
         .as("served from the near region").isGreaterThan(nearHits);
   }
 

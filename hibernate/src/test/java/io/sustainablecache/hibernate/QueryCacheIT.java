@@ -111,7 +111,7 @@ class QueryCacheIT {
     inTransaction(one, s -> s.find(RwCoupon.class, 2L).code("C"));
 
     assertThat(codes(two)).containsExactly("A", "C");
-    assertThat(regionFactory(two).stats(TIMESTAMPS).orElseThrow().nearHitCount())
+    assertThat(regionFactory(two).stats(TIMESTAMPS).orElseThrow().count("near_hit"))
         .as("timestamps are never near-cached").isZero();
   }
 
@@ -178,7 +178,7 @@ class QueryCacheIT {
 
     assertThat(statementsOf(one, () -> assertThat(codes(one)).containsExactly("A", "B")))
         .as("a timestamp that does not decode counts as an update now").isPositive();
-    assertThat(regionFactory(one).stats(TIMESTAMPS).orElseThrow().corruptEntryCount())
+    assertThat(regionFactory(one).stats(TIMESTAMPS).orElseThrow().count("corrupt_entry"))
         .isPositive();
   }
 }

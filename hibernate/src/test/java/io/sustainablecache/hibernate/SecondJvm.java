@@ -133,7 +133,7 @@ final class SecondJvm {
       }
       case "near-hits":
         return Long.toString(regionFactory(factory).stats(access.region).orElseThrow()
-            .nearHitCount());
+            .count("near_hit"));
       default:
         throw new IllegalArgumentException("unknown command: " + String.join(" ", command));
     }

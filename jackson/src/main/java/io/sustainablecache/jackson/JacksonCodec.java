@@ -75,7 +75,7 @@ import tools.jackson.databind.type.TypeFactory;
  * </ul>
  *
  * <p>Rejected input throws an {@link IllegalArgumentException}, which the cache turns into a miss
- * counted in {@code corruptEntryCount()}. Its message names the value type and either the limit
+ * counted in {@code corrupt_entry}. Its message names the value type and either the limit
  * exceeded or the Jackson exception type and position, but never quotes the stored bytes, and the
  * Jackson exception (whose
  * message may quote them) is not attached as the cause: the cache logs decode failures at DEBUG,
@@ -86,7 +86,7 @@ import tools.jackson.databind.type.TypeFactory;
  * string, number or name than the limits allow (checked by a streaming pass over the output, with
  * no data binding), and JSON that is {@code null}. Otherwise a value could be cached that every
  * later read rejects, and the key would be reloaded on every read while counting as corrupt; this
- * way the cache skips that one write and counts it ({@code skippedWriteCount()}).
+ * way the cache skips that one write and counts it ({@code skipped_write}).
  *
  * <p><b>The default mapper</b> is a plain {@link JsonMapper} with Jackson 3's defaults (records,
  * {@code java.time} types and {@code Optional} supported out of the box), {@link

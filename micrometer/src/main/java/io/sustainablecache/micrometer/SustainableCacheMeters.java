@@ -149,7 +149,7 @@ public final class SustainableCacheMeters {
   /**
    * Changes ({@code invalidate}, {@code put}, a write fence's commit) that returned normally
    * although their invalidation could not reach the store: the database committed, and the key
-   * was owed to the store ({@code CacheStats.unprotectedWriteCount}). A function counter.
+   * was owed to the store ({@code unprotected_write}). A function counter.
    */
   public static final String WRITES_UNPROTECTED = "cache.writes.unprotected";
 

@@ -95,7 +95,7 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
   @Override
   protected long putCount() {
     CacheStats stats = stats();
-    return stats.putCount() + stats.loadWrittenCount();
+    return stats.count("put") + stats.count("load_written");
   }
 
   @Override
@@ -109,7 +109,7 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
     counter(registry, cache, SustainableCacheMeters.LOADS, "failure",
         CacheStats::loadFailureCount, "Keys whose load failed or timed out");
     counter(registry, cache, SustainableCacheMeters.LOADER_CALLS, null,
-        CacheStats::loaderCallCount, "Loader calls (a bulk call counts once)");
+        s -> s.count("loader_call"), "Loader calls (a bulk call counts once)");
     FunctionTimer.<SustainableCache<?>>builder(SustainableCacheMeters.LOAD_DURATION, cache,
             c -> c.stats().loadCount(), c -> c.stats().totalLoadTimeMillis(),
             TimeUnit.MILLISECONDS)
@@ -117,24 +117,24 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         .description("Time spent in loader calls")
         .register(registry);
     counter(registry, cache, SustainableCacheMeters.LOAD_TIMEOUTS, null,
-        CacheStats::loadTimeoutCount, "Loads that did not finish within the load timeout");
+        s -> s.count("load_timeout"), "Loads that did not finish within the load timeout");
     counter(registry, cache, SustainableCacheMeters.FAILURES_REMEMBERED, null,
-        CacheStats::failureRememberedCount,
+        s -> s.count("failure_remembered"),
         "Reads failed with the key's remembered load failure during its back-off");
     counter(registry, cache, SustainableCacheMeters.STALE_HITS, null,
-        CacheStats::staleHitCount, "Hits served past the TTL while the entry refreshes");
+        s -> s.count("stale_hit"), "Hits served past the TTL while the entry refreshes");
     counter(registry, cache, SustainableCacheMeters.ABSENT_HITS, null,
-        CacheStats::absentHitCount, "Hits on a cached absence (no value)");
+        s -> s.count("absent_hit"), "Hits on a cached absence (no value)");
     counter(registry, cache, SustainableCacheMeters.STALE_ON_ERROR, null,
-        CacheStats::staleOnErrorCount, "Stale values served because a reload failed");
+        s -> s.count("stale_on_error"), "Stale values served because a reload failed");
     counter(registry, cache, SustainableCacheMeters.REFRESH_REQUESTS, "scheduled",
-        CacheStats::refreshScheduledCount, "Refreshes handed to the refresh executor");
+        s -> s.count("refresh_scheduled"), "Refreshes handed to the refresh executor");
     counter(registry, cache, SustainableCacheMeters.REFRESH_REQUESTS, "deduplicated",
-        CacheStats::refreshDedupedCount, "Refreshes dropped: the key was already loading");
+        s -> s.count("refresh_deduped"), "Refreshes dropped: the key was already loading");
     counter(registry, cache, SustainableCacheMeters.REFRESH_REQUESTS, "rejected",
-        CacheStats::refreshRejectedCount, "Refreshes the refresh executor rejected");
+        s -> s.count("refresh_rejected"), "Refreshes the refresh executor rejected");
     counter(registry, cache, SustainableCacheMeters.REFRESH_REQUESTS, "backed.off",
-        CacheStats::refreshBackoffCount, "Refreshes skipped: the key's last load failed recently");
+        s -> s.count("refresh_backoff"), "Refreshes skipped: the key's last load failed recently");
     counter(registry, cache, SustainableCacheMeters.REFRESHES, "success",
         CacheStats::refreshSuccessCount, "Refreshes whose value was written");
     counter(registry, cache, SustainableCacheMeters.REFRESHES, "failure",
@@ -142,47 +142,47 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
     counter(registry, cache, SustainableCacheMeters.STORE_ERRORS, null,
         CacheStats::storeErrorCount, "Store operations that failed or timed out");
     counter(registry, cache, SustainableCacheMeters.CORRUPT_ENTRIES, null,
-        CacheStats::corruptEntryCount, "Stored items that could not be decoded");
+        s -> s.count("corrupt_entry"), "Stored items that could not be decoded");
     counter(registry, cache, SustainableCacheMeters.WRITES_SKIPPED, null,
-        CacheStats::skippedWriteCount, "Loaded values returned but not cached");
+        s -> s.count("skipped_write"), "Loaded values returned but not cached");
     counter(registry, cache, SustainableCacheMeters.WRITES_DISCARDED, null,
-        CacheStats::staleSetDiscardCount, "Loaded values not written: the item changed meanwhile");
+        s -> s.count("stale_set_discard"), "Loaded values not written: the item changed meanwhile");
     counter(registry, cache, SustainableCacheMeters.LEASES, "won",
-        CacheStats::leaseWonCount, "Fleet leases this instance took before loading");
+        s -> s.count("lease_won"), "Fleet leases this instance took before loading");
     counter(registry, cache, SustainableCacheMeters.LEASES, "lost",
-        CacheStats::leaseLostCount, "Loads left to another instance holding the lease");
+        s -> s.count("lease_lost"), "Loads left to another instance holding the lease");
     counter(registry, cache, SustainableCacheMeters.LEASE_TAKEOVERS, null,
-        CacheStats::leaseTakeoverCount, "Leases won after another holder's lease ran out");
+        s -> s.count("lease_takeover"), "Leases won after another holder's lease ran out");
     counter(registry, cache, SustainableCacheMeters.LEASES_INVALID, null,
-        CacheStats::leaseInvalidCount, "Lease keys holding no valid lease, taken over");
+        s -> s.count("lease_invalid"), "Lease keys holding no valid lease, taken over");
     counter(registry, cache, SustainableCacheMeters.NEAR_GETS, "hit",
-        CacheStats::nearHitCount, "Reads answered from the near cache, without a round trip");
+        s -> s.count("near_hit"), "Reads answered from the near cache, without a round trip");
     counter(registry, cache, SustainableCacheMeters.NEAR_GETS, "miss",
-        CacheStats::nearMissCount, "Reads of a cache with a near cache that went to the store");
+        s -> s.count("near_miss"), "Reads of a cache with a near cache that went to the store");
     counter(registry, cache, SustainableCacheMeters.NEAR_LOG_FAILURES, "poll.failed",
-        CacheStats::nearPollFailureCount, "Polls of the near cache's invalidation log that failed");
+        s -> s.count("near_poll_failure"), "Polls of the near cache's invalidation log that failed");
     counter(registry, cache, SustainableCacheMeters.NEAR_LOG_FAILURES, "record.failed",
-        CacheStats::nearRecordFailureCount, "Load writes the near cache's log could not record");
+        s -> s.count("near_record_failure"), "Load writes the near cache's log could not record");
     counter(registry, cache, SustainableCacheMeters.NEAR_SAMPLES, "checked",
-        CacheStats::nearSampleCount, "Near hits checked against the store");
+        s -> s.count("near_sample"), "Near hits checked against the store");
     counter(registry, cache, SustainableCacheMeters.NEAR_SAMPLES, "stale",
-        CacheStats::nearStaleSampleCount, "Checked near hits served beyond the near cache's bound");
+        s -> s.count("near_stale_sample"), "Checked near hits served beyond the near cache's bound");
     counter(registry, cache, SustainableCacheMeters.NEAR_DROPS, "evicted",
-        CacheStats::nearEvictionCount, "Near entries evicted to stay within the size");
+        s -> s.count("near_eviction"), "Near entries evicted to stay within the size");
     counter(registry, cache, SustainableCacheMeters.NEAR_DROPS, "invalidated",
-        CacheStats::nearInvalidationCount, "Near entries dropped for changes made elsewhere");
+        s -> s.count("near_invalidation"), "Near entries dropped for changes made elsewhere");
     counter(registry, cache, SustainableCacheMeters.NEAR_DROPS, "reset",
-        CacheStats::nearResetCount, "Times the near cache dropped every entry");
+        s -> s.count("near_reset"), "Times the near cache dropped every entry");
     counter(registry, cache, SustainableCacheMeters.FENCES, "placed",
-        CacheStats::fenceCount, "Keys fenced while a database transaction changed their data");
+        s -> s.count("fence"), "Keys fenced while a database transaction changed their data");
     counter(registry, cache, SustainableCacheMeters.FENCES, "answered",
-        CacheStats::fencedHitCount, "Reads answered under a write fence with the value it replaced");
+        s -> s.count("fenced_hit"), "Reads answered under a write fence with the value it replaced");
     counter(registry, cache, SustainableCacheMeters.FENCES, "loaded",
-        CacheStats::fencedLoadCount, "Loads under a write fence: returned, not cached");
+        s -> s.count("fenced_load"), "Loads under a write fence: returned, not cached");
     counter(registry, cache, SustainableCacheMeters.FENCES, "release.failed",
-        CacheStats::fenceReleaseFailureCount, "Write fences left to expire: the store failed");
+        s -> s.count("fence_release_failure"), "Write fences left to expire: the store failed");
     counter(registry, cache, SustainableCacheMeters.WRITES_UNPROTECTED, null,
-        CacheStats::unprotectedWriteCount,
+        s -> s.count("unprotected_write"),
         "Changes committed while their invalidation could not reach the store (owed)");
     Gauge.builder(SustainableCacheMeters.INVALIDATIONS_OWED, cache,
             c -> c.stats().keysAwaitingInvalidation())
@@ -190,9 +190,9 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         .description("Keys waiting for an invalidation this instance owes the store")
         .register(registry);
     counter(registry, cache, SustainableCacheMeters.STORE_REJECTED, null,
-        CacheStats::storeRejectedCount, "Store operations failed at once: their node is out");
+        s -> s.count("store_rejected"), "Store operations failed at once: their node is out");
     counter(registry, cache, SustainableCacheMeters.OUTAGE_LOADS, null,
-        CacheStats::outageLoadCount, "Loads started for reads that failed on the store");
+        s -> s.count("outage_load"), "Loads started for reads that failed on the store");
     for (String node : cache.storeNodeStates().keySet()) {
       Gauge.builder(SustainableCacheMeters.STORE_NODE_OUT, cache,
               c -> Boolean.TRUE.equals(c.storeNodeStates().get(node)) ? 1 : 0)

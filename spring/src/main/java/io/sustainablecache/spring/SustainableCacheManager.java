@@ -465,7 +465,7 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
      * Whether the caches hold {@code null} values, Spring's {@code allowNullValues} convention
      * (as {@code ConcurrentMapCacheManager} and {@code CaffeineCacheManager}). A {@code null} is
      * cached as "no value" for the cache's absent TTL ({@link
-     * io.sustainablecache.SustainableCache#putAbsent}) and read back as a {@code ValueWrapper}
+     * io.sustainablecache.SustainableCache#putNoValue}) and read back as a {@code ValueWrapper}
      * holding {@code null}; so a plain {@code @Cacheable} method that returns {@code null} runs
      * once per absent TTL, not on every call. Without, {@code put(key, null)} and a {@code null}
      * from a {@code sync} loader fail with {@link IllegalArgumentException}, as in Spring's own

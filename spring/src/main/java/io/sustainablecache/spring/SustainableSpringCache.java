@@ -51,13 +51,13 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *       as {@link Cache.ValueRetrievalException} whose cause is the loader's exception</td></tr>
  *   <tr><td>{@code retrieve(key, Supplier)}</td><td>{@link SustainableCache#findAsync}</td></tr>
  *   <tr><td>{@code get(key)}, {@code get(key, Class)}, {@code retrieve(key)}</td><td>a peek
- *       ({@link SustainableCache#findIfPresent}): no load, no refresh. With {@code
+ *       ({@link SustainableCache#lookup}): no load, no refresh. With {@code
  *       allowNullValues} (the default) a cached "no value" is a {@code ValueWrapper} holding
  *       {@code null}, and {@code retrieve(key)}'s future holds a {@code ValueWrapper}; without,
  *       "no value" reads as a miss and the future holds the plain value. {@code retrieve(key)}
  *       never blocks its caller</td></tr>
  *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; {@code put(key, null)}
- *       caches "no value" for the absent TTL ({@link SustainableCache#putAbsent}), so the old
+ *       caches "no value" for the absent TTL ({@link SustainableCache#putNoValue}), so the old
  *       value does not outlive the {@code null} (without {@code allowNullValues}: {@link
  *       IllegalArgumentException}). Store failures are thrown with a near cache, else
  *       counted (see below). <b>In a transaction</b>: {@link SustainableCache#fence} at once,
@@ -93,7 +93,7 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * putIfAbsent} on a cache with a near cache (its spec's settings {@code near-cache}; one that a
  * {@link CacheSpec#customizer() customizer} adds on the builder is not seen here): a write that
  * failed may have landed, or landed without its record in the near cache's invalidation log
- * (counted in {@link io.sustainablecache.CacheStats#nearRecordFailureCount()}), and then other
+ * (counted in {@code near_record_failure}), and then other
  * instances may serve the value it replaced past the near cache's bound. Without a near cache
  * they are counted ({@link io.sustainablecache.CacheStats#storeErrorCount()}), logged at DEBUG
  * and not thrown: the value is simply not cached, as when a read fails.
@@ -225,7 +225,7 @@ public final class SustainableSpringCache implements Cache {
   @Override
   public ValueWrapper get(Object key) {
     String encoded = encodeKey(key);
-    return changedHere(encoded) ? null : wrapper(cache.findIfPresent(encoded));
+    return changedHere(encoded) ? null : wrapper(cache.lookup(encoded));
   }
 
   /**
@@ -244,7 +244,7 @@ public final class SustainableSpringCache implements Cache {
     if (found instanceof Lookup.Hit<Object> hit) {
       return new SimpleValueWrapper(hit.value());
     }
-    return found instanceof Lookup.CachedAbsent && allowNullValues
+    return found instanceof Lookup.NoValue && allowNullValues
         ? new SimpleValueWrapper(null) : null;
   }
 
@@ -439,7 +439,7 @@ public final class SustainableSpringCache implements Cache {
     if (changedHere(encoded)) {
       return CompletableFuture.completedFuture(null);
     }
-    return cache.findIfPresentAsync(encoded).thenApply(found -> {
+    return cache.lookupAsync(encoded).thenApply(found -> {
       ValueWrapper wrapper = wrapper(found);
       return wrapper == null || allowNullValues ? wrapper : wrapper.get();
     });
@@ -527,7 +527,7 @@ public final class SustainableSpringCache implements Cache {
   private void store(String encoded, Object value) {
     try {
       if (value == null) {
-        cache.putAbsent(encoded);
+        cache.putNoValue(encoded);
       } else {
         cache.put(encoded, value);
       }

@@ -113,7 +113,7 @@ final class TransactionalSpringCacheTest {
           .isEqualTo("async own");
       assertThat(table.readElsewhere(() -> titles.get(1L, () -> "loaded elsewhere")))
           .as("another request: the committed value, no load").isEqualTo("committed");
-      assertThat(((SustainableSpringCache) titles).getNativeCache().stats().fencedHitCount())
+      assertThat(((SustainableSpringCache) titles).getNativeCache().stats().count("fenced_hit"))
           .isEqualTo(1);
     });
     assertThat(cached(1)).as("evicted at the commit").isNull();
@@ -153,7 +153,7 @@ final class TransactionalSpringCacheTest {
       assertThat(table.readElsewhere(() -> titles.get(2L))).as("a cached null")
           .isNotNull().extracting(Cache.ValueWrapper::get).isNull();
     });
-    assertThat(((SustainableSpringCache) titles).getNativeCache().stats().fenceCount()).isZero();
+    assertThat(((SustainableSpringCache) titles).getNativeCache().stats().count("fence")).isZero();
   }
 
   @Test
@@ -170,7 +170,7 @@ final class TransactionalSpringCacheTest {
     assertThat(cached(1)).isEqualTo("last");
     assertThat(cached(2)).as("evicted last").isNull();
     assertThat(titles.get(3L)).as("put(key, null) last: invalidated, not cached").isNull();
-    assertThat(((SustainableSpringCache) titles).getNativeCache().stats().fenceCount())
+    assertThat(((SustainableSpringCache) titles).getNativeCache().stats().count("fence"))
         .isEqualTo(3);
   }
 

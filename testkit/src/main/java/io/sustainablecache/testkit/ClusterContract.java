@@ -343,7 +343,7 @@ public abstract class ClusterContract {
         await("no near hit of the dead node's keys").atMost(PATIENCE)
             .pollInterval(Duration.ofMillis(20))
             .until(() -> nearHitsOfOneRound(reader, deadKeys, source) == 0);
-        long pollFailures = reader.stats().nearPollFailureCount();
+        long pollFailures = reader.stats().count("near_poll_failure");
         long until = System.nanoTime() + 3 * NEAR_DELTA_NANOS;
         long reads = 0;
         long nearHits = 0;
@@ -361,8 +361,8 @@ public abstract class ClusterContract {
         // at load 12 on two cores).
         await("two more failed polls of the dead node").atMost(PATIENCE)
             .pollInterval(Duration.ofMillis(20))
-            .until(() -> reader.stats().nearPollFailureCount() - pollFailures >= 2);
-        long recordFailures = writer.stats().nearRecordFailureCount();
+            .until(() -> reader.stats().count("near_poll_failure") - pollFailures >= 2);
+        long recordFailures = writer.stats().count("near_record_failure");
         Map<String, String> threw = changeEach(writer, survivors, source);
         assertThat(threw).as("changes of the surviving nodes' keys that threw").isEmpty();
         // Issue 31: their own writes fail, and they return all the same, each key's
@@ -372,7 +372,7 @@ public abstract class ClusterContract {
             + " that threw").isEmpty();
         assertThat(writer.stats().keysAwaitingInvalidation() - owedBefore)
             .as("the dead node's keys, owed").isEqualTo(deadKeys.size());
-        assertThat(writer.stats().nearRecordFailureCount()).as("records that failed")
+        assertThat(writer.stats().count("near_record_failure")).as("records that failed")
             .isEqualTo(recordFailures);
         // It records a new generation in every node's log, the dead one's included.
         assertThatThrownBy(writer::invalidateAll)
@@ -523,9 +523,9 @@ public abstract class ClusterContract {
   /** Reads every key on the cache once (each read checked); returns how many were near hits. */
   private static long nearHitsOfOneRound(SustainableCache<String> cache,
       Collection<String> keys, Source source) {
-    long before = cache.stats().nearHitCount();
+    long before = cache.stats().count("near_hit");
     keys.forEach(key -> source.read(cache, key));
-    return cache.stats().nearHitCount() - before;
+    return cache.stats().count("near_hit") - before;
   }
 
   private static void awaitNearHits(SustainableCache<String> cache, Collection<String> keys,

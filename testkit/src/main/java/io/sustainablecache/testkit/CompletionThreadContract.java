@@ -118,14 +118,14 @@ public abstract class CompletionThreadContract extends ServerContract {
           keys -> CompletableFuture.completedFuture(Map.of("miss6", "loaded"))));
       time(took, answers, "getIfPresent", () -> cache.getIfPresent("hit"));
       time(took, answers, "getIfPresentAsync", () -> cache.getIfPresentAsync("hit"));
-      time(took, answers, "findIfPresent", () -> cache.findIfPresent("hit"));
-      time(took, answers, "findIfPresentAsync", () -> cache.findIfPresentAsync("hit"));
+      time(took, answers, "lookup", () -> cache.lookup("hit"));
+      time(took, answers, "lookupAsync", () -> cache.lookupAsync("hit"));
       time(took, answers, "put", () -> {
         cache.put("put", "written there");
         return null;
       });
-      time(took, answers, "putAbsent", () -> {
-        cache.putAbsent("absent");
+      time(took, answers, "putNoValue", () -> {
+        cache.putNoValue("absent");
         return null;
       });
       time(took, answers, "putIfAbsent", () -> cache.putIfAbsent("added", "added there"));
@@ -162,8 +162,8 @@ public abstract class CompletionThreadContract extends ServerContract {
 
     await().atMost(10, TimeUnit.SECONDS).untilAsserted(() -> {
       assertThat(cache.getIfPresent("put")).as("the put issued there").contains("written there");
-      assertThat(cache.findIfPresent("absent")).as("the putAbsent issued there")
-          .isEqualTo(new Lookup.CachedAbsent<>());
+      assertThat(cache.lookup("absent")).as("the putNoValue issued there")
+          .isEqualTo(new Lookup.NoValue<>());
       assertThat(cache.getIfPresent("added")).as("the putIfAbsent issued there")
           .contains("added there");
       assertThat(cache.getIfPresent("hit")).as("the invalidate issued there").isEmpty();

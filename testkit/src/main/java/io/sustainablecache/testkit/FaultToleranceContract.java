@@ -329,10 +329,10 @@ public abstract class FaultToleranceContract {
           .as("gets completed during the %d ms hang (if each waited for the %d ms timeout: at"
               + " most %d)", FAULTY_FOR.toMillis(), OPERATION_TIMEOUT.toMillis(), ifEveryGetWaited)
           .isGreaterThan(2 * ifEveryGetWaited);
-      assertThat(duringHang.storeRejectedCount()).as("operations failed at once, not sent")
+      assertThat(duringHang.count("store_rejected")).as("operations failed at once, not sent")
           .isPositive();
       assertThat(outDuringHang).as("the node was out during the hang").isTrue();
-      assertThat(duringHang.outageLoadCount()).as("loads for reads that failed").isPositive();
+      assertThat(duringHang.count("outage_load")).as("loads for reads that failed").isPositive();
       assertRecoveredInTime(recoveryMillis);
       assertThat(cache.storeNodeStates()).as("nodes out after recovery").doesNotContainValue(true);
       assertThat(loader.maxConcurrentLoadsOfOneKey())

@@ -57,8 +57,8 @@ public abstract class NearCacheContract extends ServerContract {
   /** Waits until the cache's near cache has confirmed itself once (its first poll). */
   private static void awaitNearHit(SustainableCache<String> cache, String key) {
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    long before = cache.stats().nearHitCount();
-    while (cache.stats().nearHitCount() == before) {
+    long before = cache.stats().count("near_hit");
+    while (cache.stats().count("near_hit") == before) {
       assertThat(System.nanoTime()).as("a near hit within 10 s").isLessThan(giveUp);
       cache.get(key, k -> "v1");
       sleep(5);
@@ -92,15 +92,15 @@ public abstract class NearCacheContract extends ServerContract {
     SustainableCache<String> a = host(counting);
     awaitNearHit(a, "k");
     long readsBefore = reads.get();
-    long hitsBefore = a.stats().nearHitCount();
+    long hitsBefore = a.stats().count("near_hit");
 
     for (int i = 0; i < 1_000; i++) {
       assertThat(a.get("k", k -> "loaded again")).isEqualTo("v1");
     }
 
-    assertThat(a.stats().nearHitCount() - hitsBefore).as("near hits").isGreaterThan(900);
+    assertThat(a.stats().count("near_hit") - hitsBefore).as("near hits").isGreaterThan(900);
     assertThat(reads.get() - readsBefore).as("store reads of those reads")
-        .isEqualTo(1_000 - (a.stats().nearHitCount() - hitsBefore));
+        .isEqualTo(1_000 - (a.stats().count("near_hit") - hitsBefore));
   }
 
   @Test

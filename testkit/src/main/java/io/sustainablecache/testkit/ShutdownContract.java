@@ -97,11 +97,11 @@ public abstract class ShutdownContract extends ServerContract {
     System.out.println(RESULT_PREFIX + " " + getClass().getSimpleName() + " | run "
         + run.getCurrentRepetition() + " | values " + found.size() + "/" + KEYS + " | leases left "
         + leases.size() + " | close " + closeMillis + " ms | unfinished "
-        + cache.stats().unfinishedAtCloseCount());
+        + cache.stats().count("unfinished_at_close"));
 
     assertThat(found).as("the values the loads wrote back").hasSize(KEYS);
     found.forEach((key, value) -> assertThat(value).isEqualTo("value of " + key));
     assertThat(leases.keySet()).as("fleet leases left standing").isEmpty();
-    assertThat(cache.stats().unfinishedAtCloseCount()).isZero();
+    assertThat(cache.stats().count("unfinished_at_close")).isZero();
   }
 }

@@ -147,7 +147,7 @@ public abstract class WriteFenceContract extends ServerContract {
     query.complete("read before invalidateAll");
     assertThat(inFlight.get(5, TimeUnit.SECONDS)).isEqualTo("read before invalidateAll");
     assertThat(raw(storeOfB, "slow")).as("the load in flight, not written").isEmpty();
-    assertThat(b.stats().staleSetDiscardCount()).isEqualTo(1);
+    assertThat(b.stats().count("stale_set_discard")).isEqualTo(1);
     assertThat(b.get("slow", key -> "after")).isEqualTo("after");
     await().atMost(Duration.ofSeconds(5))
         .untilAsserted(() -> assertThat(a.getIfPresent("slow")).contains("after"));
@@ -156,7 +156,7 @@ public abstract class WriteFenceContract extends ServerContract {
     assertThat(a.getIfPresent("fenced")).as("nothing cached under it").isEmpty();
     fence.committed("committed");
     assertThat(a.get("fenced", key -> "other")).isEqualTo("committed");
-    assertThat(a.stats().corruptEntryCount() + b.stats().corruptEntryCount()).isZero();
+    assertThat(a.stats().count("corrupt_entry") + b.stats().count("corrupt_entry")).isZero();
   }
 
   /**

@@ -428,7 +428,7 @@ final class SustainableCacheAutoConfigurationTest {
     runner.withUserConfiguration(WithStore.class)
         .withPropertyValues("sustainable-cache.settings.ttl=0s")
         .run(context -> assertThat(context).hasFailed().getFailure()
-            .hasStackTraceContaining("sustainable-cache.settings: ttl=0s: ttl must be at least 1 ms"));
+            .hasStackTraceContaining("sustainable-cache.settings: ttl=0s: ttl must be between 1 ms and 365 d"));
   }
 
   @Test

@@ -268,7 +268,7 @@ final class StoreDownWritesIT {
         + " stale", TimeUnit.NANOSECONDS.toMillis(recovered - down), HANG, KILL, attempts.get(),
         failedWrites.get(), outageWrites.get(),
         100.0 * outageWrites.get() / Math.max(1, attempts.get() - failedWrites.get()),
-        stats.unprotectedWriteCount(), stats.owedInvalidationCount(),
+        stats.count("unprotected_write"), stats.count("invalidation_owed"),
         TimeUnit.NANOSECONDS.toMillis(paid - recovered), onW.snapshot().size(), wStale,
         onR.snapshot().size(), rStaleAfterRecovery, rStaleAfterPaid, rReadsAfterPaid);
     System.out.println("StoreDownWritesIT: " + summary);
@@ -277,7 +277,7 @@ final class StoreDownWritesIT {
     assertThat(writeFailures).as("writes that did not commit; " + summary).isEmpty();
     assertThat(outageWrites.get()).as("writes committed while memcached was down; " + summary)
         .isGreaterThanOrEqualTo(4);
-    assertThat(stats.unprotectedWriteCount()).as(summary).isPositive();
+    assertThat(stats.count("unprotected_write")).as(summary).isPositive();
     assertThat(wStale).as("W's reads that began after a write returned and got an older row; "
         + summary).isZero();
     assertThat(rReadsAfterPaid).as(summary).isPositive();

@@ -324,7 +324,7 @@ final class TransactionalWriteLoadsIT {
     // A fenced load (its read found the fence without the replaced row: from right before a
     // commit until its release) caches nothing; the others are the reloads of the new rows. (By
     // time alone, a load whose read found the fence may call the loader after the write returned.)
-    long fenced = after.fencedLoadCount() - before.fencedLoadCount();
+    long fenced = after.count("fenced_load") - before.count("fenced_load");
     long reloads = loads.size() - fenced;
     String summary = String.format("%d writes, %d loads of the hot key (%.2f per write): %d of"
         + " them fenced (not cached), %d reloads of the new rows; by when they began, %d while a"
@@ -333,7 +333,7 @@ final class TransactionalWriteLoadsIT {
         + " fence, %d answered with the value a fence replaced; from the hold's end to the"
         + " write's return: median %d µs, longest %d µs", WRITES, loads.size(),
         (double) loads.size() / WRITES, fenced, reloads, duringHolds, duringCommits, afterWrites,
-        total, readsDuringHolds, after.fencedHitCount() - before.fencedHitCount(),
+        total, readsDuringHolds, after.count("fenced_hit") - before.count("fenced_hit"),
         commitMicros[WRITES / 2], commitMicros[WRITES - 1]);
     System.out.println("TransactionalWriteLoadsIT: " + summary);
 
@@ -347,7 +347,7 @@ final class TransactionalWriteLoadsIT {
         + summary).isEmpty();
     assertThat(readsDuringHolds).as("reads while the transactions held their fences; " + summary)
         .isGreaterThanOrEqualTo(WRITES);
-    assertThat(after.fencedHitCount() - before.fencedHitCount())
+    assertThat(after.count("fenced_hit") - before.count("fenced_hit"))
         .as("reads answered with the value a fence replaced; " + summary).isPositive();
     assertThat(duringHolds).as("loads while a transaction held its fence; " + summary).isZero();
     assertThat(reloads).as("each write's new row is loaded: " + summary)

@@ -242,6 +242,15 @@ public abstract class ClusterContract {
           .pollInterval(Duration.ofMillis(5))
           .until(() -> client.connectedTo(victim) && deadKeys.stream()
               .allMatch(key -> client.nodeOf(namespace + ":" + key).equals(victim)));
+      // and for the cache's breaker of the node to close: a read of one of its keys (no load,
+      // no write) is the probe; until one succeeds, its keys' reads fail at once and load
+      String deadKey = deadKeys.iterator().next();
+      await("the cache's breaker of " + victim + " to close").atMost(PATIENCE)
+          .pollInterval(Duration.ofMillis(50))
+          .until(() -> {
+            cache.getIfPresent(deadKey);
+            return !cache.storeNodeStates().containsValue(true);
+          });
       assertThat(readEachTwice(cache, keys, loads)).as("loads of two reads with the node back")
           .allSatisfy((key, n) -> assertThat(n).as(key)
               .isEqualTo(deadKeys.contains(key) ? 1 : 0));

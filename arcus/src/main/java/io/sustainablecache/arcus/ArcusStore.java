@@ -13,6 +13,7 @@ import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
+import java.util.ConcurrentModificationException;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -396,13 +397,44 @@ public final class ArcusStore extends MemcachedStore {
     if (nodesOf == null) {
       return Optional.empty();
     }
-    List<MemcachedNode> current = nodesOf.nodes();
+    NodeSnapshot previous;
+    synchronized (this) {
+      previous = snapshot;
+    }
+    List<MemcachedNode> current = readNodes(nodesOf::nodes, previous != null);
+    if (current == null) {
+      return Optional.of(previous);
+    }
     synchronized (this) {
       if (snapshot == null || !snapshot.holds(current)) {
         snapshot = NodeSnapshot.of(current, nodesOf::primaryNode,
             node -> operations.on(node, nodesOf), this);
       }
       return Optional.of(snapshot);
+    }
+  }
+
+  /**
+   * The client's node list, or {@code null} to keep the previous snapshot. The ARCUS client copies
+   * its locator's node list without a lock ({@code ArcusKetamaNodeLocator.getReadonlyCopy}) while
+   * a membership change from ZooKeeper rewrites it, and the copy can throw {@link
+   * ConcurrentModificationException}: found by the lab's cluster scenario, where it reached a
+   * caller of {@code get} (this runs on every store operation, for the node breakers). With a
+   * previous snapshot, that snapshot stands until the next call reads the new list; without one,
+   * the read is tried again, at most three times in all.
+   */
+  static List<MemcachedNode> readNodes(Supplier<List<MemcachedNode>> read, boolean hasPrevious) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return read.get();
+      } catch (ConcurrentModificationException raced) {
+        if (hasPrevious) {
+          return null;
+        }
+        if (attempt == 3) {
+          throw raced;
+        }
+      }
     }
   }
 

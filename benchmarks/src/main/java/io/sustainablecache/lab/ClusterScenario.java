@@ -537,6 +537,10 @@ final class ClusterScenario {
         String.join("\n", checks.stream().map(Check::toString).toList()));
     long failed = checks.stream().filter(c -> !c.passed()).count();
     out.print(summary);
+    if (firstError != null) {
+      out.println("the first caller error:");
+      firstError.printStackTrace(out);
+    }
 
     String summaryCsv = SUMMARY_HEADER + "\n" + String.join(",", Integer.toString(o.nodes()),
         o.zookeeper() ? "zookeeper" : "static", o.failureMode().name(),

@@ -99,9 +99,11 @@ final class SustainableCacheMetricsTest {
   void aStoreThatStopsAnswering_showsItsNodeOut_theRejectedOperations_andTheOutageLoads() {
     io.sustainablecache.testing.ScriptedStore failing =
         io.sustainablecache.testing.ScriptedStore.over(InMemoryStore.create(clock));
+    // without the namespace's generation (on by default): its polls, on the system scheduler,
+    // would be rejected operations too, as many as real time allows
     try (SustainableCache<String> out = SustainableCache.builder(failing).namespace("out")
         .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
-        .refreshExecutor(refreshes).build()) {
+        .invalidateAllBound(Duration.ZERO).refreshExecutor(refreshes).build()) {
       SustainableCacheMetrics.monitor(registry, out, "out");
       double before = registry.get(SustainableCacheMeters.STORE_NODE_OUT).tags("cache", "out")
           .tags("node", "store").gauge().value();

@@ -230,12 +230,7 @@ public abstract class ClusterContract {
       String movedKey = deadKeys.stream().filter(key -> !stranded.contains(key)).findFirst()
           .orElse(null);
       if (movedKey != null) {
-        await("the cache to cache a moved key on its new node").atMost(PATIENCE)
-            .pollInterval(Duration.ofMillis(50))
-            .until(() -> {
-              cache.get(movedKey, CountingLoader::valueOf);
-              return cache.getIfPresent(movedKey).isPresent();
-            });
+        awaitCachedUncounted(cache, movedKey, "the cache to cache a moved key on its new node");
       }
       assertThat(readEachTwice(cache, keys, loads)).as("loads of two reads with the node dead")
           .allSatisfy((key, n) -> assertThat(n).as(key)
@@ -266,12 +261,7 @@ public abstract class ClusterContract {
       // (at a probe), reads of the node's keys load and write nothing. One dead key, loaded
       // without counting, shows when that is over.
       String deadKey = deadKeys.iterator().next();
-      await("the cache to cache " + victim + "'s keys again").atMost(PATIENCE)
-          .pollInterval(Duration.ofMillis(50))
-          .until(() -> {
-            cache.get(deadKey, CountingLoader::valueOf);
-            return cache.getIfPresent(deadKey).isPresent();
-          });
+      awaitCachedUncounted(cache, deadKey, "the cache to cache " + victim + "'s keys again");
       assertThat(readEachTwice(cache, keys, loads)).as("loads of two reads with the node back")
           .allSatisfy((key, n) -> assertThat(n).as(key)
               .isEqualTo(deadKeys.contains(key) && !key.equals(deadKey) ? 1 : 0));
@@ -578,6 +568,15 @@ public abstract class ClusterContract {
   }
 
   /** Reads every key twice with {@code get}; returns the loads per key the reads caused. */
+  /** Reads {@code key} with a loader the test does not count until the store holds it. */
+  private static void awaitCachedUncounted(SustainableCache<String> cache, String key,
+      String what) {
+    await(what).atMost(PATIENCE).pollInterval(Duration.ofMillis(50)).until(() -> {
+      cache.get(key, CountingLoader::valueOf);
+      return cache.getIfPresent(key).isPresent();
+    });
+  }
+
   private static Map<String, Integer> readEachTwice(SustainableCache<String> cache,
       List<String> keys, Map<String, AtomicInteger> loads) {
     Map<String, Integer> before = new HashMap<>();

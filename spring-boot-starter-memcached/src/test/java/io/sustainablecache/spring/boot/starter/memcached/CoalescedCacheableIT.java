@@ -52,18 +52,21 @@ final class CoalescedCacheableIT {
     final ConcurrentLinkedQueue<Thread> bulkThreads = new ConcurrentLinkedQueue<>();
 
     /**
-     * Set by the burst: the first call waits (at most 30 s) until it is true. What the burst
-     * checks is that misses arriving while a call runs are merged into few calls; how many
-     * calls 200 threads make otherwise depends on how long a loaded machine takes to start
-     * them against how long a call takes (the lab's {@code --spring} measures that).
+     * Set by the burst: every call waits (at most 30 s) until it is true, as a query would that
+     * takes as long as a loaded machine takes to start 200 threads. What the burst checks is
+     * that misses arriving while calls run are merged into few calls; how many calls 200
+     * threads make when a call is shorter than their start depends on the machine (the lab's
+     * {@code --spring} measures that). Holding only the first call was not enough: the full
+     * batch that formed meanwhile started, ran at once, and each batch's end started the few
+     * misses that had arrived by then (13 and 14 calls in CI, on a machine slow to start them).
      */
-    volatile BooleanSupplier firstCallWaitsFor;
+    volatile BooleanSupplier callsWaitFor;
 
     Map<Long, String> findAll(Set<Long> ids) throws InterruptedException {
-      BooleanSupplier gate = firstCallWaitsFor;
-      firstCallWaitsFor = null;
+      BooleanSupplier gate = callsWaitFor;
       if (gate != null) {
-        await().atMost(Duration.ofSeconds(30)).until(gate::getAsBoolean);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
+            .until(gate::getAsBoolean);
       }
       bulkCalls.incrementAndGet();
       batches.add(Set.copyOf(ids));
@@ -175,9 +178,10 @@ final class CoalescedCacheableIT {
   }
 
   /**
-   * 200 concurrent cold calls: the first call, held until all have missed, the batch that fills
-   * to 100 meanwhile, and the rest after the first call (no maximum wait: a batch waits for the
-   * running call or a full batch, so the count does not depend on the machine's speed).
+   * 200 concurrent cold calls: the first call, the batch that fills to 100 while it runs (both
+   * held until all have missed), and the rest when one of them is over, with at most a few
+   * misses counted but not yet offered then (no maximum wait: a batch waits for a running call
+   * or a full batch, so the count does not depend on the machine's speed).
    */
   @Test
   void twoHundredConcurrentColdCacheableCallsMakeAtMostTenBulkCalls() {
@@ -188,9 +192,9 @@ final class CoalescedCacheableIT {
       CacheStats before = ((SustainableSpringCache) context.getBean(CacheManager.class)
           .getCache("books")).getNativeCache().stats();
       int threads = 200;
-      // the first call runs until every caller has missed: the others wait for it, as they
-      // would for a query that takes as long as a loaded machine takes to start 200 threads
-      table.firstCallWaitsFor = () -> ((SustainableSpringCache) context.getBean(
+      // a call runs until every caller has missed: the others wait for it, as they would for
+      // a query that takes as long as a loaded machine takes to start 200 threads
+      table.callsWaitFor = () -> ((SustainableSpringCache) context.getBean(
           CacheManager.class).getCache("books")).getNativeCache().stats().minus(before)
           .missCount() >= threads;
       CyclicBarrier start = new CyclicBarrier(threads);
@@ -210,7 +214,10 @@ final class CoalescedCacheableIT {
       } finally {
         pool.shutdownNow();
       }
-      assertThat(table.bulkCalls.get()).as("bulk calls for 200 cold ids").isBetween(1, 10);
+      System.out.println("bulk calls for 200 cold ids, batch sizes: "
+          + table.batches.stream().map(Set::size).toList());
+      assertThat(table.bulkCalls.get()).as("bulk calls for 200 cold ids, batch sizes %s",
+          table.batches.stream().map(Set::size).toList()).isBetween(1, 10);
       assertThat(table.batches.stream().mapToInt(Set::size).sum()).as("ids loaded")
           .isEqualTo(threads);
       assertThat(table.singleCalls.get()).as("calls of the method body").isZero();

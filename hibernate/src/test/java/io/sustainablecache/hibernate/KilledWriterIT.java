@@ -43,8 +43,8 @@ import org.junit.jupiter.api.Test;
  * was never cached again while the writes went on.
  *
  * <p>H2 over TCP, so that the killed JVM's transaction holds the row until its connection drops
- * (then the database rolls it back), as a real database does. Runs over spymemcached only (like
- * {@link TwoJvmsIT}): what it checks is the fence's holders across processes, which the
+ * (then the database rolls it back), as a real database does. Runs over spymemcached only: what
+ * it checks is the fence's holders across processes, which the
  * adapters' {@code WriteFenceContract} covers on both.
  */
 class KilledWriterIT {

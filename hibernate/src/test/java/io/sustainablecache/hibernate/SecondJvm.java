@@ -1,9 +1,6 @@
 package io.sustainablecache.hibernate;
 
-import static io.sustainablecache.hibernate.Hibernates.find;
 import static io.sustainablecache.hibernate.Hibernates.inTransaction;
-import static io.sustainablecache.hibernate.Hibernates.regionFactory;
-import static io.sustainablecache.hibernate.Hibernates.statements;
 
 import io.sustainablecache.hibernate.HibernateSecondLevelCacheIT.Access;
 import io.sustainablecache.spi.CacheStoreFactory;
@@ -14,25 +11,15 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
 
 /**
- * Another instance of the service in a JVM of its own, for {@link TwoJvmsIT}: a session factory
- * over the same H2 database (over TCP) and the same memcached, driven by commands on standard
+ * Another instance of the service in a JVM of its own, for {@link KilledWriterIT}: a session
+ * factory over the same H2 database (over TCP) and the same memcached, driven by commands on standard
  * input, one per line, each answered by one line starting with {@code "> "} on standard output:
  *
  * <ul>
- *   <li>{@code read <access> <id>}: {@code > <code or null> <statements prepared>}</li>
  *   <li>{@code update <access> <id> <code>}: {@code > ok} (or {@code > failed <exception>})</li>
- *   <li>{@code read-start <access> <id>}: starts a thread that reads the entity in a loop;
- *       {@code > started} once its first read returned</li>
- *   <li>{@code read-stop <access>}: stops that thread and waits for it; {@code > <reads>} (or
- *       {@code > failed <exception>} if a read threw)</li>
- *   <li>{@code near-hits <access>}: the region's near hits so far</li>
  *   <li>{@code fence <access> <id> <code>}: changes the entity's code in a transaction and
  *       flushes it (a READ_WRITE entity's fence stands, the row is locked), and neither commits
  *       nor rolls back: {@code > fenced <ms before the flush> <ms after it>} (epoch ms), for a
@@ -44,9 +31,6 @@ import org.hibernate.engine.spi.SessionFactoryImplementor;
  * one on the class path). Prints {@code > ready} when the session factory is up.
  */
 final class SecondJvm {
-
-  /** The loop {@code read-start} started, or {@code null}; only the command loop touches it. */
-  private static Reading reading;
 
   /** The session of {@code fence}, left open: its transaction never ends. */
   private static org.hibernate.Session fencing;
@@ -78,11 +62,6 @@ final class SecondJvm {
   private static String answer(SessionFactoryImplementor factory, String[] command) {
     Access access = Access.valueOf(command[1]);
     switch (command[0]) {
-      case "read": {
-        long before = statements(factory);
-        Coupon coupon = find(factory, access.type, Long.parseLong(command[2]));
-        return (coupon == null ? "null" : coupon.code()) + " " + (statements(factory) - before);
-      }
       case "update":
         try {
           inTransaction(factory, s -> s.find(access.type, Long.parseLong(command[2]))
@@ -91,22 +70,6 @@ final class SecondJvm {
         } catch (RuntimeException e) {
           return "failed " + e;
         }
-      case "read-start": {
-        if (reading != null) {
-          throw new IllegalStateException("already reading");
-        }
-        reading = new Reading(factory, access, Long.parseLong(command[2]));
-        reading.awaitFirstRead();
-        return "started";
-      }
-      case "read-stop": {
-        if (reading == null) {
-          throw new IllegalStateException("not reading");
-        }
-        Reading stopping = reading;
-        reading = null;
-        return stopping.stop();
-      }
       case "fence": {
         if (fencing != null) {
           throw new IllegalStateException("already fencing");
@@ -131,64 +94,8 @@ final class SecondJvm {
           }
         }
       }
-      case "near-hits":
-        return Long.toString(regionFactory(factory).stats(access.region).orElseThrow()
-            .count("near_hit"));
       default:
         throw new IllegalArgumentException("unknown command: " + String.join(" ", command));
-    }
-  }
-
-  /** A thread reading one entity in a loop until stopped, counting its reads. */
-  private static final class Reading {
-
-    private final CountDownLatch firstRead = new CountDownLatch(1);
-    private final AtomicLong reads = new AtomicLong();
-    private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
-    private final Thread thread;
-    private volatile boolean stopped;
-
-    Reading(SessionFactoryImplementor factory, Access access, long id) {
-      thread = new Thread(() -> {
-        try {
-          while (!stopped) {
-            find(factory, access.type, id);
-            reads.incrementAndGet();
-            firstRead.countDown();
-          }
-        } catch (RuntimeException e) {
-          failure.set(e);
-        } finally {
-          firstRead.countDown();
-        }
-      }, "second-jvm-reader");
-      thread.start();
-    }
-
-    void awaitFirstRead() {
-      try {
-        if (!firstRead.await(30, TimeUnit.SECONDS)) {
-          throw new IllegalStateException("no read returned within 30 s");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-    }
-
-    String stop() {
-      stopped = true;
-      try {
-        thread.join(30_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-      if (thread.isAlive()) {
-        return "failed the reader did not stop within 30 s";
-      }
-      RuntimeException e = failure.get();
-      return e != null ? "failed " + e : Long.toString(reads.get());
     }
   }
 }

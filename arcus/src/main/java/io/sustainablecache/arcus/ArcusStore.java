@@ -13,7 +13,6 @@ import io.sustainablecache.memcached.StoreKeys;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreNodes;
 import java.time.Duration;
-import java.util.ConcurrentModificationException;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -199,10 +198,8 @@ public final class ArcusStore extends MemcachedStore {
   private final int maxKeyLength;
   private final boolean prefixFlush;
   private final MemcachedOperations<ClientAccess> operations;
-  /** The client whose node list {@link #nodes()} offers; {@code null}: none offered. */
-  private final ClientAccess.Real nodesOf;
-  /** The last snapshot of {@link #nodesOf}'s nodes; guarded by {@code this}. */
-  private NodeSnapshot snapshot;
+  /** The client's node list {@link #nodes()} offers; {@code null}: none offered. */
+  private final ClientNodes nodes;
 
   private ArcusStore(Builder builder) {
     this.clientDescription = builder.clientDescription;
@@ -212,9 +209,12 @@ public final class ArcusStore extends MemcachedStore {
     this.prefixFlush = builder.prefixFlush;
     this.operations = new MemcachedOperations<>(CLIENT, operationTimeout,
         new Arcus(builder.clients));
-    this.nodesOf = builder.nodesOf != null
-        && ClientAccess.Real.failureModeOf(builder.nodesOf.client) == FailureMode.Cancel
-        ? builder.nodesOf : null;
+    ClientAccess.Real nodesOf = builder.nodesOf;
+    this.nodes = nodesOf != null
+        && ClientAccess.Real.failureModeOf(nodesOf.client) == FailureMode.Cancel
+        ? new ClientNodes(nodesOf::nodes, list -> NodeSnapshot.of(list, nodesOf::primaryNode,
+            node -> operations.on(node, nodesOf), this), System::nanoTime)
+        : null;
   }
 
   @Override
@@ -387,55 +387,15 @@ public final class ArcusStore extends MemcachedStore {
    * <p>Offered only when the client's failure mode is {@code FailureMode.Cancel} (the {@linkplain
    * #recommendedSettings recommended settings}): then a dead node's operations fail at once and
    * the near cache keeps a log per node. The snapshot follows the client's node list (ZooKeeper's
-   * cache list): a new one after every change. Over a pool, the nodes of its first client, whose
+   * cache list): a new one after every change, at most 100 ms after the client took it (the
+   * client's list is read at most every 100 ms: its only public view copies the hash ring). Over a pool, the nodes of its first client, whose
    * connection the per-node stores use. With {@code Redistribute}, empty.
    *
    * @return {@inheritDoc}
    */
   @Override
   public Optional<StoreNodes> nodes() {
-    if (nodesOf == null) {
-      return Optional.empty();
-    }
-    NodeSnapshot previous;
-    synchronized (this) {
-      previous = snapshot;
-    }
-    List<MemcachedNode> current = readNodes(nodesOf::nodes, previous != null);
-    if (current == null) {
-      return Optional.of(previous);
-    }
-    synchronized (this) {
-      if (snapshot == null || !snapshot.holds(current)) {
-        snapshot = NodeSnapshot.of(current, nodesOf::primaryNode,
-            node -> operations.on(node, nodesOf), this);
-      }
-      return Optional.of(snapshot);
-    }
-  }
-
-  /**
-   * The client's node list, or {@code null} to keep the previous snapshot. The ARCUS client copies
-   * its locator's node list without a lock ({@code ArcusKetamaNodeLocator.getReadonlyCopy}) while
-   * a membership change from ZooKeeper rewrites it, and the copy can throw {@link
-   * ConcurrentModificationException}: found by the lab's cluster scenario, where it reached a
-   * caller of {@code get} (this runs on every store operation, for the node breakers). With a
-   * previous snapshot, that snapshot stands until the next call reads the new list; without one,
-   * the read is tried again, at most three times in all.
-   */
-  static List<MemcachedNode> readNodes(Supplier<List<MemcachedNode>> read, boolean hasPrevious) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return read.get();
-      } catch (ConcurrentModificationException raced) {
-        if (hasPrevious) {
-          return null;
-        }
-        if (attempt == 3) {
-          throw raced;
-        }
-      }
-    }
+    return nodes == null ? Optional.empty() : nodes.current();
   }
 
   /**

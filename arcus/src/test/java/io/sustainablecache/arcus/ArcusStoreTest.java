@@ -640,6 +640,30 @@ class ArcusStoreTest {
           .allSatisfy(op -> assertThat(op.isCancelled()).as("the client's operation").isTrue()));
     }
 
+    /**
+     * The deadline can fire while the client is still creating a broadcast's operations (a
+     * loaded machine, once in a build): a part added after it is cancelled as it is added, not
+     * left to wait for an answer nobody reads.
+     */
+    @Test
+    void aFlushPrefixPartCreatedAfterTheDeadline_isCancelledToo() {
+      pool.answer(Answer.silence());
+      pool.beforeBroadcast = () -> {
+        try {
+          Thread.sleep(10 * 25); // ten times the timeout: the deadline fires meanwhile
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      };
+
+      CompletableFuture<Void> flush = store.flushPrefix("user-name");
+
+      assertThat(failure(flush)).hasMessage("ARCUS flushPrefix timed out after 25 ms");
+      assertThat(pool.operations).isNotEmpty().allSatisfy(
+          op -> assertThat(op.isCancelled()).as("the client's operation").isTrue());
+      assertThat(pool.silent).as("none queued to wait for an answer").isEmpty();
+    }
+
     @Test
     void anAnswerAfterTheTimeoutIsIgnored() {
       pool.answer(Answer.silence());

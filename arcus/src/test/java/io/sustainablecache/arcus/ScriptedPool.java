@@ -79,6 +79,8 @@ final class ScriptedPool implements Supplier<ClientAccess>, ClientAccess {
 
   private volatile Function<String, Answer> server = request -> Answer.reply("END\r\n");
   private volatile boolean running = true;
+  /** Runs as a broadcast begins, before the client creates its operations. */
+  volatile Runnable beforeBroadcast = () -> { };
   private volatile List<MemcachedNode> nodes = List.of(node("scripted-1", true, false));
   private volatile Function<String, MemcachedNode> router = key -> nodes.get(0);
 
@@ -172,6 +174,7 @@ final class ScriptedPool implements Supplier<ClientAccess>, ClientAccess {
 
   @Override
   public void broadcast(BroadcastOpFactory factory) {
+    beforeBroadcast.run();
     for (MemcachedNode node : nodes) {
       play(factory.newOp(node, new CountDownLatch(1)));
     }

@@ -672,6 +672,12 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     private final List<Part> parts = new ArrayList<>();
     /** Parts not yet succeeded, plus one until every part is queued; guarded by {@link #lock}. */
     private int remaining = 1;
+    /**
+     * Set once the parts were cancelled, to whether the whole timed out: a part added later (the
+     * deadline fired while the client was still creating them) is cancelled as it is added.
+     * Guarded by {@link #lock}.
+     */
+    private Boolean cancelledAs;
 
     /**
      * Creates the whole, before its parts.
@@ -683,14 +689,21 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     }
 
     /**
-     * Registers a part whose operation is about to be queued.
+     * Registers a part whose operation is about to be queued; if the whole is over already (its
+     * deadline passed while the client was creating the parts, or another part failed), the
+     * part's operation is cancelled at once.
      *
      * @param part a new part with its operation set
      */
     public final void add(Part part) {
+      Boolean cancelled;
       synchronized (lock) {
         parts.add(part);
         remaining++;
+        cancelled = cancelledAs;
+      }
+      if (cancelled != null) {
+        MemcachedOperations.this.abandon(part.operation, cancelled);
       }
     }
 
@@ -800,6 +813,7 @@ public final class MemcachedOperations<C extends MemcachedOperations.Connection>
     private void cancelParts(boolean timedOut) {
       List<Part> all;
       synchronized (lock) {
+        cancelledAs = cancelledAs == null ? timedOut : cancelledAs;
         all = new ArrayList<>(parts);
       }
       for (Part part : all) {

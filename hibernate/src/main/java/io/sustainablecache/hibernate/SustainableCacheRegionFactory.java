@@ -4,8 +4,12 @@ import io.sustainablecache.CacheSettings;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.KeyPolicy;
 import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.spi.CacheStore;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -53,6 +57,9 @@ import org.slf4j.LoggerFactory;
  *       over {@value #SETTINGS}. A region is emptied (a bulk update or delete, {@code
  *       Cache.evictAll}) on every store by the core's default, a new generation of its
  *       namespace ({@code invalidate-all-bound=1s}; {@code 0} turns it off)</td><td>none</td></tr>
+ *   <tr><td>{@value #ENTRY_KEYS}</td><td>secret keys, base64, that sign every entry (the first
+ *       signs, the others are accepted during a rotation); every instance of a namespace needs
+ *       the same. No message shows a key</td><td>none: entries carry a checksum only</td></tr>
  *   <tr><td>{@value #METER_REGISTRY}</td><td>a Micrometer {@code MeterRegistry} instance: each
  *       region's meters, tagged {@code cache=<region name>} and {@code cache.manager=hibernate},
  *       removed when the session factory closes (needs {@code
@@ -85,6 +92,13 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
    * sustainable-cache-micrometer}.
    */
   public static final String METER_REGISTRY = "hibernate.cache.sustainable.meter-registry";
+  /**
+   * The property with the secret keys that sign every region's entries (HMAC-SHA256): base64,
+   * separated by commas or white space, each at least 16 bytes; the first signs, the others are
+   * still accepted on reads (during a rotation). See {@link
+   * io.sustainablecache.SustainableCacheBuilder#entryKey}.
+   */
+  public static final String ENTRY_KEYS = "hibernate.cache.sustainable.entry-keys";
   /** The settings under {@value #SETTINGS}. */
   public static final String DEFAULT_SETTINGS = "ttl=10m, max-clock-skew=2s";
   private static final Logger LOG = LoggerFactory.getLogger(SustainableCacheRegionFactory.class);
@@ -97,6 +111,8 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   private volatile Map<String, Object> configValues;
   private volatile ClassLoader classLoader;
   private volatile RegionMeters meters;
+  /** The entry keys, the signing key first; empty for none. */
+  private volatile List<byte[]> entryKeys;
 
   /** Created by Hibernate, from the class name or {@value #SHORT_NAME}. */
   public SustainableCacheRegionFactory() {}
@@ -111,8 +127,41 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
         .withDefaults(CacheSettings.parse(DEFAULT_SETTINGS));
     this.store = resolveStore(values.get(STORE),
         options.getServiceRegistry().requireService(ClassLoaderService.class));
+    this.entryKeys = entryKeys(values.get(ENTRY_KEYS), store);
     Object registry = values.get(METER_REGISTRY);
     this.meters = registry == null ? null : RegionMeters.of(registry);
+  }
+
+  /**
+   * The keys of {@value #ENTRY_KEYS}, decoded and checked by the core's rules now, not at the
+   * first region; no message shows a key.
+   */
+  static List<byte[]> entryKeys(Object setting, CacheStore store) {
+    String text = setting == null ? "" : setting.toString().trim();
+    if (text.isEmpty()) {
+      return List.of();
+    }
+    List<byte[]> keys = new ArrayList<>();
+    for (String encoded : text.split("[,\\s]+")) {
+      try {
+        keys.add(Base64.getDecoder().decode(encoded));
+      } catch (IllegalArgumentException e) {
+        throw new CacheException(ENTRY_KEYS + ": key " + (keys.size() + 1) + " is not base64 (the"
+            + " value is a secret and is not shown)");
+      }
+    }
+    try {
+      signed(SustainableCache.builder(store), keys);
+    } catch (IllegalArgumentException e) {
+      throw new CacheException(ENTRY_KEYS + ": " + e.getMessage(), e);
+    }
+    return List.copyOf(keys);
+  }
+
+  private static <V> SustainableCacheBuilder<V> signed(SustainableCacheBuilder<V> builder,
+      List<byte[]> keys) {
+    return keys.isEmpty() ? builder : builder.entryKey(keys.get(0),
+        keys.subList(1, keys.size()).toArray(new byte[0][]));
   }
 
   private CacheStore resolveStore(Object setting, ClassLoaderService classes) {
@@ -231,7 +280,7 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
       CacheSettings region = farOnly ? withoutNearCache(merged) : merged;
       SustainableCache<Object> cache;
       try {
-        cache = SustainableCache.builder(store)
+        cache = signed(SustainableCache.builder(store), entryKeys)
             .namespace(StoreKeys.namespace(namespacePrefix, name))
             .settings(region)
             .keyPolicy(KeyPolicy.HASH)

@@ -2,6 +2,8 @@ package io.sustainablecache.spring.boot.autoconfigure;
 
 import io.micrometer.core.instrument.Tag;
 import io.sustainablecache.CacheSettings;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
 import io.sustainablecache.spi.CacheStore;
@@ -11,8 +13,12 @@ import io.sustainablecache.spring.CacheSpec;
 import io.sustainablecache.spring.SustainableCacheManager;
 import io.sustainablecache.spring.boot.autoconfigure.SustainableCacheSettings.Codec;
 import java.io.Serializable;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
@@ -136,7 +142,8 @@ public final class SustainableCacheAutoConfiguration {
         BeanFactory beanFactory) {
       Specs specs = new Specs(json.getIfAvailable(), beanFactory);
       SustainableCacheManager.Builder builder = SustainableCacheManager.builder(store)
-          .defaults(specs.spec("(defaults)", properties, null, null))
+          .defaults(withEntryKeys(specs.spec("(defaults)", properties, null, null),
+              properties.getEntryKeys(), store))
           .namespacePrefix(properties.getNamespacePrefix() == null ? ""
               : properties.getNamespacePrefix())
           .dynamic(properties.isDynamic())
@@ -151,6 +158,37 @@ public final class SustainableCacheAutoConfiguration {
       SustainableCacheManager manager = builder.build();
       listeners.orderedStream().forEach(l -> manager.onCacheCreated(l::cacheCreated));
       return manager;
+    }
+
+    /**
+     * The defaults with {@code sustainable-cache.entry-keys}, decoded and checked now (a dynamic
+     * cache is built on first use, too late for a bad key to fail the start): every cache signs
+     * its entries with the first and accepts the others. No message shows a key.
+     */
+    static CacheSpec withEntryKeys(CacheSpec defaults, List<String> encoded, CacheStore store) {
+      if (encoded == null || encoded.isEmpty()) {
+        return defaults;
+      }
+      byte[][] keys = new byte[encoded.size()][];
+      for (int i = 0; i < keys.length; i++) {
+        String key = encoded.get(i);
+        try {
+          keys[i] = Base64.getDecoder().decode(key == null ? "" : key.trim());
+        } catch (IllegalArgumentException e) {
+          throw new IllegalStateException("sustainable-cache.entry-keys[" + i + "]: not base64"
+              + " (the value is a secret and is not shown)");
+        }
+      }
+      byte[] current = keys[0];
+      byte[][] previous = Arrays.copyOfRange(keys, 1, keys.length);
+      try {
+        SustainableCache.builder(store).entryKey(current, previous); // the core's checks, once
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException("sustainable-cache.entry-keys: " + e.getMessage(), e);
+      }
+      Consumer<SustainableCacheBuilder<?>> signing = b -> b.entryKey(current, previous);
+      return defaults.toBuilder().customizer(defaults.customizer().map(c -> c.andThen(signing))
+          .orElse(signing)).build();
     }
 
     @Bean
@@ -252,10 +290,15 @@ public final class SustainableCacheAutoConfiguration {
   static class HibernateConfiguration {
 
     @Bean
-    HibernatePropertiesCustomizer sustainableCacheHibernateStore(ObjectProvider<CacheStore> store) {
+    HibernatePropertiesCustomizer sustainableCacheHibernateStore(ObjectProvider<CacheStore> store,
+        SustainableCacheProperties sustainable) {
       return properties -> {
         if (!properties.containsKey(SustainableCacheRegionFactory.STORE)) {
           store.ifUnique(s -> properties.put(SustainableCacheRegionFactory.STORE, s));
+        }
+        if (!sustainable.getEntryKeys().isEmpty()) { // the regions sign as the caches do
+          properties.putIfAbsent(SustainableCacheRegionFactory.ENTRY_KEYS,
+              String.join(",", sustainable.getEntryKeys()));
         }
       };
     }

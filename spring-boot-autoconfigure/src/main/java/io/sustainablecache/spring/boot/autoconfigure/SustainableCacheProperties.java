@@ -73,6 +73,15 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
    */
   private boolean transactionAware = true;
 
+  /**
+   * Secret keys that sign every entry of every cache (HMAC-SHA256), base64, each at least 16
+   * bytes: the first signs, the others are still accepted on reads (during a rotation). Set them
+   * from a secret store or the environment (SUSTAINABLECACHE_ENTRYKEYS_0), not in a file under
+   * version control. Every instance of a namespace needs the same keys. Empty: entries carry a
+   * checksum only, and whoever can write to the store can forge one.
+   */
+  private List<String> entryKeys = new ArrayList<>();
+
   /** Per-cache settings, by cache name; each overrides the defaults above. */
   private Map<String, Cache> caches = new LinkedHashMap<>();
 
@@ -263,6 +272,35 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
    */
   public void setTransactionAware(boolean transactionAware) {
     this.transactionAware = transactionAware;
+  }
+
+  /**
+   * The entry keys, base64, the signing key first.
+   *
+   * @return the mutable list; empty unless set
+   */
+  public List<String> getEntryKeys() {
+    return entryKeys;
+  }
+
+  /**
+   * Sets the entry keys, base64, the signing key first.
+   *
+   * @param entryKeys the keys; empty for none
+   */
+  public void setEntryKeys(List<String> entryKeys) {
+    this.entryKeys = entryKeys;
+  }
+
+  /**
+   * Describes the properties without the entry keys' values (secrets), for logs.
+   *
+   * @return for example {@code SustainableCacheProperties[client=memcached, entryKeys=2 set]}
+   */
+  @Override
+  public String toString() {
+    return "SustainableCacheProperties[client=" + client + ", addresses=" + addresses
+        + ", namespacePrefix=" + namespacePrefix + ", entryKeys=" + entryKeys.size() + " set]";
   }
 
   /**

@@ -72,6 +72,21 @@ final class HibernateStoreAutoConfigurationTest {
   }
 
   @Test
+  void theEntryKeys_becomeTheProvidersEntryKeys_unlessTheJpaPropertiesNameThem() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.entry-keys[0]=" + "A".repeat(24),
+            "sustainable-cache.entry-keys[1]=" + "B".repeat(24))
+        .run(context -> {
+          assertThat(customized(context, Map.of())).containsEntry(
+              SustainableCacheRegionFactory.ENTRY_KEYS, "A".repeat(24) + "," + "B".repeat(24));
+          assertThat(customized(context, Map.of(SustainableCacheRegionFactory.ENTRY_KEYS, "x")))
+              .containsEntry(SustainableCacheRegionFactory.ENTRY_KEYS, "x");
+        });
+    runner.withUserConfiguration(WithStore.class).run(context -> assertThat(
+        customized(context, Map.of())).doesNotContainKey(SustainableCacheRegionFactory.ENTRY_KEYS));
+  }
+
+  @Test
   void aStoreGivenInTheJpaProperties_isKept() {
     Object mine = "com.example.MyStoreSupplier";
     runner.withUserConfiguration(WithStore.class).run(context -> assertThat(customized(

@@ -214,6 +214,53 @@ final class SustainableCacheAutoConfigurationTest {
             .getBean(CacheManager.class).isInstanceOf(ConcurrentMapCacheManager.class));
   }
 
+  /** Issue 31, part 5: the entry keys from properties, for every cache, with a rotation. */
+  @Test
+  void entryKeys_signEveryCachesEntries_andAPreviousKeyIsStillRead() {
+    String key = java.util.Base64.getEncoder().encodeToString("k".repeat(32).getBytes());
+    String next = java.util.Base64.getEncoder().encodeToString("n".repeat(32).getBytes());
+    String[] common = {"sustainable-cache.settings.ttl=30s",
+        "sustainable-cache.value-type=" + String.class.getName()};
+    runner.withUserConfiguration(WithStore.class).withPropertyValues(common)
+        .withPropertyValues("sustainable-cache.entry-keys[0]=" + key)
+        .run(context -> context.getBean(SustainableCacheManager.class).getCache("signed")
+            .put("id", "written signed"));
+    runner.withUserConfiguration(WithStore.class).withPropertyValues(common)
+        .run(context -> assertThat(context.getBean(SustainableCacheManager.class)
+            .getCache("signed").get("id")).as("an unkeyed cache reads no signed entry").isNull());
+    runner.withUserConfiguration(WithStore.class).withPropertyValues(common)
+        .withPropertyValues("sustainable-cache.entry-keys[0]=" + next,
+            "sustainable-cache.entry-keys[1]=" + key)
+        .run(context -> assertThat(context.getBean(SustainableCacheManager.class)
+            .getCache("signed").get("id").get()).isEqualTo("written signed"));
+    runner.withUserConfiguration(WithStore.class).withPropertyValues(common)
+        .withPropertyValues("sustainable-cache.entry-keys[0]=" + next)
+        .run(context -> assertThat(context.getBean(SustainableCacheManager.class)
+            .getCache("signed").get("id")).as("the old key no longer accepted").isNull());
+  }
+
+  @Test
+  void aBadEntryKey_failsTheStart_withoutShowingIt() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
+            "sustainable-cache.entry-keys[0]=not-base64-secret!")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("sustainable-cache.entry-keys[0]: not base64")
+            .satisfies(e -> assertThat(stackTrace(e)).doesNotContain("not-base64-secret")));
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=30s",
+            "sustainable-cache.entry-keys[0]=c2hvcnQ=") // "short"
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("sustainable-cache.entry-keys: entryKey must be at least 16"
+                + " bytes"));
+  }
+
+  private static String stackTrace(Throwable e) {
+    java.io.StringWriter out = new java.io.StringWriter();
+    e.printStackTrace(new java.io.PrintWriter(out));
+    return out.toString();
+  }
+
   @Test
   void aConfiguredCacheWithoutACodecFailsTheStartNamingTheProperty() {
     runner.withUserConfiguration(WithStore.class)

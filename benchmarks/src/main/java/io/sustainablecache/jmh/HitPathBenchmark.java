@@ -108,6 +108,14 @@ public class HitPathBenchmark {
   @Param({"false"})
   public boolean generation;
 
+  /**
+   * Whether the entries are signed ({@code entryKey}, issue 31, part 5): a 16-byte HMAC-SHA256
+   * tag more per item, computed over the entry on every store hit. {@code -p signed=false,true}
+   * measures its cost beside the checksum-only entry in one run.
+   */
+  @Param({"false"})
+  public boolean signed;
+
   MemcachedServer server;
   ArcusClient client;
   SustainableCache<byte[]> cache;
@@ -139,6 +147,11 @@ public class HitPathBenchmark {
         .namespace("jmh")
         .ttl(Duration.ofHours(1));
     builder.invalidateAllBound(generation ? Duration.ofSeconds(1) : Duration.ZERO);
+    if (signed) {
+      byte[] entryKey = new byte[32];
+      new SplittableRandom().nextBytes(entryKey);
+      builder.entryKey(entryKey);
+    }
     cache = builder.build();
     key = "hit-" + Long.toHexString(new SplittableRandom().nextLong());
     storeKey = "jmh:" + key;
@@ -152,7 +165,7 @@ public class HitPathBenchmark {
     cache.put(key, value);
     check(cache.get(key, loader).length == size, "cache get after put");
     int header = (generation ? Envelope.GENERATION_HEADER_SIZE : Envelope.HEADER_SIZE)
-        + Envelope.CHECKSUM_SIZE;
+        + Envelope.CHECKSUM_SIZE + (signed ? Envelope.TAG_SIZE : 0);
     check(rawGets().length == size + header, "raw gets");
     check(rawGet().length == size + header, "raw get");
   }

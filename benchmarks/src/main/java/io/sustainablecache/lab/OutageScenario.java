@@ -100,7 +100,11 @@ final class OutageScenario {
       + "stale_reads,stale_past_reuse,checked_after_bound,stale_after_bound";
 
   static final String SECOND_HEADER = "run,second,phase,reads,p50_ms,p99_ms,loads_jvm_max,"
-      + "writes_committed,writes_failed,stale_reads";
+      + "writes_committed,writes_failed,stale_reads,stale_past_reuse";
+
+  /** One colour per run, its secondary series dashed or dotted in the same colour. */
+  private static final java.awt.Color[] COLORS = {new java.awt.Color(0x1f77b4),
+      new java.awt.Color(0xd62728), new java.awt.Color(0x2ca02c), new java.awt.Color(0x7f7f7f)};
 
   record Options(List<String> runs, int healthy, int fault, int jvms, int rate, int threads,
       long queryMillis, long writeMillis, int hold, Path out, boolean charts, long seed) {
@@ -270,8 +274,9 @@ final class OutageScenario {
       Charts.save(chart(runs, "DB loads of the hot key per second, the busiest reader JVM"
           + " (goal while down: 20 or fewer)", "loads/s", "loads", false),
           charts.resolve("outage-loads.png"));
-      Charts.save(chart(runs, "writes committed per second (dashed: failed; dotted: stale"
-          + " reads)", "per second", "committed", false), charts.resolve("outage-writes.png"));
+      Charts.save(chart(runs, "writes committed per second (dashed: failed; dots: stale reads"
+          + " past 50 ms)", "per second", "committed", false),
+          charts.resolve("outage-writes.png"));
     }
     out.printf("Wrote %s, %s, %s%n", dir.resolve("outage.txt"), dir.resolve("outage-phases.csv"),
         dir.resolve("outage-seconds.csv"));
@@ -409,6 +414,8 @@ final class OutageScenario {
     List<String> rows = new ArrayList<>();
     Map<String, double[]> series = new LinkedHashMap<>();
     for (String s : List.of("reads", "p50", "p99", "loads", "committed", "failed", "stale")) {
+      // stale: past the outage reuse's window (a read that began within it of a write's return
+      // may share a load that read the row before the commit, as documented)
       series.put(s, new double[bins]);
     }
     for (int b = 0; b < bins; b++) {
@@ -424,7 +431,7 @@ final class OutageScenario {
       }
       long committed = writes.stream().filter(w -> w.begin() >= from && w.begin() < to).count();
       long failed = Arrays.stream(refused).filter(t -> t >= from && t < to).count();
-      long stale = TxScenario.stale(commits, in, 1, 0)[1];
+      long[] stale = TxScenario.stale(commits, in, 1, reuse);
       double p50 = LabRun.percentile(latencies, 0.50) / 1e6;
       double p99 = LabRun.percentile(latencies, 0.99) / 1e6;
       int phase = 0;
@@ -432,8 +439,8 @@ final class OutageScenario {
         phase++;
       }
       rows.add(Scenarios.csv(name, b, PHASES.get(phase), in.size, p50, p99, loadsMax,
-          committed, failed, stale));
-      double[] values = {in.size, p50, p99, loadsMax, committed, failed, stale};
+          committed, failed, stale[1], stale[2]));
+      double[] values = {in.size, p50, p99, loadsMax, committed, failed, stale[2]};
       int i = 0;
       for (double[] s : series.values()) {
         s[b] = values[i++];
@@ -552,19 +559,21 @@ final class OutageScenario {
       chart.getStyler().setYAxisMin(0.0);
     }
     Map<String, String> extra = Map.of("p99", "p50", "committed", "failed");
+    int r = 0;
     for (Run run : runs) {
+      java.awt.Color color = COLORS[r++ % COLORS.length];
       double[] x = new double[run.series().get(key).length];
       for (int i = 0; i < x.length; i++) {
         x[i] = i + 0.5;
       }
-      add(chart, run.name(), x, run.series().get(key), log, null);
+      add(chart, run.name(), x, run.series().get(key), log, null, color);
       if (extra.containsKey(key)) {
         add(chart, run.name() + " " + extra.get(key), x, run.series().get(extra.get(key)), log,
-            XYSeries.XYSeriesRenderStyle.Line);
+            XYSeries.XYSeriesRenderStyle.Line, color);
       }
       if (key.equals("committed")) {
-        add(chart, run.name() + " stale reads", x, run.series().get("stale"), log,
-            XYSeries.XYSeriesRenderStyle.Scatter);
+        add(chart, run.name() + " stale", x, run.series().get("stale"), log,
+            XYSeries.XYSeriesRenderStyle.Scatter, color);
       }
     }
     for (double mark : runs.get(0).marks()) {
@@ -574,9 +583,11 @@ final class OutageScenario {
   }
 
   private static void add(XYChart chart, String name, double[] x, double[] y, boolean log,
-      XYSeries.XYSeriesRenderStyle secondary) {
+      XYSeries.XYSeriesRenderStyle secondary, java.awt.Color color) {
     double[] values = log ? Arrays.stream(y).map(v -> Math.max(v, 0.1)).toArray() : y;
     XYSeries series = chart.addSeries(name, x, values);
+    series.setLineColor(color);
+    series.setMarkerColor(color);
     series.setMarker(secondary == XYSeries.XYSeriesRenderStyle.Scatter ? SeriesMarkers.CIRCLE
         : SeriesMarkers.NONE);
     if (secondary == XYSeries.XYSeriesRenderStyle.Line) {

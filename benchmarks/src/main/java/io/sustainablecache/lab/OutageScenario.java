@@ -35,7 +35,9 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * its instants) and the writer JVM ({@link TxHotWriter}: here a transaction every {@code
  * --write-ms}); every JVM's client has the adapter's recommended settings and the store its
  * default 700 ms operation timeout ({@link TxScenario#STORE_DEFAULTS_PROPERTY}). The timeline,
- * from the readers' start: healthy, hung, healthy, killed, healthy.
+ * from the readers' start: healthy, hung, healthy, killed, healthy; each fault's instants (the
+ * readers' start, SIGSTOP sent, SIGCONT sent, SIGKILL sent, the restart begun: {@code
+ * System.nanoTime()}, comparable with the JVMs' records) in {@code outage-<run>/faults.txt}.
  *
  * <p>Per second ({@code outage-seconds.csv} and the charts): reads/s, p50/p99, DB loads of the
  * hot key per reader JVM, writes committed and failed (by when they began), stale reads (a read
@@ -320,18 +322,22 @@ final class OutageScenario {
             - System.currentTimeMillis());
         long h = options.healthy() * 1000L;
         long f = options.fault() * 1000L;
+        // each instant taken as the signal is sent: a phase of the fault ends before memcached
+        // can answer again, and the bound counts from the earliest instant it may
         FaultSuite.sleepUntil(startAt + h);
-        memcached.pause(0);
         at[1] = System.nanoTime();
+        memcached.pause(0);
         FaultSuite.sleepUntil(startAt + h + f);
-        memcached.resume(0);
         at[2] = System.nanoTime();
+        memcached.resume(0);
         FaultSuite.sleepUntil(startAt + 2 * h + f);
-        memcached.kill(0);
         at[3] = System.nanoTime();
+        memcached.kill(0);
         FaultSuite.sleepUntil(startAt + 2 * h + 2 * f);
-        memcached.restart(0);
         at[4] = System.nanoTime();
+        memcached.restart(0);
+        Files.writeString(dir.resolve("faults.txt"), Arrays.stream(at)
+            .mapToObj(Long::toString).reduce((x, y) -> x + " " + y).orElse("") + "\n");
       } catch (RuntimeException e) {
         jvms.destroy();
         throw e;

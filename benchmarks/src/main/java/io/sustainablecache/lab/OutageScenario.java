@@ -59,7 +59,7 @@ final class OutageScenario {
       per second and per phase, and the goals of issue 31. Writes outage.txt,
       outage-phases.csv, outage-seconds.csv and charts/outage-*.png under --out.
 
-        --quick            the integration test's preset: --runs default --healthy 3 --fault 3
+        --quick            the integration test's preset: --runs default --healthy 4 --fault 3
                            --rate 400
         --runs LIST        default (the fence; invalidations owed while the store is down),
                            fail-closed (failWritesWhenStoreDown(true)), spring (Spring's
@@ -187,7 +187,7 @@ final class OutageScenario {
         case "--outage" -> { }
         case "--quick" -> {
           runs = List.of("default");
-          healthy = 3;
+          healthy = 4;
           fault = 3;
           rate = 400;
         }
@@ -200,17 +200,17 @@ final class OutageScenario {
             }
           }
         }
-        case "--healthy" -> healthy = number(args, ++i, arg);
-        case "--fault" -> fault = number(args, ++i, arg);
-        case "--jvms" -> jvms = number(args, ++i, arg);
-        case "--rate" -> rate = number(args, ++i, arg);
-        case "--threads" -> threads = number(args, ++i, arg);
-        case "--query-ms" -> queryMillis = number(args, ++i, arg);
-        case "--write-ms" -> writeMillis = number(args, ++i, arg);
-        case "--hold" -> hold = number(args, ++i, arg);
+        case "--healthy" -> healthy = TxScenario.number(args, ++i, arg);
+        case "--fault" -> fault = TxScenario.number(args, ++i, arg);
+        case "--jvms" -> jvms = TxScenario.number(args, ++i, arg);
+        case "--rate" -> rate = TxScenario.number(args, ++i, arg);
+        case "--threads" -> threads = TxScenario.number(args, ++i, arg);
+        case "--query-ms" -> queryMillis = TxScenario.number(args, ++i, arg);
+        case "--write-ms" -> writeMillis = TxScenario.number(args, ++i, arg);
+        case "--hold" -> hold = TxScenario.number(args, ++i, arg);
         case "--out" -> out = Path.of(NearScenario.value(args, ++i, arg));
         case "--no-charts" -> charts = false;
-        case "--seed" -> seed = number(args, ++i, arg);
+        case "--seed" -> seed = TxScenario.number(args, ++i, arg);
         default -> throw new IllegalArgumentException("--outage: unknown option " + arg
             + " (see --outage --help)");
       }
@@ -223,14 +223,6 @@ final class OutageScenario {
     }
     return new Options(runs, healthy, fault, jvms, rate, threads, queryMillis, writeMillis,
         hold, out, charts, seed);
-  }
-
-  private static int number(String[] args, int i, String option) {
-    try {
-      return Integer.parseInt(NearScenario.value(args, i, option).trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(option + " expects a number: '" + args[i] + "'");
-    }
   }
 
   private int run() throws IOException, SQLException {
@@ -382,26 +374,16 @@ final class OutageScenario {
     long[] bounds = {origin, at[1], at[2], at[3], at[4], end};
     long bound = TimeUnit.MILLISECONDS.toNanos(BOUND_MILLIS);
     long reuse = TimeUnit.MILLISECONDS.toNanos(REUSE_MILLIS);
+    Records records = new Records(reads, loads, writes, refused, commits, reuse);
     List<Phase> phases = new ArrayList<>();
     for (int p = 0; p < PHASES.size(); p++) {
       long from = bounds[p];
       long to = bounds[p + 1];
-      TxScenario.Reads in = subset(reads, from, to);
-      long[] latencies = Arrays.copyOf(in.latencies, in.size);
-      Arrays.sort(latencies);
-      double loadsPerJvm = 0;
+      Window w = records.window(from, to);
       long worst = 0;
-      for (List<long[]> jvm : loads) {
-        long n = jvm.stream().filter(l -> l[0] >= from && l[0] < to).count();
-        loadsPerJvm = Math.max(loadsPerJvm, n / ((to - from) / 1e9));
-        for (long s = from; s + second <= to; s += second) { // whole seconds of the phase
-          long a = s;
-          worst = Math.max(worst, jvm.stream().filter(l -> l[0] >= a && l[0] < a + second)
-              .count());
-        }
+      for (long s = from; s + second <= to; s += second) { // whole seconds of the phase
+        worst = Math.max(worst, records.window(s, s + second).loadsMax());
       }
-      long committed = writes.stream().filter(w -> w.begin() >= from && w.begin() < to).count();
-      long failed = Arrays.stream(refused).filter(t -> t >= from && t < to).count();
       long checked = 0;
       long staleAfterBound = 0;
       if (p == 2 || p == 4) { // memcached answers again from the phase's start
@@ -409,44 +391,30 @@ final class OutageScenario {
         checked = late.size;
         staleAfterBound = TxScenario.stale(commits, late, 1, 0)[1];
       }
-      long[] stale = TxScenario.stale(commits, in, 1, reuse);
-      phases.add(new Phase(name, PHASES.get(p), (to - from) / 1e9, in.size,
-          LabRun.percentile(latencies, 0.50) / 1e6, LabRun.percentile(latencies, 0.99) / 1e6,
-          loadsPerJvm, worst, committed, failed, stale[1], stale[2], checked,
-          staleAfterBound));
+      phases.add(new Phase(name, PHASES.get(p), (to - from) / 1e9, w.reads(), w.p50Ms(),
+          w.p99Ms(), w.loadsMax() / ((to - from) / 1e9), worst, w.committed(), w.failed(),
+          w.stale(), w.stalePastReuse(), checked, staleAfterBound));
     }
 
     int bins = options.seconds();
     List<String> rows = new ArrayList<>();
     Map<String, double[]> series = new LinkedHashMap<>();
+    // stale: past the outage reuse's window (a read that began within it of a write's return
+    // may share a load that read the row before the commit, as documented)
     for (String s : List.of("reads", "p50", "p99", "loads", "committed", "failed", "stale")) {
-      // stale: past the outage reuse's window (a read that began within it of a write's return
-      // may share a load that read the row before the commit, as documented)
       series.put(s, new double[bins]);
     }
     for (int b = 0; b < bins; b++) {
       long from = origin + b * second;
-      long to = from + second;
-      TxScenario.Reads in = subset(reads, from, to);
-      long[] latencies = Arrays.copyOf(in.latencies, in.size);
-      Arrays.sort(latencies);
-      long loadsMax = 0;
-      for (List<long[]> jvm : loads) {
-        loadsMax = Math.max(loadsMax, jvm.stream().filter(l -> l[0] >= from && l[0] < to)
-            .count());
-      }
-      long committed = writes.stream().filter(w -> w.begin() >= from && w.begin() < to).count();
-      long failed = Arrays.stream(refused).filter(t -> t >= from && t < to).count();
-      long[] stale = TxScenario.stale(commits, in, 1, reuse);
-      double p50 = LabRun.percentile(latencies, 0.50) / 1e6;
-      double p99 = LabRun.percentile(latencies, 0.99) / 1e6;
+      Window w = records.window(from, from + second);
       int phase = 0;
       while (phase < 4 && from + second / 2 >= bounds[phase + 1]) {
         phase++;
       }
-      rows.add(Scenarios.csv(name, b, PHASES.get(phase), in.size, p50, p99, loadsMax,
-          committed, failed, stale[1], stale[2]));
-      double[] values = {in.size, p50, p99, loadsMax, committed, failed, stale[2]};
+      rows.add(Scenarios.csv(name, b, PHASES.get(phase), w.reads(), w.p50Ms(), w.p99Ms(),
+          w.loadsMax(), w.committed(), w.failed(), w.stale(), w.stalePastReuse()));
+      double[] values = {w.reads(), w.p50Ms(), w.p99Ms(), w.loadsMax(), w.committed(),
+          w.failed(), w.stalePastReuse()};
       int i = 0;
       for (double[] s : series.values()) {
         s[b] = values[i++];
@@ -458,6 +426,36 @@ final class OutageScenario {
     }
     return new Run(name, phases, rows, series, marks, lost, staleKeys);
   }
+
+  /** A run's records: the reads, each reader JVM's loads, the committed and refused writes. */
+  private record Records(TxScenario.Reads reads, List<List<long[]>> loads,
+      List<TxHotScenario.Write> writes, long[] refused, List<TxScenario.Commit> commits,
+      long reuseNanos) {
+
+    /** The figures of {@code [from, to)}; reads, loads and writes by when they began. */
+    Window window(long from, long to) {
+      TxScenario.Reads in = subset(reads, from, to);
+      long[] latencies = Arrays.copyOf(in.latencies, in.size);
+      Arrays.sort(latencies);
+      long loadsMax = 0;
+      for (List<long[]> jvm : loads) {
+        loadsMax = Math.max(loadsMax, jvm.stream().filter(l -> l[0] >= from && l[0] < to)
+            .count());
+      }
+      long[] stale = TxScenario.stale(commits, in, 1, reuseNanos);
+      return new Window(in.size, LabRun.percentile(latencies, 0.50) / 1e6,
+          LabRun.percentile(latencies, 0.99) / 1e6, loadsMax,
+          writes.stream().filter(w -> w.begin() >= from && w.begin() < to).count(),
+          Arrays.stream(refused).filter(t -> t >= from && t < to).count(), stale[1], stale[2]);
+    }
+  }
+
+  /**
+   * One window's figures: reads, their p50 and p99, the busiest reader JVM's loads, writes
+   * committed and refused, reads stale after a write had returned and past the reuse window.
+   */
+  private record Window(long reads, double p50Ms, double p99Ms, long loadsMax, long committed,
+      long failed, long stale, long stalePastReuse) {}
 
   /** The reads that began in {@code [from, to)}. */
   private static TxScenario.Reads subset(TxScenario.Reads reads, long from, long to) {

@@ -314,7 +314,8 @@ final class TxScenario {
         charts, seed, repeat, nearMillis);
   }
 
-  private static int number(String[] args, int i, String option) {
+  /** The number at {@code args[i]}, the value of {@code option}. */
+  static int number(String[] args, int i, String option) {
     try {
       return Integer.parseInt(NearScenario.value(args, i, option).trim());
     } catch (NumberFormatException e) {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The outage scenario, run once for the project on its short preset ({@code --outage --quick}:
  * the library's defaults only; two reader JVMs at 400 reads/s in total, a writer JVM committing a
- * transaction every 100 ms, a memcached the lab starts hung with SIGSTOP for 3 s and, 3 s later,
+ * transaction every 100 ms, a memcached the lab starts hung with SIGSTOP for 3 s and, 4 s later,
  * killed for 3 s and started again; an H2 server). The goals of issue 31 that do not depend on
  * the machine's speed, each counted, none timed:
  *
@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  *       invalidation is owed, not refused);</li>
  *   <li>no read that began more than 2 s (docs/failures.md) after memcached answered again got
  *       an older row than a write that had returned, after the hang (memcached keeps the entries
- *       it had) and after the kill; and such reads were checked;</li>
+ *       it had) and after the kill; and more than 50 such reads were checked each time;</li>
  *   <li>while memcached was down no reader JVM loaded the hot key more than about 20 times a
  *       second (the outage reuse of 50 ms), where each of its reads would otherwise load:
  *       about 200 a second here;</li>
@@ -82,8 +82,9 @@ final class OutageScenarioIT {
         .isGreaterThanOrEqualTo(OutageScenario.COMMIT_GOAL);
     for (String after : List.of("healthy after hang", "healthy after kill")) {
       Function<String, Double> phase = phases.get(after);
+      // the last 2 s of each 4 s healthy phase: 800 reads offered, 139 in 1 s at load 11
       assertThat(phase.apply("checked_after_bound")).as(after + "\n" + report)
-          .isGreaterThan(100);
+          .isGreaterThan(50);
       assertThat(phase.apply("stale_after_bound")).as(after + "\n" + report).isZero();
     }
     assertThat(status).as(report).isZero();

@@ -92,6 +92,10 @@ public final class StampedeLab {
         --outage-reads       readers of one hot key in 2 instances while memcached hangs 10 s,
                              then dies 10 s: the defaults vs the node breaker and outage reuse
                              off vs no cache; writes outage-reads.csv. --outage-reads --help
+        --outage             a hot key, reader JVMs and a writer in transactions (H2) while
+                             memcached is hung (SIGSTOP) 10 s, then killed 10 s: the defaults,
+                             fail-closed and Spring's decorator; writes outage-*.csv.
+                             --outage --help
 
       Cluster
         --near               instead of the comparison: the near cache against memcached
@@ -307,6 +311,9 @@ public final class StampedeLab {
     }
     if (BulkFleetScenario.requested(args)) {
       return BulkFleetScenario.run(args, out);
+    }
+    if (OutageScenario.requested(args)) {
+      return OutageScenario.run(args, out);
     }
     if (OutageReadScenario.requested(args)) {
       return OutageReadScenario.run(args, out);

@@ -376,73 +376,17 @@ final class TxHotScenario {
     Path dir = options.out().resolve("tx-hot-" + name);
     Files.createDirectories(dir);
     String namespace = "txhot-" + Long.toHexString(System.nanoTime() & 0xFFFFFFL);
-    try (Connection c = DriverManager.getConnection(jdbcUrl, "sa", "");
-        Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS item");
-      s.execute("CREATE TABLE item(id INT PRIMARY KEY, version BIGINT NOT NULL)");
-      s.execute("INSERT INTO item VALUES (" + TxHotWriter.HOT + ", 0), ("
-          + TxHotWriter.WARM_UP + ", 0)");
-    }
+    hotTable(jdbcUrl);
     InetSocketAddress address = memcached.address(0);
-    String cacheAddress = address.getHostString() + ":" + address.getPort();
     int readSeconds = options.seconds() + (int) (TAIL_MILLIS / 1000);
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classPath = System.getProperty("java.class.path");
     List<String> jvmOptions = mode.equals("fenced-noprior")
         ? List.of("-Xmx256m", WITHOUT_PRIOR) : List.of("-Xmx256m");
-    List<Process> processes = new ArrayList<>();
-    List<String> prefixes = new ArrayList<>();
-    long seed = options.seed();
-    for (int r = 0; r < jvms; r++) {
-      String prefix = dir.resolve("reader-" + r).toString();
-      clean(prefix);
-      List<String> command = new ArrayList<>(List.of(java));
-      command.addAll(jvmOptions);
-      command.addAll(List.of("-cp", classPath, TxReader.class.getName(), cacheAddress, jdbcUrl,
-          namespace, "1", Long.toString(options.queryMillis()), Integer.toString(rate / jvms),
-          Integer.toString(readSeconds), Long.toString(seed * 100 + r), prefix, "0",
-          Integer.toString(options.threads()), "true"));
-      processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(Path.of(prefix + ".log").toFile()).start());
-      prefixes.add(prefix);
-    }
-    String writerPrefix = dir.resolve("writer").toString();
-    if (!mode.equals("none")) {
-      clean(writerPrefix);
-      List<String> command = new ArrayList<>(List.of(java));
-      command.addAll(jvmOptions);
-      command.addAll(List.of("-cp", classPath, TxHotWriter.class.getName(), cacheAddress,
-          jdbcUrl, namespace, mode, Integer.toString(hold), Integer.toString(options.seconds()),
-          writerPrefix));
-      processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(Path.of(writerPrefix + ".log").toFile()).start());
-      prefixes.add(writerPrefix);
-    }
-    try {
-      for (int p = 0; p < processes.size(); p++) {
-        Scenarios.awaitFile(Path.of(prefixes.get(p) + ".ready"), processes.get(p),
-            prefixes.get(p) + " did not start; see its .log");
-      }
-      long startAt = System.currentTimeMillis() + 200;
-      for (String prefix : prefixes) {
-        HibernateScenario.signal(Path.of(prefix + ".go"), Long.toString(startAt));
-      }
-      for (int p = 0; p < processes.size(); p++) {
-        Process process = processes.get(p);
-        if (!process.waitFor(readSeconds + 60L, TimeUnit.SECONDS)) {
-          processes.forEach(Process::destroyForcibly);
-          throw new IllegalStateException(prefixes.get(p) + " did not finish");
-        }
-        if (process.exitValue() != 0) {
-          throw new IllegalStateException(prefixes.get(p) + " failed (exit "
-              + process.exitValue() + "); see its .log");
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      processes.forEach(Process::destroyForcibly);
-      throw new IllegalStateException("interrupted", e);
-    }
+    Jvms started = Jvms.start(dir, jvmOptions, address, jdbcUrl, namespace, mode, jvms, rate,
+        readSeconds, options.threads(), options.queryMillis(), options.seed(), hold,
+        options.seconds(), 1_000);
+    started.await(readSeconds);
+    List<String> prefixes = started.prefixes();
+    String writerPrefix = started.writerPrefix();
     TxScenario.Reads reads = new TxScenario.Reads();
     List<long[]> loads = new ArrayList<>();
     long[] readerStats = new long[8];
@@ -475,8 +419,116 @@ final class TxHotScenario {
   }
 
   private static void clean(String prefix) throws IOException {
-    for (String suffix : List.of(".ready", ".go", ".reads", ".loads", ".stats", ".commits")) {
+    for (String suffix : List.of(".ready", ".go", ".reads", ".loads", ".stats", ".commits",
+        ".refused")) {
       Files.deleteIfExists(Path.of(prefix + suffix));
+    }
+  }
+
+  /** The hot row ({@link TxHotWriter#HOT}) and the writer's warm-up row, both at version 0. */
+  static void hotTable(String jdbcUrl) throws SQLException {
+    try (Connection c = DriverManager.getConnection(jdbcUrl, "sa", "");
+        Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS item");
+      s.execute("CREATE TABLE item(id INT PRIMARY KEY, version BIGINT NOT NULL)");
+      s.execute("INSERT INTO item VALUES (" + TxHotWriter.HOT + ", 0), ("
+          + TxHotWriter.WARM_UP + ", 0)");
+    }
+  }
+
+  /**
+   * The JVMs of one run on the hot row ({@link TxHotScenario}'s and {@link OutageScenario}'s):
+   * the readers' ({@link TxReader}, files {@code dir/reader-N.*}), then the writer's ({@link
+   * TxHotWriter}, {@code dir/writer.*}; none for mode {@code none}), all ready, and the start
+   * instant (wall-clock ms) sent to them.
+   */
+  record Jvms(List<Process> processes, List<String> prefixes, String writerPrefix,
+      long startAtMillis) {
+
+    /**
+     * Starts them: {@code jvms} readers sharing {@code rate} reads/s for {@code readSeconds}
+     * with {@code threads} threads each, warmed up, loads of {@code queryMillis} after the
+     * SELECT; a writer of {@code writes} transactions of mode {@code mode} holding {@code hold}
+     * ms, {@code intervalMillis} apart.
+     */
+    static Jvms start(Path dir, List<String> jvmOptions, InetSocketAddress cache,
+        String jdbcUrl, String namespace, String mode, int jvms, int rate, int readSeconds,
+        int threads, long queryMillis, long seed, int hold, int writes, long intervalMillis)
+        throws IOException {
+      String cacheAddress = cache.getHostString() + ":" + cache.getPort();
+      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      String classPath = System.getProperty("java.class.path");
+      List<Process> processes = new ArrayList<>();
+      List<String> prefixes = new ArrayList<>();
+      for (int r = 0; r < jvms; r++) {
+        String prefix = dir.resolve("reader-" + r).toString();
+        clean(prefix);
+        List<String> command = new ArrayList<>(List.of(java));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", classPath, TxReader.class.getName(), cacheAddress,
+            jdbcUrl, namespace, "1", Long.toString(queryMillis), Integer.toString(rate / jvms),
+            Integer.toString(readSeconds), Long.toString(seed * 100 + r), prefix, "0",
+            Integer.toString(threads), "true"));
+        processes.add(new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(Path.of(prefix + ".log").toFile()).start());
+        prefixes.add(prefix);
+      }
+      String writerPrefix = dir.resolve("writer").toString();
+      if (!mode.equals("none")) {
+        clean(writerPrefix);
+        List<String> command = new ArrayList<>(List.of(java));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", classPath, TxHotWriter.class.getName(), cacheAddress,
+            jdbcUrl, namespace, mode, Integer.toString(hold), Integer.toString(writes),
+            writerPrefix, Long.toString(intervalMillis)));
+        processes.add(new ProcessBuilder(command).redirectErrorStream(true)
+            .redirectOutput(Path.of(writerPrefix + ".log").toFile()).start());
+        prefixes.add(writerPrefix);
+      }
+      try {
+        for (int p = 0; p < processes.size(); p++) {
+          Scenarios.awaitFile(Path.of(prefixes.get(p) + ".ready"), processes.get(p),
+              prefixes.get(p) + " did not start; see its .log");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        processes.forEach(Process::destroyForcibly);
+        throw new IllegalStateException("interrupted", e);
+      } catch (RuntimeException e) {
+        processes.forEach(Process::destroyForcibly);
+        throw e;
+      }
+      long startAt = System.currentTimeMillis() + 200;
+      for (String prefix : prefixes) {
+        HibernateScenario.signal(Path.of(prefix + ".go"), Long.toString(startAt));
+      }
+      return new Jvms(processes, prefixes, writerPrefix, startAt);
+    }
+
+    /** Waits until each has exited (at most {@code seconds} + 60 s); fails on a failed one. */
+    void await(int seconds) {
+      try {
+        for (int p = 0; p < processes.size(); p++) {
+          Process process = processes.get(p);
+          if (!process.waitFor(seconds + 60L, TimeUnit.SECONDS)) {
+            processes.forEach(Process::destroyForcibly);
+            throw new IllegalStateException(prefixes.get(p) + " did not finish");
+          }
+          if (process.exitValue() != 0) {
+            throw new IllegalStateException(prefixes.get(p) + " failed (exit "
+                + process.exitValue() + "); see its .log");
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        processes.forEach(Process::destroyForcibly);
+        throw new IllegalStateException("interrupted", e);
+      }
+    }
+
+    /** Kills them all (a run that failed midway). */
+    void destroy() {
+      processes.forEach(Process::destroyForcibly);
     }
   }
 
@@ -708,7 +760,7 @@ final class TxHotScenario {
         r -> r.p99OutsideMs() == 0 ? 0 : r.p99DuringMs() / r.p99OutsideMs(), 0.1, P99_GOAL);
   }
 
-  private static int freePort() throws IOException {
+  static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0, 1,
         java.net.InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();

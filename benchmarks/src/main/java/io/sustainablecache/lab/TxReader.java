@@ -40,7 +40,9 @@ import net.spy.memcached.ArcusClient;
  * startNanos, long latencyNanos), {@code outPrefix.loads} (per loader call from the start
  * instant on: long startNanos, long endNanos) and {@code outPrefix.stats} (one line: reads,
  * failed reads, loader calls, store errors, then the cache's fenced hits, fenced loads, leases
- * won and leases lost, counted from the start instant on).
+ * won and leases lost, counted from the start instant on). With {@code
+ * -Dio.sustainablecache.lab.noCache=true} every read calls the loader, the cache untouched
+ * ({@link OutageScenario}'s baseline).
  */
 final class TxReader {
 
@@ -49,6 +51,8 @@ final class TxReader {
   /** Bytes per loader call in the {@code .loads} file. */
   static final int LOAD_BYTES = 8 + 8;
   private static final int DEFAULT_THREADS = 2;
+  /** {@code -Dio.sustainablecache.lab.noCache=true}: reads without the cache. */
+  static final String NO_CACHE_PROPERTY = "io.sustainablecache.lab.noCache";
 
   private TxReader() {}
 
@@ -68,6 +72,7 @@ final class TxReader {
     long nearMillis = Long.parseLong(args[9]);
     int threadCount = args.length == 12 ? Integer.parseInt(args[10]) : DEFAULT_THREADS;
     boolean warm = args.length == 12 && Boolean.parseBoolean(args[11]);
+    boolean noCache = Boolean.getBoolean(NO_CACHE_PROPERTY);
 
     ArcusClient client = TxScenario.client(StampedeLab.StoreHandle.parseAddress(args[0]));
     SustainableCache<String> cache = TxScenario.cache(client, args[2], null, nearMillis);
@@ -145,8 +150,9 @@ final class TxReader {
           long start = System.nanoTime();
           String value;
           try {
-            value = cache.get(TxScenario.key(key), loader);
-          } catch (RuntimeException e) {
+            value = noCache ? loader.load(TxScenario.key(key))
+                : cache.get(TxScenario.key(key), loader);
+          } catch (Exception e) {
             failed.incrementAndGet(); // a failed read returns nothing to check
             continue;
           }

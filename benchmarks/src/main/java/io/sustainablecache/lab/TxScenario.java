@@ -121,6 +121,24 @@ final class TxScenario {
   static final Duration OPERATION_TIMEOUT = Duration.ofMillis(500);
   static final int NEAR_SIZE = 10_000;
   static final double CHART_MAX = 20;
+
+  /**
+   * {@code -Dio.sustainablecache.lab.storeDefaults=true} on a JVM of the scenario: its client
+   * with the adapter's recommended settings ({@link ArcusStore#recommendedSettings()}: {@code
+   * FailureMode.Cancel}, reconnects at most a second apart) and its store with the default 700
+   * ms operation timeout, what {@link OutageScenario} runs with; otherwise the client's defaults
+   * and {@link #OPERATION_TIMEOUT}.
+   */
+  static final String STORE_DEFAULTS_PROPERTY = "io.sustainablecache.lab.storeDefaults";
+
+  /**
+   * {@code -Dio.sustainablecache.lab.failWritesWhenStoreDown=true}: the JVM's caches with {@code
+   * failWritesWhenStoreDown(true)} ({@link OutageScenario}'s fail-closed configuration).
+   */
+  static final String FAIL_CLOSED_PROPERTY = "io.sustainablecache.lab.failWritesWhenStoreDown";
+
+  private static final boolean STORE_DEFAULTS = Boolean.getBoolean(STORE_DEFAULTS_PROPERTY);
+  private static final boolean FAIL_CLOSED = Boolean.getBoolean(FAIL_CLOSED_PROPERTY);
   private static final long TAIL_MILLIS = 2_000;
   private static final long OUTAGE_MILLIS = 5_000;
 
@@ -296,7 +314,8 @@ final class TxScenario {
         charts, seed, repeat, nearMillis);
   }
 
-  private static int number(String[] args, int i, String option) {
+  /** The number at {@code args[i]}, the value of {@code option}. */
+  static int number(String[] args, int i, String option) {
     try {
       return Integer.parseInt(NearScenario.value(args, i, option).trim());
     } catch (NumberFormatException e) {
@@ -698,13 +717,21 @@ final class TxScenario {
     }
   }
 
-    static ArcusClient client(InetSocketAddress address) {
+  static ArcusClient client(InetSocketAddress address) {
     try {
-      return new ArcusClient(new ConnectionFactoryBuilder()
-          .setOpTimeout(OPERATION_TIMEOUT.toMillis()).build(), List.of(address));
+      return new ArcusClient(STORE_DEFAULTS ? ArcusStore.recommendedSettings().build()
+          : new ConnectionFactoryBuilder().setOpTimeout(OPERATION_TIMEOUT.toMillis()).build(),
+          List.of(address));
     } catch (IOException e) {
       throw new java.io.UncheckedIOException("cannot create a client of " + address, e);
     }
+  }
+
+  /** The scenario's store over {@code client}; every operation counted in {@code storeOps} if given. */
+  static CacheStore store(ArcusClient client, AtomicLong storeOps) {
+    CacheStore store = STORE_DEFAULTS ? ArcusStore.of(client)
+        : ArcusStore.builder(client).operationTimeout(OPERATION_TIMEOUT).build();
+    return storeOps == null ? store : new CountingOps(store, storeOps);
   }
 
   /**
@@ -715,14 +742,13 @@ final class TxScenario {
    */
   static SustainableCache<String> cache(ArcusClient client, String namespace,
       AtomicLong storeOps, long nearMillis) {
-    CacheStore store = ArcusStore.builder(client).operationTimeout(OPERATION_TIMEOUT).build();
-    if (storeOps != null) {
-      store = new CountingOps(store, storeOps);
-    }
-    var builder = SustainableCache.builder(store).namespace(namespace).ttl(TTL)
+    var builder = SustainableCache.builder(store(client, storeOps)).namespace(namespace).ttl(TTL)
         .codec(ValueCodec.utf8());
     if (nearMillis > 0) {
       builder.nearCache(NEAR_SIZE, Duration.ofMillis(nearMillis));
+    }
+    if (FAIL_CLOSED) {
+      builder.failWritesWhenStoreDown(true);
     }
     return builder.build();
   }

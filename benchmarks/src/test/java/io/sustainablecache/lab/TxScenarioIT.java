@@ -3,6 +3,7 @@ package io.sustainablecache.lab;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -66,6 +68,9 @@ final class TxScenarioIT {
     assertThat(status).isZero();
   }
 
+  /** How long a read that found a fence marked committing waits for its release (WriteFences). */
+  private static final long RELEASE_WAIT_MILLIS = 100;
+
   @Test
   void hotKey_theNewFenceLoadsNothingWhileTheTransactionIsOpen_andOnceAWriteOutsideTheFence(
       @TempDir Path out) throws Exception {
@@ -98,9 +103,31 @@ final class TxScenarioIT {
     assertThat(unfenced).as(report).isBetween(0.5, 1.5);
     // and in all: reads from beforeCommit() until the release wait for it (one poll per JVM, at
     // most 100 ms) and share that reload, so a write costs about one load (issue 30: 1.1 on
-    // average; 1.00 in every run of the full comparison, docs/results.md). 1.5 leaves room for a
-    // release that a descheduled writer delays past the wait's bound in one or two of the writes
-    assertThat(fenced.apply("loads_per_write")).as(report).isLessThanOrEqualTo(1.5);
+    // average; 1.00 in every run of the full comparison, docs/results.md). A write whose release
+    // a descheduled writer delayed past that bound (its commit step to its return, as the writer
+    // measured it) lets each reader JVM's waiting reads load once more: excused, counted from
+    // the writer's own record (a run of 4 writes made 8 loads once, at load)
+    long slow = slowReleases(out, RELEASE_WAIT_MILLIS);
+    double allowed = 1.5 + slow * fenced.apply("jvms") / fenced.apply("writes");
+    assertThat(fenced.apply("loads_per_write")).as("%s releases past the wait's bound: %d",
+        report, slow).isLessThanOrEqualTo(allowed);
     assertThat(status).isZero();
+  }
+
+  /**
+   * The fenced run's writes whose commit step (from {@code beforeCommit()}) to the writer's
+   * return took longer than {@code boundMillis}: the writer's {@code .commits} lines are
+   * version, begin, commit step, committed and returned, {@code System.nanoTime()} each.
+   */
+  private static long slowReleases(Path out, long boundMillis) throws IOException {
+    try (var dirs = Files.list(out)) {
+      Path dir = dirs.filter(d -> d.getFileName().toString().startsWith("tx-hot-fenced"))
+          .findFirst().orElseThrow();
+      return Files.readAllLines(dir.resolve("writer.commits")).stream()
+          .map(line -> line.trim().split(" "))
+          .filter(f -> Long.parseLong(f[4]) - Long.parseLong(f[2])
+              > TimeUnit.MILLISECONDS.toNanos(boundMillis))
+          .count();
+    }
   }
 }

@@ -23,9 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@code getAll}: one bulk read for all keys, the read step per key, and the keys the step does
@@ -77,19 +75,15 @@ final class BulkLoads<V> {
     boolean mayWait = Waiting.allowed(store);
     CompletableFuture<Map<String, V>> result = run(keys, loader, loaderIdentity, here, here,
         mayWait, 0);
-    try {
-      // on a thread that may not wait, the loader queued here runs, and nothing is waited for
-      return here.drive(result, mayWait ? waitNanos : 0);
-    } catch (ExecutionException e) {
-      throw Failures.rethrow(e.getCause());
-    } catch (TimeoutException e) {
-      throw new CacheLoadException(mayWait ? "gave up waiting for a bulk load" : "keys are being"
-          + " loaded by another thread, and this thread delivers the store's answers, so it does"
-          + " not wait", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CacheLoadException("interrupted while waiting for a bulk load", e);
-    }
+    // on a thread that may not wait, the loader queued here runs, and nothing is waited for
+    return Waiting.await(result, mayWait ? waitNanos : 0, here, (how, failure) -> switch (how) {
+      case FAILED -> Failures.rethrow(failure);
+      case TIMED_OUT -> new CacheLoadException(mayWait ? "gave up waiting for a bulk load"
+          : "keys are being loaded by another thread, and this thread delivers the store's"
+          + " answers, so it does not wait", failure);
+      case INTERRUPTED -> new CacheLoadException("interrupted while waiting for a bulk load",
+          failure);
+    });
   }
 
   CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,

@@ -12,10 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.random.RandomGenerator;
 
 /**
@@ -427,18 +424,13 @@ final class ReadPath<V> {
    * patienceNanos} (zero: only runs what is queued already, see {@link Waiting}).
    */
   private Object await(CompletableFuture<Object> pending, CallerRuns here, long patienceNanos) {
-    try {
-      return here.drive(pending, patienceNanos);
-    } catch (ExecutionException e) {
-      throw Failures.rethrow(e.getCause());
-    } catch (TimeoutException e) {
-      throw new CacheLoadException(patienceNanos == 0 ? "the key is being loaded by another"
-          + " thread, and this thread delivers the store's answers, so it does not wait"
+    return Waiting.await(pending, patienceNanos, here, (how, failure) -> switch (how) {
+      case FAILED -> Failures.rethrow(failure);
+      case TIMED_OUT -> new CacheLoadException(patienceNanos == 0 ? "the key is being loaded by"
+          + " another thread, and this thread delivers the store's answers, so it does not wait"
           : "gave up waiting for a load after " + loadTimeoutMillis + " ms", null);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CacheLoadException("interrupted while waiting for a load", e);
-    }
+      case INTERRUPTED -> new CacheLoadException("interrupted while waiting for a load", failure);
+    });
   }
 
   /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */
@@ -448,19 +440,20 @@ final class ReadPath<V> {
 
   private <T> T awaitRead(CompletableFuture<T> read) {
     try {
-      return read.get(waitNanos, TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      throw cause instanceof StoreException failure ? failure
-          : new StoreException("the store read failed", cause);
-    } catch (TimeoutException e) {
-      read.cancel(false);
-      throw new StoreException("the store did not answer a read within the load timeout", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      read.cancel(false);
-      throw new CacheLoadException("interrupted while reading the store", e);
+      return Waiting.await(read, waitNanos, null, ReadPath::readFailure); // allocates nothing
+    } finally {
+      read.cancel(false); // a read not answered (timed out, interrupted); no-op once it was
     }
+  }
+
+  private static RuntimeException readFailure(Waiting.Unfinished how, Throwable failure) {
+    return switch (how) {
+      case FAILED -> failure instanceof StoreException storeFailure ? storeFailure
+          : new StoreException("the store read failed", failure);
+      case TIMED_OUT -> new StoreException("the store did not answer a read within the load"
+          + " timeout", failure);
+      case INTERRUPTED -> new CacheLoadException("interrupted while reading the store", failure);
+    };
   }
 
   /**

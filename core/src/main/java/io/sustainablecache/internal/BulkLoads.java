@@ -202,7 +202,7 @@ final class BulkLoads<V> {
         StoreItem item = readFailed ? null : items.get(key.getValue());
         Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
         Object answer = reads.peek(reads.step(entry, now), entry);
-        if (answer != ReadPath.NOT_CACHED) {
+        if (answer != Answer.notCached()) {
           put(values, key.getKey(), ReadPath.valueOf(answer));
         }
         if (!readFailed) {

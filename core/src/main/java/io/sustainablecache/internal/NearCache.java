@@ -320,7 +320,7 @@ final class NearCache<V> {
   private record ClockReading(long millis, long tick) {}
 
   /**
-   * What a near hit of {@code key} answers: the entry's value ({@link ReadPath#ABSENT} for a
+   * What a near hit of {@code key} answers: the entry's value ({@link Answer#absent()} for a
    * cached absence), or, with {@code nearCacheCopy}, a copy of it decoded from the stored bytes;
    * {@code null} if that decode failed (then the key is dropped here, counted as corrupt, and the
    * caller reads the store).

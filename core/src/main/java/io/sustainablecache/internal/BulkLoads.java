@@ -106,7 +106,7 @@ final class BulkLoads<V> {
    * @param readStore {@code false} for a synchronous call on a thread that may not wait (see
    *     {@link Waiting}): the keys the near cache does not answer are read as a failed read
    * @param rereads how many times these keys were read again after their loads ended without a
-   *     value (see {@link ReadPath#MAX_REREADS})
+   *     value (see {@link AfterRead#afterNotLoaded})
    */
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
       LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
@@ -236,9 +236,8 @@ final class BulkLoads<V> {
    * After the bulk read: the read step of each key read from the store, then the steps that do
    * not answer outright (with the near cache's refreshes, {@code steps}) to {@link AfterRead};
    * completes {@code out} once every key that waits has its answer. The keys whose joined loads
-   * ended without a value are read again, together, as a single key's read is (at most {@link
-   * ReadPath#MAX_REREADS} times); after that such a key fails (unless a stale entry may answer),
-   * as a failed key fails the call.
+   * ended without a value are read again, together, by the rule a single key's read follows
+   * ({@link AfterRead#afterNotLoaded}); a key that fails fails the call.
    */
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
       Map<String, String> storeKeys, Map<String, V> values, List<AfterRead.Step<V>> steps,
@@ -284,13 +283,12 @@ final class BulkLoads<V> {
               }
               LoadRequest<V> wanted = steps.get(i).request();
               Answer<V> answer = pending.join();
-              if (answer instanceof Answer.NotLoaded<V> && rereads < ReadPath.MAX_REREADS) {
-                again.add(wanted.key());
-                continue;
-              }
               if (answer instanceof Answer.NotLoaded<V>) {
-                answer = afterRead.staleOr(new CacheLoadException("a key could not be loaded:"
-                    + " the load it joined ended without a value", null), wanted.stale());
+                answer = afterRead.afterNotLoaded(wanted, rereads);
+                if (answer == null) {
+                  again.add(wanted.key());
+                  continue;
+                }
               }
               if (answer instanceof Answer.Value<V> value) {
                 values.put(wanted.key(), value.value());

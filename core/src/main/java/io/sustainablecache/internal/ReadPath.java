@@ -33,14 +33,6 @@ import java.util.random.RandomGenerator;
  */
 final class ReadPath<V> {
 
-  /**
-   * How many times a read reads its key again after the load it joined ended without a value (a
-   * refresh that lost the lease, a fenced read that waited for its fence's release or for an
-   * earlier load), before it fails: each re-read follows a change of the key or another
-   * instance's load, so more than this in one read is a key that keeps being written.
-   */
-  static final int MAX_REREADS = 3;
-
   private final CacheStore store;
   private final Keys keys;
   private final EntryReader<V> reader;
@@ -159,6 +151,11 @@ final class ReadPath<V> {
     }
     stats.increment(Counter.NEAR_MISS);
     return null;
+  }
+
+  /** The one consumer of read steps, {@code getAll}'s too; for tests. */
+  AfterRead<V> afterRead() {
+    return afterRead;
   }
 
   /** The near cache; {@code null} without one. */
@@ -350,14 +347,14 @@ final class ReadPath<V> {
    * @param failedReadMark see {@link LoadRequest#failedReadMark}
    * @param on where a loader starts (see {@link LoadPipeline#misses})
    * @param rereads how many times this read read its key again after a load ended without a
-   *     value (at most {@link #MAX_REREADS})
+   *     value ({@link AfterRead#afterNotLoaded})
    */
   private void consume(CompletableFuture<Object> out, String key, String storeKey,
       Entry<V> entry, Decision.Action action, long failedReadMark,
       AsyncLoader<? extends V> loader, Executor on, int rereads) {
-    CompletableFuture<Answer<V>> pending = afterRead.consume(
-        List.of(new AfterRead.Step<>(LoadRequest.of(key, storeKey, entry, failedReadMark),
-            action)), LoadPipeline.Batch.ofOne(loader), loader, on).get(0);
+    LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, failedReadMark);
+    CompletableFuture<Answer<V>> pending = afterRead.consume(List.of(new AfterRead.Step<>(request,
+        action)), LoadPipeline.Batch.ofOne(loader), loader, on).get(0);
     if (out == null) {
       return;
     }
@@ -367,13 +364,13 @@ final class ReadPath<V> {
     }
     pending.whenComplete((answer, error) -> {
       try {
+        Answer<V> after = answer instanceof Answer.NotLoaded<V>
+            ? afterRead.afterNotLoaded(request, rereads) : answer;
         if (error != null) {
           out.completeExceptionally(Failures.unwrap(error));
-        } else if (!deliver(out, answer)) { // the joined load ended without a value
-          if (rereads == MAX_REREADS) {
-            throw new CacheLoadException("the key could not be loaded: the load it joined"
-                + " ended without a value " + (MAX_REREADS + 1) + " times", null);
-          }
+        } else if (after != null) {
+          deliver(out, after);
+        } else {
           // read the key again, on the continuation, which refuses if the caller has left
           // (then nobody waits for the answer)
           on.execute(() -> readAsync(out, key, storeKey, loader, on, rereads + 1));
@@ -385,22 +382,17 @@ final class ReadPath<V> {
   }
 
   /**
-   * Completes {@code out} with a key's typed answer as the facade takes it: a value unboxed, the
-   * failure as {@link Failures} gives it to the caller, {@link Answer#absent()} as it is; the one
-   * place an {@link Answer} of a load becomes a single read's answer.
-   *
-   * @return {@code false} for {@link Answer.NotLoaded} ({@code out} not completed: read again)
+   * Completes {@code out} with a key's typed answer (not {@link Answer.NotLoaded}) as the facade
+   * takes it: a value unboxed, the failure as {@link Failures} gives it to the caller, {@link
+   * Answer#absent()} as it is; the one place an {@link Answer} of a load becomes a single read's
+   * answer.
    */
-  private static boolean deliver(CompletableFuture<Object> out, Answer<?> answer) {
-    if (answer instanceof Answer.NotLoaded<?>) {
-      return false;
-    }
+  private static void deliver(CompletableFuture<Object> out, Answer<?> answer) {
     if (answer instanceof Answer.Failed<?> failed) {
       out.completeExceptionally(Failures.forCaller(failed.cause()));
     } else {
       out.complete(answer instanceof Answer.Value<?> value ? value.value() : answer);
     }
-    return true;
   }
 
   private static boolean waits(Decision.Action action) {

@@ -8,7 +8,7 @@ import io.sustainablecache.CacheLoadException;
  * with a value answers with the value itself, not a {@link Value} it would allocate; every other
  * answer without data is a shared instance ({@link #absent()}, {@link #notCached()}), a hit's as
  * a load's. So the facade maps one vocabulary: a value, or one of those two ({@code
- * ReadPath.deliver} unboxes a loaded {@link Value} and throws a {@link Failed}). Immutable.
+ * ReadPath.consume} unboxes a loaded {@link Value} and throws a {@link Failed}). Immutable.
  *
  * @param <V> the value type
  */

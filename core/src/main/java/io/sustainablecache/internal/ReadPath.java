@@ -28,7 +28,7 @@ import java.util.random.RandomGenerator;
  * <p>The hit paths answer without allocating: an answer here is the value, or an {@link Answer}'s
  * shared instance: {@link Answer#absent()} for a key without one, {@link Answer#notCached()} for a
  * peek that missed; the facade maps it to a value, an exception or an {@link Optional}. A key that
- * waited for a load gets the same ({@link #deliver}). A synchronous loader is adapted to an
+ * waited for a load gets the same ({@link #consume}). A synchronous loader is adapted to an
  * asynchronous one only when the read needs a loader: never for a hit.
  */
 final class ReadPath<V> {
@@ -342,7 +342,9 @@ final class ReadPath<V> {
   /**
    * Hands a single key's read step result (not a fresh hit, not a peek) to {@link AfterRead},
    * the consumer {@code getAll} shares, and completes {@code out} ({@code null}: nobody waits, a
-   * refresh in the background) with its answer (see {@link #deliver}).
+   * refresh in the background) with its answer as the facade takes it: the one place an {@link
+   * Answer} of a load becomes a single read's (a value unboxed, {@link Answer#absent()} as it is, a
+   * failure as {@link Failures} gives it to the caller).
    *
    * @param failedReadMark see {@link LoadRequest#failedReadMark}
    * @param on where a loader starts (see {@link LoadPipeline#misses})
@@ -368,8 +370,10 @@ final class ReadPath<V> {
             ? afterRead.afterNotLoaded(request, rereads) : answer;
         if (error != null) {
           out.completeExceptionally(Failures.unwrap(error));
+        } else if (after instanceof Answer.Failed<V> failed) {
+          out.completeExceptionally(Failures.forCaller(failed.cause()));
         } else if (after != null) {
-          deliver(out, after);
+          out.complete(after instanceof Answer.Value<V> value ? value.value() : after);
         } else {
           // read the key again, on the continuation, which refuses if the caller has left
           // (then nobody waits for the answer)
@@ -379,20 +383,6 @@ final class ReadPath<V> {
         out.completeExceptionally(t);
       }
     });
-  }
-
-  /**
-   * Completes {@code out} with a key's typed answer (not {@link Answer.NotLoaded}) as the facade
-   * takes it: a value unboxed, the failure as {@link Failures} gives it to the caller, {@link
-   * Answer#absent()} as it is; the one place an {@link Answer} of a load becomes a single read's
-   * answer.
-   */
-  private static void deliver(CompletableFuture<Object> out, Answer<?> answer) {
-    if (answer instanceof Answer.Failed<?> failed) {
-      out.completeExceptionally(Failures.forCaller(failed.cause()));
-    } else {
-      out.complete(answer instanceof Answer.Value<?> value ? value.value() : answer);
-    }
   }
 
   private static boolean waits(Decision.Action action) {

@@ -1,6 +1,7 @@
 package io.sustainablecache;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.testing.FakeClock;
 import io.sustainablecache.testing.InMemoryStore;
@@ -142,5 +143,49 @@ final class SustainableCacheAsyncTest {
 
     assertThat(miss.get(5, TimeUnit.SECONDS)).isEqualTo("theirs");
     assertThat(pending).as("nothing loaded here").isEmpty();
+  }
+
+  /**
+   * The bound of those reads again: a read whose key's joined loads end without a value four
+   * times in a row (three reads again) fails, as a load that failed does (nothing stale to
+   * serve: each read found the key missing), and its loader is never called.
+   */
+  @Test
+  void getAsync_aMissWhoseJoinedLoadsEndWithoutAValueFourTimes_failsAfterThreeReadsAgain() {
+    cache = SustainableCache.builder(store).namespace("a").ttl(Duration.ofSeconds(10))
+        .codec(ValueCodec.utf8()).refreshPolicy(SustainableCacheTest.EAGER_SUS)
+        .refreshExecutor(executor).clock(clock).ticker(clock.ticker())
+        .random(RefreshPolicyTest.fixed(Math.nextDown(1.0))).build();
+    // another instance holds the key's lease throughout: every refresh here loses it
+    store.set("a:k\u007Flease", ("L:" + (clock.millis() + 5_000) + ":someone-else")
+        .getBytes(StandardCharsets.US_ASCII), 0).join();
+    cache.put("k", "v0");
+    assertThat(cache.getAsync("k", db)).isCompletedWithValue("v0"); // queues a refresh
+    store.delete("a:k").join();
+    CompletableFuture<String> miss = cache.getAsync("k", db); // joins it
+
+    for (int reread = 1; reread <= 3; reread++) {
+      // the refresh loses the lease and ends: the miss reads again, queued (not on its thread)
+      runNextOnAnotherThread();
+      assertThat(executor.queued()).as("read again %d queued", reread).isEqualTo(1);
+      cache.put("k", "v0");
+      assertThat(cache.getAsync("k", db)).isCompletedWithValue("v0"); // the next refresh
+      store.delete("a:k").join();
+      runNextOnAnotherThread(); // the read again: a miss, which joins that refresh
+      assertThat(miss).as("read again %d joined a refresh", reread).isNotDone();
+    }
+    runNextOnAnotherThread(); // the fourth joined load ends without a value too
+
+    assertThat(miss).isCompletedExceptionally();
+    assertThatThrownBy(miss::join).hasCauseInstanceOf(CacheLoadException.class)
+        .hasMessageContaining("ended without a value 4 times");
+    assertThat(pending).as("the loader never called").isEmpty();
+    assertThat(cache.stats().count("miss")).as("the first read and its three reads again")
+        .isEqualTo(4);
+  }
+
+  /** Runs the next queued task on a thread that is not the reader's, as a refresh thread is. */
+  private void runNextOnAnotherThread() {
+    CompletableFuture.runAsync(executor::runNext, task -> new Thread(task).start()).join();
   }
 }

@@ -26,6 +26,9 @@ final class AfterRead<V> {
   /** A read step's result for one key: the key's load request and what its step decided. */
   record Step<V>(LoadRequest<V> request, Decision.Action action) {}
 
+  /** How many times a read reads a key again ({@link #afterNotLoaded}) before the key fails. */
+  static final int MAX_REREADS = 3;
+
   private final LoadPipeline<V> loads;
   private final BulkRefreshes<V> refreshes;
   private final StatsCounter stats;
@@ -133,6 +136,31 @@ final class AfterRead<V> {
     stats.increment(Counter.MISS); // the reader waits for the reload
     return refresh.handle((loaded, failure) ->
         failure == null && loaded.wasLoaded() ? Answer.of(loaded) : Answer.of(entry));
+  }
+
+  /**
+   * The one rule for a key whose joined load ended without a value ({@link Answer.NotLoaded}: a
+   * refresh refused or that lost the lease, another instance's load whose write did not come, a
+   * fenced read whose fence was released or that waited for an earlier load), for {@code get},
+   * {@code getAsync} and {@code getAll} alike: {@code null} while the read may read the key again
+   * (it did {@code rereads} times, fewer than {@link #MAX_REREADS}), and it does; after that, the
+   * answer of a failed load ({@link #staleOr}: the stale entry of {@code request}, the last read,
+   * or a {@link CacheLoadException}).
+   *
+   * <p>Why read again, not fail or serve stale at once: the load ended for a reason that is not
+   * the key's, and the store mostly holds the answer by then. The new read is a read like any
+   * other: it sees what was written since, an invalidation that returned before it included, so
+   * never the value that invalidation removed; and it joins or takes the key's one load (the
+   * fleet lease), rather than loading beside another instance's. Why bounded: each read again
+   * follows a change of the key or another instance's load, so more in one read is a key that
+   * keeps being written, and the caller gets an answer instead of waiting on (a key is never
+   * stuck). Why stale-or-fail at the bound, as for any failed load: the stale entry is the last
+   * read's, so it too was read after any invalidation that returned.
+   */
+  Answer<V> afterNotLoaded(LoadRequest<V> request, int rereads) {
+    return rereads < MAX_REREADS ? null : staleOr(new CacheLoadException("the key could not be"
+        + " loaded: the load it joined ended without a value " + (MAX_REREADS + 1) + " times",
+        null), request.stale());
   }
 
   /**

@@ -3,11 +3,12 @@ package io.sustainablecache.internal;
 import io.sustainablecache.CacheLoadException;
 
 /**
- * What a key that waited for the load pipeline gets: the typed answer of {@link AfterRead}, the
- * one consumer of the read step's results, for {@code get}, {@code getAsync} and {@code getAll}
- * alike. The hit paths do not build one: a near or store hit answers with the value itself (or
- * {@link ReadPath#ABSENT}) and allocates nothing, and the facade unwraps both through {@link
- * ReadPath}. Immutable.
+ * What a read answers: the typed answer of {@link AfterRead}, the one consumer of the read step's
+ * results, for {@code get}, {@code getAsync} and {@code getAll} alike, and of the hit paths. A hit
+ * with a value answers with the value itself, not a {@link Value} it would allocate; every other
+ * answer without data is a shared instance ({@link #absent()}, {@link #notCached()}), a hit's as
+ * a load's. So the facade maps one vocabulary: a value, or one of those two ({@code
+ * ReadPath.consume} unboxes a loaded {@link Value} and throws a {@link Failed}). Immutable.
  *
  * @param <V> the value type
  */
@@ -18,6 +19,9 @@ sealed interface Answer<V> {
 
   /** The key has no value: its loader found none (cached as absent), or its entry says so. */
   record Absent<V>() implements Answer<V> {}
+
+  /** A peek found nothing cached under the key (a miss); only a peek answers it. */
+  record NotCached<V>() implements Answer<V> {}
 
   /**
    * The load the key joined ended without a value (a refresh refused, another instance held the
@@ -48,13 +52,19 @@ sealed interface Answer<V> {
   }
 
   @SuppressWarnings("unchecked")
+  static <V> Answer<V> notCached() {
+    return (Answer<V>) Shared.NOT_CACHED;
+  }
+
+  @SuppressWarnings("unchecked")
   static <V> Answer<V> notLoaded() {
     return (Answer<V>) Shared.NOT_LOADED;
   }
 
-  /** The shared instances of the answers without data. */
+  /** The shared instances of the answers without data: the only ones (compared by identity). */
   final class Shared {
     static final Absent<?> ABSENT = new Absent<>();
+    static final NotCached<?> NOT_CACHED = new NotCached<>();
     static final NotLoaded<?> NOT_LOADED = new NotLoaded<>();
 
     private Shared() {}

@@ -23,9 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@code getAll}: one bulk read for all keys, the read step per key, and the keys the step does
@@ -77,19 +75,15 @@ final class BulkLoads<V> {
     boolean mayWait = Waiting.allowed(store);
     CompletableFuture<Map<String, V>> result = run(keys, loader, loaderIdentity, here, here,
         mayWait, 0);
-    try {
-      // on a thread that may not wait, the loader queued here runs, and nothing is waited for
-      return here.drive(result, mayWait ? waitNanos : 0);
-    } catch (ExecutionException e) {
-      throw Failures.rethrow(e.getCause());
-    } catch (TimeoutException e) {
-      throw new CacheLoadException(mayWait ? "gave up waiting for a bulk load" : "keys are being"
-          + " loaded by another thread, and this thread delivers the store's answers, so it does"
-          + " not wait", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CacheLoadException("interrupted while waiting for a bulk load", e);
-    }
+    // on a thread that may not wait, the loader queued here runs, and nothing is waited for
+    return Waiting.await(result, mayWait ? waitNanos : 0, here, (how, failure) -> switch (how) {
+      case FAILED -> Failures.rethrow(failure);
+      case TIMED_OUT -> new CacheLoadException(mayWait ? "gave up waiting for a bulk load"
+          : "keys are being loaded by another thread, and this thread delivers the store's"
+          + " answers, so it does not wait", failure);
+      case INTERRUPTED -> new CacheLoadException("interrupted while waiting for a bulk load",
+          failure);
+    });
   }
 
   CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
@@ -112,7 +106,7 @@ final class BulkLoads<V> {
    * @param readStore {@code false} for a synchronous call on a thread that may not wait (see
    *     {@link Waiting}): the keys the near cache does not answer are read as a failed read
    * @param rereads how many times these keys were read again after their loads ended without a
-   *     value (see {@link ReadPath#MAX_REREADS})
+   *     value (see {@link AfterRead#afterNotLoaded})
    */
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
       LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
@@ -208,7 +202,7 @@ final class BulkLoads<V> {
         StoreItem item = readFailed ? null : items.get(key.getValue());
         Entry<V> entry = reads.entry(key.getValue(), item, now, ticket);
         Object answer = reads.peek(reads.step(entry, now), entry);
-        if (answer != ReadPath.NOT_CACHED) {
+        if (answer != Answer.notCached()) {
           put(values, key.getKey(), ReadPath.valueOf(answer));
         }
         if (!readFailed) {
@@ -242,9 +236,8 @@ final class BulkLoads<V> {
    * After the bulk read: the read step of each key read from the store, then the steps that do
    * not answer outright (with the near cache's refreshes, {@code steps}) to {@link AfterRead};
    * completes {@code out} once every key that waits has its answer. The keys whose joined loads
-   * ended without a value are read again, together, as a single key's read is (at most {@link
-   * ReadPath#MAX_REREADS} times); after that such a key fails (unless a stale entry may answer),
-   * as a failed key fails the call.
+   * ended without a value are read again, together, by the rule a single key's read follows
+   * ({@link AfterRead#afterNotLoaded}); a key that fails fails the call.
    */
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
       Map<String, String> storeKeys, Map<String, V> values, List<AfterRead.Step<V>> steps,
@@ -290,13 +283,12 @@ final class BulkLoads<V> {
               }
               LoadRequest<V> wanted = steps.get(i).request();
               Answer<V> answer = pending.join();
-              if (answer instanceof Answer.NotLoaded<V> && rereads < ReadPath.MAX_REREADS) {
-                again.add(wanted.key());
-                continue;
-              }
               if (answer instanceof Answer.NotLoaded<V>) {
-                answer = afterRead.staleOr(new CacheLoadException("a key could not be loaded:"
-                    + " the load it joined ended without a value", null), wanted.stale());
+                answer = afterRead.afterNotLoaded(wanted, rereads);
+                if (answer == null) {
+                  again.add(wanted.key());
+                  continue;
+                }
               }
               if (answer instanceof Answer.Value<V> value) {
                 values.put(wanted.key(), value.value());

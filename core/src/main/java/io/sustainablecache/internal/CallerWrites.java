@@ -11,9 +11,7 @@ import java.time.InstantSource;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * The writes a caller issues and must know the outcome of: {@code put}, {@code putIfAbsent},
@@ -480,28 +478,20 @@ final class CallerWrites<V> {
       });
       return notAwaited;
     }
-    try {
-      return change.get(waitNanos, TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof RuntimeException runtime) {
-        throw runtime;
+    return Waiting.await(change, waitNanos, null, (how, failure) -> {
+      if (how == Waiting.Unfinished.FAILED) {
+        if (failure instanceof Error error) {
+          throw error;
+        }
+        return failure instanceof RuntimeException runtime ? runtime
+            : new StoreException(operation + " failed", failure);
       }
-      if (cause instanceof Error error) {
-        throw error;
-      }
-      throw new StoreException(operation + " failed", cause);
-    } catch (TimeoutException e) {
       forget(storeKey);
       stats.increment(Counter.STORE_ERROR);
-      throw new StoreException(operation + ": the store did not answer in time; it may or may"
-          + " not have happened", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      forget(storeKey);
-      stats.increment(Counter.STORE_ERROR);
-      throw new StoreException(operation + " interrupted; it may or may not have happened", e);
-    }
+      return new StoreException(operation + (how == Waiting.Unfinished.TIMED_OUT
+          ? ": the store did not answer in time" : " interrupted")
+          + "; it may or may not have happened", failure);
+    });
   }
 
   private void forget(String storeKey) {
@@ -519,12 +509,11 @@ final class CallerWrites<V> {
       });
       return;
     }
-    try {
-      future.get(waitNanos, TimeUnit.NANOSECONDS);
-    } catch (ExecutionException | TimeoutException e) {
-      reads.storeError("releasing a fleet lease failed", Failures.unwrap(e));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Waiting.await(future, waitNanos, null, (how, failure) -> {
+      if (how != Waiting.Unfinished.INTERRUPTED) {
+        reads.storeError("releasing a fleet lease failed", failure);
+      }
+      return null;
+    });
   }
 }

@@ -291,9 +291,11 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
     return loads;
   }
 
+  // A read's answer is the value, or one of the shared answers without data (see Answer).
+
   @SuppressWarnings("unchecked")
   final V valueOrThrow(Object answer) {
-    if (answer == ReadPath.ABSENT) {
+    if (answer == Answer.absent()) {
       throw new CacheLoadException("the key has no value: its loader found none (cached as"
           + " absent for absentTtl); use find() for keys that may not exist", null);
     }
@@ -302,21 +304,16 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @SuppressWarnings("unchecked")
   final Optional<V> optional(Object answer) {
-    return answer == ReadPath.ABSENT || answer == ReadPath.NOT_CACHED ? Optional.empty()
+    return answer == Answer.absent() || answer == Answer.notCached() ? Optional.empty()
         : Optional.of((V) answer);
   }
 
   /** A peek's answer as the typed result {@link SustainableCache#lookup} returns. */
   @SuppressWarnings("unchecked")
   private Lookup<V> cached(Object answer) {
-    if (answer == ReadPath.NOT_CACHED) {
+    if (answer == Answer.notCached()) {
       return new Lookup.NotCached<>();
     }
-    return answer == ReadPath.ABSENT ? new Lookup.NoValue<>() : new Lookup.Hit<>((V) answer);
-  }
-
-  /** A synchronous loader as an asynchronous one: it runs inside {@code load}, on that thread. */
-  static <V> AsyncLoader<V> adapt(Loader<? extends V> loader) {
-    return key -> CompletableFuture.completedFuture(loader.load(key));
+    return answer == Answer.absent() ? new Lookup.NoValue<>() : new Lookup.Hit<>((V) answer);
   }
 }

@@ -17,11 +17,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 
 /**
@@ -410,13 +408,8 @@ final class LoadPipeline<V> {
     CallerRuns here = new CallerRuns(task -> {
       throw new RejectedExecutionException("the refresh gave up waiting for its leases");
     });
-    try {
-      here.drive(leaseThenLoad(legs, loader, here), driveTimeoutNanos);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (TimeoutException | ExecutionException e) {
-      // the flights still to load are refused by `here` from now on, and end
-    }
+    // unfinished, the flights still to load are refused by `here` from now on, and end
+    Waiting.await(leaseThenLoad(legs, loader, here), driveTimeoutNanos, here, (how, e) -> null);
   }
 
   /**

@@ -14,9 +14,6 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -248,15 +245,12 @@ final class NearCache<V> {
     if (patience.isZero()) {
       return; // its outcome reaches the tier all the same
     }
-    try {
-      poll.get(patience.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      pollFailed(e.getCause());
-    } catch (TimeoutException e) {
-      pollFailed(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Waiting.await(poll, patience.toNanos(), null, (how, failure) -> {
+      if (how != Waiting.Unfinished.INTERRUPTED) {
+        pollFailed(failure);
+      }
+      return null;
+    });
   }
 
   private void pollFailed(Throwable failure) {
@@ -326,7 +320,7 @@ final class NearCache<V> {
   private record ClockReading(long millis, long tick) {}
 
   /**
-   * What a near hit of {@code key} answers: the entry's value ({@link ReadPath#ABSENT} for a
+   * What a near hit of {@code key} answers: the entry's value ({@link Answer#absent()} for a
    * cached absence), or, with {@code nearCacheCopy}, a copy of it decoded from the stored bytes;
    * {@code null} if that decode failed (then the key is dropped here, counted as corrupt, and the
    * caller reads the store).

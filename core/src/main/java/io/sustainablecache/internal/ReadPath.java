@@ -12,10 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.random.RandomGenerator;
 
 /**
@@ -28,26 +25,13 @@ import java.util.random.RandomGenerator;
  * thread. A read without a loader (a peek: {@code getIfPresent}) takes the same step and never
  * loads or refreshes. Thread-safe.
  *
- * <p>The hit paths answer without allocating: an answer here is the value, {@link #ABSENT} for a
- * key without one, or (for a peek that missed) {@link #NOT_CACHED}; the facade maps it to a value,
- * an exception or an {@link Optional}. A key that waited for a load gets {@link AfterRead}'s
- * typed {@link Answer}, unwrapped into these in one place ({@link #deliver}).
+ * <p>The hit paths answer without allocating: an answer here is the value, or an {@link Answer}'s
+ * shared instance: {@link Answer#absent()} for a key without one, {@link Answer#notCached()} for a
+ * peek that missed; the facade maps it to a value, an exception or an {@link Optional}. A key that
+ * waited for a load gets the same ({@link #consume}). A synchronous loader is adapted to an
+ * asynchronous one only when the read needs a loader: never for a hit.
  */
 final class ReadPath<V> {
-
-  /** The answer for a key without a value. */
-  static final Object ABSENT = new Object();
-
-  /** A peek's answer when nothing is cached under the key (a miss). */
-  static final Object NOT_CACHED = new Object();
-
-  /**
-   * How many times a read reads its key again after the load it joined ended without a value (a
-   * refresh that lost the lease, a fenced read that waited for its fence's release or for an
-   * earlier load), before it fails: each re-read follows a change of the key or another
-   * instance's load, so more than this in one read is a key that keeps being written.
-   */
-  static final int MAX_REREADS = 3;
 
   private final CacheStore store;
   private final Keys keys;
@@ -116,9 +100,8 @@ final class ReadPath<V> {
    * It reads the time once (the near cache's ticker; the clock's time from {@link
    * NearCache#millis}) and allocates nothing: a synchronous loader is adapted only for a refresh.
    *
-   * @param loader the loader of an asynchronous read; {@code null} for a synchronous one or a peek
-   * @param syncLoader the loader of a synchronous read; {@code null} for an asynchronous one or a
-   *     peek
+   * @param loader see {@link #read(String, AsyncLoader, Loader)}
+   * @param syncLoader see {@link #read(String, AsyncLoader, Loader)}
    */
   private Object fromNear(String key, AsyncLoader<? extends V> loader,
       Loader<? extends V> syncLoader) {
@@ -131,8 +114,8 @@ final class ReadPath<V> {
     if (action != Decision.Action.FRESH && (loader != null || syncLoader != null)) {
       // a refresh in the background, nothing to wait for
       afterRead.consume(List.of(new AfterRead.Step<>(LoadRequest.of(key, keys.storeKey(key),
-          hit.entry(), LoadRequest.READ_OK), action)), LoadPipeline.Batch.ofOne(
-          syncLoader == null ? loader : DefaultSustainableCache.adapt(syncLoader)), null, null);
+          hit.entry(), LoadRequest.READ_OK), action)),
+          LoadPipeline.Batch.ofOne(async(loader, syncLoader)), null, null);
     }
     return near.answer(key, hit); // null: its copy could not be decoded, read the store
   }
@@ -170,6 +153,11 @@ final class ReadPath<V> {
     return null;
   }
 
+  /** The one consumer of read steps, {@code getAll}'s too; for tests. */
+  AfterRead<V> afterRead() {
+    return afterRead;
+  }
+
   /** The near cache; {@code null} without one. */
   NearCache<V> near() {
     return near;
@@ -200,34 +188,37 @@ final class ReadPath<V> {
    * otherwise by driving the flow here, so that the loader runs on this thread.
    *
    * @param loader the loader, or {@code null} for a peek
-   * @return the value or {@link #ABSENT}
+   * @return the value or {@link Answer#absent()} ({@link Answer#notCached()}: a peek's miss)
    */
   Object read(String key, AsyncLoader<? extends V> loader) {
-    if (near != null) {
-      Object answer = fromNear(key, loader, null);
-      if (answer != null) {
-        return answer;
-      }
-    }
-    return readStore(key, loader);
+    return read(key, loader, null);
+  }
+
+  /** {@link #read} with a synchronous loader ({@code get}, {@code find}). */
+  Object readSync(String key, Loader<? extends V> loader) {
+    return read(key, null, loader);
   }
 
   /**
-   * {@link #read} with a synchronous loader ({@code get}, {@code find}), adapted to an
-   * asynchronous one only when the read needs it: a near hit allocates nothing.
+   * @param loader the loader of an asynchronous read; {@code null} for a synchronous one or a peek
+   * @param syncLoader the loader of a synchronous read; {@code null} for an asynchronous one or a
+   *     peek: adapted to an asynchronous one only when the read needs a loader (see {@link
+   *     #async})
    */
-  Object readSync(String key, Loader<? extends V> loader) {
+  private Object read(String key, AsyncLoader<? extends V> loader,
+      Loader<? extends V> syncLoader) {
     if (near != null) {
-      Object answer = fromNear(key, null, loader);
+      Object answer = fromNear(key, loader, syncLoader);
       if (answer != null) {
         return answer;
       }
     }
-    return readStore(key, DefaultSustainableCache.adapt(loader));
+    return readStore(key, loader, syncLoader);
   }
 
   /** {@link #read} past the near cache: reads the store on this thread and answers. */
-  private Object readStore(String key, AsyncLoader<? extends V> loader) {
+  private Object readStore(String key, AsyncLoader<? extends V> loader,
+      Loader<? extends V> syncLoader) {
     NearTier.Ticket ticket = nearTicket();
     String storeKey = keys.storeKey(key);
     StoreItem item = null;
@@ -246,22 +237,32 @@ final class ReadPath<V> {
     long now = clock.millis();
     Entry<V> entry = entry(storeKey, item, now, ticket);
     Decision.Action action = step(entry, now);
-    if (loader == null) {
+    if (loader == null && syncLoader == null) {
       return peek(action, entry);
     }
     if (action == Decision.Action.FRESH) {
       return answer(entry);
     }
+    AsyncLoader<? extends V> load = async(loader, syncLoader); // not adapted for a hit
     long failedReadMark = LoadRequest.markOf(entry, readFailed, readMark);
     if (!waits(action)) { // served while it refreshes in the background
-      consume(null, key, storeKey, entry, action, failedReadMark, loader, null, 0);
+      consume(null, key, storeKey, entry, action, failedReadMark, load, null, 0);
       return answer(entry);
     }
     CallerRuns here = new CallerRuns(refresher.asExecutor());
     CompletableFuture<Object> pending = new CompletableFuture<>();
-    consume(pending, key, storeKey, entry, action, failedReadMark, loader, here, 0);
+    consume(pending, key, storeKey, entry, action, failedReadMark, load, here, 0);
     // on a thread that may not wait, a loader it queued runs here
     return await(pending, here, mayWait ? waitNanos : 0);
+  }
+
+  /**
+   * The loader of a read that needs one: {@code loader}, or the synchronous {@code syncLoader} as
+   * an asynchronous one, run inside {@code load}, on that thread.
+   */
+  private static <V> AsyncLoader<? extends V> async(AsyncLoader<? extends V> loader,
+      Loader<? extends V> syncLoader) {
+    return loader != null ? loader : key -> CompletableFuture.completedFuture(syncLoader.load(key));
   }
 
   /**
@@ -269,7 +270,8 @@ final class ReadPath<V> {
    * futures, except that a loader never starts on such a thread (see {@link #loaderExecutor}).
    *
    * @param loader the loader, or {@code null} for a peek
-   * @return a future of the value or {@link #ABSENT}
+   * @return a future of the value or {@link Answer#absent()} ({@link Answer#notCached()}: a
+   *     peek's miss)
    */
   CompletableFuture<Object> readAsync(String key, AsyncLoader<? extends V> loader) {
     if (near != null) {
@@ -326,7 +328,7 @@ final class ReadPath<V> {
   }
 
   /**
-   * A peek's answer (it never loads or refreshes): the entry's, or {@link #NOT_CACHED} for a miss;
+   * A peek's answer (it never loads or refreshes): the entry's, or {@link Answer#notCached()} for a miss;
    * an entry due for an inline refresh is the hit it is for a peek. For {@code getIfPresent} and
    * {@code getAllIfPresent} alike.
    */
@@ -334,25 +336,27 @@ final class ReadPath<V> {
     if (action == Decision.Action.REFRESH_INLINE) {
       stats.hit(Counter.HIT, action, entry);
     }
-    return action == Decision.Action.MISS ? NOT_CACHED : answer(entry);
+    return action == Decision.Action.MISS ? Answer.notCached() : answer(entry);
   }
 
   /**
    * Hands a single key's read step result (not a fresh hit, not a peek) to {@link AfterRead},
    * the consumer {@code getAll} shares, and completes {@code out} ({@code null}: nobody waits, a
-   * refresh in the background) with its answer (see {@link #deliver}).
+   * refresh in the background) with its answer as the facade takes it: the one place an {@link
+   * Answer} of a load becomes a single read's (a value unboxed, {@link Answer#absent()} as it is, a
+   * failure as {@link Failures} gives it to the caller).
    *
    * @param failedReadMark see {@link LoadRequest#failedReadMark}
    * @param on where a loader starts (see {@link LoadPipeline#misses})
    * @param rereads how many times this read read its key again after a load ended without a
-   *     value (at most {@link #MAX_REREADS})
+   *     value ({@link AfterRead#afterNotLoaded})
    */
   private void consume(CompletableFuture<Object> out, String key, String storeKey,
       Entry<V> entry, Decision.Action action, long failedReadMark,
       AsyncLoader<? extends V> loader, Executor on, int rereads) {
-    CompletableFuture<Answer<V>> pending = afterRead.consume(
-        List.of(new AfterRead.Step<>(LoadRequest.of(key, storeKey, entry, failedReadMark),
-            action)), LoadPipeline.Batch.ofOne(loader), loader, on).get(0);
+    LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, failedReadMark);
+    CompletableFuture<Answer<V>> pending = afterRead.consume(List.of(new AfterRead.Step<>(request,
+        action)), LoadPipeline.Batch.ofOne(loader), loader, on).get(0);
     if (out == null) {
       return;
     }
@@ -362,13 +366,15 @@ final class ReadPath<V> {
     }
     pending.whenComplete((answer, error) -> {
       try {
+        Answer<V> after = answer instanceof Answer.NotLoaded<V>
+            ? afterRead.afterNotLoaded(request, rereads) : answer;
         if (error != null) {
           out.completeExceptionally(Failures.unwrap(error));
-        } else if (!deliver(out, answer)) { // the joined load ended without a value
-          if (rereads == MAX_REREADS) {
-            throw new CacheLoadException("the key could not be loaded: the load it joined"
-                + " ended without a value " + (MAX_REREADS + 1) + " times", null);
-          }
+        } else if (after instanceof Answer.Failed<V> failed) {
+          out.completeExceptionally(Failures.forCaller(failed.cause()));
+        } else if (after != null) {
+          out.complete(after instanceof Answer.Value<V> value ? value.value() : after);
+        } else {
           // read the key again, on the continuation, which refuses if the caller has left
           // (then nobody waits for the answer)
           on.execute(() -> readAsync(out, key, storeKey, loader, on, rereads + 1));
@@ -377,26 +383,6 @@ final class ReadPath<V> {
         out.completeExceptionally(t);
       }
     });
-  }
-
-  /**
-   * Completes {@code out} with a key's typed answer as the facade takes it: the value, {@link
-   * #ABSENT}, or the failure as {@link Failures} gives it to the caller; the one place an {@link
-   * Answer} becomes a single read's answer.
-   *
-   * @return {@code false} for {@link Answer.NotLoaded} ({@code out} not completed: read again)
-   */
-  private static boolean deliver(CompletableFuture<Object> out, Answer<?> answer) {
-    if (answer instanceof Answer.Value<?> value) {
-      out.complete(value.value());
-    } else if (answer instanceof Answer.Absent<?>) {
-      out.complete(ABSENT);
-    } else if (answer instanceof Answer.Failed<?> failed) {
-      out.completeExceptionally(Failures.forCaller(failed.cause()));
-    } else {
-      return false;
-    }
-    return true;
   }
 
   private static boolean waits(Decision.Action action) {
@@ -427,18 +413,13 @@ final class ReadPath<V> {
    * patienceNanos} (zero: only runs what is queued already, see {@link Waiting}).
    */
   private Object await(CompletableFuture<Object> pending, CallerRuns here, long patienceNanos) {
-    try {
-      return here.drive(pending, patienceNanos);
-    } catch (ExecutionException e) {
-      throw Failures.rethrow(e.getCause());
-    } catch (TimeoutException e) {
-      throw new CacheLoadException(patienceNanos == 0 ? "the key is being loaded by another"
-          + " thread, and this thread delivers the store's answers, so it does not wait"
+    return Waiting.await(pending, patienceNanos, here, (how, failure) -> switch (how) {
+      case FAILED -> Failures.rethrow(failure);
+      case TIMED_OUT -> new CacheLoadException(patienceNanos == 0 ? "the key is being loaded by"
+          + " another thread, and this thread delivers the store's answers, so it does not wait"
           : "gave up waiting for a load after " + loadTimeoutMillis + " ms", null);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CacheLoadException("interrupted while waiting for a load", e);
-    }
+      case INTERRUPTED -> new CacheLoadException("interrupted while waiting for a load", failure);
+    });
   }
 
   /** Reads an item, waiting at most the load timeout even if an adapter breaks its bound. */
@@ -448,19 +429,20 @@ final class ReadPath<V> {
 
   private <T> T awaitRead(CompletableFuture<T> read) {
     try {
-      return read.get(waitNanos, TimeUnit.NANOSECONDS);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      throw cause instanceof StoreException failure ? failure
-          : new StoreException("the store read failed", cause);
-    } catch (TimeoutException e) {
-      read.cancel(false);
-      throw new StoreException("the store did not answer a read within the load timeout", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      read.cancel(false);
-      throw new CacheLoadException("interrupted while reading the store", e);
+      return Waiting.await(read, waitNanos, null, ReadPath::readFailure); // allocates nothing
+    } finally {
+      read.cancel(false); // a read not answered (timed out, interrupted); no-op once it was
     }
+  }
+
+  private static RuntimeException readFailure(Waiting.Unfinished how, Throwable failure) {
+    return switch (how) {
+      case FAILED -> failure instanceof StoreException storeFailure ? storeFailure
+          : new StoreException("the store read failed", failure);
+      case TIMED_OUT -> new StoreException("the store did not answer a read within the load"
+          + " timeout", failure);
+      case INTERRUPTED -> new CacheLoadException("interrupted while reading the store", failure);
+    };
   }
 
   /**
@@ -477,13 +459,14 @@ final class ReadPath<V> {
     storeErrorLog.warn(message, e);
   }
 
+  /** A hit's answer: the entry's value, or {@link Answer#absent()}. */
   static Object answer(Entry<?> entry) {
-    return entry.value() != null ? entry.value() : ABSENT; // a value, or a prior that is one
+    return entry.value() != null ? entry.value() : Answer.absent(); // a prior may be a value
   }
 
   /** A hit path's answer as {@code getAll} collects it: the value, or {@code null} for absent. */
   @SuppressWarnings("unchecked")
   static <V> V valueOf(Object answer) {
-    return answer == ABSENT ? null : (V) answer;
+    return answer == Answer.absent() ? null : (V) answer;
   }
 }

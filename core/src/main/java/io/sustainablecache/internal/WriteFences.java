@@ -11,10 +11,8 @@ import io.sustainablecache.spi.StoreItem;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.random.RandomGenerator;
@@ -445,24 +443,22 @@ final class WriteFences<V> {
       if (unprotected) {
         return; // never placed: the commit owes the key's invalidation
       }
-      CompletableFuture<Boolean> dropped = dropPrior(0, false);
-      try {
-        if (!dropped.get(waitNanos, TimeUnit.NANOSECONDS)) {
-          throw new StoreException("the write fence of key " + key + " kept changing while its"
-              + " prior was dropped (" + ATTEMPTS + " attempts)");
+      Boolean dropped = Waiting.await(dropPrior(0, false), waitNanos, null, (how, failure) -> {
+        if (how == Waiting.Unfinished.INTERRUPTED) {
+          return new StoreException("interrupted while the fence of " + key + " dropped its"
+              + " prior", failure);
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new StoreException("interrupted while the fence of " + key + " dropped its prior",
-            e);
-      } catch (ExecutionException | TimeoutException e) {
         stats.increment(Counter.STORE_ERROR);
-        StoreException failure = new StoreException("the write fence of key " + key + " could"
-            + " not drop the value it replaced before the commit, so reads could still be"
-            + " answered with it after the commit; do not commit",
-            e instanceof ExecutionException ? Failures.unwrap(e.getCause()) : e);
-        writes.refuseUnlessOwing(storeKey, "beforeCommit", failure);
+        writes.refuseUnlessOwing(storeKey, "beforeCommit", new StoreException("the write fence"
+            + " of key " + key + " could not drop the value it replaced before the commit, so"
+            + " reads could still be answered with it after the commit; do not commit",
+            Failures.unwrap(failure)));
         unprotected = true; // the commit owes the key's invalidation
+        return null;
+      });
+      if (Boolean.FALSE.equals(dropped)) {
+        throw new StoreException("the write fence of key " + key + " kept changing while its"
+            + " prior was dropped (" + ATTEMPTS + " attempts)");
       }
     }
 
@@ -677,13 +673,8 @@ final class WriteFences<V> {
       if (first.isDone() || !Waiting.allowed(store)) {
         return;
       }
-      try {
-        first.get(waitNanos, TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (ExecutionException | TimeoutException e) {
-        // the release goes on in the background; the fence stands meanwhile
-      }
+      // unanswered or failed, the release goes on in the background; the fence stands meanwhile
+      Waiting.await(first, waitNanos, null, (how, failure) -> null);
     }
 
     @Override

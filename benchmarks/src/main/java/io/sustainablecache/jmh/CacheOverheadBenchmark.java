@@ -62,6 +62,14 @@ public class CacheOverheadBenchmark {
   @Param({"false"})
   public boolean generation;
 
+  /**
+   * Whether the entry is signed ({@code entryKey}, issue 31, part 5): a hit verifies its
+   * HMAC-SHA256 tag instead of the checksum alone. {@code -p signed=false,true} measures both in
+   * one run; the setup writes the signed entry through the cache itself.
+   */
+  @Param({"false"})
+  public boolean signed;
+
   ConstantStore store;
   SustainableCache<byte[]> cache;
   Loader<byte[]> loader;
@@ -81,9 +89,17 @@ public class CacheOverheadBenchmark {
     // with it, one poll at build and no other in a run; without it, off (the core's default
     // since issue 32 is on), so that the figures compare with the earlier runs
     builder.invalidateAllBound(generation ? Duration.ofHours(1) : Duration.ZERO);
-    cache = builder.build();
     key = "hit";
     storeKey = "jmh:hit";
+    if (signed) {
+      byte[] entryKey = new byte[32];
+      Arrays.fill(entryKey, (byte) 'k');
+      builder.entryKey(entryKey);
+      cache = builder.build();
+      cache.put(key, payload); // the signed entry, written through the store's set
+    } else {
+      cache = builder.build();
+    }
     loader = k -> {
       throw new IllegalStateException("a hit must not load");
     };
@@ -124,10 +140,12 @@ public class CacheOverheadBenchmark {
 
   /**
    * Answers every read with one prebuilt, already completed future (with {@code generation},
-   * the generation's item for its key); writes are not expected.
+   * the generation's item for its key); a {@code set} (the setup's signed entry) replaces it,
+   * other writes are not expected.
    */
   static final class ConstantStore implements CacheStore {
-    private final CompletableFuture<Optional<StoreItem>> item;
+    /** The item every read answers; {@link #set} (the setup's only write) replaces it. */
+    private volatile CompletableFuture<Optional<StoreItem>> item;
     /** The generation item's key, or {@code null} without a generation. */
     private final String generationKey;
     private final CompletableFuture<Optional<StoreItem>> generationItem =
@@ -161,7 +179,8 @@ public class CacheOverheadBenchmark {
 
     @Override
     public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-      throw new UnsupportedOperationException("read-only");
+      item = CompletableFuture.completedFuture(Optional.of(new StoreItem(value.clone(), 42L)));
+      return CompletableFuture.completedFuture(null);
     }
 
     @Override

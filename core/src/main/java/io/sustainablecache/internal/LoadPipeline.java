@@ -33,11 +33,12 @@ import org.slf4j.Logger;
  *       a back-off, or register a {@link Flight});</li>
  *   <li><b>lease</b> each registered flight that writes back ({@link FleetLease}, the requests
  *       issued together, so pipelined), and act on each {@link LeaseStep}: load, another
- *       instance's write, its failure, skip, or wait for a peer;</li>
+ *       instance's write, its failure, skip, or wait for a peer (the {@link LeaseStage});</li>
  *   <li><b>load</b> the winners with <em>one</em> loader call ({@link #run}: a {@link Loader} or
  *       {@link AsyncLoader} is called as a bulk loader of one key), complete each flight (waking
  *       every caller that joined it), <b>write</b> each result back, and <b>end</b> each flight
- *       ({@link KeyRegistry#end} with its {@link Ending}), releasing its lease.</li>
+ *       ({@link LeaseStage#end}: {@link KeyRegistry#end} with its {@link Ending}), releasing its
+ *       lease.</li>
  * </ol>
  * A flight is deregistered only after its write was issued, so that a caller arriving in between
  * joins the finished flight instead of loading again. Thread-safe.
@@ -145,46 +146,13 @@ final class LoadPipeline<V> {
 
   }
 
-  /**
-   * A flight this pipeline runs, with the future of the caller that started it ({@code null} for
-   * a refresh): a miss's own answer, which a load timeout does not fail while that caller's own
-   * thread is inside the loader (a synchronous loader run by that very caller: it was never
-   * waiting, and when the loader returns late it still hands its caller the value). A caller
-   * whose flight's loader call runs on another thread (a batch of several callers' keys, a call
-   * on a refresh thread) waits for it as a joined caller does: its load timeout fails it. A
-   * fenced miss whose fence is marked committing waits for the fence's release until {@code
-   * releaseWaitUntil} (ticker ms; {@code 0}: it does not wait) before it loads.
-   */
-  private static final class Leg<V> {
-    private final Flight<V> flight;
-    private final CompletableFuture<Loaded<V>> own;
-    private final long releaseWaitUntil;
-
-    Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own) {
-      this(flight, own, 0);
-    }
-
-    Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil) {
-      this.flight = flight;
-      this.own = own;
-      this.releaseWaitUntil = releaseWaitUntil;
-    }
-
-    Flight<V> flight() {
-      return flight;
-    }
-
-    CompletableFuture<Loaded<V>> own() {
-      return own;
-    }
-  }
-
   private final KeyRegistry registry;
   private final EntryWriter<V> writer;
   private final Refresher refresher;
   /** The writes close() waits for: a load's writes handed to the refresh executor count. */
   private final PendingWrites pending;
-  private final FleetLease<V> lease;
+  /** The lease step, and where a flight ends. */
+  private final LeaseStage<V> leases;
   private final InstantSource clock;
   private final Ticker ticker;
   private final StatsCounter stats;
@@ -210,7 +178,7 @@ final class LoadPipeline<V> {
     this.registry = registry;
     this.writer = writer;
     this.refresher = refresher;
-    this.lease = lease;
+    this.leases = new LeaseStage<>(registry, lease, stats, this::start);
     this.clock = clock;
     this.stats = stats;
   }
@@ -339,7 +307,7 @@ final class LoadPipeline<V> {
     }
     List<Flight<V>> copy = List.copyOf(flights);
     if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
-      copy.forEach(this::abandon); // rejected, or still queued when close() gave up on it
+      copy.forEach(leases::abandon); // rejected, or still queued when close() gave up on it
       stats.add(Counter.REFRESH_REJECTED, copy.size());
     }))) {
       stats.add(Counter.REFRESH_SCHEDULED, copy.size());
@@ -380,23 +348,23 @@ final class LoadPipeline<V> {
       for (int i = 0; i < ends.length; i++) {
         ends[i] = legs.get(i).flight().ended();
       }
-      leaseThenLoad(legs, calls, on);
+      leases.leaseThenLoad(legs, calls, on);
       return CompletableFuture.allOf(ends);
     }, maxBatchSize, maxWaitMillis, scheduler, refresher.asExecutor());
     return new Coalescing<>(new Batch<>(calls.calls, true, coalescer[0]), loader);
   }
 
-  /** Starts the legs: at once through {@link #leaseThenLoad}, or offered to the coalescer. */
+  /** Starts the legs: at once ({@link LeaseStage#leaseThenLoad}), or offered to the coalescer. */
   private void launch(List<Leg<V>> legs, Batch<V> loader, Executor on) {
     if (loader.coalescer != null) {
       loader.coalescer.offer(legs, on);
     } else {
-      leaseThenLoad(legs, loader, on);
+      leases.leaseThenLoad(legs, loader, on);
     }
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Lease each, load the winners
+  // Lease each (LeaseStage), load the winners
 
   /**
    * On a refresh thread: leases the flights and loads the winners on this very thread (it drives
@@ -411,198 +379,11 @@ final class LoadPipeline<V> {
       throw new RejectedExecutionException("the refresh gave up waiting for its leases");
     });
     try {
-      here.drive(leaseThenLoad(legs, loader, here), driveTimeoutNanos);
+      here.drive(leases.leaseThenLoad(legs, loader, here), driveTimeoutNanos);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (TimeoutException | ExecutionException e) {
       // the flights still to load are refused by `here` from now on, and end
-    }
-  }
-
-  /**
-   * The one "lease each, load the winners" step: takes the fleet lease of every flight that writes
-   * back (all requests issued at once, so pipelined on the connection), acts on what each lease
-   * decided, and starts one load of the winners (with the flights that take no lease) on {@code
-   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}), and so are
-   * fenced misses that wait for their fence's release (no lease: they write nothing).
-   *
-   * @return completes once the winners' loader call returned, or nothing is left to load now (for
-   *     a refresh thread, which waits for it)
-   */
-  private CompletableFuture<Void> leaseThenLoad(List<Leg<V>> legs, Batch<V> loader,
-      Executor on) {
-    CompletableFuture<Void> launched = new CompletableFuture<>();
-    List<Leg<V>> winners = new ArrayList<>(legs.size());
-    List<Leg<V>> leased = new ArrayList<>(legs.size());
-    List<Leg<V>> releases = null;
-    for (Leg<V> leg : legs) {
-      if (leg.releaseWaitUntil != 0) {
-        releases = releases == null ? new ArrayList<>() : releases;
-        releases.add(leg);
-      } else {
-        (lease.enabled() && leg.flight().writeBack ? leased : winners).add(leg);
-      }
-    }
-    if (releases != null) {
-      awaitReleases(releases, loader, on);
-    }
-    if (leased.isEmpty()) {
-      start(winners, loader, on, launched);
-      return launched;
-    }
-    List<CompletableFuture<LeaseStep<V>>> steps = new ArrayList<>(leased.size());
-    // a batch's winners re-read their items with one getsAll behind all the adds
-    FleetLease.Rereads rereads = leased.size() > 1 ? new FleetLease.Rereads() : null;
-    List<Flight<V>> leasedFlights = new ArrayList<>(leased.size());
-    for (Leg<V> leg : leased) {
-      Flight<V> flight = leg.flight();
-      flight.transition(Flight.State.LEASING);
-      leasedFlights.add(flight);
-      KeyRegistry.LeaseKnowledge memo = registry.lease(flight.storeKey);
-      steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight, memo, rereads)
-          : lease.beforeRefresh(flight, memo, rereads));
-    }
-    if (rereads != null) {
-      lease.send(rereads, leasedFlights);
-    }
-    CompletableFuture.allOf(steps.toArray(new CompletableFuture<?>[0]))
-        .whenComplete((ignored, error) -> {
-          List<Leg<V>> waiting = new ArrayList<>();
-          List<Flight<V>> waitingFlights = new ArrayList<>();
-          List<LeaseStep.WaitForPeer<V>> waitSteps = new ArrayList<>();
-          List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>();
-          for (int i = 0; i < leased.size(); i++) {
-            Leg<V> leg = leased.get(i);
-            LeaseStep<V> step = steps.get(i).getNow(null);
-            took(leg.flight(), step);
-            if (step instanceof LeaseStep.WaitForPeer<V> wait) {
-              leg.flight().transition(Flight.State.WAITING_FOR_PEER);
-              waiting.add(leg);
-              waitingFlights.add(leg.flight());
-              waitSteps.add(wait);
-              waits.add(wait.decided());
-            } else {
-              afterLease(leg, step, winners);
-            }
-          }
-          start(winners, loader, on, launched);
-          if (!waiting.isEmpty()) {
-            afterPeers(waiting, waits, loader, on);
-            lease.awaitPeers(waitingFlights, waitSteps); // one poll for the batch's items
-          }
-        });
-    return launched;
-  }
-
-  /**
-   * Fenced misses whose fences are marked committing: each waits for its fence's release, polled
-   * with the peers' writes ({@link FleetLease#awaitPeers}), until its bound: the value written
-   * answers it; the fence replaced by anything else ends it unloaded (its callers read the key
-   * again, and load it once, leased and cached, if it is not cached); at the bound it loads
-   * (fenced, as without the mark).
-   */
-  private void awaitReleases(List<Leg<V>> legs, Batch<V> loader, Executor on) {
-    long pollMillis = Math.max(1, WriteFences.RELEASE_WAIT_MILLIS / 20);
-    List<Flight<V>> flights = new ArrayList<>(legs.size());
-    List<LeaseStep.WaitForPeer<V>> steps = new ArrayList<>(legs.size());
-    List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>(legs.size());
-    for (Leg<V> leg : legs) {
-      leg.flight().transition(Flight.State.WAITING_FOR_PEER);
-      LeaseStep.WaitForPeer<V> step =
-          LeaseStep.WaitForPeer.forRelease(leg.releaseWaitUntil, pollMillis);
-      flights.add(leg.flight());
-      steps.add(step);
-      waits.add(step.decided());
-    }
-    afterPeers(legs, waits, loader, on);
-    lease.awaitPeers(flights, steps);
-  }
-
-  /**
-   * Misses that wait for peers' writes: each is answered as soon as its peer's write (or
-   * failure) is seen; those whose wait ran out without one are loaded together, with one loader
-   * call once every wait of the batch has ended (their bounds end together), not one call each.
-   */
-  private void afterPeers(List<Leg<V>> waiting, List<CompletableFuture<LeaseStep<V>>> waits,
-      Batch<V> loader, Executor on) {
-    for (int i = 0; i < waiting.size(); i++) {
-      Leg<V> leg = waiting.get(i);
-      waits.get(i).whenComplete((decided, error) -> {
-        if (!loads(decided)) {
-          took(leg.flight(), decided);
-          afterLease(leg, decided, new ArrayList<>(0)); // a write, a failure or skip: at once
-        }
-      });
-    }
-    CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
-        .whenComplete((ignored, error) -> {
-          List<Leg<V>> load = new ArrayList<>();
-          for (int i = 0; i < waiting.size(); i++) {
-            LeaseStep<V> decided = waits.get(i).getNow(null);
-            if (loads(decided)) {
-              took(waiting.get(i).flight(), decided);
-              load.add(waiting.get(i));
-            }
-          }
-          start(load, loader, on, new CompletableFuture<>());
-        });
-  }
-
-  /**
-   * Records what the fleet lease took for a flight (the lease writes neither the flight nor the
-   * registry): the lease this instance holds now, on the flight, which its end releases; and
-   * another instance's failure marker it saw, with the key's other state in the registry. Each
-   * step is taken once, before the pipeline acts on it.
-   */
-  private void took(Flight<V> flight, LeaseStep<V> step) {
-    if (step == null) {
-      return;
-    }
-    if (step.heldUntil() != 0) {
-      flight.holdLease(step.heldUntil());
-    }
-    if (step.seen() != null) {
-      registry.sighted(flight.storeKey, step.seen());
-    }
-  }
-
-  /** Whether a lease's decision is to load: {@link LeaseStep.Load}, or none (fail open). */
-  private static boolean loads(LeaseStep<?> step) {
-    return step == null || step instanceof LeaseStep.Load<?>;
-  }
-
-  /**
-   * Acts on what the fleet lease decided for one flight (the lease never completes a flight):
-   * adds it to {@code winners}; or answers it with another instance's write; or fails it with
-   * another instance's remembered failure; or ends it without loading (a refresh that lost the
-   * lease, a flight completed meanwhile). A {@code null} step (a failed future, which the lease
-   * never returns) loads: the lease fails open.
-   */
-  private void afterLease(Leg<V> leg, LeaseStep<V> step, List<Leg<V>> winners) {
-    Flight<V> flight = leg.flight();
-    if (step instanceof LeaseStep.Written<V> written) {
-      flight.deliver(written.loaded());
-      end(flight, Ending.PEER_DELIVERED);
-    } else if (step instanceof LeaseStep.Failed<V> failed) {
-      KeyRegistry.Failure failure = end(flight, failed.ending());
-      if (failure == null) { // no longer registered (voided, timed out): its callers read again
-        flight.endUnloaded();
-      } else {
-        stats.increment(Counter.FAILURE_REMEMBERED);
-        flight.fail(Backoff.exception(failure, registry.tickMillis()));
-      }
-    } else if (step instanceof LeaseStep.Skip<V>) {
-      abandon(flight);
-    } else if (step instanceof LeaseStep.Lost<V> lost) {
-      registry.leaseLost(flight.storeKey, flight.casToken, lost.rememberMillis());
-      abandon(flight);
-    } else {
-      if (step instanceof LeaseStep.Load<V> load && load.won()
-          && registry.leaseWon(flight.storeKey, flight.casToken)) {
-        stats.increment(Counter.LEASE_TAKEOVER);
-        log.debug("took over a lease that ran out without its holder writing");
-      }
-      winners.add(leg);
     }
   }
 
@@ -625,7 +406,7 @@ final class LoadPipeline<V> {
         launched.complete(null);
       }
     }, () -> {
-      legs.forEach(leg -> abandon(leg.flight()));
+      legs.forEach(leg -> leases.abandon(leg.flight()));
       launched.complete(null);
     });
     try {
@@ -648,7 +429,7 @@ final class LoadPipeline<V> {
     List<Leg<V>> legs = new ArrayList<>(all.size());
     for (Leg<V> leg : all) {
       if (leg.flight().completed()) {
-        abandon(leg.flight());
+        leases.abandon(leg.flight());
       } else {
         legs.add(leg);
       }
@@ -781,7 +562,7 @@ final class LoadPipeline<V> {
       if (writeBack && flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
       }
-      end(flight, Ending.SUCCEEDED);
+      leases.end(flight, Ending.SUCCEEDED);
       return null;
     }
     flight.transition(Flight.State.WRITING);
@@ -810,7 +591,7 @@ final class LoadPipeline<V> {
         });
       }
     } finally {
-      end(flight, Ending.SUCCEEDED);
+      leases.end(flight, Ending.SUCCEEDED);
     }
   }
 
@@ -818,7 +599,7 @@ final class LoadPipeline<V> {
   private void failed(Flight<V> flight, Throwable cause, long elapsed) {
     stats.recordLoadFailure(elapsed);
     boolean mine = flight.fail(new CacheLoadException("the loader failed", cause));
-    end(flight, new Ending.Failed(cause));
+    leases.end(flight, new Ending.Failed(cause));
     if (mine && flight.origin == Flight.Origin.REFRESH) {
       stats.increment(Counter.REFRESH_FAILURE);
       refreshErrorLog.warn("a refresh failed; the cached value keeps being served", cause);
@@ -826,34 +607,6 @@ final class LoadPipeline<V> {
         log.debug("refresh failed for key {}", flight.storeKey, cause);
       }
     }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Ends
-
-  /**
-   * Ends a flight for {@code ending}, the one place the pipeline does: moves it to {@link
-   * Flight.State#ENDED} (the gate refuses a second end, so a lease is released once),
-   * deregisters it ({@link KeyRegistry#end}), and releases the fleet lease it held (or keeps it
-   * as a failure marker, if the registry's record of the failure says so).
-   *
-   * @return the failure record the registry made, or {@code null}
-   */
-  private KeyRegistry.Failure end(Flight<V> flight, Ending ending) {
-    flight.transition(Flight.State.ENDED);
-    KeyRegistry.Failure failure = registry.end(flight, ending);
-    if (flight.leaseHeld()) {
-      lease.release(flight, failure);
-    }
-    return failure;
-  }
-
-  /**
-   * Ends a flight that will not load (a refresh that lost the lease, a load with no thread to run
-   * on): its joined callers read again, and the fleet lease it holds is released.
-   */
-  private void abandon(Flight<V> flight) {
-    end(flight, Ending.NOT_LOADED);
   }
 
   /**

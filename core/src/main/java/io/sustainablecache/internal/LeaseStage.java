@@ -27,7 +27,7 @@ final class LeaseStage<V> {
      * Starts one load of {@code legs} on {@code on}; completes {@code launched} once the loader
      * call returned, or at once if there is nothing to load.
      */
-    void start(List<Leg<V>> legs, LoadPipeline.Batch<V> loader, Executor on,
+    void start(List<Leg<V>> legs, Batch<V> loader, Executor on,
         CompletableFuture<Void> launched);
   }
 
@@ -53,7 +53,7 @@ final class LeaseStage<V> {
    * @return completes once the winners' loader call returned, or nothing is left to load now (for
    *     a refresh thread, which waits for it)
    */
-  CompletableFuture<Void> leaseThenLoad(List<Leg<V>> legs, LoadPipeline.Batch<V> loader,
+  CompletableFuture<Void> leaseThenLoad(List<Leg<V>> legs, Batch<V> loader,
       Executor on) {
     CompletableFuture<Void> launched = new CompletableFuture<>();
     List<Leg<V>> winners = new ArrayList<>(legs.size());
@@ -126,7 +126,7 @@ final class LeaseStage<V> {
    * again, and load it once, leased and cached, if it is not cached); at the bound it loads
    * (fenced, as without the mark).
    */
-  private void awaitReleases(List<Leg<V>> legs, LoadPipeline.Batch<V> loader, Executor on) {
+  private void awaitReleases(List<Leg<V>> legs, Batch<V> loader, Executor on) {
     long pollMillis = Math.max(1, WriteFences.RELEASE_WAIT_MILLIS / 20);
     List<Flight<V>> flights = new ArrayList<>(legs.size());
     List<LeaseStep.WaitForPeer<V>> steps = new ArrayList<>(legs.size());
@@ -149,7 +149,7 @@ final class LeaseStage<V> {
    * call once every wait of the batch has ended (their bounds end together), not one call each.
    */
   private void afterPeers(List<Leg<V>> waiting, List<CompletableFuture<LeaseStep<V>>> waits,
-      LoadPipeline.Batch<V> loader, Executor on) {
+      Batch<V> loader, Executor on) {
     for (int i = 0; i < waiting.size(); i++) {
       Leg<V> leg = waiting.get(i);
       waits.get(i).whenComplete((decided, error) -> {

@@ -3,11 +3,9 @@ package io.sustainablecache.internal;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.AsyncBulkLoader;
-import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.CacheLoadException;
-import io.sustainablecache.Scheduler;
-import io.sustainablecache.Loader;
 import io.sustainablecache.Ticker;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,11 +32,11 @@ import org.slf4j.Logger;
  *   <li><b>lease</b> each registered flight that writes back ({@link FleetLease}, the requests
  *       issued together, so pipelined), and act on each {@link LeaseStep}: load, another
  *       instance's write, its failure, skip, or wait for a peer (the {@link LeaseStage});</li>
- *   <li><b>load</b> the winners with <em>one</em> loader call ({@link #run}: a {@link Loader} or
- *       {@link AsyncLoader} is called as a bulk loader of one key), complete each flight (waking
- *       every caller that joined it), <b>write</b> each result back, and <b>end</b> each flight
- *       ({@link LeaseStage#end}: {@link KeyRegistry#end} with its {@link Ending}), releasing its
- *       lease.</li>
+ *   <li><b>load</b> the winners with <em>one</em> loader call ({@link #run}: a single key's
+ *       loader is called as a bulk loader of one key, {@link Batch#ofOne}), complete each flight
+ *       (waking every caller that joined it), <b>write</b> each result back, and <b>end</b>
+ *       each flight ({@link LeaseStage#end}: {@link KeyRegistry#end} with its {@link Ending}),
+ *       releasing its lease.</li>
  * </ol>
  * A flight is deregistered only after its write was issued, so that a caller arriving in between
  * joins the finished flight instead of loading again. Thread-safe.
@@ -58,94 +56,6 @@ final class LoadPipeline<V> {
   /** Runs continuations on the completing thread. */
   static final Executor DIRECT = Runnable::run;
 
-  /**
-   * A loader as the pipeline calls it: one call ({@link #calls}) for the keys of a batch; {@link
-   * #bulk} tells whether it is the caller's bulk loader (counted as a bulk load), not a single
-   * key's loader called as a batch of one. (A class, not a record: identity is all it needs, and a
-   * record's generated {@code equals} is costly under the model checker.)
-   */
-  static final class Batch<V> {
-    private final AsyncBulkLoader<? extends V> calls;
-    private final boolean bulk;
-    /**
-     * The coalescer of a loading cache's bulk loader: flights of this batch are offered to it
-     * instead of being started at once ({@code null}: started at once).
-     */
-    private final Coalescer<Leg<V>> coalescer;
-
-    private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk) {
-      this(calls, bulk, null);
-    }
-
-    private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk, Coalescer<Leg<V>> coalescer) {
-      this.calls = calls;
-      this.bulk = bulk;
-      this.coalescer = coalescer;
-    }
-
-    AsyncBulkLoader<? extends V> calls() {
-      return calls;
-    }
-
-    boolean bulk() {
-      return bulk;
-    }
-
-    /** Whether this is a loading cache's batch, whose flights a coalescer starts. */
-    boolean coalesced() {
-      return coalescer != null;
-    }
-
-    /** A bulk loader's batch. */
-    static <V> Batch<V> of(AsyncBulkLoader<? extends V> loader) {
-      return new Batch<>(loader, true);
-    }
-
-    /**
-     * A single key's loader as a batch of one: it is called with the one key, and its {@code
-     * null} (no value) is the key left out.
-     */
-    static <V> Batch<V> ofOne(AsyncLoader<? extends V> loader) {
-      if (loader instanceof Coalescing<?> coalescing) { // a loading cache's: no allocation
-        return cast(coalescing.batch);
-      }
-      return new Batch<V>(keys -> {
-        String key = keys.iterator().next();
-        CompletionStage<? extends V> stage =
-            requireNonNull(loader.load(key), "the loader returned a null stage");
-        return stage.thenApply(value -> value == null ? Map.of() : Map.of(key, value));
-      }, false);
-    }
-  }
-
-  /**
-   * A loading cache's bulk loader seen as a single key's loader: what the read path hands on for
-   * {@code get(key)}, which {@link Batch#ofOne} recognizes and answers with the coalescing batch
-   * (so that the read path needs no second signature, and a hit allocates nothing). Called
-   * directly (nothing in the cache does), it loads the one key with the bulk loader.
-   */
-  static final class Coalescing<V> implements AsyncLoader<V> {
-    private final Batch<V> batch;
-    private final AsyncBulkLoader<? extends V> loader;
-
-    private Coalescing(Batch<V> batch, AsyncBulkLoader<? extends V> loader) {
-      this.batch = batch;
-      this.loader = loader;
-    }
-
-    @Override
-    public CompletionStage<V> load(String key) throws Exception {
-      return requireNonNull(loader.loadAll(Set.of(key)), "the bulk loader returned a null stage")
-          .thenApply(values -> values.get(key));
-    }
-
-    /** The batch every flight of this loader goes through (coalesced). */
-    Batch<V> batch() {
-      return batch;
-    }
-
-  }
-
   private final KeyRegistry registry;
   private final EntryWriter<V> writer;
   private final Refresher refresher;
@@ -160,17 +70,19 @@ final class LoadPipeline<V> {
   private final long driveTimeoutNanos;
   private final RateLimitedLog refreshErrorLog;
   private final RateLimitedLog slowLoadLog;
+  /** The cache's one batcher: a loading cache's flights, and bulk loaders' refreshes. */
+  private final Coalescer<V> coalescer;
 
   /**
-   * @param clock the wall clock: a load's time in its envelope, for other hosts
-   * @param ticker measures loads, and how old a flight is when its write is due
+   * @param config its clock (a load's time in its envelope, for other hosts), ticker (measures
+   *     loads, and how old a flight is when its write is due), scheduler and {@code coalesce}
    * @param driveTimeoutNanos how long a refresh thread waits for its leases, at most
    */
-  LoadPipeline(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
-      FleetLease<V> lease, PendingWrites pending, InstantSource clock, Ticker ticker,
-      StatsCounter stats, LoadTimes loadTimes, long driveTimeoutNanos) {
+  LoadPipeline(CacheConfig<V> config, KeyRegistry registry, EntryWriter<V> writer,
+      Refresher refresher, FleetLease<V> lease, PendingWrites pending, StatsCounter stats,
+      LoadTimes loadTimes, long driveTimeoutNanos) {
     this.pending = pending;
-    this.ticker = ticker;
+    this.ticker = config.ticker();
     this.refreshErrorLog = new RateLimitedLog(log, ticker);
     this.slowLoadLog = new RateLimitedLog(log, ticker);
     this.loadTimes = loadTimes;
@@ -179,8 +91,12 @@ final class LoadPipeline<V> {
     this.writer = writer;
     this.refresher = refresher;
     this.leases = new LeaseStage<>(registry, lease, stats, this::start);
-    this.clock = clock;
+    this.clock = config.clock();
     this.stats = stats;
+    Duration maxWait = config.coalesceMaxWait();
+    this.coalescer = new Coalescer<>(leases::leaseThenLoad, config.coalesceMaxBatchSize(),
+        maxWait == null ? 0 : Math.max(1, maxWait.toMillis()), config.scheduler(),
+        refresher.asExecutor());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -244,74 +160,77 @@ final class LoadPipeline<V> {
    */
   CompletableFuture<Loaded<V>> refreshInline(LoadRequest<V> request, Batch<V> loader,
       Executor on) {
-    List<Flight<V>> flights = beginRefreshes(List.of(request));
-    if (flights.isEmpty()) {
+    List<Leg<V>> legs = beginRefreshes(List.of(request));
+    if (legs.isEmpty()) {
       return null;
     }
-    Flight<V> flight = flights.get(0);
-    CompletableFuture<Loaded<V>> result = flight.answer();
-    launch(List.of(new Leg<>(flight, null)), loader, on);
+    CompletableFuture<Loaded<V>> result = legs.get(0).flight().answer();
+    launch(legs, loader, on);
     return result;
   }
 
   /**
-   * The refresh policy decided to reload entries that keep being served: registers refresh
-   * flights for the keys not loading already and not backing off (the others are counted).
+   * Registers refresh flights for the keys not loading already and not backing off (the others
+   * are counted).
    *
-   * @return the flights registered, to be handed to {@link #refreshLater}
+   * @return the flights registered, nobody's own ({@link Leg#own} {@code null})
    */
-  List<Flight<V>> beginRefreshes(List<LoadRequest<V>> requests) {
-    List<Flight<V>> flights = new ArrayList<>(requests.size());
+  private List<Leg<V>> beginRefreshes(List<LoadRequest<V>> requests) {
+    List<Leg<V>> legs = new ArrayList<>(requests.size());
     long now = clock.millis();
     for (LoadRequest<V> request : requests) {
       KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.REFRESH, now);
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         flight.expectLoadMillis(request.expectedLoadMillis());
-        flights.add(flight);
+        legs.add(new Leg<>(flight, null));
       } else if (begin instanceof KeyRegistry.Busy busy && busy.backingOff()) {
         stats.increment(Counter.REFRESH_BACKOFF);
       } else {
         stats.increment(Counter.REFRESH_DEDUPED);
       }
     }
-    return flights;
+    return legs;
   }
 
   /**
-   * A single key's background refresh: {@link #beginRefreshes} and {@link #refreshLater} of one.
-   * Never blocks and never runs the loader on the calling thread.
+   * The refresh policy decided to reload entries that keep being served: registers refresh
+   * flights for the keys not loading already and not backing off ({@link #beginRefreshes}), and
+   * hands them on. A bulk loader's join the {@link Coalescer}'s batches of that loader, their
+   * calls on refresh threads: a loading cache's at once (with its misses), a caller's from a
+   * refresh thread (its caller does no store work for them); a single key's loader's is leased
+   * and loaded on a refresh thread ({@link #runRefresh}). Flights the executor refuses end
+   * without loading. Never blocks and never runs the loader on the calling thread.
    */
-  void refreshInBackground(LoadRequest<V> request, Batch<V> loader) {
+  void refreshInBackground(List<LoadRequest<V>> requests, Batch<V> loader) {
     if (refresher.isClosed()) {
-      stats.increment(Counter.REFRESH_REJECTED);
+      stats.add(Counter.REFRESH_REJECTED, requests.size());
       return;
     }
-    List<Flight<V>> flights = beginRefreshes(List.of(request));
-    if (!flights.isEmpty()) {
-      refreshLater(flights, loader);
+    List<Leg<V>> legs = beginRefreshes(requests);
+    if (legs.isEmpty()) {
+      return;
+    }
+    if (loader.kind() == Batch.Kind.LOADING) {
+      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
+      coalescer.offer(loader, legs, refresher.asExecutor());
+      return;
+    }
+    Runnable refresh = loader.bulk()
+        ? () -> coalescer.offer(loader, legs, refresher.asExecutor())
+        : () -> runRefresh(legs, loader);
+    if (refresher.submit(Refusable.of(refresh, () -> {
+      // rejected, or still queued when close() gave up on it
+      legs.forEach(leg -> leases.abandon(leg.flight()));
+      stats.add(Counter.REFRESH_REJECTED, legs.size());
+    }))) {
+      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
     }
   }
 
-  /**
-   * Hands refresh flights to the refresh executor, where they are leased and the winners loaded
-   * with one loader call on that thread; flights the executor refuses end without loading.
-   */
-  void refreshLater(List<Flight<V>> flights, Batch<V> loader) {
-    if (loader.coalescer != null) { // they join the misses' batches; the call on a refresh thread
-      List<Leg<V>> legs = new ArrayList<>(flights.size());
-      flights.forEach(flight -> legs.add(new Leg<>(flight, null)));
-      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
-      loader.coalescer.offer(legs, refresher.asExecutor());
-      return;
-    }
-    List<Flight<V>> copy = List.copyOf(flights);
-    if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
-      copy.forEach(leases::abandon); // rejected, or still queued when close() gave up on it
-      stats.add(Counter.REFRESH_REJECTED, copy.size());
-    }))) {
-      stats.add(Counter.REFRESH_SCHEDULED, copy.size());
-    }
+  /** How many loaders the coalescer holds a batch of; for tests. */
+  int coalescedLoaders() {
+    return coalescer.groups();
   }
 
   /** Taken before a store read: see {@link KeyRegistry#readMark}. */
@@ -323,41 +242,25 @@ final class LoadPipeline<V> {
   // Coalescing
 
   /**
-   * The batch of a loading cache's bulk loader: its flights, from misses, {@code getAll} and
-   * refreshes alike, are offered to one {@link Coalescer}, which starts each batch through {@link
-   * #leaseThenLoad}, the step every load takes (every key leased and fenced as a single load is).
-   * A batch is over once each of its flights has an outcome.
-   *
-   * @param maxBatchSize at most this many keys per loader call
-   * @param maxWaitMillis the longest wait of a batch for a running one, ms; 0 for no bound
-   * @return the loader as the read path takes it ({@link Coalescing#batch} is the batch)
+   * A loading cache's bulk loader as a batch: its flights, from misses, {@code getAll} and
+   * refreshes alike, are offered to the {@link Coalescer}. A thread inside one of its calls is
+   * known to the coalescer: a miss it offers must not wait for that very call.
    */
-  Coalescing<V> coalescing(AsyncBulkLoader<? extends V> loader, int maxBatchSize,
-      long maxWaitMillis, Scheduler scheduler) {
-    Coalescer<Leg<V>>[] coalescer = cast(new Coalescer<?>[1]);
-    Batch<V> calls = Batch.of(keys -> {
-      coalescer[0].enter(); // a miss of this thread, inside the call, must not wait for it
+  Batch<V> loading(AsyncBulkLoader<? extends V> loader) {
+    return Batch.loading(keys -> {
+      coalescer.enter();
       try {
         return loader.loadAll(keys);
       } finally {
-        coalescer[0].leave();
+        coalescer.leave();
       }
     });
-    coalescer[0] = new Coalescer<>((legs, on) -> {
-      CompletableFuture<?>[] ends = new CompletableFuture<?>[legs.size()];
-      for (int i = 0; i < ends.length; i++) {
-        ends[i] = legs.get(i).flight().ended();
-      }
-      leases.leaseThenLoad(legs, calls, on);
-      return CompletableFuture.allOf(ends);
-    }, maxBatchSize, maxWaitMillis, scheduler, refresher.asExecutor());
-    return new Coalescing<>(new Batch<>(calls.calls, true, coalescer[0]), loader);
   }
 
-  /** Starts the legs: at once ({@link LeaseStage#leaseThenLoad}), or offered to the coalescer. */
+  /** Starts the legs: a loading cache's are offered to the coalescer, others start at once. */
   private void launch(List<Leg<V>> legs, Batch<V> loader, Executor on) {
-    if (loader.coalescer != null) {
-      loader.coalescer.offer(legs, on);
+    if (loader.kind() == Batch.Kind.LOADING) {
+      coalescer.offer(loader, legs, on);
     } else {
       leases.leaseThenLoad(legs, loader, on);
     }
@@ -372,9 +275,7 @@ final class LoadPipeline<V> {
    * out, the flights that are still to load end without loading, and leases won later are
    * released.
    */
-  private void runRefresh(List<Flight<V>> flights, Batch<V> loader) {
-    List<Leg<V>> legs = new ArrayList<>(flights.size());
-    flights.forEach(flight -> legs.add(new Leg<>(flight, null)));
+  private void runRefresh(List<Leg<V>> legs, Batch<V> loader) {
     CallerRuns here = new CallerRuns(task -> {
       throw new RejectedExecutionException("the refresh gave up waiting for its leases");
     });
@@ -390,8 +291,9 @@ final class LoadPipeline<V> {
   /**
    * Starts one load of {@code legs} on {@code on}; if {@code on} refuses (a synchronous caller
    * that left: its loader must not run on whatever thread completed the lease), on the refresh
-   * executor; if that refuses too, the flights end without loading. Completes {@code launched}
-   * once the loader call returned, or at once if there is nothing to load.
+   * executor; if that refuses too, the flights end without loading (a refresh's counted as
+   * rejected). Completes {@code launched} once the loader call returned, or at once if there is
+   * nothing to load.
    */
   private void start(List<Leg<V>> legs, Batch<V> loader, Executor on,
       CompletableFuture<Void> launched) {
@@ -406,7 +308,12 @@ final class LoadPipeline<V> {
         launched.complete(null);
       }
     }, () -> {
-      legs.forEach(leg -> leases.abandon(leg.flight()));
+      for (Leg<V> leg : legs) {
+        if (leg.flight().origin == Flight.Origin.REFRESH) {
+          stats.increment(Counter.REFRESH_REJECTED);
+        }
+        leases.abandon(leg.flight());
+      }
       launched.complete(null);
     });
     try {

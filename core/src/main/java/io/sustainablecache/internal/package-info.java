@@ -31,8 +31,9 @@
  *       it runs), {@code KeyRegistry}
  *       and {@code Flight} (a key's in-flight work, back-off and invalidation), {@code Ending},
  *       {@code LoadRequest}, {@code Loaded}, {@code Failures}, {@code Backoff}, {@code
- *       LoadTimes}, {@code CallerRuns}, {@code Refresher}, {@code Refusable}, {@code
- *       BulkRefreshes}, {@code Coalescer} (a loading cache's batches)</td></tr>
+ *       LoadTimes}, {@code CallerRuns}, {@code Refresher}, {@code Refusable}, {@code Batch} (a
+ *       loader as the pipeline calls it, handed explicitly from the reads), {@code Coalescer} (the
+ *       one batcher: a loading cache's flights, and bulk loaders' refreshes)</td></tr>
  *   <tr><td>fleet lease</td><td>{@code LeaseStage} (the pipeline's lease step, and a flight's
  *       end), {@code FleetLease}, {@code LeaseStep}, {@code LeaseValues}</td></tr>
  *   <tr><td>write</td><td>{@code EntryWriter} (a load's write), {@code CallerWrites} ({@code

@@ -51,7 +51,6 @@ import java.util.function.Function;
  *   <tr><td>{@code ttl-jitter}</td><td>a fraction, 0 to 0.5</td></tr>
  *   <tr><td>{@code failure-backoff}</td><td>a duration (the base), or {@code
  *       <base>:<max>}</td></tr>
- *   <tr><td>{@code refresh-batch}</td><td>{@code <maxKeys>:<maxDelay>}</td></tr>
  *   <tr><td>{@code coalesce}</td><td>{@code <maxBatchSize>} or {@code
  *       <maxBatchSize>:<maxWait>}</td></tr>
  *   <tr><td>{@code near-cache}</td><td>{@code <maximumSize>:<staleness>[:<sampling>]}; the size in
@@ -173,16 +172,6 @@ public final class CacheSettings {
    */
   static final Setting<Integer> MAX_VALUE_SIZE =
       integer("max-value-size", 21, 1 << 30, 1024 * 1024 - 1024);
-
-  /** {@link SustainableCacheBuilder#refreshBatch}: 256 keys, 10 ms. */
-  static final Setting<SettingText.RefreshBatch> REFRESH_BATCH = row("refresh-batch",
-      SettingText.RefreshBatch::parse, SettingText.RefreshBatch::toString, (name, batch) -> {
-        if (batch.maxKeys() < 1 || batch.maxKeys() > 100_000) {
-          throw new IllegalArgumentException(
-              name + " maxKeys must be in [1, 100000]: " + batch.maxKeys());
-        }
-        inRange(name + " maxDelay", batch.maxDelay(), Duration.ZERO, MAX_TIMEOUT);
-      }, orElse(s -> new SettingText.RefreshBatch(256, Duration.ofMillis(10))));
 
   /**
    * {@link SustainableCacheBuilder#coalesce}: 100 keys per loader call, no bound on the wait (a

@@ -31,8 +31,9 @@ final class SettingText {
   }
 
   /**
-   * The coalescing of a loading cache's misses: at most this many keys per bulk loader call, a
-   * batch waiting at most {@code maxWait} for a running call ({@code null}: no bound). Written
+   * The coalescing of bulk loads (a loading cache's misses and refreshes, {@code getAll}'s
+   * background refreshes): at most this many keys per bulk loader call, a batch waiting at most
+   * {@code maxWait} for a running call ({@code null}: no bound). Written
    * {@code <maxBatchSize>} or {@code <maxBatchSize>:<maxWait>}.
    */
   record Coalesce(int maxBatchSize, Duration maxWait) {
@@ -47,23 +48,6 @@ final class SettingText {
     @Override
     public String toString() {
       return maxWait == null ? String.valueOf(maxBatchSize) : maxBatchSize + ":" + maxWait;
-    }
-  }
-
-  /** The refresh batch: at most this many keys, waiting at most this long. */
-  record RefreshBatch(int maxKeys, Duration maxDelay) {
-    static RefreshBatch parse(String text) {
-      int colon = text.indexOf(':');
-      if (colon < 0) {
-        throw new IllegalArgumentException("expected <maxKeys>:<maxDelay>, e.g. 100:5ms");
-      }
-      return new RefreshBatch(number(text.substring(0, colon), Integer::valueOf),
-          duration(text.substring(colon + 1)));
-    }
-
-    @Override
-    public String toString() {
-      return maxKeys + ":" + maxDelay;
     }
   }
 

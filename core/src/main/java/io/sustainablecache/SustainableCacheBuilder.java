@@ -442,30 +442,14 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
-   * Bounds the coalescing of background refreshes decided by {@link SustainableCache#getAll}:
-   * keys of one bulk loader found in their refresh window within {@code maxDelay} of each other
-   * are refreshed in one loader call of at most {@code maxKeys} keys. Keys of one {@code getAll}
-   * call are always coalesced; calls that pass the same loader instance (keep it in a field) share
-   * batches across calls. Default: 256 keys, 10 ms.
-   *
-   * @param maxKeys 1 to 100,000
-   * @param maxDelay zero (no waiting across calls) to 1 day
-   * @return this builder
-   * @throws IllegalArgumentException if out of range
-   * @throws IllegalStateException if already set
-   */
-  public SustainableCacheBuilder<V> refreshBatch(int maxKeys, Duration maxDelay) {
-    return set(CacheSettings.REFRESH_BATCH,
-        new SettingText.RefreshBatch(maxKeys, requireNonNull(maxDelay, "maxDelay")));
-  }
-
-  /**
-   * Bounds how a loading cache ({@link #build(BulkLoader)}, {@link #buildAsync}) coalesces
-   * concurrent misses of different keys into one call of its bulk loader: at most {@code
-   * maxBatchSize} keys per call; misses arriving while a call runs form the next batch, which
-   * starts when a running call is over or when it is full. A miss of an idle cache loads at once.
-   * Default: 100 keys, a batch waits for the running call (at most the load timeout); see {@link
-   * #coalesce(int, Duration)} to bound that wait. Ignored by {@link #build()}.
+   * Bounds how loads are coalesced into calls of a bulk loader: a loading cache's ({@link
+   * #build(BulkLoader)}, {@link #buildAsync}) concurrent misses and refreshes of different keys,
+   * and the background refreshes decided by {@link SustainableCache#getAll} with one loader
+   * (calls that pass the same loader instance, kept in a field, share batches). At most {@code
+   * maxBatchSize} keys per call; keys arriving while a call of the loader runs form the next
+   * batch, which starts when a running call is over or when it is full. A key of an idle loader
+   * loads at once. Default: 100 keys, a batch waits for the running call (at most the load
+   * timeout); see {@link #coalesce(int, Duration)} to bound that wait.
    *
    * @param maxBatchSize 1 to 100,000
    * @return this builder
@@ -923,7 +907,6 @@ public final class SustainableCacheBuilder<V> {
    */
   <T> CacheConfig<T> config(ValueCodec<T> codec) {
     SettingText.FailureBackoff backoff = settings.resolved(CacheSettings.FAILURE_BACKOFF);
-    SettingText.RefreshBatch batch = settings.resolved(CacheSettings.REFRESH_BATCH);
     SettingText.Coalesce coalesce = settings.resolved(CacheSettings.COALESCE);
     SettingText.NearCache near = settings.resolved(CacheSettings.NEAR_CACHE);
     return CacheConfig.<T>builder()
@@ -948,8 +931,6 @@ public final class SustainableCacheBuilder<V> {
         .absentTtl(settings.resolved(CacheSettings.ABSENT_TTL))
         .ttlJitter(settings.resolved(CacheSettings.TTL_JITTER))
         .fleetLease(settings.resolved(CacheSettings.FLEET_LEASE))
-        .refreshBatchSize(batch.maxKeys())
-        .refreshBatchDelay(batch.maxDelay())
         .coalesceMaxBatchSize(coalesce.maxBatchSize())
         .coalesceMaxWait(coalesce.maxWait())
         .closeTimeout(settings.resolved(CacheSettings.CLOSE_TIMEOUT))

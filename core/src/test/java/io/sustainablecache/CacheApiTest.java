@@ -245,8 +245,8 @@ final class CacheApiTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0.6");
     assertThatThrownBy(() -> builder().ttlJitter(Double.NaN))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> builder().refreshBatch(0, Duration.ZERO))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxKeys");
+    assertThatThrownBy(() -> builder().coalesce(0, Duration.ofMillis(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxBatchSize");
     assertThatThrownBy(() -> builder().closeTimeout(Duration.ofMillis(-1)))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> builder().fleetLease(true).fleetLease(false))

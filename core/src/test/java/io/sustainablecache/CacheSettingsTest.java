@@ -20,7 +20,7 @@ class CacheSettingsTest {
       + " refresh-policy=sustainable:1.5:0.2, fleet-lease=false, absent-ttl=PT30S,"
       + " load-timeout=PT5S, refresh-threads=8, refresh-queue-capacity=500,"
       + " failure-backoff=PT0.5S:PT20S, serve-stale-on-error=false, max-clock-skew=PT2S,"
-      + " ttl-jitter=0.1, max-value-size=65536, refresh-batch=50:PT0.005S, coalesce=20:PT0.002S,"
+      + " ttl-jitter=0.1, max-value-size=65536, coalesce=20:PT0.002S,"
       + " close-timeout=PT3S,"
       + " fence-timeout=PT45S, near-cache=10000:PT1S, near-cache-copy=true,"
       + " invalidate-all-bound=PT2S";
@@ -37,8 +37,8 @@ class CacheSettingsTest {
     assertThat(settings.get(CacheSettings.FLEET_LEASE)).hasValue(false);
     assertThat(settings.get(CacheSettings.FAILURE_BACKOFF)).hasValue(
         new SettingText.FailureBackoff(Duration.ofMillis(500), Duration.ofSeconds(20)));
-    assertThat(settings.get(CacheSettings.REFRESH_BATCH))
-        .hasValue(new SettingText.RefreshBatch(50, Duration.ofMillis(5)));
+    assertThat(settings.get(CacheSettings.COALESCE))
+        .hasValue(new SettingText.Coalesce(20, Duration.ofMillis(2)));
     assertThat(settings.get(CacheSettings.TTL_JITTER)).hasValue(0.1);
     assertThat(settings.get(CacheSettings.NEAR_CACHE))
         .hasValue(new SettingText.NearCache(10_000, false, Duration.ofSeconds(1), null));
@@ -130,7 +130,7 @@ class CacheSettingsTest {
       "refresh-threads=0     | refreshThreads",
       "refresh-policy=lru    | expected sustainable",
       "refresh-policy=xfetch | expected xfetch:<beta>",
-      "refresh-batch=50      | expected <maxKeys>:<maxDelay>",
+      "refresh-batch=50:10ms | unknown key 'refresh-batch'",
       "near-cache=10000      | expected <maximumSize>:<staleness>[:<sampling>]",
       "near-cache=10:1s:2    | nearCache sampling must be in [0, 1]",
       "near-cache=0:1s       | nearCache maximumSize must be in [1, 100000000]",
@@ -150,7 +150,7 @@ class CacheSettingsTest {
   @ParameterizedTest
   @ValueSource(strings = {"ttl=%s", "grace=%s", "absent-ttl=%s", "load-timeout=%s",
       "max-clock-skew=%s", "close-timeout=%s", "failure-backoff=%s", "failure-backoff=1s:%s",
-      "refresh-batch=100:%s", "near-cache=1000:%s", "near-cache=1000:%s:0.5"})
+      "coalesce=100:%s", "near-cache=1000:%s", "near-cache=1000:%s:0.5"})
   void aDurationTooLongForADuration_isAnIllegalArgument_namingThePair(String form) {
     for (String huge : new String[] {"9999999999999999d", "9223372036854775807h",
         "9223372036854775807m", "PT9999999999999999999H"}) {
@@ -264,7 +264,7 @@ class CacheSettingsTest {
   @Test
   void theCacheBuilderAppliesWhatIsSet_andKeepsItsDefaultsForTheRest() {
     CacheSettings settings = CacheSettings.parse("ttl=2m, grace=10s, fleet-lease=false,"
-        + " refresh-policy=xfetch:1.0, failure-backoff=1s:5s, refresh-batch=10:1ms");
+        + " refresh-policy=xfetch:1.0, failure-backoff=1s:5s, coalesce=10:1ms");
 
     CacheConfig<?> config = SustainableCache.builder(InMemoryStore.create())
         .namespace("n").settings(settings).config(ValueCodec.utf8());
@@ -275,7 +275,8 @@ class CacheSettingsTest {
     assertThat(config.policy()).isEqualTo(RefreshPolicy.xfetch(1.0));
     assertThat(config.failureBackoff()).isEqualTo(Duration.ofSeconds(1));
     assertThat(config.maxFailureBackoff()).isEqualTo(Duration.ofSeconds(5));
-    assertThat(config.refreshBatchSize()).isEqualTo(10);
+    assertThat(config.coalesceMaxBatchSize()).isEqualTo(10);
+    assertThat(config.coalesceMaxWait()).isEqualTo(Duration.ofMillis(1));
     CacheConfig<?> defaults = SustainableCache.builder(InMemoryStore.create())
         .namespace("n").ttl(Duration.ofMinutes(2)).config(ValueCodec.utf8());
     assertThat(config.absentTtl()).isEqualTo(defaults.absentTtl());

@@ -25,7 +25,7 @@ final class LongDurationsTest {
         b -> b.ttl(HUGE), b -> b.grace(HUGE), b -> b.absentTtl(HUGE),
         b -> b.failureBackoff(HUGE), b -> b.failureBackoff(Duration.ofSeconds(1), HUGE),
         b -> b.maxClockSkew(HUGE), b -> b.loadTimeout(HUGE), b -> b.closeTimeout(HUGE),
-        b -> b.refreshBatch(10, HUGE));
+        b -> b.coalesce(10, HUGE));
     for (Consumer<SustainableCacheBuilder<byte[]>> setter : setters) {
       assertThatThrownBy(() -> setter.accept(SustainableCache.builder(InMemoryStore.create())))
           .isInstanceOf(IllegalArgumentException.class)

@@ -154,8 +154,8 @@ final class SustainableCacheBuilderTest {
     assertThat(minute.maxClockSkew()).isEqualTo(Duration.ofSeconds(30));
     assertThat(minute.ttlJitter()).isZero();
     assertThat(minute.maxValueSize()).isEqualTo(1024 * 1024 - 1024);
-    assertThat(minute.refreshBatchSize()).isEqualTo(256);
-    assertThat(minute.refreshBatchDelay()).isEqualTo(Duration.ofMillis(10));
+    assertThat(minute.coalesceMaxBatchSize()).isEqualTo(100);
+    assertThat(minute.coalesceMaxWait()).isNull();
     assertThat(minute.closeTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(minute.fenceTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(minute.nearMaximumSize()).isZero();

@@ -33,8 +33,8 @@ import java.util.concurrent.atomic.LongAdder;
  *       throughput of 100 gets.</li>
  *   <li><b>Virtual time</b>: 10 pages read at 20 pages/s (each key twice a second), TTL 10 s, DB
  *       20 ms: how the background refreshes of pages found in their refresh window are coalesced
- *       into bulk loader calls ({@code refreshBatch} 256 keys / 10 ms, the default; with no
- *       batching delay; and, for comparison, 100 single-key reads per page).</li>
+ *       into bulk loader calls ({@code coalesce}: 100 keys per call, the default; 10 keys; and,
+ *       for comparison, 100 single-key reads per page).</li>
  * </ul>
  */
 final class BulkScenario implements Scenarios.Scenario {
@@ -75,8 +75,7 @@ final class BulkScenario implements Scenarios.Scenario {
   }
 
   enum Variant {
-    GET_ALL("getAll"), GET_ALL_NO_DELAY("getAll, refreshBatch 256 / 0 ms"),
-    GET_ALL_LONG_DELAY("getAll, refreshBatch 1000 / 500 ms"), GETS("100 gets");
+    GET_ALL("getAll"), GET_ALL_SMALL("getAll, coalesce 10"), GETS("100 gets");
 
     final String label;
 
@@ -176,10 +175,8 @@ final class BulkScenario implements Scenarios.Scenario {
         .ticker(timeline.ticker())
         .random(new SplittableRandom(seed)).scheduler(timeline.scheduler())
         .refreshExecutor(sim);
-    if (variant == Variant.GET_ALL_NO_DELAY) {
-      builder.refreshBatch(256, Duration.ZERO);
-    } else if (variant == Variant.GET_ALL_LONG_DELAY) {
-      builder.refreshBatch(1000, Duration.ofMillis(500));
+    if (variant == Variant.GET_ALL_SMALL) {
+      builder.coalesce(10);
     }
     SustainableCache<String> cache = builder.build();
     AsyncBulkLoader<String> bulkLoader = keys -> sim.track(db.queryAll(keys, sim.inTask()));

@@ -16,10 +16,11 @@ import java.util.concurrent.Executor;
  * answers each key that waits with a typed {@link Answer}, the one stale-on-error rule applied.
  * A fresh hit never comes here (hits stay out of the pipeline). Thread-safe.
  *
- * <p>What depends on the loader, not on how many keys a read has: a bulk loader's background
- * refreshes are batched per loader ({@link BulkRefreshes}), and a key of its read that is due for
- * an inline refresh is loaded with the read's misses (one loader call); a single key's loader
- * refreshes its key on its own, in the background or inline.
+ * <p>What depends on the loader (the {@link Batch} the read hands on), not on how many keys a
+ * read has: a bulk loader's background refreshes are coalesced per loader ({@link Coalescer}),
+ * and a key of its read that is due for an inline refresh is loaded with the read's misses (one
+ * loader call); a single key's loader refreshes its key on its own, in the background or
+ * inline.
  */
 final class AfterRead<V> {
 
@@ -30,15 +31,12 @@ final class AfterRead<V> {
   static final int MAX_REREADS = 3;
 
   private final LoadPipeline<V> loads;
-  private final BulkRefreshes<V> refreshes;
   private final StatsCounter stats;
   private final boolean serveStaleOnError;
   private final RateLimitedLog staleOnErrorLog;
 
-  AfterRead(CacheConfig<V> config, LoadPipeline<V> loads, Refresher refresher,
-      StatsCounter stats) {
+  AfterRead(CacheConfig<V> config, LoadPipeline<V> loads, StatsCounter stats) {
     this.loads = loads;
-    this.refreshes = new BulkRefreshes<>(config, loads, refresher, stats);
     this.stats = stats;
     this.serveStaleOnError = config.serveStaleOnError();
     this.staleOnErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
@@ -49,30 +47,24 @@ final class AfterRead<V> {
    * the loads of the misses (joining loads in flight), the misses with one loader call through
    * {@code on}.
    *
-   * @param loaderIdentity what a bulk loader's refreshes are batched by (the caller's loader)
+   * @param loader what the keys load with
    * @param on where a loader starts (see {@link LoadPipeline#misses}); unused if no key waits
    * @return per step, in order: {@code null} where the key's own entry answers now (a fresh hit,
    *     an entry served while it refreshes in the background, or one whose inline refresh another
    *     load is doing already), else the future of the key's answer, which never fails
    */
-  List<CompletableFuture<Answer<V>>> consume(List<Step<V>> steps, LoadPipeline.Batch<V> loader,
-      Object loaderIdentity, Executor on) {
-    // Made when first needed: a read whose key refreshes in the background (a single key's
-    // loader refreshes it at once) allocates none of them.
+  List<CompletableFuture<Answer<V>>> consume(List<Step<V>> steps, Batch<V> loader,
+      Executor on) {
+    // Made when first needed: a read whose key refreshes in the background allocates no list
+    // of answers.
     List<CompletableFuture<Answer<V>>> answers = null; // null: every key's entry answers
-    List<LoadRequest<V>> toRefresh = null; // a bulk loader's, batched below
+    List<LoadRequest<V>> toRefresh = null;
     List<LoadRequest<V>> toLoad = null;
     for (int i = 0; i < steps.size(); i++) {
       LoadRequest<V> request = steps.get(i).request();
       switch (steps.get(i).action()) {
         case FRESH -> { }
-        case REFRESH_BACKGROUND, STALE -> {
-          if (loader.bulk()) {
-            toRefresh = added(toRefresh, request);
-          } else {
-            loads.refreshInBackground(request, loader);
-          }
-        }
+        case REFRESH_BACKGROUND, STALE -> toRefresh = added(toRefresh, request);
         case REFRESH_INLINE -> {
           if (loader.bulk()) { // loaded with the read's misses; the caller waits for it
             stats.increment(Counter.MISS);
@@ -88,7 +80,7 @@ final class AfterRead<V> {
       }
     }
     if (toRefresh != null) {
-      refreshes.refresh(toRefresh, loader, loaderIdentity);
+      loads.refreshInBackground(toRefresh, loader);
     }
     if (toLoad == null) {
       return answers == null ? Collections.nCopies(steps.size(), null) : answers;
@@ -126,7 +118,7 @@ final class AfterRead<V> {
    * or of the current entry if the reload failed or did not load.
    */
   private CompletableFuture<Answer<V>> refreshInline(LoadRequest<V> request,
-      LoadPipeline.Batch<V> loader, Executor on) {
+      Batch<V> loader, Executor on) {
     CompletableFuture<Loaded<V>> refresh = loads.refreshInline(request, loader, on);
     Entry<V> entry = request.stale();
     if (refresh == null) {

@@ -2,8 +2,6 @@ package io.sustainablecache.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import io.sustainablecache.AsyncBulkLoader;
-import io.sustainablecache.BulkLoader;
 import io.sustainablecache.BulkPeek;
 import io.sustainablecache.CacheLoadException;
 import io.sustainablecache.Ticker;
@@ -30,7 +28,7 @@ import java.util.concurrent.Executor;
  * not answer outright handed together to {@link AfterRead}, the consumer a single key's read
  * uses too: one bulk loader call for all the keys this JVM must load (keys already loading are
  * joined), the keys found in their refresh window coalesced into bulk loader calls ({@link
- * BulkRefreshes}), every load through the {@link LoadPipeline}. Thread-safe.
+ * Coalescer}), every load through the {@link LoadPipeline}. Thread-safe.
  */
 final class BulkLoads<V> {
 
@@ -59,22 +57,11 @@ final class BulkLoads<V> {
     this.waitNanos = waitNanos;
   }
 
-  Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
-    return getAll(keys,
-        LoadPipeline.Batch.of(wanted -> CompletableFuture.completedFuture(loader.loadAll(wanted))),
-        loader);
-  }
-
-  /**
-   * {@code getAll} with a batch of the pipeline (a loading cache's coalescing one, or a caller's
-   * bulk loader); {@code loaderIdentity} groups background refreshes ({@link BulkRefreshes}).
-   */
-  Map<String, V> getAll(Collection<String> keys, LoadPipeline.Batch<V> loader,
-      Object loaderIdentity) {
+  /** {@code getAll} with a {@link Batch} (a caller's bulk loader, or a loading cache's). */
+  Map<String, V> getAll(Collection<String> keys, Batch<V> loader) {
     CallerRuns here = new CallerRuns(refresher.asExecutor());
     boolean mayWait = Waiting.allowed(store);
-    CompletableFuture<Map<String, V>> result = run(keys, loader, loaderIdentity, here, here,
-        mayWait, 0);
+    CompletableFuture<Map<String, V>> result = run(keys, loader, here, here, mayWait, 0);
     // on a thread that may not wait, the loader queued here runs, and nothing is waited for
     return Waiting.await(result, mayWait ? waitNanos : 0, here, (how, failure) -> switch (how) {
       case FAILED -> Failures.rethrow(failure);
@@ -86,16 +73,9 @@ final class BulkLoads<V> {
     });
   }
 
-  CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
-      AsyncBulkLoader<? extends V> loader) {
-    return getAllAsync(keys, LoadPipeline.Batch.of(loader), loader);
-  }
-
-  /** {@code getAllAsync} with a batch of the pipeline (see {@link #getAll(Collection,
-   * LoadPipeline.Batch, Object)}). */
-  CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys,
-      LoadPipeline.Batch<V> loader, Object loaderIdentity) {
-    return run(keys, loader, loaderIdentity, LoadPipeline.DIRECT,
+  /** {@code getAllAsync} with a {@link Batch} (see {@link #getAll}). */
+  CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys, Batch<V> loader) {
+    return run(keys, loader, LoadPipeline.DIRECT,
         reads.loaderExecutor(Thread.currentThread()), true, 0);
   }
 
@@ -109,14 +89,14 @@ final class BulkLoads<V> {
    *     value (see {@link AfterRead#afterNotLoaded})
    */
   private CompletableFuture<Map<String, V>> run(Collection<String> callerKeys,
-      LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
-      Executor loadOn, boolean readStore, int rereads) {
+      Batch<V> loader, Executor continuation, Executor loadOn, boolean readStore,
+      int rereads) {
     Set<String> order = new LinkedHashSet<>();
     Map<String, V> values = new HashMap<>(); // the keys answered with a value
     List<AfterRead.Step<V>> steps = new ArrayList<>(); // what the consumer takes
     Map<String, String> storeKeys = fromNear(callerKeys, order, values, steps);
     if (storeKeys.isEmpty()) {
-      afterRead.consume(steps, loader, loaderIdentity, loadOn); // refreshes only
+      afterRead.consume(steps, loader, loadOn); // refreshes only
       return CompletableFuture.completedFuture(result(order, values));
     }
     NearTier.Ticket ticket = reads.nearTicket();
@@ -128,7 +108,7 @@ final class BulkLoads<V> {
     read.whenCompleteAsync((items, error) -> {
       try {
         afterRead(out, order, storeKeys, values, steps, items, readMark, error, ticket, loader,
-            loaderIdentity, continuation, loadOn, rereads);
+            continuation, loadOn, rereads);
       } catch (Throwable t) {
         out.completeExceptionally(t);
       }
@@ -242,8 +222,7 @@ final class BulkLoads<V> {
   private void afterRead(CompletableFuture<Map<String, V>> out, Set<String> order,
       Map<String, String> storeKeys, Map<String, V> values, List<AfterRead.Step<V>> steps,
       Map<String, StoreItem> items, long readMark, Throwable readError, NearTier.Ticket ticket,
-      LoadPipeline.Batch<V> loader, Object loaderIdentity, Executor continuation,
-      Executor loadOn, int rereads) {
+      Batch<V> loader, Executor continuation, Executor loadOn, int rereads) {
     FailedKeys failedKeys = FailedKeys.of(readError, storeKeys.size(), reads);
     if (failedKeys.partial != null) {
       items = failedKeys.partial.found();
@@ -264,7 +243,7 @@ final class BulkLoads<V> {
       }
     }
     List<CompletableFuture<Answer<V>>> answers =
-        afterRead.consume(steps, loader, loaderIdentity, loadOn);
+        afterRead.consume(steps, loader, loadOn);
     List<CompletableFuture<?>> waits = new ArrayList<>();
     answers.forEach(answer -> {
       if (answer != null) {
@@ -301,7 +280,7 @@ final class BulkLoads<V> {
               return;
             }
             if (!again.isEmpty()) {
-              run(again, loader, loaderIdentity, continuation, loadOn, true, rereads + 1)
+              run(again, loader, continuation, loadOn, true, rereads + 1)
                   .whenComplete((found, reread) -> {
                     if (reread != null) {
                       out.completeExceptionally(reread);

@@ -25,6 +25,9 @@ import java.util.random.RandomGenerator;
  * wait, the near cache's, and {@code invalidateAllBound}); values are not checked again here,
  * the builder's settings rows checked them.
  *
+ * <p>Over 700 lines because each of its about forty components takes a field, an accessor and a
+ * named setter of the {@link Builder}, each with its line of Javadoc; nothing else is here.
+ *
  * <p><b>Not part of the supported API:</b> public for the API package only; it may change in any
  * release. <b>Thread-safety:</b> immutable (the entry keys' arrays are not copied and must not be
  * changed). <b>Nulls:</b> only the accessors documented as nullable return {@code null}.
@@ -54,8 +57,6 @@ public final class CacheConfig<V> {
   private final Duration absentTtl;
   private final double ttlJitter;
   private final boolean fleetLease;
-  private final int refreshBatchSize;
-  private final Duration refreshBatchDelay;
   private final int coalesceMaxBatchSize;
   private final Duration coalesceMaxWait;
   private final Duration closeTimeout;
@@ -96,8 +97,6 @@ public final class CacheConfig<V> {
     this.absentTtl = required(b.absentTtl, "absentTtl");
     this.ttlJitter = required(b.ttlJitter, "ttlJitter");
     this.fleetLease = required(b.fleetLease, "fleetLease");
-    this.refreshBatchSize = required(b.refreshBatchSize, "refreshBatchSize");
-    this.refreshBatchDelay = required(b.refreshBatchDelay, "refreshBatchDelay");
     this.coalesceMaxBatchSize = required(b.coalesceMaxBatchSize, "coalesceMaxBatchSize");
     this.coalesceMaxWait = b.coalesceMaxWait;
     this.closeTimeout = required(b.closeTimeout, "closeTimeout");
@@ -239,17 +238,7 @@ public final class CacheConfig<V> {
     return fleetLease;
   }
 
-  /** The keys of one bulk refresh call at most. */
-  public int refreshBatchSize() {
-    return refreshBatchSize;
-  }
-
-  /** How long a bulk refresh waits for more keys. */
-  public Duration refreshBatchDelay() {
-    return refreshBatchDelay;
-  }
-
-  /** The keys of one coalesced loader call at most. */
+  /** The keys of one coalesced loader call at most (a loading cache's, a bulk refresh's). */
   public int coalesceMaxBatchSize() {
     return coalesceMaxBatchSize;
   }
@@ -425,8 +414,6 @@ public final class CacheConfig<V> {
     private Duration absentTtl;
     private Double ttlJitter;
     private Boolean fleetLease;
-    private Integer refreshBatchSize;
-    private Duration refreshBatchDelay;
     private Integer coalesceMaxBatchSize;
     private Duration coalesceMaxWait;
     private Duration closeTimeout;
@@ -468,8 +455,6 @@ public final class CacheConfig<V> {
       this.absentTtl = c.absentTtl;
       this.ttlJitter = c.ttlJitter;
       this.fleetLease = c.fleetLease;
-      this.refreshBatchSize = c.refreshBatchSize;
-      this.refreshBatchDelay = c.refreshBatchDelay;
       this.coalesceMaxBatchSize = c.coalesceMaxBatchSize;
       this.coalesceMaxWait = c.coalesceMaxWait;
       this.closeTimeout = c.closeTimeout;
@@ -611,18 +596,6 @@ public final class CacheConfig<V> {
     /** Sets {@link CacheConfig#fleetLease()}. */
     public Builder<V> fleetLease(boolean fleetLease) {
       this.fleetLease = fleetLease;
-      return this;
-    }
-
-    /** Sets {@link CacheConfig#refreshBatchSize()}. */
-    public Builder<V> refreshBatchSize(int refreshBatchSize) {
-      this.refreshBatchSize = refreshBatchSize;
-      return this;
-    }
-
-    /** Sets {@link CacheConfig#refreshBatchDelay()}. */
-    public Builder<V> refreshBatchDelay(Duration refreshBatchDelay) {
-      this.refreshBatchDelay = refreshBatchDelay;
       return this;
     }
 

@@ -8,17 +8,18 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
- * The {@link LoadingSustainableCache} implementation: the cache, with its bulk loader seen as the
- * per-key loader of every read ({@link LoadPipeline.Coalescing}), whose flights the {@link
- * LoadPipeline} offers to one {@link Coalescer}. The read paths are the cache's own: a hit takes
- * the same steps and allocates no more. Made by {@link Engine#loadingCache}.
+ * The {@link LoadingSustainableCache} implementation: the cache, its bulk loader the {@link Batch}
+ * of every read it makes without a per-call loader ({@link LoadPipeline#loading}), whose flights
+ * the {@link LoadPipeline} offers to the cache's {@link Coalescer}. The read paths are the cache's
+ * own: a hit takes the same steps and allocates no more. Made by {@link Engine#loadingCache}.
  */
 final class DefaultLoadingSustainableCache<V> extends DefaultSustainableCache<V>
     implements LoadingSustainableCache<V> {
 
-  private final LoadPipeline.Coalescing<V> loader;
+  private final Batch<V> loader;
 
   /**
    * @param config the cache's configuration
@@ -26,39 +27,39 @@ final class DefaultLoadingSustainableCache<V> extends DefaultSustainableCache<V>
    */
   DefaultLoadingSustainableCache(CacheConfig<V> config, AsyncBulkLoader<? extends V> bulk) {
     super(config);
-    this.loader = pipeline().coalescing(bulk, config.coalesceMaxBatchSize(),
-        config.coalesceMaxWait() == null ? 0 : Math.max(1, config.coalesceMaxWait().toMillis()),
-        config.scheduler());
+    this.loader = pipeline().loading(bulk);
   }
 
   @Override
   public V get(String key) {
-    return valueOrThrow(reads().read(requireNonNull(key, "key"), loader));
+    return valueOrThrow(reads().read(requireNonNull(key, "key"), loader, Function.identity()));
   }
 
   @Override
   public Optional<V> find(String key) {
-    return optional(reads().read(requireNonNull(key, "key"), loader));
+    return optional(reads().read(requireNonNull(key, "key"), loader, Function.identity()));
   }
 
   @Override
   public CompletableFuture<V> getAsync(String key) {
-    return reads().readAsync(requireNonNull(key, "key"), loader).thenApply(this::valueOrThrow);
+    return reads().readAsync(requireNonNull(key, "key"), loader, Function.identity())
+        .thenApply(this::valueOrThrow);
   }
 
   @Override
   public CompletableFuture<Optional<V>> findAsync(String key) {
-    return reads().readAsync(requireNonNull(key, "key"), loader).thenApply(this::optional);
+    return reads().readAsync(requireNonNull(key, "key"), loader, Function.identity())
+        .thenApply(this::optional);
   }
 
   @Override
   public Map<String, V> getAll(Collection<String> keys) {
-    return bulk().getAll(requireNonNull(keys, "keys"), loader.batch(), loader);
+    return bulk().getAll(requireNonNull(keys, "keys"), loader);
   }
 
   @Override
   public CompletableFuture<Map<String, V>> getAllAsync(Collection<String> keys) {
-    return bulk().getAllAsync(requireNonNull(keys, "keys"), loader.batch(), loader);
+    return bulk().getAllAsync(requireNonNull(keys, "keys"), loader);
   }
 
 }

@@ -96,9 +96,9 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
     LoadTimes loadTimes = new LoadTimes();
     FleetLease<V> lease = new FleetLease<>(writing, keys, reader, stats, loadTimes,
         storeErrorLog);
-    this.loads = new LoadPipeline<>(registry, writer, refresher, lease, pending,
-        config.clock(), config.ticker(), stats, loadTimes, waitNanos);
-    AfterRead<V> afterRead = new AfterRead<>(config, loads, refresher, stats);
+    this.loads = new LoadPipeline<>(config, registry, writer, refresher, lease, pending, stats,
+        loadTimes, waitNanos);
+    AfterRead<V> afterRead = new AfterRead<>(config, loads, stats);
     this.reads = new ReadPath<>(config, keys, reader, loads, afterRead, refresher, stats,
         storeErrorLog, waitNanos, near);
     this.bulk = new BulkLoads<>(config, keys, reads, registry, afterRead, refresher, stats,
@@ -117,42 +117,44 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
 
   @Override
   public V get(String key, Loader<? extends V> loader) {
-    return valueOrThrow(reads.readSync(key, requireNonNull(loader, "loader")));
+    return valueOrThrow(reads.read(key, requireNonNull(loader, "loader"), Batch::ofOneSync));
   }
 
   @Override
   public Optional<V> find(String key, Loader<? extends V> loader) {
-    return optional(reads.readSync(key, requireNonNull(loader, "loader")));
+    return optional(reads.read(key, requireNonNull(loader, "loader"), Batch::ofOneSync));
   }
 
   @Override
   public CompletableFuture<V> getAsync(String key, AsyncLoader<? extends V> loader) {
-    return reads.readAsync(key, requireNonNull(loader, "loader")).thenApply(this::valueOrThrow);
+    return reads.readAsync(key, requireNonNull(loader, "loader"), Batch::ofOne)
+        .thenApply(this::valueOrThrow);
   }
 
   @Override
   public CompletableFuture<Optional<V>> findAsync(String key, AsyncLoader<? extends V> loader) {
-    return reads.readAsync(key, requireNonNull(loader, "loader")).thenApply(this::optional);
+    return reads.readAsync(key, requireNonNull(loader, "loader"), Batch::ofOne)
+        .thenApply(this::optional);
   }
 
   @Override
   public Optional<V> getIfPresent(String key) {
-    return optional(reads.read(key, null));
+    return optional(reads.read(key, null, null));
   }
 
   @Override
   public CompletableFuture<Optional<V>> getIfPresentAsync(String key) {
-    return reads.readAsync(key, null).thenApply(this::optional);
+    return reads.readAsync(key, null, null).thenApply(this::optional);
   }
 
   @Override
   public Lookup<V> lookup(String key) {
-    return cached(reads.read(key, null));
+    return cached(reads.read(key, null, null));
   }
 
   @Override
   public CompletableFuture<Lookup<V>> lookupAsync(String key) {
-    return reads.readAsync(key, null).thenApply(this::cached);
+    return reads.readAsync(key, null, null).thenApply(this::cached);
   }
 
   @Override
@@ -169,7 +171,7 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
   public Map<String, V> getAll(Collection<String> keys, BulkLoader<? extends V> loader) {
     requireNonNull(keys, "keys");
     requireNonNull(loader, "loader");
-    return bulk.getAll(keys, loader);
+    return bulk.getAll(keys, Batch.ofBulkSync(loader));
   }
 
   @Override
@@ -177,7 +179,7 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
       AsyncBulkLoader<? extends V> loader) {
     requireNonNull(keys, "keys");
     requireNonNull(loader, "loader");
-    return bulk.getAllAsync(keys, loader);
+    return bulk.getAllAsync(keys, Batch.ofBulk(loader));
   }
 
   // ---------------------------------------------------------------------------------------------

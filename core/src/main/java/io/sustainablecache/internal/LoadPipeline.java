@@ -3,11 +3,9 @@ package io.sustainablecache.internal;
 import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.AsyncBulkLoader;
-import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.CacheLoadException;
-import io.sustainablecache.Scheduler;
-import io.sustainablecache.Loader;
 import io.sustainablecache.Ticker;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,11 +29,12 @@ import org.slf4j.Logger;
  *       a back-off, or register a {@link Flight});</li>
  *   <li><b>lease</b> each registered flight that writes back ({@link FleetLease}, the requests
  *       issued together, so pipelined), and act on each {@link LeaseStep}: load, another
- *       instance's write, its failure, skip, or wait for a peer;</li>
- *   <li><b>load</b> the winners with <em>one</em> loader call ({@link #run}: a {@link Loader} or
- *       {@link AsyncLoader} is called as a bulk loader of one key), complete each flight (waking
- *       every caller that joined it), <b>write</b> each result back, and <b>end</b> each flight
- *       ({@link KeyRegistry#end} with its {@link Ending}), releasing its lease.</li>
+ *       instance's write, its failure, skip, or wait for a peer (the {@link LeaseStage});</li>
+ *   <li><b>load</b> the winners with <em>one</em> loader call ({@link #run}: a single key's
+ *       loader is called as a bulk loader of one key, {@link Batch#ofOne}), complete each flight
+ *       (waking every caller that joined it), <b>write</b> each result back, and <b>end</b>
+ *       each flight ({@link LeaseStage#end}: {@link KeyRegistry#end} with its {@link Ending}),
+ *       releasing its lease.</li>
  * </ol>
  * A flight is deregistered only after its write was issued, so that a caller arriving in between
  * joins the finished flight instead of loading again. Thread-safe.
@@ -55,134 +54,13 @@ final class LoadPipeline<V> {
   /** Runs continuations on the completing thread. */
   static final Executor DIRECT = Runnable::run;
 
-  /**
-   * A loader as the pipeline calls it: one call ({@link #calls}) for the keys of a batch; {@link
-   * #bulk} tells whether it is the caller's bulk loader (counted as a bulk load), not a single
-   * key's loader called as a batch of one. (A class, not a record: identity is all it needs, and a
-   * record's generated {@code equals} is costly under the model checker.)
-   */
-  static final class Batch<V> {
-    private final AsyncBulkLoader<? extends V> calls;
-    private final boolean bulk;
-    /**
-     * The coalescer of a loading cache's bulk loader: flights of this batch are offered to it
-     * instead of being started at once ({@code null}: started at once).
-     */
-    private final Coalescer<Leg<V>> coalescer;
-
-    private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk) {
-      this(calls, bulk, null);
-    }
-
-    private Batch(AsyncBulkLoader<? extends V> calls, boolean bulk, Coalescer<Leg<V>> coalescer) {
-      this.calls = calls;
-      this.bulk = bulk;
-      this.coalescer = coalescer;
-    }
-
-    AsyncBulkLoader<? extends V> calls() {
-      return calls;
-    }
-
-    boolean bulk() {
-      return bulk;
-    }
-
-    /** Whether this is a loading cache's batch, whose flights a coalescer starts. */
-    boolean coalesced() {
-      return coalescer != null;
-    }
-
-    /** A bulk loader's batch. */
-    static <V> Batch<V> of(AsyncBulkLoader<? extends V> loader) {
-      return new Batch<>(loader, true);
-    }
-
-    /**
-     * A single key's loader as a batch of one: it is called with the one key, and its {@code
-     * null} (no value) is the key left out.
-     */
-    static <V> Batch<V> ofOne(AsyncLoader<? extends V> loader) {
-      if (loader instanceof Coalescing<?> coalescing) { // a loading cache's: no allocation
-        return cast(coalescing.batch);
-      }
-      return new Batch<V>(keys -> {
-        String key = keys.iterator().next();
-        CompletionStage<? extends V> stage =
-            requireNonNull(loader.load(key), "the loader returned a null stage");
-        return stage.thenApply(value -> value == null ? Map.of() : Map.of(key, value));
-      }, false);
-    }
-  }
-
-  /**
-   * A loading cache's bulk loader seen as a single key's loader: what the read path hands on for
-   * {@code get(key)}, which {@link Batch#ofOne} recognizes and answers with the coalescing batch
-   * (so that the read path needs no second signature, and a hit allocates nothing). Called
-   * directly (nothing in the cache does), it loads the one key with the bulk loader.
-   */
-  static final class Coalescing<V> implements AsyncLoader<V> {
-    private final Batch<V> batch;
-    private final AsyncBulkLoader<? extends V> loader;
-
-    private Coalescing(Batch<V> batch, AsyncBulkLoader<? extends V> loader) {
-      this.batch = batch;
-      this.loader = loader;
-    }
-
-    @Override
-    public CompletionStage<V> load(String key) throws Exception {
-      return requireNonNull(loader.loadAll(Set.of(key)), "the bulk loader returned a null stage")
-          .thenApply(values -> values.get(key));
-    }
-
-    /** The batch every flight of this loader goes through (coalesced). */
-    Batch<V> batch() {
-      return batch;
-    }
-
-  }
-
-  /**
-   * A flight this pipeline runs, with the future of the caller that started it ({@code null} for
-   * a refresh): a miss's own answer, which a load timeout does not fail while that caller's own
-   * thread is inside the loader (a synchronous loader run by that very caller: it was never
-   * waiting, and when the loader returns late it still hands its caller the value). A caller
-   * whose flight's loader call runs on another thread (a batch of several callers' keys, a call
-   * on a refresh thread) waits for it as a joined caller does: its load timeout fails it. A
-   * fenced miss whose fence is marked committing waits for the fence's release until {@code
-   * releaseWaitUntil} (ticker ms; {@code 0}: it does not wait) before it loads.
-   */
-  private static final class Leg<V> {
-    private final Flight<V> flight;
-    private final CompletableFuture<Loaded<V>> own;
-    private final long releaseWaitUntil;
-
-    Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own) {
-      this(flight, own, 0);
-    }
-
-    Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil) {
-      this.flight = flight;
-      this.own = own;
-      this.releaseWaitUntil = releaseWaitUntil;
-    }
-
-    Flight<V> flight() {
-      return flight;
-    }
-
-    CompletableFuture<Loaded<V>> own() {
-      return own;
-    }
-  }
-
   private final KeyRegistry registry;
   private final EntryWriter<V> writer;
   private final Refresher refresher;
   /** The writes close() waits for: a load's writes handed to the refresh executor count. */
   private final PendingWrites pending;
-  private final FleetLease<V> lease;
+  /** The lease step, and where a flight ends. */
+  private final LeaseStage<V> leases;
   private final InstantSource clock;
   private final Ticker ticker;
   private final StatsCounter stats;
@@ -190,17 +68,19 @@ final class LoadPipeline<V> {
   private final long driveTimeoutNanos;
   private final RateLimitedLog refreshErrorLog;
   private final RateLimitedLog slowLoadLog;
+  /** The cache's one batcher: a loading cache's flights, and bulk loaders' refreshes. */
+  private final Coalescer<V> coalescer;
 
   /**
-   * @param clock the wall clock: a load's time in its envelope, for other hosts
-   * @param ticker measures loads, and how old a flight is when its write is due
+   * @param config its clock (a load's time in its envelope, for other hosts), ticker (measures
+   *     loads, and how old a flight is when its write is due), scheduler and {@code coalesce}
    * @param driveTimeoutNanos how long a refresh thread waits for its leases, at most
    */
-  LoadPipeline(KeyRegistry registry, EntryWriter<V> writer, Refresher refresher,
-      FleetLease<V> lease, PendingWrites pending, InstantSource clock, Ticker ticker,
-      StatsCounter stats, LoadTimes loadTimes, long driveTimeoutNanos) {
+  LoadPipeline(CacheConfig<V> config, KeyRegistry registry, EntryWriter<V> writer,
+      Refresher refresher, FleetLease<V> lease, PendingWrites pending, StatsCounter stats,
+      LoadTimes loadTimes, long driveTimeoutNanos) {
     this.pending = pending;
-    this.ticker = ticker;
+    this.ticker = config.ticker();
     this.refreshErrorLog = new RateLimitedLog(log, ticker);
     this.slowLoadLog = new RateLimitedLog(log, ticker);
     this.loadTimes = loadTimes;
@@ -208,9 +88,13 @@ final class LoadPipeline<V> {
     this.registry = registry;
     this.writer = writer;
     this.refresher = refresher;
-    this.lease = lease;
-    this.clock = clock;
+    this.leases = new LeaseStage<>(registry, lease, stats, this::start);
+    this.clock = config.clock();
     this.stats = stats;
+    Duration maxWait = config.coalesceMaxWait();
+    this.coalescer = new Coalescer<>(leases::leaseThenLoad, config.coalesceMaxBatchSize(),
+        maxWait == null ? 0 : Math.max(1, maxWait.toMillis()), config.scheduler(),
+        refresher.asExecutor());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -274,74 +158,77 @@ final class LoadPipeline<V> {
    */
   CompletableFuture<Loaded<V>> refreshInline(LoadRequest<V> request, Batch<V> loader,
       Executor on) {
-    List<Flight<V>> flights = beginRefreshes(List.of(request));
-    if (flights.isEmpty()) {
+    List<Leg<V>> legs = beginRefreshes(List.of(request));
+    if (legs.isEmpty()) {
       return null;
     }
-    Flight<V> flight = flights.get(0);
-    CompletableFuture<Loaded<V>> result = flight.answer();
-    launch(List.of(new Leg<>(flight, null)), loader, on);
+    CompletableFuture<Loaded<V>> result = legs.get(0).flight().answer();
+    launch(legs, loader, on);
     return result;
   }
 
   /**
-   * The refresh policy decided to reload entries that keep being served: registers refresh
-   * flights for the keys not loading already and not backing off (the others are counted).
+   * Registers refresh flights for the keys not loading already and not backing off (the others
+   * are counted).
    *
-   * @return the flights registered, to be handed to {@link #refreshLater}
+   * @return the flights registered, nobody's own ({@link Leg#own} {@code null})
    */
-  List<Flight<V>> beginRefreshes(List<LoadRequest<V>> requests) {
-    List<Flight<V>> flights = new ArrayList<>(requests.size());
+  private List<Leg<V>> beginRefreshes(List<LoadRequest<V>> requests) {
+    List<Leg<V>> legs = new ArrayList<>(requests.size());
     long now = clock.millis();
     for (LoadRequest<V> request : requests) {
       KeyRegistry.Begin begin = registry.begin(request, Flight.Origin.REFRESH, now);
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         flight.expectLoadMillis(request.expectedLoadMillis());
-        flights.add(flight);
+        legs.add(new Leg<>(flight, null));
       } else if (begin instanceof KeyRegistry.Busy busy && busy.backingOff()) {
         stats.increment(Counter.REFRESH_BACKOFF);
       } else {
         stats.increment(Counter.REFRESH_DEDUPED);
       }
     }
-    return flights;
+    return legs;
   }
 
   /**
-   * A single key's background refresh: {@link #beginRefreshes} and {@link #refreshLater} of one.
-   * Never blocks and never runs the loader on the calling thread.
+   * The refresh policy decided to reload entries that keep being served: registers refresh
+   * flights for the keys not loading already and not backing off ({@link #beginRefreshes}), and
+   * hands them on. A bulk loader's join the {@link Coalescer}'s batches of that loader, their
+   * calls on refresh threads: a loading cache's at once (with its misses), a caller's from a
+   * refresh thread (its caller does no store work for them); a single key's loader's is leased
+   * and loaded on a refresh thread ({@link #runRefresh}). Flights the executor refuses end
+   * without loading. Never blocks and never runs the loader on the calling thread.
    */
-  void refreshInBackground(LoadRequest<V> request, Batch<V> loader) {
+  void refreshInBackground(List<LoadRequest<V>> requests, Batch<V> loader) {
     if (refresher.isClosed()) {
-      stats.increment(Counter.REFRESH_REJECTED);
+      stats.add(Counter.REFRESH_REJECTED, requests.size());
       return;
     }
-    List<Flight<V>> flights = beginRefreshes(List.of(request));
-    if (!flights.isEmpty()) {
-      refreshLater(flights, loader);
+    List<Leg<V>> legs = beginRefreshes(requests);
+    if (legs.isEmpty()) {
+      return;
+    }
+    if (loader.kind() == Batch.Kind.LOADING) {
+      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
+      coalescer.offer(loader, legs, refresher.asExecutor());
+      return;
+    }
+    Runnable refresh = loader.bulk()
+        ? () -> coalescer.offer(loader, legs, refresher.asExecutor())
+        : () -> runRefresh(legs, loader);
+    if (refresher.submit(Refusable.of(refresh, () -> {
+      // rejected, or still queued when close() gave up on it
+      legs.forEach(leg -> leases.abandon(leg.flight()));
+      stats.add(Counter.REFRESH_REJECTED, legs.size());
+    }))) {
+      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
     }
   }
 
-  /**
-   * Hands refresh flights to the refresh executor, where they are leased and the winners loaded
-   * with one loader call on that thread; flights the executor refuses end without loading.
-   */
-  void refreshLater(List<Flight<V>> flights, Batch<V> loader) {
-    if (loader.coalescer != null) { // they join the misses' batches; the call on a refresh thread
-      List<Leg<V>> legs = new ArrayList<>(flights.size());
-      flights.forEach(flight -> legs.add(new Leg<>(flight, null)));
-      stats.add(Counter.REFRESH_SCHEDULED, legs.size());
-      loader.coalescer.offer(legs, refresher.asExecutor());
-      return;
-    }
-    List<Flight<V>> copy = List.copyOf(flights);
-    if (refresher.submit(Refusable.of(() -> runRefresh(copy, loader), () -> {
-      copy.forEach(this::abandon); // rejected, or still queued when close() gave up on it
-      stats.add(Counter.REFRESH_REJECTED, copy.size());
-    }))) {
-      stats.add(Counter.REFRESH_SCHEDULED, copy.size());
-    }
+  /** How many loaders the coalescer holds a batch of; for tests. */
+  int coalescedLoaders() {
+    return coalescer.groups();
   }
 
   /** Taken before a store read: see {@link KeyRegistry#readMark}. */
@@ -353,48 +240,32 @@ final class LoadPipeline<V> {
   // Coalescing
 
   /**
-   * The batch of a loading cache's bulk loader: its flights, from misses, {@code getAll} and
-   * refreshes alike, are offered to one {@link Coalescer}, which starts each batch through {@link
-   * #leaseThenLoad}, the step every load takes (every key leased and fenced as a single load is).
-   * A batch is over once each of its flights has an outcome.
-   *
-   * @param maxBatchSize at most this many keys per loader call
-   * @param maxWaitMillis the longest wait of a batch for a running one, ms; 0 for no bound
-   * @return the loader as the read path takes it ({@link Coalescing#batch} is the batch)
+   * A loading cache's bulk loader as a batch: its flights, from misses, {@code getAll} and
+   * refreshes alike, are offered to the {@link Coalescer}. A thread inside one of its calls is
+   * known to the coalescer: a miss it offers must not wait for that very call.
    */
-  Coalescing<V> coalescing(AsyncBulkLoader<? extends V> loader, int maxBatchSize,
-      long maxWaitMillis, Scheduler scheduler) {
-    Coalescer<Leg<V>>[] coalescer = cast(new Coalescer<?>[1]);
-    Batch<V> calls = Batch.of(keys -> {
-      coalescer[0].enter(); // a miss of this thread, inside the call, must not wait for it
+  Batch<V> loading(AsyncBulkLoader<? extends V> loader) {
+    return Batch.loading(keys -> {
+      coalescer.enter();
       try {
         return loader.loadAll(keys);
       } finally {
-        coalescer[0].leave();
+        coalescer.leave();
       }
     });
-    coalescer[0] = new Coalescer<>((legs, on) -> {
-      CompletableFuture<?>[] ends = new CompletableFuture<?>[legs.size()];
-      for (int i = 0; i < ends.length; i++) {
-        ends[i] = legs.get(i).flight().ended();
-      }
-      leaseThenLoad(legs, calls, on);
-      return CompletableFuture.allOf(ends);
-    }, maxBatchSize, maxWaitMillis, scheduler, refresher.asExecutor());
-    return new Coalescing<>(new Batch<>(calls.calls, true, coalescer[0]), loader);
   }
 
-  /** Starts the legs: at once through {@link #leaseThenLoad}, or offered to the coalescer. */
+  /** Starts the legs: a loading cache's are offered to the coalescer, others start at once. */
   private void launch(List<Leg<V>> legs, Batch<V> loader, Executor on) {
-    if (loader.coalescer != null) {
-      loader.coalescer.offer(legs, on);
+    if (loader.kind() == Batch.Kind.LOADING) {
+      coalescer.offer(loader, legs, on);
     } else {
-      leaseThenLoad(legs, loader, on);
+      leases.leaseThenLoad(legs, loader, on);
     }
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Lease each, load the winners
+  // Lease each (LeaseStage), load the winners
 
   /**
    * On a refresh thread: leases the flights and loads the winners on this very thread (it drives
@@ -402,208 +273,21 @@ final class LoadPipeline<V> {
    * out, the flights that are still to load end without loading, and leases won later are
    * released.
    */
-  private void runRefresh(List<Flight<V>> flights, Batch<V> loader) {
-    List<Leg<V>> legs = new ArrayList<>(flights.size());
-    flights.forEach(flight -> legs.add(new Leg<>(flight, null)));
+  private void runRefresh(List<Leg<V>> legs, Batch<V> loader) {
     CallerRuns here = new CallerRuns(task -> {
       throw new RejectedExecutionException("the refresh gave up waiting for its leases");
     });
     // unfinished, the flights still to load are refused by `here` from now on, and end
-    Waiting.await(leaseThenLoad(legs, loader, here), driveTimeoutNanos, here, (how, e) -> null);
-  }
-
-  /**
-   * The one "lease each, load the winners" step: takes the fleet lease of every flight that writes
-   * back (all requests issued at once, so pipelined on the connection), acts on what each lease
-   * decided, and starts one load of the winners (with the flights that take no lease) on {@code
-   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}), and so are
-   * fenced misses that wait for their fence's release (no lease: they write nothing).
-   *
-   * @return completes once the winners' loader call returned, or nothing is left to load now (for
-   *     a refresh thread, which waits for it)
-   */
-  private CompletableFuture<Void> leaseThenLoad(List<Leg<V>> legs, Batch<V> loader,
-      Executor on) {
-    CompletableFuture<Void> launched = new CompletableFuture<>();
-    List<Leg<V>> winners = new ArrayList<>(legs.size());
-    List<Leg<V>> leased = new ArrayList<>(legs.size());
-    List<Leg<V>> releases = null;
-    for (Leg<V> leg : legs) {
-      if (leg.releaseWaitUntil != 0) {
-        releases = releases == null ? new ArrayList<>() : releases;
-        releases.add(leg);
-      } else {
-        (lease.enabled() && leg.flight().writeBack ? leased : winners).add(leg);
-      }
-    }
-    if (releases != null) {
-      awaitReleases(releases, loader, on);
-    }
-    if (leased.isEmpty()) {
-      start(winners, loader, on, launched);
-      return launched;
-    }
-    List<CompletableFuture<LeaseStep<V>>> steps = new ArrayList<>(leased.size());
-    // a batch's winners re-read their items with one getsAll behind all the adds
-    FleetLease.Rereads rereads = leased.size() > 1 ? new FleetLease.Rereads() : null;
-    List<Flight<V>> leasedFlights = new ArrayList<>(leased.size());
-    for (Leg<V> leg : leased) {
-      Flight<V> flight = leg.flight();
-      flight.transition(Flight.State.LEASING);
-      leasedFlights.add(flight);
-      KeyRegistry.LeaseKnowledge memo = registry.lease(flight.storeKey);
-      steps.add(flight.origin == Flight.Origin.MISS ? lease.beforeMiss(flight, memo, rereads)
-          : lease.beforeRefresh(flight, memo, rereads));
-    }
-    if (rereads != null) {
-      lease.send(rereads, leasedFlights);
-    }
-    CompletableFuture.allOf(steps.toArray(new CompletableFuture<?>[0]))
-        .whenComplete((ignored, error) -> {
-          List<Leg<V>> waiting = new ArrayList<>();
-          List<Flight<V>> waitingFlights = new ArrayList<>();
-          List<LeaseStep.WaitForPeer<V>> waitSteps = new ArrayList<>();
-          List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>();
-          for (int i = 0; i < leased.size(); i++) {
-            Leg<V> leg = leased.get(i);
-            LeaseStep<V> step = steps.get(i).getNow(null);
-            took(leg.flight(), step);
-            if (step instanceof LeaseStep.WaitForPeer<V> wait) {
-              leg.flight().transition(Flight.State.WAITING_FOR_PEER);
-              waiting.add(leg);
-              waitingFlights.add(leg.flight());
-              waitSteps.add(wait);
-              waits.add(wait.decided());
-            } else {
-              afterLease(leg, step, winners);
-            }
-          }
-          start(winners, loader, on, launched);
-          if (!waiting.isEmpty()) {
-            afterPeers(waiting, waits, loader, on);
-            lease.awaitPeers(waitingFlights, waitSteps); // one poll for the batch's items
-          }
-        });
-    return launched;
-  }
-
-  /**
-   * Fenced misses whose fences are marked committing: each waits for its fence's release, polled
-   * with the peers' writes ({@link FleetLease#awaitPeers}), until its bound: the value written
-   * answers it; the fence replaced by anything else ends it unloaded (its callers read the key
-   * again, and load it once, leased and cached, if it is not cached); at the bound it loads
-   * (fenced, as without the mark).
-   */
-  private void awaitReleases(List<Leg<V>> legs, Batch<V> loader, Executor on) {
-    long pollMillis = Math.max(1, WriteFences.RELEASE_WAIT_MILLIS / 20);
-    List<Flight<V>> flights = new ArrayList<>(legs.size());
-    List<LeaseStep.WaitForPeer<V>> steps = new ArrayList<>(legs.size());
-    List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>(legs.size());
-    for (Leg<V> leg : legs) {
-      leg.flight().transition(Flight.State.WAITING_FOR_PEER);
-      LeaseStep.WaitForPeer<V> step =
-          LeaseStep.WaitForPeer.forRelease(leg.releaseWaitUntil, pollMillis);
-      flights.add(leg.flight());
-      steps.add(step);
-      waits.add(step.decided());
-    }
-    afterPeers(legs, waits, loader, on);
-    lease.awaitPeers(flights, steps);
-  }
-
-  /**
-   * Misses that wait for peers' writes: each is answered as soon as its peer's write (or
-   * failure) is seen; those whose wait ran out without one are loaded together, with one loader
-   * call once every wait of the batch has ended (their bounds end together), not one call each.
-   */
-  private void afterPeers(List<Leg<V>> waiting, List<CompletableFuture<LeaseStep<V>>> waits,
-      Batch<V> loader, Executor on) {
-    for (int i = 0; i < waiting.size(); i++) {
-      Leg<V> leg = waiting.get(i);
-      waits.get(i).whenComplete((decided, error) -> {
-        if (!loads(decided)) {
-          took(leg.flight(), decided);
-          afterLease(leg, decided, new ArrayList<>(0)); // a write, a failure or skip: at once
-        }
-      });
-    }
-    CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
-        .whenComplete((ignored, error) -> {
-          List<Leg<V>> load = new ArrayList<>();
-          for (int i = 0; i < waiting.size(); i++) {
-            LeaseStep<V> decided = waits.get(i).getNow(null);
-            if (loads(decided)) {
-              took(waiting.get(i).flight(), decided);
-              load.add(waiting.get(i));
-            }
-          }
-          start(load, loader, on, new CompletableFuture<>());
-        });
-  }
-
-  /**
-   * Records what the fleet lease took for a flight (the lease writes neither the flight nor the
-   * registry): the lease this instance holds now, on the flight, which its end releases; and
-   * another instance's failure marker it saw, with the key's other state in the registry. Each
-   * step is taken once, before the pipeline acts on it.
-   */
-  private void took(Flight<V> flight, LeaseStep<V> step) {
-    if (step == null) {
-      return;
-    }
-    if (step.heldUntil() != 0) {
-      flight.holdLease(step.heldUntil());
-    }
-    if (step.seen() != null) {
-      registry.sighted(flight.storeKey, step.seen());
-    }
-  }
-
-  /** Whether a lease's decision is to load: {@link LeaseStep.Load}, or none (fail open). */
-  private static boolean loads(LeaseStep<?> step) {
-    return step == null || step instanceof LeaseStep.Load<?>;
-  }
-
-  /**
-   * Acts on what the fleet lease decided for one flight (the lease never completes a flight):
-   * adds it to {@code winners}; or answers it with another instance's write; or fails it with
-   * another instance's remembered failure; or ends it without loading (a refresh that lost the
-   * lease, a flight completed meanwhile). A {@code null} step (a failed future, which the lease
-   * never returns) loads: the lease fails open.
-   */
-  private void afterLease(Leg<V> leg, LeaseStep<V> step, List<Leg<V>> winners) {
-    Flight<V> flight = leg.flight();
-    if (step instanceof LeaseStep.Written<V> written) {
-      flight.deliver(written.loaded());
-      end(flight, Ending.PEER_DELIVERED);
-    } else if (step instanceof LeaseStep.Failed<V> failed) {
-      KeyRegistry.Failure failure = end(flight, failed.ending());
-      if (failure == null) { // no longer registered (voided, timed out): its callers read again
-        flight.endUnloaded();
-      } else {
-        stats.increment(Counter.FAILURE_REMEMBERED);
-        flight.fail(Backoff.exception(failure, registry.tickMillis()));
-      }
-    } else if (step instanceof LeaseStep.Skip<V>) {
-      abandon(flight);
-    } else if (step instanceof LeaseStep.Lost<V> lost) {
-      registry.leaseLost(flight.storeKey, flight.casToken, lost.rememberMillis());
-      abandon(flight);
-    } else {
-      if (step instanceof LeaseStep.Load<V> load && load.won()
-          && registry.leaseWon(flight.storeKey, flight.casToken)) {
-        stats.increment(Counter.LEASE_TAKEOVER);
-        log.debug("took over a lease that ran out without its holder writing");
-      }
-      winners.add(leg);
-    }
+    Waiting.await(leases.leaseThenLoad(legs, loader, here), driveTimeoutNanos, here,
+        (how, e) -> null);
   }
 
   /**
    * Starts one load of {@code legs} on {@code on}; if {@code on} refuses (a synchronous caller
    * that left: its loader must not run on whatever thread completed the lease), on the refresh
-   * executor; if that refuses too, the flights end without loading. Completes {@code launched}
-   * once the loader call returned, or at once if there is nothing to load.
+   * executor; if that refuses too, the flights end without loading (a refresh's counted as
+   * rejected). Completes {@code launched} once the loader call returned, or at once if there is
+   * nothing to load.
    */
   private void start(List<Leg<V>> legs, Batch<V> loader, Executor on,
       CompletableFuture<Void> launched) {
@@ -618,7 +302,12 @@ final class LoadPipeline<V> {
         launched.complete(null);
       }
     }, () -> {
-      legs.forEach(leg -> abandon(leg.flight()));
+      for (Leg<V> leg : legs) {
+        if (leg.flight().origin == Flight.Origin.REFRESH) {
+          stats.increment(Counter.REFRESH_REJECTED);
+        }
+        leases.abandon(leg.flight());
+      }
       launched.complete(null);
     });
     try {
@@ -641,7 +330,7 @@ final class LoadPipeline<V> {
     List<Leg<V>> legs = new ArrayList<>(all.size());
     for (Leg<V> leg : all) {
       if (leg.flight().completed()) {
-        abandon(leg.flight());
+        leases.abandon(leg.flight());
       } else {
         legs.add(leg);
       }
@@ -774,7 +463,7 @@ final class LoadPipeline<V> {
       if (writeBack && flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD); // invalidated or overwritten meanwhile
       }
-      end(flight, Ending.SUCCEEDED);
+      leases.end(flight, Ending.SUCCEEDED);
       return null;
     }
     flight.transition(Flight.State.WRITING);
@@ -803,7 +492,7 @@ final class LoadPipeline<V> {
         });
       }
     } finally {
-      end(flight, Ending.SUCCEEDED);
+      leases.end(flight, Ending.SUCCEEDED);
     }
   }
 
@@ -811,7 +500,7 @@ final class LoadPipeline<V> {
   private void failed(Flight<V> flight, Throwable cause, long elapsed) {
     stats.recordLoadFailure(elapsed);
     boolean mine = flight.fail(new CacheLoadException("the loader failed", cause));
-    end(flight, new Ending.Failed(cause));
+    leases.end(flight, new Ending.Failed(cause));
     if (mine && flight.origin == Flight.Origin.REFRESH) {
       stats.increment(Counter.REFRESH_FAILURE);
       refreshErrorLog.warn("a refresh failed; the cached value keeps being served", cause);
@@ -819,34 +508,6 @@ final class LoadPipeline<V> {
         log.debug("refresh failed for key {}", flight.storeKey, cause);
       }
     }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Ends
-
-  /**
-   * Ends a flight for {@code ending}, the one place the pipeline does: moves it to {@link
-   * Flight.State#ENDED} (the gate refuses a second end, so a lease is released once),
-   * deregisters it ({@link KeyRegistry#end}), and releases the fleet lease it held (or keeps it
-   * as a failure marker, if the registry's record of the failure says so).
-   *
-   * @return the failure record the registry made, or {@code null}
-   */
-  private KeyRegistry.Failure end(Flight<V> flight, Ending ending) {
-    flight.transition(Flight.State.ENDED);
-    KeyRegistry.Failure failure = registry.end(flight, ending);
-    if (flight.leaseHeld()) {
-      lease.release(flight, failure);
-    }
-    return failure;
-  }
-
-  /**
-   * Ends a flight that will not load (a refresh that lost the lease, a load with no thread to run
-   * on): its joined callers read again, and the fleet lease it holds is released.
-   */
-  private void abandon(Flight<V> flight) {
-    end(flight, Ending.NOT_LOADED);
   }
 
   /**

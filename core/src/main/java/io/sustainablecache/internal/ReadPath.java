@@ -1,8 +1,6 @@
 package io.sustainablecache.internal;
 
-import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.CacheLoadException;
-import io.sustainablecache.Loader;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
@@ -13,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
 /**
@@ -98,24 +97,22 @@ final class ReadPath<V> {
    * now, or its entry is past what a hit may answer (then the store's entry decides). A near hit
    * takes the same read step as a store hit: a refresh it calls for starts in the background.
    * It reads the time once (the near cache's ticker; the clock's time from {@link
-   * NearCache#millis}) and allocates nothing: a synchronous loader is adapted only for a refresh.
+   * NearCache#millis}) and allocates nothing: the loader's {@link Batch} is made only for a
+   * refresh.
    *
-   * @param loader see {@link #read(String, AsyncLoader, Loader)}
-   * @param syncLoader see {@link #read(String, AsyncLoader, Loader)}
+   * @param loader see {@link #read}
    */
-  private Object fromNear(String key, AsyncLoader<? extends V> loader,
-      Loader<? extends V> syncLoader) {
+  private <L> Object fromNear(String key, L loader, Function<? super L, Batch<V>> batch) {
     long tick = near.tick();
     NearEntry<V> hit = near.get(key, tick);
     Decision.Action action = nearStep(key, hit, hit == null ? 0 : near.millis(tick));
     if (action == null) {
       return null;
     }
-    if (action != Decision.Action.FRESH && (loader != null || syncLoader != null)) {
+    if (action != Decision.Action.FRESH && loader != null) {
       // a refresh in the background, nothing to wait for
       afterRead.consume(List.of(new AfterRead.Step<>(LoadRequest.of(key, keys.storeKey(key),
-          hit.entry(), LoadRequest.READ_OK), action)),
-          LoadPipeline.Batch.ofOne(async(loader, syncLoader)), null, null);
+          hit.entry(), LoadRequest.READ_OK), action)), batch.apply(loader), null);
     }
     return near.answer(key, hit); // null: its copy could not be decoded, read the store
   }
@@ -187,38 +184,25 @@ final class ReadPath<V> {
    * Reads a key on this thread and answers: a hit without waiting for anything but the store,
    * otherwise by driving the flow here, so that the loader runs on this thread.
    *
-   * @param loader the loader, or {@code null} for a peek
+   * @param loader what the read loads with (the caller's loader, or a loading cache's {@link
+   *     Batch}), or {@code null} for a peek
+   * @param batch makes the {@link Batch} of {@code loader}, called only when the read loads or
+   *     refreshes, so that a hit allocates nothing: {@link Batch#ofOneSync}, {@link Batch#ofOne},
+   *     or {@link Function#identity()} for a loading cache's; {@code null} for a peek
    * @return the value or {@link Answer#absent()} ({@link Answer#notCached()}: a peek's miss)
    */
-  Object read(String key, AsyncLoader<? extends V> loader) {
-    return read(key, loader, null);
-  }
-
-  /** {@link #read} with a synchronous loader ({@code get}, {@code find}). */
-  Object readSync(String key, Loader<? extends V> loader) {
-    return read(key, null, loader);
-  }
-
-  /**
-   * @param loader the loader of an asynchronous read; {@code null} for a synchronous one or a peek
-   * @param syncLoader the loader of a synchronous read; {@code null} for an asynchronous one or a
-   *     peek: adapted to an asynchronous one only when the read needs a loader (see {@link
-   *     #async})
-   */
-  private Object read(String key, AsyncLoader<? extends V> loader,
-      Loader<? extends V> syncLoader) {
+  <L> Object read(String key, L loader, Function<? super L, Batch<V>> batch) {
     if (near != null) {
-      Object answer = fromNear(key, loader, syncLoader);
+      Object answer = fromNear(key, loader, batch);
       if (answer != null) {
         return answer;
       }
     }
-    return readStore(key, loader, syncLoader);
+    return readStore(key, loader, batch);
   }
 
   /** {@link #read} past the near cache: reads the store on this thread and answers. */
-  private Object readStore(String key, AsyncLoader<? extends V> loader,
-      Loader<? extends V> syncLoader) {
+  private <L> Object readStore(String key, L loader, Function<? super L, Batch<V>> batch) {
     NearTier.Ticket ticket = nearTicket();
     String storeKey = keys.storeKey(key);
     StoreItem item = null;
@@ -237,47 +221,39 @@ final class ReadPath<V> {
     long now = clock.millis();
     Entry<V> entry = entry(storeKey, item, now, ticket);
     Decision.Action action = step(entry, now);
-    if (loader == null && syncLoader == null) {
+    if (loader == null) {
       return peek(action, entry);
     }
     if (action == Decision.Action.FRESH) {
       return answer(entry);
     }
-    AsyncLoader<? extends V> load = async(loader, syncLoader); // not adapted for a hit
     long failedReadMark = LoadRequest.markOf(entry, readFailed, readMark);
     if (!waits(action)) { // served while it refreshes in the background
-      consume(null, key, storeKey, entry, action, failedReadMark, load, null, 0);
+      consume(null, key, storeKey, entry, action, failedReadMark, batch.apply(loader), null, 0);
       return answer(entry);
     }
     CallerRuns here = new CallerRuns(refresher.asExecutor());
     CompletableFuture<Object> pending = new CompletableFuture<>();
-    consume(pending, key, storeKey, entry, action, failedReadMark, load, here, 0);
+    consume(pending, key, storeKey, entry, action, failedReadMark, batch.apply(loader), here, 0);
     // on a thread that may not wait, a loader it queued runs here
     return await(pending, here, mayWait ? waitNanos : 0);
-  }
-
-  /**
-   * The loader of a read that needs one: {@code loader}, or the synchronous {@code syncLoader} as
-   * an asynchronous one, run inside {@code load}, on that thread.
-   */
-  private static <V> AsyncLoader<? extends V> async(AsyncLoader<? extends V> loader,
-      Loader<? extends V> syncLoader) {
-    return loader != null ? loader : key -> CompletableFuture.completedFuture(syncLoader.load(key));
   }
 
   /**
    * Reads a key asynchronously: the same flow, continued on the threads that complete the store's
    * futures, except that a loader never starts on such a thread (see {@link #loaderExecutor}).
    *
-   * @param loader the loader, or {@code null} for a peek
+   * @param loader see {@link #read}
+   * @param batch see {@link #read}
    * @return a future of the value or {@link Answer#absent()} ({@link Answer#notCached()}: a
    *     peek's miss)
    */
-  CompletableFuture<Object> readAsync(String key, AsyncLoader<? extends V> loader) {
+  <L> CompletableFuture<Object> readAsync(String key, L loader,
+      Function<? super L, Batch<V>> batch) {
     if (near != null) {
       Object answer;
       try {
-        answer = fromNear(key, loader, null);
+        answer = fromNear(key, loader, batch);
       } catch (IllegalArgumentException | NullPointerException invalidKey) {
         throw invalidKey; // as without a near cache
       } catch (Throwable t) {
@@ -288,17 +264,17 @@ final class ReadPath<V> {
       }
     }
     CompletableFuture<Object> out = new CompletableFuture<>();
-    readAsync(out, key, keys.storeKey(key), loader, null, 0); // not a re-read
+    readAsync(out, key, keys.storeKey(key), loader, batch, null, 0); // not a re-read
     return out;
   }
 
   /**
-   * The store read of {@link #readAsync(String, AsyncLoader)}, and the reads again of a key
+   * The store read of {@link #readAsync(String, Object, Function)}, and the reads again of a key
    * whose load ended without a value ({@code rereads} of them so far, continued on {@code
    * continuation}).
    */
-  private void readAsync(CompletableFuture<Object> out, String key, String storeKey,
-      AsyncLoader<? extends V> loader, Executor continuation, int rereads) {
+  private <L> void readAsync(CompletableFuture<Object> out, String key, String storeKey,
+      L loader, Function<? super L, Batch<V>> batch, Executor continuation, int rereads) {
     Thread caller = Thread.currentThread();
     NearTier.Ticket ticket = nearTicket();
     long readMark = loads.readMark();
@@ -319,7 +295,8 @@ final class ReadPath<V> {
           Executor on = continuation != null || !waits(action) ? continuation
               : loaderExecutor(caller);
           consume(out, key, storeKey, entry, action,
-              LoadRequest.markOf(entry, error != null, readMark), loader, on, rereads);
+              LoadRequest.markOf(entry, error != null, readMark), batch.apply(loader), on,
+              rereads);
         }
       } catch (Throwable t) {
         out.completeExceptionally(t);
@@ -352,11 +329,11 @@ final class ReadPath<V> {
    *     value ({@link AfterRead#afterNotLoaded})
    */
   private void consume(CompletableFuture<Object> out, String key, String storeKey,
-      Entry<V> entry, Decision.Action action, long failedReadMark,
-      AsyncLoader<? extends V> loader, Executor on, int rereads) {
+      Entry<V> entry, Decision.Action action, long failedReadMark, Batch<V> loader,
+      Executor on, int rereads) {
     LoadRequest<V> request = LoadRequest.of(key, storeKey, entry, failedReadMark);
     CompletableFuture<Answer<V>> pending = afterRead.consume(List.of(new AfterRead.Step<>(request,
-        action)), LoadPipeline.Batch.ofOne(loader), loader, on).get(0);
+        action)), loader, on).get(0);
     if (out == null) {
       return;
     }
@@ -377,7 +354,8 @@ final class ReadPath<V> {
         } else {
           // read the key again, on the continuation, which refuses if the caller has left
           // (then nobody waits for the answer)
-          on.execute(() -> readAsync(out, key, storeKey, loader, on, rereads + 1));
+          on.execute(() -> readAsync(out, key, storeKey, loader, Function.identity(), on,
+              rereads + 1));
         }
       } catch (Throwable t) {
         out.completeExceptionally(t);

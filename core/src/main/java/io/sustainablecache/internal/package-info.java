@@ -27,13 +27,15 @@
  *       ({@code getAll}), {@code PeekedKeys} ({@code peekAll}), {@code Decision}, {@code Entry},
  *       {@code EntryReader}, {@code Keys},
  *       {@code Waiting}</td></tr>
- *   <tr><td>load</td><td>{@code LoadPipeline} (every load, as a batch), {@code KeyRegistry}
+ *   <tr><td>load</td><td>{@code LoadPipeline} (every load, as a batch), {@code Leg} (a flight
+ *       it runs), {@code KeyRegistry}
  *       and {@code Flight} (a key's in-flight work, back-off and invalidation), {@code Ending},
  *       {@code LoadRequest}, {@code Loaded}, {@code Failures}, {@code Backoff}, {@code
- *       LoadTimes}, {@code CallerRuns}, {@code Refresher}, {@code Refusable}, {@code
- *       BulkRefreshes}, {@code Coalescer} (a loading cache's batches)</td></tr>
- *   <tr><td>fleet lease</td><td>{@code FleetLease}, {@code LeaseStep}, {@code
- *       LeaseValues}</td></tr>
+ *       LoadTimes}, {@code CallerRuns}, {@code Refresher}, {@code Refusable}, {@code Batch} (a
+ *       loader as the pipeline calls it, handed explicitly from the reads), {@code Coalescer} (the
+ *       one batcher: a loading cache's flights, and bulk loaders' refreshes)</td></tr>
+ *   <tr><td>fleet lease</td><td>{@code LeaseStage} (the pipeline's lease step, and a flight's
+ *       end), {@code FleetLease}, {@code LeaseStep}, {@code LeaseValues}</td></tr>
  *   <tr><td>write</td><td>{@code EntryWriter} (a load's write), {@code CallerWrites} ({@code
  *       put}, {@code invalidate}, {@code putLoaded}), {@code ChangeSightings} (changes {@code
  *       putLoaded} saw), {@code WriteFences}, {@code PendingWrites} (the writes in flight, which

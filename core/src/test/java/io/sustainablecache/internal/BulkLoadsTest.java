@@ -180,7 +180,7 @@ final class BulkLoadsTest {
 
   @Test
   void keysInTheirRefreshWindow_areRefreshedInOneBulkCall_inTheBackground() {
-    build(builder().refreshBatch(256, Duration.ZERO));
+    build(builder());
     cache.getAll(keys(10), db);
     clock.advance(TTL.plusMillis(1)); // all stale
 
@@ -196,34 +196,70 @@ final class BulkLoadsTest {
     assertThat(cache.stats().refreshSuccessCount()).isEqualTo(10);
   }
 
+  /**
+   * The refreshes of a bulk loader are coalesced as a loading cache's misses are (one batcher,
+   * the {@code coalesce} setting): those decided while a refresh call of the same loader instance
+   * runs, by any {@code getAll}, wait for it together and then make one call.
+   */
   @Test
-  void refreshesFromSeveralCallsWithTheSameLoader_shareABatch_withinTheWindow() {
-    build(builder().refreshBatch(256, Duration.ofMillis(10)));
+  void refreshesFromSeveralCallsWithTheSameLoader_whileItsRefreshCallRuns_shareTheNextCall() {
+    build(builder());
     cache.getAll(keys(6), db);
     clock.advance(TTL.plusMillis(1));
 
     cache.getAll(List.of("k0", "k1"), db);
     cache.getAll(List.of("k2", "k3"), db);
     cache.getAll(List.of("k4", "k5"), db);
-    assertThat(executor.queued()).as("still collecting").isZero();
+    assertThat(calls).as("offered from refresh threads").hasSize(1);
 
-    clock.advanceMillis(10);
-    scheduler.runDue();
     executor.runAll();
-    assertThat(calls).hasSize(2);
-    assertThat(calls.get(1)).containsExactlyInAnyOrder("k0", "k1", "k2", "k3", "k4", "k5");
+    assertThat(calls).hasSize(3);
+    assertThat(calls.get(1)).containsExactlyInAnyOrder("k0", "k1");
+    assertThat(calls.get(2)).containsExactlyInAnyOrder("k2", "k3", "k4", "k5");
+    assertThat(cache.stats().refreshSuccessCount()).isEqualTo(6);
   }
 
   @Test
-  void aBatchIsFlushedEarlyWhenFull() {
-    build(builder().refreshBatch(4, Duration.ofSeconds(1)));
+  void refreshesOfAnotherLoaderInstance_doNotWaitForThatCall() {
+    build(builder());
+    cache.getAll(keys(2), db);
+    clock.advance(TTL.plusMillis(1));
+    BulkLoader<String> another = keys -> db.loadAll(keys);
+
+    cache.getAll(List.of("k0"), db);
+    cache.getAll(List.of("k1"), another);
+    executor.runAll();
+    assertThat(calls.subList(1, calls.size())).containsExactlyInAnyOrder(Set.of("k0"),
+        Set.of("k1"));
+  }
+
+  /** Each call's own loader (a capturing lambda) is held only while its refreshes run. */
+  @Test
+  void theCoalescerForgetsALoaderOnceItsRefreshesAreOver() {
+    build(builder());
+    LoadPipeline<String> pipeline = ((DefaultSustainableCache<String>) cache).pipeline();
+    cache.getAll(keys(3), db);
+    clock.advance(TTL.plusMillis(1));
+
+    for (String key : keys(3)) {
+      cache.getAll(List.of(key), wanted -> db.loadAll(Set.of(key)));
+    }
+    executor.runNext(); // the first loader's refresh is offered, its call queued
+    assertThat(pipeline.coalescedLoaders()).isEqualTo(1);
+    executor.runAll();
+    assertThat(calls).hasSize(4);
+    assertThat(pipeline.coalescedLoaders()).isZero();
+    assertThat(((DefaultSustainableCache<?>) cache).registeredKeyCount()).isZero();
+  }
+
+  @Test
+  void refreshesOverMaxBatchSize_areSplitIntoFullCalls() {
+    build(builder().coalesce(4));
     cache.getAll(keys(10), db);
+    assertThat(calls).as("a per-call loader's misses are not split").hasSize(1);
     clock.advance(TTL.plusMillis(1));
 
     cache.getAll(keys(10), db);
-    assertThat(executor.queued()).as("two full batches of 4").isEqualTo(2);
-    clock.advance(Duration.ofSeconds(1));
-    scheduler.runDue();
     executor.runAll();
     assertThat(calls.subList(1, calls.size())).extracting(Set::size)
         .containsExactlyInAnyOrder(4, 4, 2);
@@ -231,7 +267,7 @@ final class BulkLoadsTest {
 
   @Test
   void aRejectedBatch_releasesEveryKey() {
-    build(builder().refreshBatch(256, Duration.ZERO));
+    build(builder());
     cache.getAll(keys(3), db);
     clock.advance(TTL.plusMillis(1));
     executor.behave(ManualExecutor.Behaviour.REJECT);

@@ -19,9 +19,9 @@ public class SustainableCacheSettings {
    * none), fleet-lease, absent-ttl, load-timeout, refresh-threads, refresh-queue-capacity,
    * failure-backoff (base or base:max), serve-stale-on-error, fail-writes-when-store-down (true:
    * a change whose invalidation cannot reach the store rolls back instead of committing with its
-   * invalidation owed), max-clock-skew, ttl-jitter, max-value-size, refresh-batch
-   * (maxKeys:maxDelay), coalesce (maxBatchSize or maxBatchSize:maxWait), close-timeout,
-   * fence-timeout, near-cache (maximumSize:staleness[:sampling]), near-cache-copy (true or
+   * invalidation owed), max-clock-skew, ttl-jitter, max-value-size, coalesce (maxBatchSize or
+   * maxBatchSize:maxWait; a loading cache's misses and every bulk loader's refreshes),
+   * close-timeout, fence-timeout, near-cache (maximumSize:staleness[:sampling]), near-cache-copy (true or
    * false), invalidate-all-bound (default 1s: clear() on every store as a new generation of the
    * namespace; 0 turns the generation off), store-probe-interval (default 500ms; 0 turns the
    * node breakers off), outage-reuse (default 50ms; 0: off). Durations: 500ms, 30s, 10m, 2h, 1d

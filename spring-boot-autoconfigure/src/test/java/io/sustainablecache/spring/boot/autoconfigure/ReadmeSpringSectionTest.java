@@ -167,7 +167,6 @@ final class ReadmeSpringSectionTest {
       case "max-value-size" -> "65536";
       case "ttl-jitter" -> "0.1";
       case "failure-backoff" -> "1s:20s";
-      case "refresh-batch" -> "256:10ms";
       case "coalesce" -> "100";
       case "near-cache" -> "10000:1s";
       default -> "5s";

@@ -374,7 +374,6 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("max-clock-skew", "2s");
     every.put("ttl-jitter", "0.1");
     every.put("max-value-size", "100000");
-    every.put("refresh-batch", "10:5ms");
     every.put("coalesce", "20:2ms");
     every.put("close-timeout", "2s");
     every.put("fence-timeout", "45s");

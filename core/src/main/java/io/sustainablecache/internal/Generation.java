@@ -3,8 +3,6 @@ package io.sustainablecache.internal;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 import java.util.function.ToIntFunction;
@@ -30,9 +28,12 @@ import java.util.function.ToIntFunction;
  * every node's log again; until it has read a node's, that node's keys would all read as misses
  * (about half a poll interval: the lab's cluster scenario saw a surviving node's key miss, and a
  * node back empty loaded its keys again). Instead, for a node of the new layout whose log it has
- * not read yet, this instance uses the generation the replaced layout last read from the same node
- * (by its id: the same server, whose log is the same items) together with the ticker reading of
- * the start of the poll that read it, its <em>reading time</em>:
+ * not read yet, this instance uses the generation the replaced layout last read from the node it
+ * routes the key to (the replaced layout's {@code nodeOf}, which follows the client's routing now
+ * and answers {@code -1} for a node not in that layout's list: the same server, whose log is the
+ * same items; by key, not by id, since the adapters' ids carry a node's position in the list),
+ * together with the ticker reading of the start of the poll that read it, its <em>reading
+ * time</em>:
  *
  * <ul>
  *   <li><b>Reads and loads</b> ({@link #current}) use it only while {@code now - readingTime <=
@@ -53,7 +54,8 @@ import java.util.function.ToIntFunction;
  *       its key is still that one when the write is issued ({@link EntryWriter}): an {@code
  *       invalidateAll} since then, seen by a poll of the new layout, refuses it; and the near tier
  *       voids the flights of a node whose first poll in the new layout finds another generation
- *       than its fallback ({@link #fallback(int)}), as it does for any new generation.</li>
+ *       than a fallback a read of its keys used ({@link #fallbackUsed(int)}), as it does for any
+ *       new generation.</li>
  *   <li><b>A caller's write</b> ({@link #forWrite}) uses the fallback whatever its age (issue
  *       31: a failover must not fail the surviving nodes' changes until the new layout read their
  *       logs). An entry written in a generation that changed meanwhile is a tombstone for every
@@ -62,47 +64,69 @@ import java.util.function.ToIntFunction;
  *       served past the bound.</li>
  * </ul>
  *
- * <p>The fallback passes from layout to layout: a layout replaced before it read a node hands on
- * the fallback it had for that node (with its original reading time), so two changes of the list
- * in a row (a node dropped, then back) keep the age right. A node that joined has no fallback.
- * Thread-safe.
+ * <p>The fallback passes from layout to layout: a layout replaced before it read a key's node
+ * asks the one it replaced ({@link #MAX_LAYOUTS} layouts in all), with the original reading time,
+ * so two changes of the list in a row (a node dropped, then back) keep the age right. A node that
+ * joined, or came back as a new connection of the client, has no fallback. Thread-safe.
  */
 final class Generation {
 
   /** Before the first successful poll. Generations are positive. */
   static final long UNKNOWN = -1;
 
+  /** The layouts a fallback is looked for in: the current one and the two before it. */
+  static final int MAX_LAYOUTS = 3;
+
   /** A reading time for "never read". */
   private static final long NEVER = Long.MIN_VALUE;
 
   /**
    * The nodes of one layout: where a store key is, each node's generation and reading time (the
-   * start of the poll that last read it), and each node's fallback: the generation and reading
-   * time the layouts before it last read from the same node ({@link #UNKNOWN} and {@link #NEVER}:
-   * none). The fallback arrays are never written after the layout is made.
+   * start of the poll that last read it), the layout it replaced (for the fallback; {@code null}:
+   * none, or no longer needed) and, per node, the fallback generation a read of its keys used
+   * ({@link #UNKNOWN}: none).
    */
-  private record Nodes(List<String> ids, ToIntFunction<String> nodeOf,
-      AtomicLongArray generations, AtomicLongArray readAt, long[] fallbacks,
-      long[] fallbackReadAt) {
+  private static final class Nodes {
+    final ToIntFunction<String> nodeOf;
+    final AtomicLongArray generations;
+    final AtomicLongArray readAt;
+    final AtomicLongArray fallbacksUsed;
+    volatile Nodes previous;
 
-    /** The generation and reading time of the node with id {@code id}, or {@code null}. */
-    long[] readingOf(String id) {
-      int node = ids.indexOf(id);
-      if (node < 0) {
-        return null;
+    Nodes(ToIntFunction<String> nodeOf, int count, Nodes previous) {
+      this.nodeOf = nodeOf;
+      this.generations = new AtomicLongArray(count);
+      this.readAt = new AtomicLongArray(count);
+      this.fallbacksUsed = new AtomicLongArray(count);
+      for (int i = 0; i < count; i++) {
+        generations.set(i, UNKNOWN);
+        readAt.set(i, NEVER);
+        fallbacksUsed.set(i, UNKNOWN);
       }
-      long generation = generations.get(node);
-      if (generation != UNKNOWN) {
-        return new long[] {generation, readAt.get(node)};
+      this.previous = previous;
+    }
+
+    boolean holds(int node) {
+      return node >= 0 && node < generations.length();
+    }
+
+    long generation(int node) {
+      return holds(node) ? generations.get(node) : UNKNOWN;
+    }
+
+    boolean everyNodeKnown() {
+      for (int i = 0; i < generations.length(); i++) {
+        if (generations.get(i) == UNKNOWN) {
+          return false;
+        }
       }
-      return fallbacks[node] == UNKNOWN ? null
-          : new long[] {fallbacks[node], fallbackReadAt[node]};
+      return true;
     }
   }
 
   private final LongSupplier ticker;
   private final long boundNanos;
-  private volatile Nodes nodes;
+  private volatile Nodes nodes = new Nodes(key -> 0, 1, null);
 
   /**
    * A generation of one unread node (the single log) until the near tier sets its layout.
@@ -114,48 +138,53 @@ final class Generation {
   Generation(LongSupplier ticker, Duration bound) {
     this.ticker = requireNonNull(ticker, "ticker");
     this.boundNanos = bound.toNanos();
-    this.nodes = nodes(NearTier.Layout.SINGLE, key -> 0, null);
-  }
-
-  private static Nodes nodes(List<String> ids, ToIntFunction<String> nodeOf, Nodes before) {
-    int count = ids.size();
-    AtomicLongArray generations = new AtomicLongArray(count);
-    AtomicLongArray readAt = new AtomicLongArray(count);
-    long[] fallbacks = new long[count];
-    long[] fallbackReadAt = new long[count];
-    Arrays.fill(fallbacks, UNKNOWN);
-    Arrays.fill(fallbackReadAt, NEVER);
-    for (int i = 0; i < count; i++) {
-      generations.set(i, UNKNOWN);
-      readAt.set(i, NEVER);
-      long[] reading = before == null ? null : before.readingOf(ids.get(i));
-      if (reading != null) {
-        fallbacks[i] = reading[0];
-        fallbackReadAt[i] = reading[1];
-      }
-    }
-    return new Nodes(List.copyOf(ids), nodeOf, generations, readAt, fallbacks, fallbackReadAt);
   }
 
   /**
    * The generation a store key's entries are judged by, and loads of it started and written in:
    * the one of the key's node that the current layout read; before it has (just after the store's
-   * node list changed), the fallback the previous layouts read from the same node, while its
-   * reading is at most the bound old (see the class comment for why that keeps the bound).
+   * node list changed), the fallback the previous layouts read from the node the key is routed
+   * to, while that reading is at most the bound old (see the class comment for why that keeps
+   * the bound).
    *
    * @return the generation, or {@link #UNKNOWN} (not read, a fallback too old or none, or the
    *     store no longer routes the key to a node of the current layout)
    */
   long current(String storeKey) {
     Nodes current = nodes;
-    int node = current.nodeOf().applyAsInt(storeKey);
-    long generation = read(current, node);
-    if (generation != UNKNOWN || node < 0 || node >= current.fallbacks().length
-        || current.fallbacks()[node] == UNKNOWN) {
+    int node = current.nodeOf.applyAsInt(storeKey);
+    long generation = current.generation(node);
+    if (generation != UNKNOWN || !current.holds(node) || current.previous == null) {
       return generation;
     }
-    return ticker.getAsLong() - current.fallbackReadAt()[node] <= boundNanos
-        ? current.fallbacks()[node] : UNKNOWN;
+    Nodes before = readingLayout(current.previous, storeKey);
+    if (before == null) {
+      return UNKNOWN;
+    }
+    int there = before.nodeOf.applyAsInt(storeKey);
+    long fallback = before.generations.get(there);
+    if (ticker.getAsLong() - before.readAt.get(there) > boundNanos) {
+      return UNKNOWN;
+    }
+    if (current.fallbacksUsed.get(node) != fallback) {
+      current.fallbacksUsed.set(node, fallback);
+    }
+    return fallback;
+  }
+
+  /**
+   * The first of {@code from} and the layouts before it (at most {@link #MAX_LAYOUTS} - 1 in
+   * all) that read the generation of the node it routes {@code storeKey} to; {@code null}: none.
+   */
+  private static Nodes readingLayout(Nodes from, String storeKey) {
+    Nodes layout = from;
+    for (int depth = 1; layout != null && depth < MAX_LAYOUTS; depth++) {
+      if (layout.generation(layout.nodeOf.applyAsInt(storeKey)) != UNKNOWN) {
+        return layout;
+      }
+      layout = layout.previous;
+    }
+    return null;
   }
 
   /**
@@ -163,21 +192,16 @@ final class Generation {
    * fallback.
    */
   long current(int node) {
-    return read(nodes, node);
-  }
-
-  private static long read(Nodes nodes, int node) {
-    return node >= 0 && node < nodes.generations().length() ? nodes.generations().get(node)
-        : UNKNOWN;
+    return nodes.generation(node);
   }
 
   /**
-   * The generation the layouts before the current one last read from node {@code node} of the
-   * current layout, whatever its age, or {@link #UNKNOWN} (none).
+   * The last fallback generation a read of a key of node {@code node} of the current layout was
+   * judged by ({@link #current}), or {@link #UNKNOWN} (none).
    */
-  long fallback(int node) {
+  long fallbackUsed(int node) {
     Nodes current = nodes;
-    return node >= 0 && node < current.fallbacks().length ? current.fallbacks()[node] : UNKNOWN;
+    return current.holds(node) ? current.fallbacksUsed.get(node) : UNKNOWN;
   }
 
   /** Whether node {@code node}'s generation is known: a poll of its log has succeeded. */
@@ -189,7 +213,8 @@ final class Generation {
    * The generation a caller's write of a store key is written in ({@link EntryWriter}): the one of
    * the key's node ({@link #current}); while the current layout has not read that node's log yet
    * (just after the store's node list changed: the near tier reads every node's log again), the
-   * fallback for that node, whatever its age: what the previous layout read from the same node.
+   * fallback for that key, whatever its age: what the previous layouts read from the node the
+   * key is routed to.
    *
    * <p>So a failover, which drops a node and keeps the others, does not fail the writes of the
    * others' keys (and of the keys that moved to them) until the new layout's polls completed
@@ -203,25 +228,33 @@ final class Generation {
    */
   long forWrite(String storeKey) {
     Nodes current = nodes;
-    int node = current.nodeOf().applyAsInt(storeKey);
-    long generation = read(current, node);
-    if (generation != UNKNOWN || node < 0 || node >= current.fallbacks().length) {
+    long generation = current.generation(current.nodeOf.applyAsInt(storeKey));
+    if (generation != UNKNOWN || current.previous == null) {
       return generation;
     }
-    return current.fallbacks()[node];
+    Nodes before = readingLayout(current.previous, storeKey);
+    return before == null ? UNKNOWN : before.generation(before.nodeOf.applyAsInt(storeKey));
   }
 
   /**
-   * Takes another layout of the nodes {@code ids}, whose keys {@code nodeOf} places: every node's
-   * generation unknown until its log is polled, with a fallback for a node the replaced layout
-   * (or, if it had not read that node yet, the layouts before it) had read. Only the near tier
-   * calls this.
+   * Takes another layout of {@code count} nodes, whose keys {@code nodeOf} places: every node's
+   * generation unknown until its log is polled, with a fallback for a key whose node the replaced
+   * layout (or the one before it) had read. Only the near tier calls this.
    *
    * @param keepFallbacks whether the layout replaced passes its readings on as fallbacks: {@code
    *     true} when both are layouts of a log per node (the same items on a node that is in both)
    */
-  void reset(List<String> ids, ToIntFunction<String> nodeOf, boolean keepFallbacks) {
-    nodes = nodes(ids, nodeOf, keepFallbacks ? nodes : null);
+  void reset(ToIntFunction<String> nodeOf, int count, boolean keepFallbacks) {
+    Nodes replaced = nodes;
+    Nodes next = new Nodes(nodeOf, count, keepFallbacks ? replaced : null);
+    Nodes last = next;
+    for (int depth = 1; last != null; depth++) {
+      if (depth == MAX_LAYOUTS) {
+        last.previous = null; // older layouts are not looked in: let them go
+      }
+      last = last.previous;
+    }
+    nodes = next;
   }
 
   /**
@@ -236,8 +269,11 @@ final class Generation {
       throw new IllegalArgumentException("a generation is positive: " + generation);
     }
     Nodes current = nodes;
-    current.generations().set(node, generation);
-    current.readAt().accumulateAndGet(node, startedNanos,
+    current.readAt.accumulateAndGet(node, startedNanos,
         (held, given) -> held == NEVER || given - held > 0 ? given : held);
+    current.generations.set(node, generation);
+    if (current.previous != null && current.everyNodeKnown()) {
+      current.previous = null; // not needed any more: let the replaced layouts go
+    }
   }
 }

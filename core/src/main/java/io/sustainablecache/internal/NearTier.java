@@ -218,7 +218,7 @@ final class NearTier<E> {
     this.droppedVersions = new AtomicLongArray(stripes);
     this.stripeShift = Integer.SIZE - Integer.numberOfTrailingZeros(stripes);
     this.nodes = new Nodes(requireNonNull(initial, "initial"));
-    generation.reset(initial.ids(), initial.nodeOf(), false);
+    generation.reset(initial.nodeOf(), initial.logs().size(), false);
   }
 
   /**
@@ -440,9 +440,9 @@ final class NearTier<E> {
    */
   private void apply(Nodes current, Node node, NearLog.Poll poll, long started) {
     long before = generation.current(node.index);
-    // Before the layout's first poll of the node, its keys were judged and loaded by the
-    // fallback, if any (Generation#current): another generation than that one is new as well.
-    long judgedBy = before != Generation.UNKNOWN ? before : generation.fallback(node.index);
+    // Before the layout's first poll of the node, its keys may have been judged and loaded by a
+    // fallback (Generation#current): another generation than that one is new as well.
+    long judgedBy = before != Generation.UNKNOWN ? before : generation.fallbackUsed(node.index);
     boolean newGeneration = poll.generation() != before;
     // before the drop (see the class comment); every poll, for the reading's time
     generation.set(node.index, poll.generation(), started);
@@ -484,7 +484,7 @@ final class NearTier<E> {
       // A caller's write of a key whose node is in both layouts keeps the generation read by
       // the replaced layout until the new one read that node's log (Generation.forWrite): a
       // failover that drops a node does not fail the others' writes meanwhile (issue 31).
-      generation.reset(layout.ids(), layout.nodeOf(),
+      generation.reset(layout.nodeOf(), layout.logs().size(),
           !replaced.layout.ids().equals(Layout.SINGLE) && !layout.ids().equals(Layout.SINGLE));
       dropAll();
     }

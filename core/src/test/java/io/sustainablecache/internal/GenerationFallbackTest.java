@@ -140,6 +140,26 @@ final class GenerationFallbackTest {
     assertThat(loads.get() - before).isEqualTo(1);
   }
 
+  /**
+   * A surviving node whose position in the list changes (node 2 is second once node 1 left: the
+   * adapters' ids carry the position) keeps its fallback: it is found by where the key is routed.
+   */
+  @Test
+  void aSurvivingNodeWhosePositionInTheListChanges_keepsItsFallback() {
+    String onNodeTwo = cluster.keyOn(2, NS, "k");
+    String value = cache.get(onNodeTwo, this::load);
+    at(1_100);
+    Runnable release = cluster.holdLogReads(2);
+    cluster.removeNode(1);
+    at(1_500);
+    assertThat(cluster.nodeOf(NS + ":" + onNodeTwo)).as("node 2, second in the list").isEqualTo(1);
+
+    assertThat(cache.get(onNodeTwo, this::load)).as("just after the change").isEqualTo(value);
+    at(LAST_READING + BOUND_MILLIS + 1);
+    assertThat(cache.get(onNodeTwo, this::load)).as("the fallback too old").isNotEqualTo(value);
+    release.run();
+  }
+
   @Test
   void twoChangesInARow_keepTheFallbacksFirstReadingTime() {
     Runnable release = changeTheListWithNodeZerosPollHeld();

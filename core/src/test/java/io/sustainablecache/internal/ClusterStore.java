@@ -97,6 +97,22 @@ final class ClusterStore implements CacheStore {
   }
 
   /**
+   * Node {@code node} (as created) dropped from the list and added again at once, as a client
+   * does for a restarted node that its membership dropped and added back: a new connection
+   * (another node object, empty, in the same place, with the same id) and a new snapshot; the
+   * old connection's operations fail (the client closed it).
+   */
+  void replaceNode(int node) {
+    Node old = nodes.get(node);
+    old.dead = true;
+    Node fresh = new Node(old.index);
+    nodes.set(node, fresh);
+    List<Node> members = new ArrayList<>(snapshot.nodes);
+    members.set(members.indexOf(old), fresh);
+    snapshot = new Snapshot(List.copyOf(members), modulo(List.copyOf(members)));
+  }
+
+  /**
    * Holds the bulk reads of node {@code node} (as created), which the near logs' polls use,
    * until the returned action runs: a poll of that node's log that does not complete.
    */

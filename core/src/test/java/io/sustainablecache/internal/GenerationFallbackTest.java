@@ -177,6 +177,43 @@ final class GenerationFallbackTest {
     release.run();
   }
 
+  /**
+   * A dead node dropped from the list and added back, restarted, before the cache's next poll
+   * (ARCUS: its znode deleted, then the restarted server's created, within one poll interval) has
+   * its old id but is another connection of the client: the cache takes the new snapshot as a new
+   * layout and reads that node's log through the new connection. Kept on ids, the layout read it
+   * through the dropped connection for ever: every poll of it failed, and each, due exactly when
+   * the node's breaker (open since the node died) let its next probe through, took the probe, so
+   * the breaker never closed and the node's keys were never cached again; {@code invalidateAll},
+   * which records in every node's log, threw.
+   */
+  @Test
+  void aDeadNodeDroppedAndAddedBackBetweenTwoPolls_isReadThroughItsNewConnection() {
+    String onNodeOne = cluster.keyOn(1, NS, "k");
+    cache.get(onNodeOne, this::load);
+    cluster.kill(1);
+    at(1_100);
+    assertThat(cache.storeNodeStates()).as("its polls at 500 and 1,000 ms failed")
+        .containsEntry("node1", true);
+    cluster.replaceNode(1);
+    for (long t = 1_130; t <= 3_000; t += 130) {
+      at(t);
+      cache.get(onNodeOne, this::load);
+    }
+    long failures = cache.stats().count("near_poll_failure");
+    at(3_500);
+    assertThat(cache.stats().count("near_poll_failure") - failures)
+        .as("polls failed a while after the node came back").isZero();
+    assertThat(cache.storeNodeStates()).as("its breaker closed").containsEntry("node1", false);
+    String value = cache.get(onNodeOne, this::load);
+    assertThat(cache.getIfPresent(onNodeOne)).as("cached on the node again").contains(value);
+
+    cache.invalidateAll();
+    String fresh = cache.get(onNodeOne, this::load);
+    assertThat(fresh).isNotEqualTo(value);
+    assertThat(cache.getIfPresent(onNodeOne)).contains(fresh);
+  }
+
   /** {@code invalidateAll} on another instance: a new generation on every node of the list. */
   private void invalidateAllElsewhere() {
     StoreNodes nodes = cluster.nodes().orElseThrow();

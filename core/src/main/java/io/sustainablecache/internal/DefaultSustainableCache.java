@@ -76,7 +76,8 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
     Keys keys = new Keys(config.namespace(), config.store().maxKeyLength(), config.keyPolicy());
     long waitNanos = config.syncWait().toNanos();
     RateLimitedLog storeErrorLog = new RateLimitedLog(Log.LOGGER, config.ticker());
-    Generation generation = config.generationBound() == null ? null : new Generation();
+    Generation generation = config.generationBound() == null ? null
+        : new Generation(config.ticker()::read, config.generationBound());
     EntrySeal seal = EntrySeal.of(config.entryKeys());
     EntryReader<V> reader = new EntryReader<>(config, stats, generation, seal);
     this.registry = new KeyRegistry(config, stats);

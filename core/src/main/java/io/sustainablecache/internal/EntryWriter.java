@@ -228,8 +228,9 @@ final class EntryWriter<V> {
 
   /**
    * The generation the entry of {@code storeKey} is written in now: 0 (none) without a near
-   * cache or {@code invalidateAllBound}, the generation of the key's node with one ({@link Generation#UNKNOWN} before the
-   * first poll of its log).
+   * cache or {@code invalidateAllBound}, the generation of the key's node with one ({@link
+   * Generation#current}: {@link Generation#UNKNOWN} before the first poll of its log, but for the
+   * previous layout's reading, at most the bound old, just after a change of the node list).
    */
   long generation(String storeKey) {
     return generation == null ? 0 : generation.current(storeKey);

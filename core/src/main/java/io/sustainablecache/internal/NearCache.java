@@ -190,8 +190,19 @@ final class NearCache<V> {
 
   /**
    * The logs of a namespace: one per node when the store offers two nodes or more ({@link
-   * CacheStore#nodes()}), re-derived when their ids change; else (no nodes offered, or one) the
-   * namespace's single log, so that a single server keeps the items it always had. Thread-safe.
+   * CacheStore#nodes()}), re-derived when the store offers another snapshot of its nodes; else
+   * (no nodes offered, or one) the namespace's single log, so that a single server keeps the items
+   * it always had. Thread-safe.
+   *
+   * <p>Another snapshot, not other ids: a node the client dropped and added again between two
+   * polls (ARCUS: a dead node's znode deleted, then the restarted server's created) has its old
+   * id (the address and the position) but is another connection of the client, and the per-node
+   * stores of the old snapshot still send to the one dropped. Kept on ids alone, the layout's log
+   * of that node was read through the dropped connection for ever: every poll of it failed, and
+   * each such poll, due exactly when the node's breaker allowed its next probe, took the probe, so
+   * the breaker never closed and the node's keys were never cached again (the restarted ARCUS
+   * node of {@code ClusterContract}'s kill-and-restart test, uncached for more than 20 s once in
+   * CI). The adapters return the same snapshot while their client's list is unchanged.
    */
   private static final class Layouts implements Supplier<NearTier.Layout> {
     private final CacheStore store;
@@ -201,6 +212,8 @@ final class NearCache<V> {
     /** Whether the logs record keys (a near cache), or generations only. */
     private final boolean recordsKeys;
     private NearTier.Layout current;
+    /** The snapshot {@link #current} was derived from; {@code null}: none, or the single log. */
+    private StoreNodes source;
 
     Layouts(CacheStore store, Keys keys, RandomGenerator random, boolean recordsKeys,
         Runnable otherLayoutWrites) {
@@ -215,9 +228,10 @@ final class NearCache<V> {
     public synchronized NearTier.Layout get() {
       StoreNodes nodes = store.nodes().filter(offered -> offered.ids().size() > 1).orElse(null);
       if (current != null && (nodes == null ? current.logs().size() == 1
-          && current.ids().equals(NearTier.Layout.SINGLE) : current.ids().equals(nodes.ids()))) {
+          && current.ids().equals(NearTier.Layout.SINGLE) : source == nodes)) {
         return current;
       }
+      source = nodes;
       if (nodes == null) {
         current = NearTier.Layout.single(log(store, NearLog.SINGLE));
       } else {

@@ -57,7 +57,8 @@ import java.util.function.UnaryOperator;
  * generation of its node sets it and then drops that node's keys (in that order, so that a read
  * that began after the drop judges that node's entries by the new generation, and one that began
  * before is refused by the fence). When the store's node list changes, the tier drops
- * everything, forgets every generation and reads every node's log afresh.
+ * everything, forgets every generation (keeping the readings of the replaced layout as {@link
+ * Generation}'s fallbacks, bounded by their age) and reads every node's log afresh.
  *
  * <p>Time is a monotonic ticker in nanoseconds (no cross-host clock is involved). Thread-safe.
  *
@@ -437,16 +438,18 @@ final class NearTier<E> {
    * single log) on a reset or a new generation of its log, having set that node's generation
    * first.
    */
-  private void apply(Nodes current, Node node, NearLog.Poll poll) {
-    boolean first = !generation.known(node.index);
-    boolean newGeneration = poll.generation() != generation.current(node.index);
-    if (newGeneration) {
-      generation.set(node.index, poll.generation()); // before the drop: see the class comment
-    }
+  private void apply(Nodes current, Node node, NearLog.Poll poll, long started) {
+    long before = generation.current(node.index);
+    // Before the layout's first poll of the node, its keys may have been judged and loaded by a
+    // fallback (Generation#current): another generation than that one is new as well.
+    long judgedBy = before != Generation.UNKNOWN ? before : generation.fallbackUsed(node.index);
+    boolean newGeneration = poll.generation() != before;
+    // before the drop (see the class comment); every poll, for the reading's time
+    generation.set(node.index, poll.generation(), started);
     if (newGeneration || poll instanceof NearLog.Poll.Reset) {
       dropNode(current, node.index);
       events.reset();
-      if (newGeneration && !first) {
+      if (judgedBy != Generation.UNKNOWN && judgedBy != poll.generation()) {
         events.newGeneration();
       }
     } else {
@@ -462,9 +465,10 @@ final class NearTier<E> {
   /**
    * Takes another layout (the store's node list changed): drops everything, forgets the
    * generation and every node's confirmation, and polls every new node's log at once. Until a
-   * node's poll has succeeded, reads of its keys miss and loads write nothing; a caller's write
-   * of a key whose node was in the replaced layout too uses the generation that layout read
-   * ({@link Generation#forWrite}).
+   * node's poll has succeeded, its keys are judged and loaded by the generation the replaced
+   * layout read from the same node while that reading is at most {@code Δ} old ({@link
+   * Generation#current}; a caller's write whatever its age, {@link Generation#forWrite}), and
+   * otherwise miss and write nothing.
    */
   private void switchTo(Layout layout) {
     Nodes replaced;
@@ -632,7 +636,7 @@ final class NearTier<E> {
         if (poll != null) {
           synchronized (lock) {
             if (nodes == owner) {
-              apply(owner, this, poll);
+              apply(owner, this, poll, started);
               // lastPollStarted: the previous successful poll's, never older than confirmedAt
               confirmedAt = poll instanceof NearLog.Poll.Partial ? lastPollStarted : started;
               NearTier.this.confirmedAt = owner.oldestConfirmation();

@@ -244,6 +244,11 @@ public interface CacheStore {
    * it holds; without it (the default, and for a client that sends a dead node's keys to
    * another), one log for the namespace. A wrapper of another store forwards it.
    *
+   * <p>Return the same snapshot object for as long as the client's node list is unchanged, and
+   * another one once it changed, also when the addresses are the same (a node dropped and added
+   * again is another connection): the near cache (and the namespace's generation) re-reads every
+   * node's log whenever it is handed another snapshot.
+   *
    * @return the current snapshot of the node list, or empty (the default)
    */
   default Optional<StoreNodes> nodes() {

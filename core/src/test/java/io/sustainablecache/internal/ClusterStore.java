@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A cluster of in-memory nodes, as a memcached client with {@code FailureMode.Cancel} sees it: a
@@ -96,6 +97,22 @@ final class ClusterStore implements CacheStore {
   }
 
   /**
+   * Node {@code node} (as created) dropped from the list and added again at once, as a client
+   * does for a restarted node that its membership dropped and added back: a new connection
+   * (another node object, empty, in the same place, with the same id) and a new snapshot; the
+   * old connection's operations fail (the client closed it).
+   */
+  void replaceNode(int node) {
+    Node old = nodes.get(node);
+    old.dead = true;
+    Node fresh = new Node(old.index);
+    nodes.set(node, fresh);
+    List<Node> members = new ArrayList<>(snapshot.nodes);
+    members.set(members.indexOf(old), fresh);
+    snapshot = new Snapshot(List.copyOf(members), modulo(List.copyOf(members)));
+  }
+
+  /**
    * Holds the bulk reads of node {@code node} (as created), which the near logs' polls use,
    * until the returned action runs: a poll of that node's log that does not complete.
    */
@@ -105,6 +122,21 @@ final class ClusterStore implements CacheStore {
     return () -> {
       List<Runnable> waiting = held.heldReads;
       held.heldReads = null;
+      waiting.forEach(Runnable::run);
+    };
+  }
+
+  /**
+   * Holds every read of node {@code node} (as created) of the cache's own items (the near logs'
+   * and the generation's: keys holding {@code 0x7F}), single or bulk, until the returned action
+   * runs: the node's polls do not complete while its other keys are read and written as usual.
+   */
+  Runnable holdLogReads(int node) {
+    Node held = nodes.get(node);
+    held.heldLogReads = new ArrayList<>();
+    return () -> {
+      List<Runnable> waiting = held.heldLogReads;
+      held.heldLogReads = null;
       waiting.forEach(Runnable::run);
     };
   }
@@ -241,6 +273,8 @@ final class ClusterStore implements CacheStore {
     long operations;
     /** The bulk reads held ({@link #holdBulkReads}); {@code null}: none. */
     volatile List<Runnable> heldReads;
+    /** The reads of internal items held ({@link #holdLogReads}); {@code null}: none. */
+    volatile List<Runnable> heldLogReads;
 
     Node(int index) {
       this.index = index;
@@ -256,11 +290,33 @@ final class ClusterStore implements CacheStore {
 
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
+      List<Runnable> heldLog = heldLogReads;
+      if (heldLog != null && key.indexOf('\u007F') >= 0) {
+        return later(heldLog, () -> call(m -> m.gets(key)));
+      }
       return call(m -> m.gets(key));
+    }
+
+    private <T> CompletableFuture<T> later(List<Runnable> held,
+        Supplier<CompletableFuture<T>> read) {
+      CompletableFuture<T> later = new CompletableFuture<>();
+      held.add(() -> read.get().whenComplete((value, failure) -> {
+        if (failure != null) {
+          later.completeExceptionally(failure);
+        } else {
+          later.complete(value);
+        }
+      }));
+      return later;
     }
 
     @Override
     public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      List<Runnable> heldLog = heldLogReads;
+      if (heldLog != null && keys.stream().anyMatch(key -> key.indexOf('\u007F') >= 0)) {
+        List<String> copy = List.copyOf(keys);
+        return later(heldLog, () -> call(m -> m.getsAll(copy)));
+      }
       List<Runnable> held = heldReads;
       if (held != null) {
         CompletableFuture<Map<String, StoreItem>> later = new CompletableFuture<>();

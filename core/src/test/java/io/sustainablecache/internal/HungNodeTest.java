@@ -44,12 +44,14 @@ final class HungNodeTest {
   private final AtomicInteger loads = new AtomicInteger();
 
   private SustainableCache<String> cache() {
-    // without the namespace's generation (on by default): its polls run on the system
-    // scheduler in real time, and a poll timed out with the test's reads opened the breaker one
-    // read early (once in CI)
+    // the namespace's generation on (the default), its polls on a manual scheduler that the
+    // test never runs: the store's only operations are the build's first poll and the test's (on
+    // the system scheduler, a poll timed out with the test's reads opened the breaker one read
+    // early, once in CI)
     return SustainableCache.builder(store).namespace("h").ttl(Duration.ofMinutes(10))
         .codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock).ticker(clock.ticker())
-        .invalidateAllBound(Duration.ZERO).random(RefreshPolicyTest.fixed(0.5)).build();
+        .scheduler(ManualScheduler.on(clock.ticker())).random(RefreshPolicyTest.fixed(0.5))
+        .build();
   }
 
   private AsyncLoader<String> loader() {

@@ -38,7 +38,7 @@ public final class NearFenceModelCheckingTest {
       new NearLog(InMemoryStore.create(), new Keys("ns", 250, KeyPolicy.REJECT),
           new SplittableRandom(1)),
       new NearTierTest.Entries(), Duration.ofSeconds(1), Duration.ofSeconds(30), () -> 0L,
-      UnaryOperator.identity(), new Generation(), NearTier.MIN_FENCE_STRIPES, failure -> { });
+      UnaryOperator.identity(), new Generation(() -> 0L, Duration.ofSeconds(1)), NearTier.MIN_FENCE_STRIPES, failure -> { });
   private final List<String> keys = sameStripe(tier);
 
   @Operation

@@ -52,7 +52,7 @@ final class NearTierTest {
   private final Keys keys = new Keys("ns", 250, KeyPolicy.REJECT);
   private final NearLog writer = new NearLog(store, keys, new SplittableRandom(1));
   private final Entries entries = new Entries();
-  private final Generation generation = new Generation();
+  private final Generation generation = new Generation(now::get, DELTA);
   private final NearTier<String> tier = new NearTier<>(
       new NearLog(store, keys, new SplittableRandom(2)), entries, DELTA, FENCE, now::get,
       UnaryOperator.identity(), generation, SIZE, failure -> { });
@@ -254,7 +254,7 @@ final class NearTierTest {
     Entries held = new Entries();
     NearTier<String> reader = new NearTier<>(() -> null, perNodeLayout(cluster, 11), held,
         entry -> cluster.nodeOf(entry.substring(0, entry.indexOf('#'))), DELTA, FENCE, now::get,
-        UnaryOperator.identity(), new Generation(), SIZE, failure -> { });
+        UnaryOperator.identity(), new Generation(now::get, DELTA), SIZE, failure -> { });
     reader.poll().join();
     String onOne = "ns:" + cluster.keyOn(1, "ns", "a");
     String onTwo = "ns:" + cluster.keyOn(2, "ns", "a");
@@ -464,7 +464,7 @@ final class NearTierTest {
     Entries held = new Entries();
     NearTier<String> reader = new NearTier<>(() -> null, layout, held,
         entry -> cluster.nodeOf(entry.substring(0, entry.indexOf('#'))), DELTA, FENCE, now::get,
-        UnaryOperator.identity(), new Generation(), SIZE, failure -> { });
+        UnaryOperator.identity(), new Generation(now::get, DELTA), SIZE, failure -> { });
     List<String> names = new ArrayList<>();
     for (int node = 0; node < 3; node++) {
       for (int i = 0; i < 2; i++) {
@@ -584,7 +584,7 @@ final class NearTierTest {
     List<Throwable> pollFailures = new ArrayList<>();
     NearTier<String> polled = new NearTier<>(new NearLog(store, keys, new SplittableRandom(4)),
         new Entries(), DELTA, FENCE, clock.ticker()::read, UnaryOperator.identity(),
-        new Generation(), SIZE, pollFailures::add);
+        new Generation(now::get, DELTA), SIZE, pollFailures::add);
     polled.start(scheduler);
 
     assertThat(scheduler.runDue()).as("the first poll, at once").isEqualTo(1);
@@ -621,7 +621,7 @@ final class NearTierTest {
     final List<Throwable> failures = new ArrayList<>();
     final NearTier<String> tier = new NearTier<>(new NearLog(store, keys, new SplittableRandom(5)),
         held, DELTA, FENCE, clock.ticker()::read, UnaryOperator.identity(),
-        new Generation(), SIZE, new NearTier.Events() {
+        new Generation(now::get, DELTA), SIZE, new NearTier.Events() {
           @Override
           public void pollFailed(Throwable failure) {
             failures.add(failure);

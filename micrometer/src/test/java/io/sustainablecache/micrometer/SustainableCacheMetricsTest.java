@@ -99,11 +99,13 @@ final class SustainableCacheMetricsTest {
   void aStoreThatStopsAnswering_showsItsNodeOut_theRejectedOperations_andTheOutageLoads() {
     io.sustainablecache.testing.ScriptedStore failing =
         io.sustainablecache.testing.ScriptedStore.over(InMemoryStore.create(clock));
-    // without the namespace's generation (on by default): its polls, on the system scheduler,
-    // would be rejected operations too, as many as real time allows
+    // the namespace's generation on (the default), its polls on a manual scheduler that the
+    // test never runs (on the system scheduler they would be rejected operations too, as many
+    // as real time allows)
     try (SustainableCache<String> out = SustainableCache.builder(failing).namespace("out")
         .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
-        .invalidateAllBound(Duration.ZERO).refreshExecutor(refreshes).build()) {
+        .scheduler(io.sustainablecache.testing.ManualScheduler.on(clock.ticker()))
+        .refreshExecutor(refreshes).build()) {
       SustainableCacheMetrics.monitor(registry, out, "out");
       double before = registry.get(SustainableCacheMeters.STORE_NODE_OUT).tags("cache", "out")
           .tags("node", "store").gauge().value();

@@ -62,6 +62,11 @@ import java.util.function.UnaryOperator;
  *
  * <p>Time is a monotonic ticker in nanoseconds (no cross-host clock is involved). Thread-safe.
  *
+ * <p>Why this class is over 700 lines: a third of it is documentation, and the three rules above
+ * share one lock, one layout and one fence, each of which guards the others' races (a poll
+ * applied while a layout changes, a drop racing an insertion); split into classes, each would
+ * need the others' internals. {@code NearFenceModelCheckingTest} checks them together.
+ *
  * @param <E> the entries (decoded values with their envelope's times)
  */
 final class NearTier<E> {

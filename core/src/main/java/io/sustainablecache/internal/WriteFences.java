@@ -146,7 +146,14 @@ final class WriteFences<V> {
     } catch (StoreException e) {
       // the store failed or did not answer: by default the transaction goes on, and its commit
       // owes the key's invalidation (CallerWrites#owe); failing closed, it does not begin
-      writes.refuseUnlessOwing(storeKey, "fence", e);
+      try {
+        writes.refuseUnlessOwing(storeKey, "fence", e);
+      } catch (StoreException refused) {
+        // the placement may land all the same (sent before a hang): released as a rollback,
+        // in the background, so that this hold ends as a caller's would (see #ended)
+        new Fence(key, storeKey, holder, startTick, true).rolledBack();
+        throw refused;
+      }
       unplaced = true;
     }
     writes.awaitQuietly(released);

@@ -405,6 +405,30 @@ final class StoreDownWritesTest {
   }
 
   /**
+   * The same failing closed: the fence that could not be placed throws (no transaction begins),
+   * and its placement lands when the node answers. Nobody held it to release it: it stood
+   * until its end, 30 s. Released as a rollback in the background, the writer's next fence
+   * drops it.
+   */
+  @Test
+  void failingClosed_aFencePlacementThatLandsWhenTheNodeAnswers_doesNotKeepTheKeyFenced() {
+    HangingStore node = new HangingStore(ForwardingStore.withoutFlushPrefix(server));
+    try (SustainableCache<String> writer = builder(node).failWritesWhenStoreDown(true).build()) {
+      row.set("0");
+      assertThat(b.get("k", this::db)).isEqualTo("0");
+
+      node.hangAfterTheNextRead();
+      assertThatThrownBy(() -> writer.fence("k")).isInstanceOf(StoreException.class);
+      scheduler.pass(clock, 10_000, 10);
+      node.answerAgain();
+      assertThat(Envelope.kind(server.gets("w:k").join().orElseThrow().value()))
+          .isEqualTo(Envelope.KIND_FENCE);
+      assertThat(writesAndReadsAfterTheOutage(writer))
+          .as("B's loads over 10 writes and 110 reads after the outage").isLessThanOrEqualTo(20);
+    }
+  }
+
+  /**
    * The same with a fence that was placed and marked before the hang, whose release after the
    * commit failed (nothing owed: the fence stood): the writer's next transaction, joining it,
    * releases that hold (12 loads; 110 of 110 before).

@@ -10,7 +10,9 @@ import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -88,6 +90,17 @@ final class WriteFences<V> {
   private final long waitNanos;
   private final String cacheName;
   private final RateLimitedLog releaseLog;
+  /**
+   * This JVM's holds whose transaction ended ({@code committed()}, {@code rolledBack()}) and
+   * whose release did not land (it is retried on its back-off): per store key, the holder's id
+   * and its {@link Ended} release. The next change of the key's fence from this JVM (a join, an
+   * owed invalidation's payment) drops them, as their releases would, so that a hold whose release
+   * failed during an outage, or whose placement landed after it was given up, does not keep the
+   * key fenced (every read a load, nothing cached) until its back-off comes round after the
+   * store answers again.
+   */
+  private final ConcurrentHashMap<String, ConcurrentHashMap<Long, Ended>> ended =
+      new ConcurrentHashMap<>();
 
   WriteFences(CacheConfig<V> config, PendingWrites pending, Keys keys, EntryWriter<V> writer,
       CallerWrites<V> writes, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
@@ -131,7 +144,14 @@ final class WriteFences<V> {
     } catch (StoreException e) {
       // the store failed or did not answer: by default the transaction goes on, and its commit
       // owes the key's invalidation (CallerWrites#owe); failing closed, it does not begin
-      writes.refuseUnlessOwing(storeKey, "fence", e);
+      try {
+        writes.refuseUnlessOwing(storeKey, "fence", e);
+      } catch (StoreException refused) {
+        // the placement may land all the same (sent before a hang): released as a rollback,
+        // in the background, so that this hold ends as a caller's would (see #ended)
+        new Fence(key, storeKey, holder, startTick, true).rolledBack();
+        throw refused;
+      }
       unplaced = true;
     }
     writes.awaitQuietly(released);
@@ -143,7 +163,8 @@ final class WriteFences<V> {
    * Pays an invalidation this instance owes the store ({@link OwedInvalidations.Payer}): reads
    * the key through {@code direct} (the store past the gate) and makes sure no read can be
    * answered with what it held before: a fence that stands keeps standing, without its prior (its
-   * holders release it after their commits); anything else is replaced by a tombstone ({@code
+   * holders release it after their commits), less this JVM's holds whose transactions ended and
+   * whose releases did not land ({@link #ended}; with none left, a tombstone); anything else is replaced by a tombstone ({@code
    * cas}, or {@code add} over nothing; after {@link #ATTEMPTS} lost swaps it fails, and
    * the drain tries again). Then this JVM's loads of the key are voided and the change recorded in the near
    * cache's log; completes when all that landed, fails if any step failed.
@@ -168,10 +189,20 @@ final class WriteFences<V> {
       byte[] fence = item == null ? null : fenceOf(item);
       CompletableFuture<Boolean> paid;
       if (fence != null) {
-        Holds holds = Holds.of(fence);
-        paid = holds.prior() == null ? CompletableFuture.completedFuture(true)
-            : stored(direct.cas(storeKey, item.casToken(),
-                encode(storeKey, now, holds.withoutPrior()), exptime(holds.until(), now)));
+        Holds standing = Holds.of(fence);
+        Holds holds = withoutEnded(storeKey, standing);
+        if (holds != standing) { // this JVM's ended holds: released here, as their releases would
+          Holds left = holds.live(now, plantedMillis).withoutPrior().notCommitting();
+          paid = (left.isEmpty()
+              ? stored(direct.cas(storeKey, item.casToken(), tombstone, tombstoneExptime))
+              : stored(direct.cas(storeKey, item.casToken(), encode(storeKey, now, left),
+                  exptime(left.until(), now))))
+              .thenApply(done -> released(storeKey, standing, holds, done));
+        } else {
+          paid = holds.prior() == null ? CompletableFuture.completedFuture(true)
+              : stored(direct.cas(storeKey, item.casToken(),
+                  encode(storeKey, now, holds.withoutPrior()), exptime(holds.until(), now)));
+        }
       } else {
         paid = item == null ? direct.add(storeKey, tombstone, tombstoneExptime)
             : stored(direct.cas(storeKey, item.casToken(), tombstone, tombstoneExptime));
@@ -216,10 +247,20 @@ final class WriteFences<V> {
       byte[] standing = item == null ? null : fenceOf(item);
       long at = clock.millis();
       if (standing != null) {
-        Holds held = Holds.of(standing).live(at, plantedMillis);
+        Holds read = Holds.of(standing);
+        Holds mine = withoutEnded(storeKey, read); // this JVM's ended holds leave, released
+        Holds held = (mine != read && committedAmong(storeKey, read, mine)
+            ? mine.withoutPrior() : mine).live(at, plantedMillis);
         Holds joined = held.with(holder, at + fenceMillis);
-        return swapped(store.cas(storeKey, item.casToken(), encode(storeKey, at, joined),
-            exptime(joined.until(), at)), storeKey, holder, attempt, held);
+        CompletableFuture<CasOutcome> cas = store.cas(storeKey, item.casToken(),
+            encode(storeKey, at, joined), exptime(joined.until(), at));
+        if (mine != read) {
+          cas = cas.thenApply(outcome -> {
+            released(storeKey, read, mine, outcome == CasOutcome.STORED);
+            return outcome;
+          });
+        }
+        return swapped(cas, storeKey, holder, attempt, held);
       }
       Holds fresh = Holds.first(holder, at + fenceMillis,
           item == null || !CARRY_PRIOR ? null : priorOf(item));
@@ -239,6 +280,66 @@ final class WriteFences<V> {
     return cas.thenCompose(outcome -> outcome == CasOutcome.STORED
         ? CompletableFuture.completedFuture(true)
         : place(storeKey, holder, attempt + 1, standing));
+  }
+
+  /**
+   * {@code holds} without this JVM's ended holds of the key ({@link #ended}); the same instance
+   * if it has none.
+   */
+  private Holds withoutEnded(String storeKey, Holds holds) {
+    Map<Long, Ended> mine = ended.get(storeKey);
+    if (mine == null || mine.isEmpty()) {
+      return holds;
+    }
+    return holds.filterIds(id -> !mine.containsKey(id));
+  }
+
+  /** Whether a hold in {@code read} but not in {@code left} is an ended hold that committed. */
+  private boolean committedAmong(String storeKey, Holds read, Holds left) {
+    Map<Long, Ended> mine = ended.get(storeKey);
+    if (mine == null) {
+      return true; // forgotten meanwhile: the safe side
+    }
+    for (long id : read.ids()) {
+      Ended hold = mine.get(id);
+      if (!left.holds(id) && (hold == null || hold.committed())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * After a swap that left out the ended holds of {@code read} that {@code left} lacks: if it
+   * stored, they are released, and their retries end. Returns {@code stored}.
+   */
+  private boolean released(String storeKey, Holds read, Holds left, boolean stored) {
+    if (stored) {
+      for (long id : read.ids()) {
+        if (!left.holds(id)) {
+          forgetEnded(storeKey, id);
+        }
+      }
+      registry.detach(storeKey);
+    }
+    return stored;
+  }
+
+  /** Forgets an ended hold, released: its retries end, and {@code close()} no longer waits. */
+  private void forgetEnded(String storeKey, long holder) {
+    Ended[] forgotten = new Ended[1];
+    ended.computeIfPresent(storeKey, (k, holds) -> {
+      forgotten[0] = holds.remove(holder);
+      return holds.isEmpty() ? null : holds;
+    });
+    if (forgotten[0] != null) {
+      forgotten[0].done().complete(null);
+    }
+  }
+
+  private boolean isEnded(String storeKey, long holder) {
+    Map<Long, Ended> holds = ended.get(storeKey);
+    return holds != null && holds.containsKey(holder);
   }
 
   private byte[] encode(String storeKey, long now, Holds holds) {
@@ -337,6 +438,11 @@ final class WriteFences<V> {
       return filter(i -> ids[i] != id);
     }
 
+    /** The holders whose id passes {@code keep}; this instance if all do. */
+    Holds filterIds(java.util.function.LongPredicate keep) {
+      return filter(i -> keep.test(ids[i]));
+    }
+
     /**
      * One holder more, and shared (a fence that stands had holders, alive or not, whose commits
      * may come before or after this one's). A fence that records the most holders it can (only
@@ -401,6 +507,9 @@ final class WriteFences<V> {
           prior);
     }
   }
+
+  /** A hold whose transaction ended and whose release is retried: how, and its completion. */
+  private record Ended(boolean committed, CompletableFuture<Void> done) {}
 
   /** How a transaction ended. */
   private enum Outcome { COMMITTED, ROLLED_BACK }
@@ -529,6 +638,7 @@ final class WriteFences<V> {
       }
       CompletableFuture<Void> first = new CompletableFuture<>();
       CompletableFuture<Void> done = new CompletableFuture<>();
+      done.whenComplete((nothing, failure) -> forgetEnded(storeKey, holder));
       pending.track(done);
       attempt(outcome, value, 0, 0, first, done);
       if (!unprotected) {
@@ -586,9 +696,26 @@ final class WriteFences<V> {
         done.complete(null);
         return;
       }
+      if (failures == 0) {
+        // ended, not released: the next change of the fence from this JVM releases it too
+        ended.compute(storeKey, (k, holds) -> {
+          ConcurrentHashMap<Long, Ended> mine =
+              holds == null ? new ConcurrentHashMap<>() : holds;
+          mine.put(holder, new Ended(outcome == Outcome.COMMITTED, done));
+          return mine;
+        });
+      } else if (!isEnded(storeKey, holder)) {
+        done.complete(null); // released by a join or a payment meanwhile
+        return;
+      }
       try {
-        scheduler.schedule(() -> attempt(outcome, value, 0, failures + 1, first, done), delay,
-            TimeUnit.MILLISECONDS);
+        scheduler.schedule(() -> {
+          if (isEnded(storeKey, holder)) {
+            attempt(outcome, value, 0, failures + 1, first, done);
+          } else {
+            done.complete(null); // released by a join or a payment meanwhile
+          }
+        }, delay, TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException e) {
         done.complete(null);
         stats.increment(Counter.FENCE_RELEASE_FAILURE);

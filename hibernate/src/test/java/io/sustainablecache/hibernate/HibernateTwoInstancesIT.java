@@ -163,16 +163,21 @@ class HibernateTwoInstancesIT extends SecondLevelCacheFixture {
   /**
    * Reads the entity on {@code instance} until it is {@code code} from the near region: once from
    * the database or the store (a NONSTRICT entity's first read caches it in the store, not near),
-   * once more from the store into the near region, then near.
+   * once more from the store into the near region, then near. A near region serves only while
+   * its last poll is within the bound, so on a loaded machine, where a poll can be late, the
+   * near read is tried again until one is served near (within 10 s).
    */
   private static void readNear(SessionFactoryImplementor instance, Access access, String code) {
     for (int i = 0; i < 2; i++) {
       assertThat(code(instance, access, 1)).isEqualTo(code);
     }
-    long nearHits = regionFactory(instance).stats(access.region).orElseThrow().count("near_hit");
-    assertThat(code(instance, access, 1)).isEqualTo(code);
-    assertThat(regionFactory(instance).stats(access.region).orElseThrow().count("near_hit"))
-        .as("served from the near region").isGreaterThan(nearHits);
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      long nearHits = regionFactory(instance).stats(access.region).orElseThrow()
+          .count("near_hit");
+      assertThat(code(instance, access, 1)).isEqualTo(code);
+      assertThat(regionFactory(instance).stats(access.region).orElseThrow().count("near_hit"))
+          .as("served from the near region").isGreaterThan(nearHits);
+    });
   }
 
   /**

@@ -123,14 +123,8 @@ final class CoalesceScenario {
     }
     ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
         "io.sustainablecache.testkit", "warn");
-    try {
-      return run(parse(args), out);
-    } catch (IOException e) {
-      throw new IllegalStateException("the coalesce scenario could not write: " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+    return ScenarioStart.guarded("the coalesce scenario",
+        () -> run(parse(args), out));
   }
 
   static Options parse(String[] args) {

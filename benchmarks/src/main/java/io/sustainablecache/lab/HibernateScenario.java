@@ -220,16 +220,8 @@ final class HibernateScenario {
     }
     ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
         "io.sustainablecache.testkit", "warn", "org.hibernate", "error", "com.zaxxer", "warn");
-    try {
-      return new HibernateScenario(parse(args), out).run();
-    } catch (IOException e) {
-      throw new IllegalStateException("the Hibernate scenario could not write: " + e, e);
-    } catch (SQLException e) {
-      throw new IllegalStateException("the Hibernate scenario's database failed: " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+    return ScenarioStart.guarded("the Hibernate scenario",
+        () -> new HibernateScenario(parse(args), out).run());
   }
 
   static Options parse(String[] args) {

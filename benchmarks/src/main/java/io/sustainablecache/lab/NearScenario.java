@@ -128,11 +128,8 @@ final class NearScenario {
     }
     ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
         "io.sustainablecache.testkit", "warn");
-    try {
-      return new NearScenario(parse(args), out).run();
-    } catch (IOException e) {
-      throw new IllegalStateException("the near scenario could not write its results: " + e, e);
-    }
+    return ScenarioStart.guarded("the near scenario",
+        () -> new NearScenario(parse(args), out).run());
   }
 
   static Options parse(String[] args) {

@@ -159,13 +159,8 @@ final class OutageScenario {
     }
     ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
         "io.sustainablecache.testkit", "warn");
-    try {
-      return new OutageScenario(parse(args), out).run();
-    } catch (IOException e) {
-      throw new IllegalStateException("the outage scenario could not write: " + e, e);
-    } catch (SQLException e) {
-      throw new IllegalStateException("the outage scenario's database failed: " + e, e);
-    }
+    return ScenarioStart.guarded("the outage scenario",
+        () -> new OutageScenario(parse(args), out).run());
   }
 
   static Options parse(String[] args) {

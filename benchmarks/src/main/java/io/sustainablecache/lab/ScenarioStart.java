@@ -1,6 +1,8 @@
 package io.sustainablecache.lab;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.List;
 
@@ -43,6 +45,31 @@ final class ScenarioStart {
       if (System.getProperty(property) == null) {
         System.setProperty(property, loggersAndLevels[i + 1]);
       }
+    }
+  }
+
+  /** A scenario's run, which may fail on its files, its database or an interrupt. */
+  @FunctionalInterface
+  interface Body {
+    int run() throws IOException, SQLException, InterruptedException;
+  }
+
+  /**
+   * Runs {@code body}, its checked failures as {@link IllegalStateException}s that name the
+   * scenario ({@code "the outage scenario"}); an interrupt is kept.
+   *
+   * @return the scenario's exit status
+   */
+  static int guarded(String scenario, Body body) {
+    try {
+      return body.run();
+    } catch (IOException e) {
+      throw new IllegalStateException(scenario + " could not write: " + e, e);
+    } catch (SQLException e) {
+      throw new IllegalStateException(scenario + "'s database failed: " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(scenario + " was interrupted", e);
     }
   }
 }

@@ -240,13 +240,8 @@ final class TxScenario {
     }
     ScenarioStart.prepare("net.spy.memcached", "error", "io.sustainablecache", "error",
         "io.sustainablecache.testkit", "warn");
-    try {
-      return new TxScenario(parse(args), out).run();
-    } catch (IOException e) {
-      throw new IllegalStateException("the transactions scenario could not write: " + e, e);
-    } catch (SQLException e) {
-      throw new IllegalStateException("the transactions scenario's database failed: " + e, e);
-    }
+    return ScenarioStart.guarded("the transactions scenario",
+        () -> new TxScenario(parse(args), out).run());
   }
 
   static Options parse(String[] args) {

@@ -2,6 +2,7 @@ package io.sustainablecache.lab;
 
 import io.sustainablecache.lab.ClusterScenario.Load;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.IntPredicate;
+import java.util.stream.Collectors;
 
 /**
  * What the cluster scenario promises, checked on its record: the loader calls (when, which key,
@@ -232,9 +234,18 @@ final class ClusterChecks {
         worst = key;
       }
     }
+    boolean ok = max <= MAX_LOADS_PER_KEY_PER_PERIOD;
     return new Check(what + ": at most " + MAX_LOADS_PER_KEY_PER_PERIOD
-        + " loads per key in any TTL-long window", max <= MAX_LOADS_PER_KEY_PER_PERIOD,
-        worst == null ? "no loads" : "most: " + max + " (" + worst + ")");
+        + " loads per key in any TTL-long window", ok,
+        worst == null ? "no loads" : "most: " + max + " (" + worst + ")"
+            + (ok ? "" : "; its loads (ms, r = refresh): " + timeline(worst)));
+  }
+
+  /** A key's loads in order, each as its start in ms and "r" for a background refresh. */
+  private String timeline(String key) {
+    return loads.stream().filter(l -> l.key().equals(key))
+        .sorted(Comparator.comparingLong(Load::millis))
+        .map(l -> l.millis() + (l.refresh() ? " r" : "")).collect(Collectors.joining(", "));
   }
 
   /** Loads of the keys that started in [from, to). */

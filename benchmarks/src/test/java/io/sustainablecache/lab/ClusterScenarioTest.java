@@ -170,6 +170,9 @@ final class ClusterScenarioTest {
     assertThat(failed(thrice, CLEAN, PROBES)).extracting(ClusterChecks.Check::promise)
         .containsExactly("the surviving nodes' keys: at most 2 loads per key in any TTL-long"
             + " window");
+    assertThat(failed(thrice, CLEAN, PROBES).get(0).observed())
+        .as("the worst key's loads, to tell which load was one too many")
+        .contains("(s2); its loads").contains("3600 r, 3610 r, 3620 r");
 
     List<ClusterScenario.Load> stuck = new ArrayList<>(cleanRun().stream()
         .filter(l -> !(l.key().equals("d2") && l.millis() > 6_000)).toList());

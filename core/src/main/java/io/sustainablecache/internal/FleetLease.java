@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 
 /**
@@ -286,12 +287,22 @@ final class FleetLease<V> {
     } else {
       taken = add(flight, memo, claim, rereads);
     }
-    return taken.exceptionally(error -> {
-      stats.increment(Counter.STORE_ERROR);
-      storeErrorLog.warn("taking a fleet lease failed; loading without it",
-          Failures.unwrap(error));
-      return Taken.WON;
-    });
+    return taken.exceptionally(error -> failedOpen(error, null));
+  }
+
+  /**
+   * Taking the lease failed on the store: the instance loads without it (fail open), unless the
+   * item read again with the {@code add} ({@code written}, or {@code null}) shows another write
+   * since the flight's read. The lease key hashes apart from the item's, so its node may be dead
+   * while the item's answers; a read that was answered late (the client busy with the dead node)
+   * with the entry as it was before this instance's own refresh wrote would otherwise refresh the
+   * key a second time.
+   */
+  private Taken failedOpen(Throwable error, Loaded<V> written) {
+    stats.increment(Counter.STORE_ERROR);
+    storeErrorLog.warn("taking a fleet lease failed; loading without it",
+        Failures.unwrap(error));
+    return written == null ? Taken.WON : new Taken(false, 0, null, false, written);
   }
 
   /**
@@ -311,7 +322,11 @@ final class FleetLease<V> {
     CompletableFuture<Boolean> add = store.add(claim.leaseKey(), claim.value(), claim.exptime());
     CompletableFuture<Optional<StoreItem>> reread = rereads == null ? store.gets(flight.storeKey)
         : rereads.itemOf(flight.storeKey);
-    return add.thenCompose(added -> {
+    return add.handle((added, error) -> {
+      if (error != null) { // fail open, unless the re-read found another write
+        return reread.handle((item, readError) -> failedOpen(error,
+            readError == null && item.isPresent() ? written(flight, item.get()) : null));
+      }
       if (added) {
         return won(flight, claim.until(), reread);
       }
@@ -322,7 +337,7 @@ final class FleetLease<V> {
         }
         return contest(flight, memo, claim, current.get());
       });
-    });
+    }).thenCompose(Function.identity());
   }
 
   /**

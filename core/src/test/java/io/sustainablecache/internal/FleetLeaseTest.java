@@ -231,6 +231,30 @@ final class FleetLeaseTest {
     assertThat(cache.stats().storeErrorCount()).isEqualTo(1);
   }
 
+  /**
+   * The lease key hashes apart from the item's, so its node can be dead while the item's answers
+   * (ClusterScenarioIT, once in CI: a surviving node's key refreshed twice within 32 ms as its
+   * lease's node was killed). A refresh that cannot take the lease still has the item it read
+   * again with the {@code add}: a write made since its own read answers it, with nothing loaded.
+   */
+  @Test
+  void aRefreshWhoseLeaseFailsOnTheStore_takesAWriteMadeSinceItsRead_insteadOfLoading() {
+    ScriptedStore failingAdds = ScriptedStore.over(server);
+    SustainableCache<String> a = instance(failingAdds);
+    SustainableCache<String> b = instance(server);
+    b.put("hot", "v0");
+    clock.advance(TTL.plusMillis(1));
+    assertThat(a.get("hot", counting("v1"))).isEqualTo("v0"); // due: A's refresh is queued
+    b.put("hot", "v2"); // lands after A's read: an earlier refresh's write answered late
+    failingAdds.fail(Op.ADD, 1); // the lease key's node is down
+
+    runRefreshes();
+
+    assertThat(loads).as("the item read again with the add holds a newer write").hasValue(0);
+    assertThat(a.stats().storeErrorCount()).isEqualTo(1);
+    assertThat(a.getIfPresent("hot")).contains("v2");
+  }
+
   @Test
   void aFailingDatabase_theHolderKeepsTheLease_soOtherInstancesDoNotRetryMeanwhile() {
     List<SustainableCache<String>> caches = fleetOf(3);

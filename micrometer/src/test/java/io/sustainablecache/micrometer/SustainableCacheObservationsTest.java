@@ -1,0 +1,219 @@
+package io.sustainablecache.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.common.KeyValue;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationView;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.RefreshPolicy;
+import io.sustainablecache.SustainableCache;
+import io.sustainablecache.ValueCodec;
+import io.sustainablecache.WriteFence;
+import io.sustainablecache.testing.FakeClock;
+import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testing.InMemoryStore;
+import io.sustainablecache.testing.ManualExecutor;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The observations of a real cache on the in-memory store, in Micrometer's {@link
+ * TestObservationRegistry} (which also checks that each is started, scoped and stopped
+ * correctly), driven by a fake clock and a manual refresh executor.
+ */
+final class SustainableCacheObservationsTest {
+
+  private final FakeClock clock = FakeClock.atRoundSecond();
+  private final InMemoryStore store = InMemoryStore.create(clock);
+  private final ManualExecutor refreshes = new ManualExecutor();
+  private final TestObservationRegistry registry = TestObservationRegistry.create();
+  /** Every observation stopped, in order. */
+  private final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+  private final SustainableCache<String> cache = SustainableCache.builder(store)
+      .namespace("books")
+      .ttl(Duration.ofSeconds(10))
+      .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
+      .codec(ValueCodec.utf8())
+      .clock(clock).ticker(clock.ticker())
+      .random(FixedRandom.alwaysEarly())
+      .refreshExecutor(refreshes)
+      .fleetLease(true)
+      .observer(SustainableCacheObservations.observer(registry))
+      .build();
+
+  SustainableCacheObservationsTest() {
+    registry.observationConfig().observationHandler(new ObservationHandler<>() {
+      @Override
+      public void onStop(Observation.Context context) {
+        stopped.add(context);
+      }
+
+      @Override
+      public boolean supportsContext(Observation.Context context) {
+        return true;
+      }
+    });
+  }
+
+  @AfterEach
+  void close() {
+    cache.close();
+  }
+
+  @Test
+  void aColdMiss_onAThreadWithAnObservation_isItsChildLease_andItsChildLoad_whichTheLoaderSees() {
+    Observation request = Observation.start("http.server.requests", registry);
+    Observation[] query = new Observation[1];
+    try (Observation.Scope scope = request.openScope()) {
+      cache.get("b1", key -> {
+        query[0] = Observation.start("db.query", registry); // the loader's own observation
+        query[0].stop();
+        return "Dune";
+      });
+    }
+    request.stop();
+
+    Observation.Context load = only(SustainableCacheObservations.LOAD.getName());
+    assertThat(parentOf(load)).isSameAs(request.getContext());
+    assertThat(low(load, SustainableCacheObservations.CACHE)).isEqualTo("books");
+    assertThat(low(load, SustainableCacheObservations.OUTCOME)).isEqualTo("success");
+    assertThat(low(load, SustainableCacheObservations.THREAD)).isEqualTo("caller");
+    assertThat(load.getHighCardinalityKeyValue(SustainableCacheObservations.KEY).getValue())
+        .isEqualTo("b1");
+    assertThat(load.getHighCardinalityKeyValue(SustainableCacheObservations.KEYS).getValue())
+        .isEqualTo("1");
+    assertThat(load.getError()).isNull();
+    assertThat(parentOf(query[0].getContext())).isSameAs(load);
+
+    Observation.Context lease = only(SustainableCacheObservations.LEASE.getName());
+    assertThat(parentOf(lease)).isSameAs(request.getContext());
+    assertThat(low(lease, SustainableCacheObservations.OUTCOME)).isEqualTo("acquired");
+    assertThat(stopped.indexOf(lease)).isLessThan(stopped.indexOf(load));
+  }
+
+  @Test
+  void aStoreHit_thatAsksForNoRefresh_makesNoObservationAtAll() {
+    try (SustainableCache<String> quiet = SustainableCache.builder(store).namespace("quiet")
+        .ttl(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).clock(clock)
+        .ticker(clock.ticker()).random(FixedRandom.neverEarly()).refreshExecutor(refreshes)
+        .observer(SustainableCacheObservations.observer(registry)).build()) {
+      quiet.get("b1", key -> "Dune");
+      registry.clear();
+
+      assertThat(quiet.get("b1", key -> "not called")).isEqualTo("Dune");
+      assertThat(quiet.getAll(List.of("b1"), keys -> {
+        throw new AssertionError("not called");
+      })).containsEntry("b1", "Dune");
+
+      TestObservationRegistryAssert.assertThat(registry).doesNotHaveAnyObservation();
+    }
+  }
+
+  @Test
+  void aBackgroundRefresh_isARoot_andTheParentOfItsLeaseAndItsLoad() {
+    cache.get("b1", key -> "Dune");
+    stopped.clear();
+    Observation request = Observation.start("http.server.requests", registry);
+    try (Observation.Scope scope = request.openScope()) {
+      cache.get("b1", key -> "unused"); // a hit: always early, so it asks for a refresh
+    }
+    request.stop();
+    assertThat(stopped).containsExactly(request.getContext()); // the refresh has not run
+
+    refreshes.runAll();
+
+    Observation.Context refresh = only(SustainableCacheObservations.REFRESH.getName());
+    assertThat(refresh.getParentObservation()).isNull();
+    assertThat(low(refresh, SustainableCacheObservations.OUTCOME)).isEqualTo("success");
+    Observation.Context lease = stoppedNamed(SustainableCacheObservations.LEASE.getName()).get(0);
+    assertThat(parentOf(lease)).isSameAs(refresh);
+    assertThat(low(lease, SustainableCacheObservations.OUTCOME)).isEqualTo("acquired");
+    Observation.Context load = stoppedNamed(SustainableCacheObservations.LOAD.getName()).get(0);
+    assertThat(parentOf(load)).isSameAs(refresh);
+    assertThat(low(load, SustainableCacheObservations.THREAD)).isEqualTo("background");
+    assertThat(cache.get("b1", key -> "unused")).isEqualTo("unused"); // the refreshed value
+  }
+
+  @Test
+  void aLoaderThatThrows_isTheLoadsError_withTheOutcomeFailure() {
+    IllegalStateException down = new IllegalStateException("database down");
+
+    assertThatThrownBy(() -> cache.get("b1", key -> {
+      throw down;
+    })).isInstanceOf(CacheLoadException.class).hasCause(down);
+
+    Observation.Context load = only(SustainableCacheObservations.LOAD.getName());
+    assertThat(low(load, SustainableCacheObservations.OUTCOME)).isEqualTo("failure");
+    assertThat(load.getError()).isSameAs(down);
+  }
+
+  @Test
+  void aWriteFence_placeBeforeCommitAndRelease_areThreeFenceSteps() {
+    WriteFence<String> fence = cache.fence("b1");
+    fence.beforeCommit();
+    fence.committed("Dune Messiah");
+
+    List<Observation.Context> steps = stoppedNamed(SustainableCacheObservations.FENCE.getName());
+    assertThat(steps).extracting(c -> low(c, SustainableCacheObservations.FENCE_STEP))
+        .containsExactly("place", "before.commit", "release");
+    assertThat(steps).extracting(c -> low(c, SustainableCacheObservations.OUTCOME))
+        .containsExactly("placed", "success", "committed");
+    assertThat(steps).allSatisfy(c -> assertThat(
+        c.getHighCardinalityKeyValue(SustainableCacheObservations.KEY).getValue())
+        .isEqualTo("b1"));
+    assertThat(cache.get("b1", key -> "not called")).isEqualTo("Dune Messiah");
+  }
+
+  @Test
+  void aFenceCompletedTwice_isAFailedRelease_andStillThrows() {
+    WriteFence<String> fence = cache.fence("b1");
+    fence.rolledBack();
+
+    assertThatThrownBy(fence::committed).isInstanceOf(IllegalStateException.class);
+
+    List<Observation.Context> releases = stoppedNamed(SustainableCacheObservations.FENCE.getName())
+        .stream().filter(c -> "release".equals(low(c, SustainableCacheObservations.FENCE_STEP)))
+        .toList();
+    assertThat(releases).extracting(c -> low(c, SustainableCacheObservations.OUTCOME))
+        .containsExactly("rolled.back", "failure");
+    assertThat(releases.get(1).getError()).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void theDocumentedKeyNames_areTheOnesSet() {
+    assertThat(SustainableCacheObservations.LOAD.getLowCardinalityKeyNames())
+        .extracting(k -> k.asString()).containsExactly("cache", "outcome", "thread");
+    assertThat(SustainableCacheObservations.FENCE.getLowCardinalityKeyNames())
+        .extracting(k -> k.asString()).containsExactly("cache", "outcome", "fence.step");
+    assertThat(SustainableCacheObservations.LEASE.getHighCardinalityKeyNames())
+        .extracting(k -> k.asString()).containsExactly("key", "keys");
+  }
+
+  private List<Observation.Context> stoppedNamed(String name) {
+    return stopped.stream().filter(c -> name.equals(c.getName())).toList();
+  }
+
+  private Observation.Context only(String name) {
+    List<Observation.Context> named = stoppedNamed(name);
+    assertThat(named).as("observations named " + name).hasSize(1);
+    return named.get(0);
+  }
+
+  private static Object parentOf(Observation.ContextView context) {
+    ObservationView parent = context.getParentObservation();
+    return parent == null ? null : parent.getContextView();
+  }
+
+  private static String low(Observation.ContextView context, String key) {
+    KeyValue value = context.getLowCardinalityKeyValue(key);
+    return value == null ? null : value.getValue();
+  }
+}

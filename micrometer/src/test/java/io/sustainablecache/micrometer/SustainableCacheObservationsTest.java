@@ -197,6 +197,24 @@ final class SustainableCacheObservationsTest {
         .extracting(k -> k.asString()).containsExactly("key", "keys");
   }
 
+  @Test
+  void theManualsTracingSection_listsExactlyTheObservations() throws java.io.IOException {
+    String manual = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs",
+        "manual.md"));
+    int from = manual.indexOf("### Tracing\n");
+    assertThat(from).as("the manual's Tracing section").isNotNegative();
+    String section = manual.substring(from, manual.indexOf("\n## ", from));
+    java.util.regex.Matcher bullet = java.util.regex.Pattern.compile("(?m)^- `([a-z.]+)`:")
+        .matcher(section);
+    List<String> documented = new java.util.ArrayList<>();
+    while (bullet.find()) {
+      documented.add(bullet.group(1));
+    }
+
+    assertThat(documented).containsExactly(java.util.Arrays.stream(
+        SustainableCacheObservations.values()).map(o -> o.getName()).toArray(String[]::new));
+  }
+
   private List<Observation.Context> stoppedNamed(String name) {
     return stopped.stream().filter(c -> name.equals(c.getName())).toList();
   }

@@ -26,7 +26,8 @@ import java.util.Collection;
  * <p>The observations ({@link #getName()}) and their key values: every one has the
  * low-cardinality {@value #CACHE} (the cache's namespace; {@code none} without one) and {@value
  * #OUTCOME} (how it ended: the words of {@link CacheObserver.Kind}), and the high-cardinality
- * {@value #KEY} (the caller's key, when the step is for one key) and {@value #KEYS} (how many keys).
+ * {@value #KEY} (the caller's key, when the step is for one key) and {@value #KEYS} (how many
+ * keys).
  * A failure is the observation's error (its exception class). A load on the thread of a
  * synchronous caller is a child of that thread's current observation (a Spring MVC request's,
  * say) and is current itself while the loader runs, so the loader's own observations (a database
@@ -75,7 +76,10 @@ public enum SustainableCacheObservations implements ObservationDocumentation {
   /** The low-cardinality key of where a load ran: {@code caller} or {@code background}. */
   public static final String THREAD = "thread";
 
-  /** The low-cardinality key of a fence's step: {@code place}, {@code before.commit}, {@code release}. */
+  /**
+   * The low-cardinality key of a fence's step: {@code place}, {@code before.commit}, {@code
+   * release}.
+   */
   public static final String FENCE_STEP = "fence.step";
 
   /** The high-cardinality key of the caller's key, for a step of one key. */

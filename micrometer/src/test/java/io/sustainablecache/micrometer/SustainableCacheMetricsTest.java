@@ -31,14 +31,7 @@ final class SustainableCacheMetricsTest {
   private final InMemoryStore store = InMemoryStore.create(clock);
   private final ManualExecutor refreshes = new ManualExecutor();
   private final MeterRegistry registry = new SimpleMeterRegistry();
-  private final SustainableCache<String> cache = SustainableCache.builder(store)
-      .namespace("books")
-      .ttl(Duration.ofSeconds(10))
-      .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
-      .codec(ValueCodec.utf8())
-      .clock(clock).ticker(clock.ticker())
-      .random(FixedRandom.alwaysEarly())
-      .refreshExecutor(refreshes)
+  private final SustainableCache<String> cache = TestCaches.books(store, clock, refreshes)
       .failureBackoff(Duration.ZERO)
       .fleetLease(false)
       .build();

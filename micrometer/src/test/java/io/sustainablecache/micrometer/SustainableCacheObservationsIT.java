@@ -1,12 +1,12 @@
 package io.sustainablecache.micrometer;
 
+import static io.sustainablecache.micrometer.StoppedObservations.high;
+import static io.sustainablecache.micrometer.StoppedObservations.low;
+import static io.sustainablecache.micrometer.StoppedObservations.parentOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
-import io.micrometer.observation.ObservationHandler;
-import io.micrometer.observation.ObservationView;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.SustainableCache;
@@ -17,7 +17,6 @@ import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testkit.memcached.MemcachedServer;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -38,7 +37,7 @@ final class SustainableCacheObservationsIT {
           .addresses(List.of(server.address().getHostString() + ":" + server.address().getPort()))
           .operationTimeout(OPERATION_TIMEOUT).build());
   private final TestObservationRegistry registry = TestObservationRegistry.create();
-  private final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+  private final StoppedObservations stopped = StoppedObservations.in(registry);
   private final SustainableCache<String> cache = SustainableCache.builder(store.store())
       .namespace("observed")
       .ttl(Duration.ofMinutes(1))
@@ -49,19 +48,6 @@ final class SustainableCacheObservationsIT {
       .observer(SustainableCacheObservations.observer(registry))
       .build();
 
-  SustainableCacheObservationsIT() {
-    registry.observationConfig().observationHandler(new ObservationHandler<>() {
-      @Override
-      public void onStop(Observation.Context context) {
-        stopped.add(context);
-      }
-
-      @Override
-      public boolean supportsContext(Observation.Context context) {
-        return true;
-      }
-    });
-  }
 
   @AfterEach
   void close() throws Exception {
@@ -83,7 +69,7 @@ final class SustainableCacheObservationsIT {
     }
     tx.stop();
 
-    List<Observation.Context> steps = named(SustainableCacheObservations.FENCE.getName());
+    List<Observation.Context> steps = stopped.named(SustainableCacheObservations.FENCE.getName());
     assertThat(steps).extracting(c -> low(c, SustainableCacheObservations.FENCE_STEP))
         .containsExactly("place", "before.commit", "release");
     assertThat(steps).extracting(c -> low(c, SustainableCacheObservations.OUTCOME))
@@ -108,33 +94,22 @@ final class SustainableCacheObservationsIT {
     // or the load timeout (about 9 s at worst); twice that on a loaded machine.
     Duration bound = LOAD_TIMEOUT.plus(OPERATION_TIMEOUT.multipliedBy(4)).multipliedBy(2);
     await("the refresh's observation").atMost(bound)
-        .until(() -> !named(SustainableCacheObservations.REFRESH.getName()).isEmpty());
+        .until(() -> !stopped.named(SustainableCacheObservations.REFRESH.getName()).isEmpty());
 
-    Observation.Context refresh = named(SustainableCacheObservations.REFRESH.getName()).get(0);
+    Observation.Context refresh =
+        stopped.named(SustainableCacheObservations.REFRESH.getName()).get(0);
     assertThat(refresh.getParentObservation()).as("a root, not the request's").isNull();
     assertThat(low(refresh, SustainableCacheObservations.OUTCOME)).isEqualTo("success");
-    Observation.Context lease = named(SustainableCacheObservations.LEASE.getName()).get(0);
+    Observation.Context lease =
+        stopped.named(SustainableCacheObservations.LEASE.getName()).get(0);
     assertThat(parentOf(lease)).isSameAs(refresh);
     assertThat(low(lease, SustainableCacheObservations.OUTCOME)).isEqualTo("acquired");
-    Observation.Context load = named(SustainableCacheObservations.LOAD.getName()).get(0);
+    Observation.Context load =
+        stopped.named(SustainableCacheObservations.LOAD.getName()).get(0);
     assertThat(parentOf(load)).isSameAs(refresh);
     assertThat(low(load, SustainableCacheObservations.THREAD)).isEqualTo("background");
     assertThat(low(load, SustainableCacheObservations.OUTCOME)).isEqualTo("success");
     await("the refreshed value, written to memcached").atMost(bound)
         .until(() -> cache.get("book-2", key -> "Emma, refreshed").equals("Emma, refreshed"));
-  }
-
-  private List<Observation.Context> named(String name) {
-    return stopped.stream().filter(c -> name.equals(c.getName())).toList();
-  }
-
-  private static Object parentOf(Observation.ContextView context) {
-    ObservationView parent = context.getParentObservation();
-    return parent == null ? null : parent.getContextView();
-  }
-
-  private static String low(Observation.ContextView context, String key) {
-    KeyValue value = context.getLowCardinalityKeyValue(key);
-    return value == null ? null : value.getValue();
   }
 }

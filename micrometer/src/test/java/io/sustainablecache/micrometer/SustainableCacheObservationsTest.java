@@ -1,12 +1,12 @@
 package io.sustainablecache.micrometer;
 
+import static io.sustainablecache.micrometer.StoppedObservations.high;
+import static io.sustainablecache.micrometer.StoppedObservations.low;
+import static io.sustainablecache.micrometer.StoppedObservations.parentOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
-import io.micrometer.observation.ObservationHandler;
-import io.micrometer.observation.ObservationView;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import io.sustainablecache.CacheLoadException;
@@ -20,7 +20,6 @@ import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -35,33 +34,12 @@ final class SustainableCacheObservationsTest {
   private final InMemoryStore store = InMemoryStore.create(clock);
   private final ManualExecutor refreshes = new ManualExecutor();
   private final TestObservationRegistry registry = TestObservationRegistry.create();
-  /** Every observation stopped, in order. */
-  private final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
-  private final SustainableCache<String> cache = SustainableCache.builder(store)
-      .namespace("books")
-      .ttl(Duration.ofSeconds(10))
-      .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
-      .codec(ValueCodec.utf8())
-      .clock(clock).ticker(clock.ticker())
-      .random(FixedRandom.alwaysEarly())
-      .refreshExecutor(refreshes)
+  private final StoppedObservations stopped = StoppedObservations.in(registry);
+  private final SustainableCache<String> cache = TestCaches.books(store, clock, refreshes)
       .fleetLease(true)
       .observer(SustainableCacheObservations.observer(registry))
       .build();
 
-  SustainableCacheObservationsTest() {
-    registry.observationConfig().observationHandler(new ObservationHandler<>() {
-      @Override
-      public void onStop(Observation.Context context) {
-        stopped.add(context);
-      }
-
-      @Override
-      public boolean supportsContext(Observation.Context context) {
-        return true;
-      }
-    });
-  }
 
   @AfterEach
   void close() {
@@ -81,22 +59,22 @@ final class SustainableCacheObservationsTest {
     }
     request.stop();
 
-    Observation.Context load = only(SustainableCacheObservations.LOAD.getName());
+    Observation.Context load = stopped.only(SustainableCacheObservations.LOAD.getName());
     assertThat(parentOf(load)).isSameAs(request.getContext());
     assertThat(low(load, SustainableCacheObservations.CACHE)).isEqualTo("books");
     assertThat(low(load, SustainableCacheObservations.OUTCOME)).isEqualTo("success");
     assertThat(low(load, SustainableCacheObservations.THREAD)).isEqualTo("caller");
-    assertThat(load.getHighCardinalityKeyValue(SustainableCacheObservations.KEY).getValue())
+    assertThat(high(load, SustainableCacheObservations.KEY))
         .isEqualTo("b1");
-    assertThat(load.getHighCardinalityKeyValue(SustainableCacheObservations.KEYS).getValue())
+    assertThat(high(load, SustainableCacheObservations.KEYS))
         .isEqualTo("1");
     assertThat(load.getError()).isNull();
     assertThat(parentOf(query[0].getContext())).isSameAs(load);
 
-    Observation.Context lease = only(SustainableCacheObservations.LEASE.getName());
+    Observation.Context lease = stopped.only(SustainableCacheObservations.LEASE.getName());
     assertThat(parentOf(lease)).isSameAs(request.getContext());
     assertThat(low(lease, SustainableCacheObservations.OUTCOME)).isEqualTo("acquired");
-    assertThat(stopped.indexOf(lease)).isLessThan(stopped.indexOf(load));
+    assertThat(stopped.all().indexOf(lease)).isLessThan(stopped.all().indexOf(load));
   }
 
   @Test
@@ -126,17 +104,17 @@ final class SustainableCacheObservationsTest {
       cache.get("b1", key -> "unused"); // a hit: always early, so it asks for a refresh
     }
     request.stop();
-    assertThat(stopped).containsExactly(request.getContext()); // the refresh has not run
+    assertThat(stopped.all()).containsExactly(request.getContext()); // the refresh has not run
 
     refreshes.runAll();
 
-    Observation.Context refresh = only(SustainableCacheObservations.REFRESH.getName());
+    Observation.Context refresh = stopped.only(SustainableCacheObservations.REFRESH.getName());
     assertThat(refresh.getParentObservation()).isNull();
     assertThat(low(refresh, SustainableCacheObservations.OUTCOME)).isEqualTo("success");
-    Observation.Context lease = stoppedNamed(SustainableCacheObservations.LEASE.getName()).get(0);
+    Observation.Context lease = stopped.named(SustainableCacheObservations.LEASE.getName()).get(0);
     assertThat(parentOf(lease)).isSameAs(refresh);
     assertThat(low(lease, SustainableCacheObservations.OUTCOME)).isEqualTo("acquired");
-    Observation.Context load = stoppedNamed(SustainableCacheObservations.LOAD.getName()).get(0);
+    Observation.Context load = stopped.named(SustainableCacheObservations.LOAD.getName()).get(0);
     assertThat(parentOf(load)).isSameAs(refresh);
     assertThat(low(load, SustainableCacheObservations.THREAD)).isEqualTo("background");
     assertThat(cache.get("b1", key -> "unused")).isEqualTo("unused"); // the refreshed value
@@ -150,7 +128,7 @@ final class SustainableCacheObservationsTest {
       throw down;
     })).isInstanceOf(CacheLoadException.class).hasCause(down);
 
-    Observation.Context load = only(SustainableCacheObservations.LOAD.getName());
+    Observation.Context load = stopped.only(SustainableCacheObservations.LOAD.getName());
     assertThat(low(load, SustainableCacheObservations.OUTCOME)).isEqualTo("failure");
     assertThat(load.getError()).isSameAs(down);
   }
@@ -161,13 +139,13 @@ final class SustainableCacheObservationsTest {
     fence.beforeCommit();
     fence.committed("Dune Messiah");
 
-    List<Observation.Context> steps = stoppedNamed(SustainableCacheObservations.FENCE.getName());
+    List<Observation.Context> steps = stopped.named(SustainableCacheObservations.FENCE.getName());
     assertThat(steps).extracting(c -> low(c, SustainableCacheObservations.FENCE_STEP))
         .containsExactly("place", "before.commit", "release");
     assertThat(steps).extracting(c -> low(c, SustainableCacheObservations.OUTCOME))
         .containsExactly("placed", "success", "committed");
     assertThat(steps).allSatisfy(c -> assertThat(
-        c.getHighCardinalityKeyValue(SustainableCacheObservations.KEY).getValue())
+        high(c, SustainableCacheObservations.KEY))
         .isEqualTo("b1"));
     assertThat(cache.get("b1", key -> "not called")).isEqualTo("Dune Messiah");
   }
@@ -179,7 +157,7 @@ final class SustainableCacheObservationsTest {
 
     assertThatThrownBy(fence::committed).isInstanceOf(IllegalStateException.class);
 
-    List<Observation.Context> releases = stoppedNamed(SustainableCacheObservations.FENCE.getName())
+    List<Observation.Context> releases = stopped.named(SustainableCacheObservations.FENCE.getName())
         .stream().filter(c -> "release".equals(low(c, SustainableCacheObservations.FENCE_STEP)))
         .toList();
     assertThat(releases).extracting(c -> low(c, SustainableCacheObservations.OUTCOME))
@@ -213,25 +191,5 @@ final class SustainableCacheObservationsTest {
 
     assertThat(documented).containsExactly(java.util.Arrays.stream(
         SustainableCacheObservations.values()).map(o -> o.getName()).toArray(String[]::new));
-  }
-
-  private List<Observation.Context> stoppedNamed(String name) {
-    return stopped.stream().filter(c -> name.equals(c.getName())).toList();
-  }
-
-  private Observation.Context only(String name) {
-    List<Observation.Context> named = stoppedNamed(name);
-    assertThat(named).as("observations named " + name).hasSize(1);
-    return named.get(0);
-  }
-
-  private static Object parentOf(Observation.ContextView context) {
-    ObservationView parent = context.getParentObservation();
-    return parent == null ? null : parent.getContextView();
-  }
-
-  private static String low(Observation.ContextView context, String key) {
-    KeyValue value = context.getLowCardinalityKeyValue(key);
-    return value == null ? null : value.getValue();
   }
 }

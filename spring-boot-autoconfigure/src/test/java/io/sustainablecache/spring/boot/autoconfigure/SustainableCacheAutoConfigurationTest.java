@@ -54,6 +54,11 @@ final class SustainableCacheAutoConfigurationTest {
 
   record Book(String title, int year) implements Serializable {}
 
+  /** String values; a cache {@code early} created at start-up, the others on first use. */
+  private static final String[] EARLY_CACHE = {"sustainable-cache.settings.ttl=30s",
+      "sustainable-cache.value-type=java.lang.String",
+      "sustainable-cache.caches.early.settings.ttl=1m"};
+
   @Configuration(proxyBeanMethods = false)
   @EnableCaching
   static class Caching {}
@@ -562,9 +567,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void metricsForCachesAtStartAndCachesCreatedLater() {
     runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class)
-        .withPropertyValues("sustainable-cache.settings.ttl=30s",
-            "sustainable-cache.value-type=java.lang.String",
-            "sustainable-cache.caches.early.settings.ttl=1m")
+        .withPropertyValues(EARLY_CACHE)
         .run(context -> {
           assertThat(context).hasNotFailed();
           MeterRegistry registry = context.getBean(MeterRegistry.class);
@@ -592,9 +595,7 @@ final class SustainableCacheAutoConfigurationTest {
   void withAnObservationRegistry_everyCacheIsObserved() {
     WithObservationRegistry.STOPPED.clear();
     runner.withUserConfiguration(WithStore.class, WithObservationRegistry.class)
-        .withPropertyValues("sustainable-cache.settings.ttl=30s",
-            "sustainable-cache.value-type=java.lang.String",
-            "sustainable-cache.caches.early.settings.ttl=1m")
+        .withPropertyValues(EARLY_CACHE)
         .run(context -> {
           assertThat(context).hasNotFailed();
           assertThat(context).hasSingleBean(io.sustainablecache.CacheObserver.class);

@@ -10,7 +10,6 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import io.sustainablecache.CacheLoadException;
-import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.WriteFence;

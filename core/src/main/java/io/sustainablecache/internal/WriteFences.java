@@ -134,6 +134,7 @@ final class WriteFences<V> {
         fence -> fence.unprotected ? "unprotected" : "placed");
   }
 
+  /** Places the fence of {@code key}: this writer's hold on it (its {@code unprotected} said). */
   private Fence hold(String key) {
     String storeKey = keys.storeKey(key);
     requireMayWait("fence(" + key + ")");

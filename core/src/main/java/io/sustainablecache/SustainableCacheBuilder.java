@@ -40,6 +40,7 @@ public final class SustainableCacheBuilder<V> {
   private RandomGenerator random;
   private KeyPolicy keyPolicy;
   private Scheduler scheduler;
+  private CacheObserver observer;
   /** The entry keys, the current one first; empty until {@link #entryKey} is called. */
   private List<byte[]> entryKeys = List.of();
 
@@ -577,6 +578,27 @@ public final class SustainableCacheBuilder<V> {
   }
 
   /**
+   * Told when the cache's slow steps begin and end, as spans: loader calls, background refreshes,
+   * fleet leases and write fences ({@link CacheObserver}), for tracing. A read answered from the
+   * cache begins none, and without an observer the cache does no work for them. What the
+   * observer throws is logged and never fails a read. {@code
+   * SustainableCacheObservations.observer(registry)} of {@code sustainable-cache-micrometer}
+   * reports them to Micrometer's {@code ObservationRegistry} (Spring Boot's auto-configuration
+   * sets it when the application has one). Default: none.
+   *
+   * @param observer the observer
+   * @return this builder
+   * @throws NullPointerException if {@code observer} is {@code null}
+   * @throws IllegalStateException if already set
+   */
+  public SustainableCacheBuilder<V> observer(CacheObserver observer) {
+    requireNonNull(observer, "observer");
+    checkUnset(this.observer, "observer");
+    this.observer = observer;
+    return this;
+  }
+
+  /**
    * Keeps decoded entries of the most used keys in this JVM, in front of the store: a near cache.
    * A near hit makes no round trip; the refresh decision still runs on it (a refresh is loaded
    * and written as usual, under the fleet lease). <b>The bound:</b> once {@link
@@ -947,6 +969,7 @@ public final class SustainableCacheBuilder<V> {
         .ticker(ticker == null ? Ticker.systemTicker() : ticker)
         .storeProbeInterval(settings.resolved(CacheSettings.STORE_PROBE_INTERVAL))
         .outageReuse(settings.resolved(CacheSettings.OUTAGE_REUSE))
+        .observer(observer)
         .build();
   }
 

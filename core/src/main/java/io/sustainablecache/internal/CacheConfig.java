@@ -2,6 +2,7 @@ package io.sustainablecache.internal;
 
 import static java.util.Objects.requireNonNull;
 
+import io.sustainablecache.CacheObserver;
 import io.sustainablecache.KeyPolicy;
 import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.Scheduler;
@@ -74,6 +75,7 @@ public final class CacheConfig<V> {
   private final Duration storeProbeInterval;
   private final Duration outageReuse;
   private final RefreshMode refreshMode;
+  private final CacheObserver observer;
 
   private CacheConfig(Builder<V> b) {
     this.store = required(b.store, "store");
@@ -114,6 +116,7 @@ public final class CacheConfig<V> {
     this.storeProbeInterval = required(b.storeProbeInterval, "storeProbeInterval");
     this.outageReuse = required(b.outageReuse, "outageReuse");
     this.refreshMode = RefreshMode.of(policy);
+    this.observer = b.observer;
   }
 
   private static <T> T required(T value, String name) {
@@ -324,6 +327,11 @@ public final class CacheConfig<V> {
     return outageReuse;
   }
 
+  /** Told when the slow steps begin and end; {@code null} for none. */
+  public CacheObserver observer() {
+    return observer;
+  }
+
   /**
    * Where the policy's refreshes run, resolved from {@link #policy()}.
    *
@@ -430,6 +438,7 @@ public final class CacheConfig<V> {
     private Ticker ticker;
     private Duration storeProbeInterval;
     private Duration outageReuse;
+    private CacheObserver observer;
 
     private Builder() {}
 
@@ -471,6 +480,7 @@ public final class CacheConfig<V> {
       this.ticker = c.ticker;
       this.storeProbeInterval = c.storeProbeInterval;
       this.outageReuse = c.outageReuse;
+      this.observer = c.observer;
     }
 
     /** Sets {@link CacheConfig#store()}. */
@@ -692,6 +702,12 @@ public final class CacheConfig<V> {
     /** Sets {@link CacheConfig#outageReuse()}. */
     public Builder<V> outageReuse(Duration outageReuse) {
       this.outageReuse = outageReuse;
+      return this;
+    }
+
+    /** Sets {@link CacheConfig#observer()}; {@code null} for none. */
+    public Builder<V> observer(CacheObserver observer) {
+      this.observer = observer;
       return this;
     }
 

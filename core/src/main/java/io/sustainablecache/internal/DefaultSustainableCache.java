@@ -97,8 +97,9 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
     LoadTimes loadTimes = new LoadTimes();
     FleetLease<V> lease = new FleetLease<>(writing, keys, reader, stats, loadTimes,
         storeErrorLog);
+    Spans spans = new Spans(config);
     this.loads = new LoadPipeline<>(config, registry, writer, refresher, lease, pending, stats,
-        loadTimes, waitNanos);
+        loadTimes, waitNanos, spans);
     AfterRead<V> afterRead = new AfterRead<>(config, loads, stats);
     this.reads = new ReadPath<>(config, keys, reader, loads, afterRead, refresher, stats,
         storeErrorLog, waitNanos, near);
@@ -107,7 +108,7 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
     this.writes = new CallerWrites<>(writing, pending, owed, keys, reads, reader, writer, registry,
         lease, stats, waitNanos, near, generations);
     this.fences = new WriteFences<>(writing, pending, keys, writer, writes, registry, lease,
-        stats, waitNanos);
+        stats, waitNanos, spans);
     NearCache<V> namespace = generations;
     owed.payWith(fences::payOwed, namespace == null ? null
         : () -> namespace.invalidateAll().thenRun(registry::detachAll), pending);

@@ -1,5 +1,7 @@
 package io.sustainablecache.internal;
 
+import io.sustainablecache.CacheObserver.Kind;
+import io.sustainablecache.CacheObserver.Span;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -35,8 +37,12 @@ final class LeaseStage<V> {
   private final FleetLease<V> lease;
   private final StatsCounter stats;
   private final Start<V> runs;
+  /** Each leased flight's {@link Kind#LEASE} span, until what its lease decided. */
+  private final Spans spans;
 
-  LeaseStage(KeyRegistry registry, FleetLease<V> lease, StatsCounter stats, Start<V> runs) {
+  LeaseStage(KeyRegistry registry, FleetLease<V> lease, StatsCounter stats, Start<V> runs,
+      Spans spans) {
+    this.spans = spans;
     this.registry = registry;
     this.lease = lease;
     this.stats = stats;
@@ -78,8 +84,13 @@ final class LeaseStage<V> {
     // a batch's winners re-read their items with one getsAll behind all the adds
     FleetLease.Rereads rereads = leased.size() > 1 ? new FleetLease.Rereads() : null;
     List<Flight<V>> leasedFlights = new ArrayList<>(leased.size());
+    List<Span> leaseSpans = spans.on() ? new ArrayList<>(leased.size()) : null;
     for (Leg<V> leg : leased) {
       Flight<V> flight = leg.flight();
+      if (leaseSpans != null) {
+        leaseSpans.add(spans.begin(Kind.LEASE, List.of(flight.key), leg.refresh() != null,
+            leg.refresh()));
+      }
       flight.transition(Flight.State.LEASING);
       leasedFlights.add(flight);
       KeyRegistry.LeaseKnowledge memo = registry.lease(flight.storeKey);
@@ -99,6 +110,9 @@ final class LeaseStage<V> {
             Leg<V> leg = leased.get(i);
             LeaseStep<V> step = steps.get(i).getNow(null);
             took(leg.flight(), step);
+            if (leaseSpans != null) {
+              leased(leaseSpans.get(i), step);
+            }
             if (step instanceof LeaseStep.WaitForPeer<V> wait) {
               leg.flight().transition(Flight.State.WAITING_FOR_PEER);
               waiting.add(leg);
@@ -171,6 +185,34 @@ final class LeaseStage<V> {
           }
           runs.start(load, loader, on, new CompletableFuture<>());
         });
+  }
+
+  /**
+   * Ends a flight's {@link Kind#LEASE} span with what its lease decided, or, if it waits for
+   * another instance's value, once that wait was decided.
+   */
+  private void leased(Span span, LeaseStep<V> step) {
+    if (step instanceof LeaseStep.WaitForPeer<V> wait) {
+      wait.decided().whenComplete((decided, error) -> spans.end(span,
+          decided instanceof LeaseStep.Load<V> load && !load.won() || decided == null
+              ? "timed.out" : leaseOutcome(decided), null));
+    } else {
+      spans.end(span, leaseOutcome(step), null);
+    }
+  }
+
+  /** The outcome of a {@link Kind#LEASE} span, for a lease step that is not a wait. */
+  private static String leaseOutcome(LeaseStep<?> step) {
+    if (step instanceof LeaseStep.Written<?>) {
+      return "peer.value";
+    } else if (step instanceof LeaseStep.Failed<?>) {
+      return "peer.failure";
+    } else if (step instanceof LeaseStep.Lost<?>) {
+      return "lost";
+    } else if (step instanceof LeaseStep.Skip<?>) {
+      return "skipped";
+    }
+    return "acquired"; // Load, or none: the store failed and the lease fails open
   }
 
   /**

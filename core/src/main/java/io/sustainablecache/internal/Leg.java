@@ -1,5 +1,6 @@
 package io.sustainablecache.internal;
 
+import io.sustainablecache.CacheObserver;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -11,21 +12,34 @@ import java.util.concurrent.CompletableFuture;
  * a refresh thread) waits for it as a joined caller does: its load timeout fails it. A fenced
  * miss whose fence is marked committing waits for the fence's release until {@code
  * releaseWaitUntil} (ticker ms; {@code 0}: it does not wait) before it loads ({@link
- * LeaseStage}).
+ * LeaseStage}). A background refresh's leg carries the refresh's span, with an observer: the
+ * parent of its lease's and its load's spans.
  */
 final class Leg<V> {
   private final Flight<V> flight;
   private final CompletableFuture<Loaded<V>> own;
   private final long releaseWaitUntil;
+  private final CacheObserver.Span refresh;
 
   Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own) {
     this(flight, own, 0);
   }
 
   Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil) {
+    this(flight, own, releaseWaitUntil, null);
+  }
+
+  /** A refresh's leg: nobody's own; {@code refresh}, its span, or {@code null}. */
+  static <V> Leg<V> refresh(Flight<V> flight, CacheObserver.Span refresh) {
+    return new Leg<>(flight, null, 0, refresh);
+  }
+
+  private Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil,
+      CacheObserver.Span refresh) {
     this.flight = flight;
     this.own = own;
     this.releaseWaitUntil = releaseWaitUntil;
+    this.refresh = refresh;
   }
 
   Flight<V> flight() {
@@ -38,5 +52,10 @@ final class Leg<V> {
 
   long releaseWaitUntil() {
     return releaseWaitUntil;
+  }
+
+  /** A background refresh's span ({@link CacheObserver.Kind#REFRESH}), or {@code null}. */
+  CacheObserver.Span refresh() {
+    return refresh;
   }
 }

@@ -4,6 +4,9 @@ import static java.util.Objects.requireNonNull;
 
 import io.sustainablecache.AsyncBulkLoader;
 import io.sustainablecache.CacheLoadException;
+import io.sustainablecache.CacheObserver.Kind;
+import io.sustainablecache.CacheObserver.Scope;
+import io.sustainablecache.CacheObserver.Span;
 import io.sustainablecache.Ticker;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -70,6 +73,8 @@ final class LoadPipeline<V> {
   private final RateLimitedLog slowLoadLog;
   /** The cache's one batcher: a loading cache's flights, and bulk loaders' refreshes. */
   private final Coalescer<V> coalescer;
+  /** The spans of loads and background refreshes (and, through the lease stage, of leases). */
+  private final Spans spans;
 
   /**
    * @param config its clock (a load's time in its envelope, for other hosts), ticker (measures
@@ -78,7 +83,8 @@ final class LoadPipeline<V> {
    */
   LoadPipeline(CacheConfig<V> config, KeyRegistry registry, EntryWriter<V> writer,
       Refresher refresher, FleetLease<V> lease, PendingWrites pending, StatsCounter stats,
-      LoadTimes loadTimes, long driveTimeoutNanos) {
+      LoadTimes loadTimes, long driveTimeoutNanos, Spans spans) {
+    this.spans = spans;
     this.pending = pending;
     this.ticker = config.ticker();
     this.refreshErrorLog = new RateLimitedLog(log, ticker);
@@ -88,7 +94,7 @@ final class LoadPipeline<V> {
     this.registry = registry;
     this.writer = writer;
     this.refresher = refresher;
-    this.leases = new LeaseStage<>(registry, lease, stats, this::start);
+    this.leases = new LeaseStage<>(registry, lease, stats, this::start, spans);
     this.clock = config.clock();
     this.stats = stats;
     Duration maxWait = config.coalesceMaxWait();
@@ -158,7 +164,7 @@ final class LoadPipeline<V> {
    */
   CompletableFuture<Loaded<V>> refreshInline(LoadRequest<V> request, Batch<V> loader,
       Executor on) {
-    List<Leg<V>> legs = beginRefreshes(List.of(request));
+    List<Leg<V>> legs = beginRefreshes(List.of(request), false);
     if (legs.isEmpty()) {
       return null;
     }
@@ -169,11 +175,11 @@ final class LoadPipeline<V> {
 
   /**
    * Registers refresh flights for the keys not loading already and not backing off (the others
-   * are counted).
+   * are counted); with an observer, a background refresh's span begins, ended with its flight.
    *
    * @return the flights registered, nobody's own ({@link Leg#own} {@code null})
    */
-  private List<Leg<V>> beginRefreshes(List<LoadRequest<V>> requests) {
+  private List<Leg<V>> beginRefreshes(List<LoadRequest<V>> requests, boolean background) {
     List<Leg<V>> legs = new ArrayList<>(requests.size());
     long now = clock.millis();
     for (LoadRequest<V> request : requests) {
@@ -181,7 +187,7 @@ final class LoadPipeline<V> {
       if (begin instanceof KeyRegistry.Started<?> started) {
         Flight<V> flight = cast(started.flight());
         flight.expectLoadMillis(request.expectedLoadMillis());
-        legs.add(new Leg<>(flight, null));
+        legs.add(Leg.refresh(flight, background && spans.on() ? refreshSpan(flight) : null));
       } else if (begin instanceof KeyRegistry.Busy busy && busy.backingOff()) {
         stats.increment(Counter.REFRESH_BACKOFF);
       } else {
@@ -205,7 +211,7 @@ final class LoadPipeline<V> {
       stats.add(Counter.REFRESH_REJECTED, requests.size());
       return;
     }
-    List<Leg<V>> legs = beginRefreshes(requests);
+    List<Leg<V>> legs = beginRefreshes(requests, true);
     if (legs.isEmpty()) {
       return;
     }
@@ -224,6 +230,23 @@ final class LoadPipeline<V> {
     }))) {
       stats.add(Counter.REFRESH_SCHEDULED, legs.size());
     }
+  }
+
+  /**
+   * Begins a background refresh's span, a root: it ends with the flight's outcome ({@code
+   * success}, {@code failure}, or {@code not.loaded}: lost lease, refused, closed).
+   */
+  private Span refreshSpan(Flight<V> flight) {
+    Span span = spans.begin(Kind.REFRESH, List.of(flight.key), true, null);
+    flight.whenCompleted((loaded, error) -> {
+      Throwable cause = error == null ? null : Failures.unwrap(error);
+      if (cause instanceof CacheLoadException && cause.getCause() != null) {
+        cause = cause.getCause(); // the loader's own failure
+      }
+      spans.end(span, cause != null ? "failure" : loaded.wasLoaded() ? "success" : "not.loaded",
+          cause);
+    });
+    return span;
   }
 
   /** How many loaders the coalescer holds a batch of; for tests. */
@@ -297,7 +320,7 @@ final class LoadPipeline<V> {
     }
     Refusable task = Refusable.of(() -> {
       try {
-        run(legs, loader);
+        run(legs, loader, on);
       } finally {
         launched.complete(null);
       }
@@ -324,9 +347,11 @@ final class LoadPipeline<V> {
    * One loader call for the flights' keys, on this thread; completes each flight with its key's
    * value (or none), writes each and ends it. Every {@link Throwable} of the loader, {@link
    * Error}s included, fails these flights only. Flights completed before the call (timed out while
-   * they waited for a lease) are not loaded: they end, and release their leases.
+   * they waited for a lease) are not loaded: they end, and release their leases. With an
+   * observer, the call is a {@link Kind#LOAD} span, current on this thread while the loader is
+   * called; {@code on} says whether this is a waiting caller's thread.
    */
-  private void run(List<Leg<V>> all, Batch<V> loader) {
+  private void run(List<Leg<V>> all, Batch<V> loader, Executor on) {
     List<Leg<V>> legs = new ArrayList<>(all.size());
     for (Leg<V> leg : all) {
       if (leg.flight().completed()) {
@@ -353,20 +378,24 @@ final class LoadPipeline<V> {
     }
     stats.increment(Counter.LOADER_CALL);
     legs.forEach(leg -> leg.flight().enterLoader(starter));
+    Set<String> called = Collections.unmodifiableSet(keys);
+    Span span = spans.on() ? loadSpan(legs, called, on) : null;
+    Scope scope = spans.open(span);
     CompletionStage<? extends Map<String, ? extends V>> stage;
     try {
-      stage = requireNonNull(loader.calls().loadAll(Collections.unmodifiableSet(keys)),
+      stage = requireNonNull(loader.calls().loadAll(called),
           "the bulk loader returned a null stage");
     } catch (Throwable t) {
       stage = CompletableFuture.failedFuture(t);
     } finally {
+      spans.close(scope);
       legs.forEach(leg -> leg.flight().leaveLoader());
     }
     try {
       stage.whenComplete((values, error) -> loaded(legs, generations, values, error, starter,
-          start));
+          start, span));
     } catch (Throwable t) { // a foreign stage's whenComplete threw
-      loaded(legs, generations, null, t, starter, start);
+      loaded(legs, generations, null, t, starter, start, span);
     }
     for (Leg<V> leg : legs) {
       CompletableFuture<Loaded<V>> own = leg.own();
@@ -378,12 +407,24 @@ final class LoadPipeline<V> {
   }
 
   /**
+   * Begins a loader call's span on this thread: in the background unless this is the thread of
+   * a synchronous caller that waits ({@link CallerRuns}; a refresh thread drives one too, for
+   * its background refreshes), a child of the first key's background refresh if there is one.
+   */
+  private Span loadSpan(List<Leg<V>> legs, Set<String> keys, Executor on) {
+    Span refresh = legs.get(0).refresh();
+    boolean background = refresh != null
+        || !(on instanceof CallerRuns here && here.owner() == Thread.currentThread());
+    return spans.begin(Kind.LOAD, keys, background, refresh);
+  }
+
+  /**
    * The loader call completed: completes every flight (here, on whichever thread completed the
    * stage: callers never wait for the executor), then issues the writes on this thread if it
-   * started the call, else hands them to the refresh executor.
+   * started the call, else hands them to the refresh executor; ends the call's span, if any.
    */
   private void loaded(List<Leg<V>> legs, long[] generations,
-      Map<String, ? extends V> values, Throwable error, Thread starter, long start) {
+      Map<String, ? extends V> values, Throwable error, Thread starter, long start, Span span) {
     long end = clock.millis(); // the values' load time, for other hosts
     long elapsed = elapsedMillis(start);
     Throwable failure = error != null ? Failures.unwrap(error)
@@ -403,6 +444,7 @@ final class LoadPipeline<V> {
       // a key of a bulk call appears after the whole call: what a peer waiting for it expects
       loadTimes.recordSuccess(elapsed, 1);
     }
+    spans.end(span, failure == null ? "success" : "failure", failure);
     List<Runnable> writes = new ArrayList<>(legs.size());
     for (int i = 0; i < legs.size(); i++) {
       Leg<V> leg = legs.get(i);

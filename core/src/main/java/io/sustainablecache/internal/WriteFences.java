@@ -1,5 +1,6 @@
 package io.sustainablecache.internal;
 
+import io.sustainablecache.CacheObserver.Kind;
 import io.sustainablecache.Scheduler;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.Ticker;
@@ -90,6 +91,8 @@ final class WriteFences<V> {
   private final long waitNanos;
   private final String cacheName;
   private final RateLimitedLog releaseLog;
+  /** The spans of placing, {@code beforeCommit()} and releasing, on the writer's thread. */
+  private final Spans spans;
   /**
    * This JVM's holds whose transaction ended ({@code committed()}, {@code rolledBack()}) and
    * whose release did not land (it is retried on its back-off): per store key, the holder's id
@@ -104,7 +107,8 @@ final class WriteFences<V> {
 
   WriteFences(CacheConfig<V> config, PendingWrites pending, Keys keys, EntryWriter<V> writer,
       CallerWrites<V> writes, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
-      long waitNanos) {
+      long waitNanos, Spans spans) {
+    this.spans = spans;
     this.store = config.store();
     this.pending = pending;
     this.keys = keys;
@@ -126,6 +130,12 @@ final class WriteFences<V> {
 
   /** Places the fence of {@code key} and waits for it: see {@link SustainableCache#fence}. */
   WriteFence<V> fence(String key) {
+    return spans.around(Kind.FENCE, key, () -> hold(key),
+        fence -> fence.unprotected ? "unprotected" : "placed");
+  }
+
+  /** Places the fence of {@code key}: this writer's hold on it (its {@code unprotected} said). */
+  private Fence hold(String key) {
     String storeKey = keys.storeKey(key);
     requireMayWait("fence(" + key + ")");
     registry.detach(storeKey);
@@ -545,6 +555,13 @@ final class WriteFences<V> {
 
     @Override
     public void beforeCommit() {
+      spans.around(Kind.FENCE_BEFORE_COMMIT, key, () -> {
+        dropPriorBeforeCommit();
+        return this;
+      }, fence -> fence.unprotected ? "unprotected" : "success");
+    }
+
+    private void dropPriorBeforeCommit() {
       if (completed.get()) {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }
@@ -628,6 +645,13 @@ final class WriteFences<V> {
     }
 
     private void complete(Outcome outcome, byte[] value) {
+      spans.around(Kind.FENCE_RELEASE, key, () -> {
+        end(outcome, value);
+        return outcome;
+      }, ended -> ended == Outcome.COMMITTED ? "committed" : "rolled.back");
+    }
+
+    private void end(Outcome outcome, byte[] value) {
       if (!completed.compareAndSet(false, true)) {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }

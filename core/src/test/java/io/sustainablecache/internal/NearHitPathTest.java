@@ -17,6 +17,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -127,22 +128,49 @@ final class NearHitPathTest {
   @Test
   void aNearHitAllocatesNothing() {
     heldNear("k");
+
+    assertThat(allocatedBy10000NearHits(cache)).as("bytes allocated by 10,000 near hits")
+        .isLessThan(10_000);
+    assertThat(cache.stats().count("near_hit")).isEqualTo(11_000);
+  }
+
+  /** With a {@link io.sustainablecache.CacheObserver} (tracing), a near hit is no different. */
+  @Test
+  void aNearHitAllocatesNothing_andBeginsNoStep_withAnObserver() {
+    AtomicInteger steps = new AtomicInteger();
+    try (SustainableCache<String> observed = SustainableCache.builder(memory).namespace("path")
+        .ttl(TTL).codec(ValueCodec.utf8()).clock(clock).ticker(ticker).scheduler(scheduler)
+        .refreshExecutor(refreshes).random(FixedRandom.neverEarly())
+        .nearCache(1_000, Duration.ofSeconds(1), 0)
+        .observer(step -> {
+          steps.incrementAndGet();
+          return outcome -> { };
+        }).build()) {
+      scheduler.runDue();
+      writer.put("k", "v-k");
+      observed.get("k", this::load); // from the store, then held near
+
+      assertThat(allocatedBy10000NearHits(observed)).as("bytes allocated by 10,000 near hits")
+          .isLessThan(10_000);
+      assertThat(observed.stats().count("near_hit")).isEqualTo(11_000);
+      assertThat(steps).as("steps begun").hasValue(0);
+    }
+  }
+
+  /** Bytes this thread allocated for 10,000 near hits of {@code k}, after 1,000 to warm up. */
+  private long allocatedBy10000NearHits(SustainableCache<String> near) {
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long thread = Thread.currentThread().getId();
     Loader<String> loader = this::load;
     for (int i = 0; i < 1_000; i++) {
-      cache.get("k", loader);
+      near.get("k", loader);
     }
     long before = threads.getThreadAllocatedBytes(thread);
-
     for (int i = 0; i < 10_000; i++) {
-      cache.get("k", loader);
+      near.get("k", loader);
     }
-
-    long allocated = threads.getThreadAllocatedBytes(thread) - before;
-    assertThat(allocated).as("bytes allocated by 10,000 near hits").isLessThan(10_000);
-    assertThat(cache.stats().count("near_hit")).isEqualTo(11_000);
+    return threads.getThreadAllocatedBytes(thread) - before;
   }
 
   /**

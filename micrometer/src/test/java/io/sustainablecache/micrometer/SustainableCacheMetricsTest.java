@@ -7,11 +7,9 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sustainablecache.CacheLoadException;
-import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.testing.FakeClock;
-import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
 import java.lang.reflect.Field;
@@ -31,14 +29,7 @@ final class SustainableCacheMetricsTest {
   private final InMemoryStore store = InMemoryStore.create(clock);
   private final ManualExecutor refreshes = new ManualExecutor();
   private final MeterRegistry registry = new SimpleMeterRegistry();
-  private final SustainableCache<String> cache = SustainableCache.builder(store)
-      .namespace("books")
-      .ttl(Duration.ofSeconds(10))
-      .refreshPolicy(RefreshPolicy.sustainable(1.0, 1.0))
-      .codec(ValueCodec.utf8())
-      .clock(clock).ticker(clock.ticker())
-      .random(FixedRandom.alwaysEarly())
-      .refreshExecutor(refreshes)
+  private final SustainableCache<String> cache = TestCaches.books(store, clock, refreshes)
       .failureBackoff(Duration.ZERO)
       .fleetLease(false)
       .build();

@@ -1,11 +1,14 @@
 package io.sustainablecache.spring.boot.autoconfigure;
 
 import io.micrometer.core.instrument.Tag;
+import io.micrometer.observation.ObservationRegistry;
+import io.sustainablecache.CacheObserver;
 import io.sustainablecache.CacheSettings;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.SustainableCacheBuilder;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
+import io.sustainablecache.micrometer.SustainableCacheObservations;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.spring.CacheNamesValidator;
@@ -68,6 +71,11 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  *       SustainableCacheMetrics} to the caches that exist at start-up, and a {@link
  *       CacheCreatedListener} that binds caches created later, with the same {@code cache} and
  *       {@code cache.manager} tags.</li>
+ *   <li>Tracing ({@code sustainable-cache-micrometer} on the class path and an {@code
+ *       ObservationRegistry} bean, which Spring Boot's Actuator defines): a {@link CacheObserver}
+ *       that every cache of the manager is built with ({@code
+ *       SustainableCacheObservations}): observations of loads, refreshes, fleet leases and write
+ *       fences. A {@link CacheObserver} bean of the application's own is used instead.</li>
  *   <li>Hibernate's second-level cache ({@code sustainable-cache-hibernate} and Spring Boot's
  *       Hibernate support on the class path): {@link HibernatePropertiesCustomizer}s that give
  *       the store bean (and, with Micrometer, the meter registry) to the provider, so that {@code
@@ -77,7 +85,9 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  */
 @AutoConfiguration(beforeName = {
     "org.springframework.boot.cache.autoconfigure.CacheAutoConfiguration",
-    "org.springframework.boot.cache.autoconfigure.metrics.CacheMetricsAutoConfiguration"})
+    "org.springframework.boot.cache.autoconfigure.metrics.CacheMetricsAutoConfiguration"},
+    afterName = "org.springframework.boot.micrometer.observation.autoconfigure"
+        + ".ObservationAutoConfiguration")
 @ConditionalOnClass({CacheManager.class, SustainableCacheManager.class})
 @ConditionalOnProperty(prefix = "sustainable-cache", name = "enabled", havingValue = "true",
     matchIfMissing = true)
@@ -139,11 +149,13 @@ public final class SustainableCacheAutoConfiguration {
     SustainableCacheManager cacheManager(SustainableCacheProperties properties, CacheStore store,
         ObjectProvider<SustainableCacheManagerCustomizer> customizers,
         ObjectProvider<JsonCodecFactory> json, ObjectProvider<CacheCreatedListener> listeners,
-        BeanFactory beanFactory) {
+        ObjectProvider<CacheObserver> observer, BeanFactory beanFactory) {
       Specs specs = new Specs(json.getIfAvailable(), beanFactory);
+      CacheSpec defaults = withEntryKeys(specs.spec("(defaults)", properties, null, null),
+          properties.getEntryKeys(), store);
+      CacheObserver traced = observer.getIfUnique();
       SustainableCacheManager.Builder builder = SustainableCacheManager.builder(store)
-          .defaults(withEntryKeys(specs.spec("(defaults)", properties, null, null),
-              properties.getEntryKeys(), store))
+          .defaults(traced == null ? defaults : customized(defaults, b -> b.observer(traced)))
           .namespacePrefix(properties.getNamespacePrefix() == null ? ""
               : properties.getNamespacePrefix())
           .dynamic(properties.isDynamic())
@@ -186,9 +198,13 @@ public final class SustainableCacheAutoConfiguration {
       } catch (IllegalArgumentException e) {
         throw new IllegalStateException("sustainable-cache.entry-keys: " + e.getMessage(), e);
       }
-      Consumer<SustainableCacheBuilder<?>> signing = b -> b.entryKey(current, previous);
-      return defaults.toBuilder().customizer(defaults.customizer().map(c -> c.andThen(signing))
-          .orElse(signing)).build();
+      return customized(defaults, b -> b.entryKey(current, previous));
+    }
+
+    /** The defaults with {@code more} run on every cache's builder after their customizer. */
+    static CacheSpec customized(CacheSpec defaults, Consumer<SustainableCacheBuilder<?>> more) {
+      return defaults.toBuilder().customizer(defaults.customizer().map(c -> c.andThen(more))
+          .orElse(more)).build();
     }
 
     @Bean
@@ -270,6 +286,23 @@ public final class SustainableCacheAutoConfiguration {
         return beanName.substring(0, beanName.length() - suffix.length());
       }
       return beanName;
+    }
+  }
+
+  /**
+   * Observations of every cache's slow steps, when {@code sustainable-cache-micrometer} is on the
+   * class path and the application has an {@code ObservationRegistry}.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"io.micrometer.observation.ObservationRegistry",
+      "io.sustainablecache.micrometer.SustainableCacheObservations"})
+  static class ObservationConfiguration {
+
+    @Bean
+    @ConditionalOnBean(type = "io.micrometer.observation.ObservationRegistry")
+    @ConditionalOnMissingBean(CacheObserver.class)
+    CacheObserver sustainableCacheObserver(ObservationRegistry registry) {
+      return SustainableCacheObservations.observer(registry);
     }
   }
 

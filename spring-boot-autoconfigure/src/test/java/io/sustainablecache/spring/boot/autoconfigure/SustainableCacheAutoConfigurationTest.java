@@ -54,6 +54,11 @@ final class SustainableCacheAutoConfigurationTest {
 
   record Book(String title, int year) implements Serializable {}
 
+  /** String values; a cache {@code early} created at start-up, the others on first use. */
+  private static final String[] EARLY_CACHE = {"sustainable-cache.settings.ttl=30s",
+      "sustainable-cache.value-type=java.lang.String",
+      "sustainable-cache.caches.early.settings.ttl=1m"};
+
   @Configuration(proxyBeanMethods = false)
   @EnableCaching
   static class Caching {}
@@ -74,6 +79,32 @@ final class SustainableCacheAutoConfigurationTest {
     @Bean
     MeterRegistry meterRegistry() {
       return new SimpleMeterRegistry();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithObservationRegistry {
+    /** The names of the observations stopped. */
+    static final List<String> STOPPED = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Bean
+    io.micrometer.observation.ObservationRegistry observationRegistry() {
+      io.micrometer.observation.ObservationRegistry registry =
+          io.micrometer.observation.ObservationRegistry.create();
+      registry.observationConfig().observationHandler(
+          new io.micrometer.observation.ObservationHandler<>() {
+            @Override
+            public void onStop(io.micrometer.observation.Observation.Context context) {
+              STOPPED.add(context.getName());
+            }
+
+            @Override
+            public boolean supportsContext(
+                io.micrometer.observation.Observation.Context context) {
+              return true;
+            }
+          });
+      return registry;
     }
   }
 
@@ -536,9 +567,7 @@ final class SustainableCacheAutoConfigurationTest {
   @Test
   void metricsForCachesAtStartAndCachesCreatedLater() {
     runner.withUserConfiguration(WithStore.class, WithMeterRegistry.class)
-        .withPropertyValues("sustainable-cache.settings.ttl=30s",
-            "sustainable-cache.value-type=java.lang.String",
-            "sustainable-cache.caches.early.settings.ttl=1m")
+        .withPropertyValues(EARLY_CACHE)
         .run(context -> {
           assertThat(context).hasNotFailed();
           MeterRegistry registry = context.getBean(MeterRegistry.class);
@@ -559,6 +588,42 @@ final class SustainableCacheAutoConfigurationTest {
               .isEqualTo(1);
           assertThat(registry.find(SustainableCacheMeters.STALE_HITS).tags("cache", "late")
               .functionCounter()).isNotNull();
+        });
+  }
+
+  @Test
+  void withAnObservationRegistry_everyCacheIsObserved() {
+    WithObservationRegistry.STOPPED.clear();
+    runner.withUserConfiguration(WithStore.class, WithObservationRegistry.class)
+        .withPropertyValues(EARLY_CACHE)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).hasSingleBean(io.sustainablecache.CacheObserver.class);
+          SustainableCacheManager manager = context.getBean(SustainableCacheManager.class);
+          manager.getCache("early").get("observed-1", () -> "v"); // a cache of the properties
+          manager.getCache("late").get("observed-2", () -> "v"); // one created on first use
+          manager.getCache("late").get("observed-2", () -> "v"); // a hit: none
+          assertThat(WithObservationRegistry.STOPPED).as("a load per miss, none for the hit")
+              .filteredOn(io.sustainablecache.micrometer.SustainableCacheObservations.LOAD
+                  .getName()::equals).hasSize(2);
+        });
+  }
+
+  @Test
+  void withoutAnObservationRegistry_orWithoutTheMicrometerModule_noCacheIsObserved() {
+    runner.withUserConfiguration(WithStore.class)
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).doesNotHaveBean(io.sustainablecache.CacheObserver.class);
+        });
+    runner.withUserConfiguration(WithStore.class, WithObservationRegistry.class)
+        .withClassLoader(new FilteredClassLoader(
+            io.sustainablecache.micrometer.SustainableCacheObservations.class))
+        .withPropertyValues("sustainable-cache.settings.ttl=30s")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context).doesNotHaveBean(io.sustainablecache.CacheObserver.class);
         });
   }
 

@@ -8,24 +8,15 @@ import java.util.concurrent.CompletableFuture;
  * caller's own thread is inside the loader (a synchronous loader run by that very caller: it was
  * never waiting, and when the loader returns late it still hands its caller the value). A caller
  * whose flight's loader call runs on another thread (a batch of several callers' keys, a call on
- * a refresh thread) waits for it as a joined caller does: its load timeout fails it. A fenced
- * miss whose fence is marked committing waits for the fence's release until {@code
- * releaseWaitUntil} (ticker ms; {@code 0}: it does not wait) before it loads ({@link
- * LeaseStage}).
+ * a refresh thread) waits for it as a joined caller does: its load timeout fails it.
  */
 final class Leg<V> {
   private final Flight<V> flight;
   private final CompletableFuture<Loaded<V>> own;
-  private final long releaseWaitUntil;
 
   Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own) {
-    this(flight, own, 0);
-  }
-
-  Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil) {
     this.flight = flight;
     this.own = own;
-    this.releaseWaitUntil = releaseWaitUntil;
   }
 
   Flight<V> flight() {
@@ -34,9 +25,5 @@ final class Leg<V> {
 
   CompletableFuture<Loaded<V>> own() {
     return own;
-  }
-
-  long releaseWaitUntil() {
-    return releaseWaitUntil;
   }
 }

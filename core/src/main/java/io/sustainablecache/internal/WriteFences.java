@@ -21,7 +21,7 @@ import java.util.random.RandomGenerator;
 
 /**
  * Write fences around database transactions ({@link SustainableCache#fence}, {@link WriteFence}):
- * placing one, dropping its prior before the commit, and replacing it after the transaction
+ * placing one, marking it committing before the commit, and replacing it after the transaction
  * ended. The protocol is in {@code docs/design.md}, "Writes inside database transactions".
  * Thread-safe.
  *

@@ -117,11 +117,11 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * io.sustainablecache.WriteFence}). <b>The transaction reads its own changes</b>: in it, a read of a key it changed misses
  * (a {@code sync} read calls the loader without the cache), so the method reads the database's
  * uncommitted row, not the cached one. When memcached cannot be reached (fails or does not answer),
- * by default the transaction commits all the same: the fence was not placed or could not drop
- * the replaced value, and the key's invalidation is owed and written as soon as the store answers
+ * by default the transaction commits all the same: the fence was not placed or could not be
+ * marked committing, and the key's invalidation is owed and written as soon as the store answers
  * again (see {@link io.sustainablecache.SustainableCacheBuilder#failWritesWhenStoreDown}); with
- * the setting {@code fail-writes-when-store-down=true}, a fence that cannot drop the replaced
- * value before the commit throws from Spring's {@code beforeCommit} ({@link StoreException}), and
+ * the setting {@code fail-writes-when-store-down=true}, a fence that cannot be marked
+ * committing before the commit throws from Spring's {@code beforeCommit} ({@link StoreException}), and
  * the transaction rolls back. Several changes of one key in one transaction fence it once; the last one decides what
  * the commit writes; after a {@code clear} in the transaction every key it changed is
  * invalidated after the commit, whatever came last. A

@@ -26,10 +26,11 @@ package io.sustainablecache;
  * fence's time), since until this writer's completing call returns a read is concurrent with
  * the write; the commit and the release normally land well within it. Once the fence is
  * marked, any change of it (another writer joining it or committing, a release leaving it to
- * other writers) ends that value for good. After the window (a commit step slower than that), or if the key held no
- * value when it was fenced, a read loads from the loader and caches nothing (concurrent readers
- * of one instance share one load) until the fence is released; after the release the key is
- * loaded once, fleet-wide, and cached, or holds the value {@link #committed(Object)} wrote.
+ * other writers) ends that value for good. After the window (a commit step slower than that),
+ * or if the key held no value when it was fenced, a read loads from the loader and caches
+ * nothing (concurrent readers of one instance share one load) until the fence is released;
+ * after the release the key is loaded once, fleet-wide, and cached, or holds the value {@link
+ * #committed(Object)} wrote.
  * <b>The bound for a failed release:</b> a read that starts after the completing call returned
  * is answered with the value the fence replaced only if this writer's release did not land
  * (the store unreachable from the writer, or the writer killed between the commit and the

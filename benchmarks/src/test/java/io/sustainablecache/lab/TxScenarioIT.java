@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the fence replaced (no load began there), nothing is stale after a write returned or cached
  * after quiescence, and the reads that did not find the fence load once per write (the reload of
  * the committed row); that figure also shows that the loads are counted. In all, fenced loads
- * included, a write costs at most 1.5 loads (reads during the commit wait for the release). The full
+ * included, a write costs at most 1.5 loads (reads during the commit step get the prior for the
+ * commit window; those of a write whose commit step outlasted it are excused). The full
  * comparison (the previous release's fence, after-commit, plain) is in {@code docs/results.md}.
  * Every figure is counted, none timed.
  */

@@ -858,6 +858,12 @@ final class WriteFenceTest {
   // ---------------------------------------------------------------------------------------------
   // The prior: the value the fence replaced, answered until a holder commits (issue 30)
 
+  /** "old" cached on b, then a's fence of the key (carrying "old" as its prior). */
+  private WriteFence<String> cachedThenFenced() {
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    return a.fence("k");
+  }
+
   @Test
   void aCommitWithoutBeforeCommit_endsThePriorWithItsRelease() {
     b.get("k", this::db);
@@ -902,8 +908,7 @@ final class WriteFenceTest {
 
   @Test
   void aWriterJoiningAfterBeforeCommit_dropsThePrior_andTheMark_andNoBeforeCommitBringsThemBack() {
-    b.get("k", this::db);
-    WriteFence<String> first = a.fence("k");
+    WriteFence<String> first = cachedThenFenced();
     first.beforeCommit();
     assertThat(b.get("k", this::db)).as("the first's commit window").isEqualTo("old");
     WriteFence<String> second = b.fence("k");
@@ -922,8 +927,7 @@ final class WriteFenceTest {
 
   @Test
   void aSecondHoldersBeforeCommit_afterTheFirstsMark_dropsThePrior_withoutAWindowOfItsOwn() {
-    b.get("k", this::db);
-    WriteFence<String> first = a.fence("k");
+    WriteFence<String> first = cachedThenFenced();
     WriteFence<String> second = b.fence("k"); // joined before any mark: the prior stands
     first.beforeCommit();
     assertThat(Envelope.fencePrior(raw("k"))).isNotNull();
@@ -941,8 +945,7 @@ final class WriteFenceTest {
 
   @Test
   void aReleaseThatLeavesAMarkedFenceToAnotherHolder_dropsThePrior() {
-    b.get("k", this::db);
-    WriteFence<String> first = a.fence("k");
+    WriteFence<String> first = cachedThenFenced();
     WriteFence<String> second = b.fence("k");
     second.beforeCommit();
     assertThat(Envelope.fencePrior(raw("k"))).isNotNull();
@@ -958,8 +961,7 @@ final class WriteFenceTest {
 
   @Test
   void aReleaseThatCannotLand_leavesThePriorReadable_atMostTheCommitWindowAfterTheMark() {
-    b.get("k", this::db);
-    WriteFence<String> fence = a.fence("k");
+    WriteFence<String> fence = cachedThenFenced();
     fence.beforeCommit();
     row.set("new"); // the commit
     storeOfA.fail(Op.GETS, 1); // the release's read fails: retried 100 ms later
@@ -1078,8 +1080,7 @@ final class WriteFenceTest {
 
   /** "old" cached on b, then a's fence of the key, marked committing by its beforeCommit(). */
   private WriteFence<String> cachedThenCommitting() {
-    assertThat(b.get("k", this::db)).isEqualTo("old");
-    WriteFence<String> fence = a.fence("k");
+    WriteFence<String> fence = cachedThenFenced();
     fence.beforeCommit();
     return fence;
   }

@@ -473,8 +473,10 @@ public interface SustainableCache<V> extends AutoCloseable {
    * <p>While the fence stands, on every instance of the namespace: until {@link
    * WriteFence#beforeCommit()}, reads of the key are answered with the value the fence replaced
    * (the database's committed data: a write costs the database no load while its transaction
-   * runs; the transaction itself reads its change from the database, not from here); from then
-   * until the release they load from their loader and cache nothing; no load that read the key
+   * runs; the transaction itself reads its change from the database, not from here), and for
+   * at most 100 ms after it (the commit window: the commit and the release are concurrent with
+   * them); from then until the release they load from their loader and cache nothing; no load
+   * that read the key
    * before the fence can write; near caches drop the key within their bound. {@code invalidate}
    * during a transaction leaves a window: between the commit and the deferred evict, and for a
    * load that read the data before the commit and writes after the evict; the fence closes both,

@@ -351,7 +351,9 @@ public final class SustainableCacheBuilder<V> {
    *
    * <p>{@code true}: such a change throws {@link io.sustainablecache.spi.StoreException} (a fence
    * or {@code beforeCommit()} before the commit, so the transaction rolls back), and no read is
-   * ever served a value older than a committed change once the call returned.
+   * ever served a value older than a committed change once the call returned (but for a write
+   * fence's commit window after a release that did not land: at most 100 ms after {@code
+   * beforeCommit()} plus the clock skew, see {@link WriteFence}).
    *
    * @param enabled {@code true} to fail such writes
    * @return this builder

@@ -9,7 +9,7 @@ package io.sustainablecache;
  * <pre>{@code
  * WriteFence<User> fence = users.fence(id);  // readers keep getting the committed user
  * ... update the row ...
- * fence.beforeCommit();                      // from here on readers wait for the release
+ * fence.beforeCommit();                      // readers keep it for at most 100 ms more
  * tx.commit();
  * fence.committed(updated);                  // the key holds the new user
  * }</pre>
@@ -20,17 +20,26 @@ package io.sustainablecache;
  * replaced, the database's committed data, as a hit that is never refreshed and never held in a
  * near cache; so a write costs the database no load while its transaction runs. This includes
  * reads on the writer's own thread: <b>the transaction reads its own change from the database,
- * not from the cache</b> (the Spring and Hibernate integrations do this for you). <b>From {@link
- * #beforeCommit()}</b>, a read waits for the release (one poll of the key per instance, at most
- * 100 ms after {@code beforeCommit()}): the value {@link #committed(Object)} wrote answers it, or
- * it reads the key again after the release and the fleet loads it once, cached. Past that bound
- * (a release that failed or never came), or if the key held no value when it was fenced, a read
- * loads from the loader and caches nothing (concurrent readers of one instance share one load)
- * until the fence is released.
+ * not from the cache</b> (the Spring and Hibernate integrations do this for you). <b>{@link
+ * #beforeCommit()}</b> marks the fence committing: reads go on being answered with that value,
+ * without waiting, for at most 100 ms after the mark (the <em>commit window</em>, judged by the
+ * fence's time), since until this writer's completing call returns a read is concurrent with
+ * the write; the commit and the release normally land well within it. Once the fence is
+ * marked, any change of it (another writer joining it or committing, a release leaving it to
+ * other writers) ends that value for good. After the window (a commit step slower than that),
+ * or if the key held no value when it was fenced, a read loads from the loader and caches
+ * nothing (concurrent readers of one instance share one load) until the fence is released;
+ * after the release the key is loaded once, fleet-wide, and cached, or holds the value {@link
+ * #committed(Object)} wrote.
+ * <b>The bound for a failed release:</b> a read that starts after the completing call returned
+ * is answered with the value the fence replaced only if this writer's release did not land
+ * (the store unreachable from the writer, or the writer killed between the commit and the
+ * release), and then at most 100 ms after {@code beforeCommit()} plus the clock skew between the
+ * writer's and the reader's hosts (a mark further ahead of the reader's clock than {@link
+ * SustainableCacheBuilder#maxClockSkew} is not answered at all).
  * Without {@link #beforeCommit()}, the value replaced is answered until the release lands, which
- * {@link #committed()} waits for; if it cannot land (the store unreachable, or the writer dies
- * between the commit and the release), other instances may answer with it for as long as this
- * writer's hold lasts ({@link SustainableCacheBuilder#fenceTimeout}): call it.
+ * {@link #committed()} waits for; if it cannot land, other instances may answer with it for as
+ * long as this writer's hold lasts ({@link SustainableCacheBuilder#fenceTimeout}): call it.
  *
  * <p>The fence is held in the store, not in this JVM. Several writers may hold one key's fence at
  * once; it stands until the last of them completes, and each writer's hold ends on its own, at
@@ -40,7 +49,8 @@ package io.sustainablecache;
  * <p>Completing never throws a store failure: the change is retried in the background, with
  * back-off, until the fence would have expired; a final failure is counted ({@code
  * fence_release_failure}) and logged with the time the fence stands until. A fence
- * that was not released is safe: readers keep loading and caching nothing until it expires. Each
+ * that was not released is safe: past the commit window, readers load and cache nothing until it
+ * expires. Each
  * completing method waits for its first attempt (at most the load timeout, and not at all on a
  * thread that delivers the store's answers); once it returned, no read on this instance returns
  * what the key held before the fence, and other instances follow within the near cache's bound
@@ -60,13 +70,14 @@ public interface WriteFence<V> {
   String key();
 
   /**
-   * The transaction is about to commit: the fence stops answering reads with the value it
-   * replaced (whoever holds it) and is marked committing, so that reads wait for its release (at
-   * most 100 ms from now), then load and cache nothing until the fence is released. The mark is
-   * left out, without failing, if the fence keeps changing once its value is dropped.
-   * Waits for the store, at most the load timeout; call it on the transaction's thread, right
-   * before the commit. Optional, but without it a release that cannot land leaves the replaced
-   * value readable on other instances after the commit, at most {@code fenceTimeout} (see above).
+   * The transaction is about to commit: the fence is marked committing, so that it answers reads
+   * with the value it replaced for at most 100 ms from now (the commit window), then they load
+   * and cache nothing until the fence is released. If another writer marked the fence first, or
+   * this writer's hold ended, the fence stops answering with that value at once (the other
+   * writer may have committed). Waits for the store, at most the load timeout; call it on the
+   * transaction's thread, right before the commit. Optional, but without it a release that
+   * cannot land leaves the replaced value readable on other instances after the commit, at most
+   * {@code fenceTimeout} instead of the commit window (see above).
    *
    * @throws io.sustainablecache.spi.StoreException only with {@link
    *     SustainableCacheBuilder#failWritesWhenStoreDown}, if the store did not confirm it (by

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the fence replaced (no load began there), nothing is stale after a write returned or cached
  * after quiescence, and the reads that did not find the fence load once per write (the reload of
  * the committed row); that figure also shows that the loads are counted. In all, fenced loads
- * included, a write costs at most 1.5 loads (reads during the commit wait for the release). The full
+ * included, a write costs at most 1.5 loads (reads during the commit step get the prior for the
+ * commit window; those of a write whose commit step outlasted it are excused). The full
  * comparison (the previous release's fence, after-commit, plain) is in {@code docs/results.md}.
  * Every figure is counted, none timed.
  */
@@ -68,8 +69,11 @@ final class TxScenarioIT {
     assertThat(status).isZero();
   }
 
-  /** How long a read that found a fence marked committing waits for its release (WriteFences). */
-  private static final long RELEASE_WAIT_MILLIS = 100;
+  /**
+   * How long after {@code beforeCommit()} reads are answered with the value a fence replaced
+   * (WriteFences.COMMIT_WINDOW_MILLIS).
+   */
+  private static final long COMMIT_WINDOW_MILLIS = 100;
 
   @Test
   void hotKey_theNewFenceLoadsNothingWhileTheTransactionIsOpen_andOnceAWriteOutsideTheFence(
@@ -101,16 +105,15 @@ final class TxScenarioIT {
     double unfenced = (fenced.apply("loads") - fenced.apply("fenced_loads"))
         / fenced.apply("writes");
     assertThat(unfenced).as(report).isBetween(0.5, 1.5);
-    // and in all: reads from beforeCommit() until the release wait for it (one poll per JVM, at
-    // most 100 ms) and share that reload, so a write costs about one load (issue 30: 1.1 on
-    // average; 1.00 in every run of the full comparison, docs/results.md). A write whose release
-    // a descheduled writer delayed past that bound (its commit step to its return, as the writer
-    // measured it) lets each reader JVM's waiting reads load once more: excused, counted from
-    // the writer's own record (a run of 4 writes made 8 loads once, at load)
-    long slow = slowReleases(out, RELEASE_WAIT_MILLIS);
-    double allowed = 1.5 + slow * fenced.apply("jvms") / fenced.apply("writes");
-    assertThat(fenced.apply("loads_per_write")).as("%s releases past the wait's bound: %d",
-        report, slow).isLessThanOrEqualTo(allowed);
+    // and in all: reads from beforeCommit() until the release are answered with the prior for
+    // the commit window (100 ms), so a write costs about one load (issue 30: 1.1 on average). A
+    // write whose release a descheduled writer delayed past the window (its commit step to its
+    // return, as the writer measured it) lets the reads after the window load, fenced, until
+    // the release: those are excused, counted from the writer's own record
+    long slow = slowReleases(out, COMMIT_WINDOW_MILLIS);
+    double excused = slow > 0 ? fenced.apply("fenced_loads") / fenced.apply("writes") : 0;
+    assertThat(fenced.apply("loads_per_write") - excused).as("%s releases past the window: %d",
+        report, slow).isLessThanOrEqualTo(1.5);
     assertThat(status).isZero();
   }
 

@@ -9,9 +9,7 @@ package io.sustainablecache.internal;
  * @param value the decoded value for {@link Kind#VALUE}, otherwise {@code null}
  * @param fetchedAt when the entry was loaded (or invalidated), epoch milliseconds
  * @param expiresAt its logical expiry as trusted here: clamped to {@code fetchedAt + ttl} of this
- *     cache, and {@code now} for an entry written by a clock too far ahead; for a {@link
- *     Kind#FENCE}, until when a read waits for its release (epoch ms), which is later than {@code
- *     fetchedAt} only for a fence marked committing ({@link #awaitsRelease})
+ *     cache, and {@code now} for an entry written by a clock too far ahead
  * @param loadMillis the measured load time
  * @param casToken the version token of the item
  */
@@ -36,9 +34,10 @@ record Entry<V>(Kind kind, V value, long fetchedAt, long expiresAt, long loadMil
     FENCE,
     /**
      * A write fence that carries its <em>prior</em>, the value (or absence, {@code value} {@code
-     * null}) it replaced, which is the database's committed data until a holder commits: it
-     * answers as a fresh hit, is never refreshed nor held near, and its token fences out older
-     * loads as a fence's does.
+     * null}) it replaced, which is the database's committed data until a holder commits (or, for
+     * a fence marked committing, within {@link WriteFences#COMMIT_WINDOW_MILLIS} of the mark: the
+     * commit is concurrent with the read): it answers as a fresh hit, is never refreshed nor held
+     * near, and its token fences out older loads as a fence's does.
      */
     PRIOR,
     /** Not an envelope this cache can read (foreign, truncated, another version, undecodable). */
@@ -48,14 +47,6 @@ record Entry<V>(Kind kind, V value, long fetchedAt, long expiresAt, long loadMil
   /** Whether the entry answers a read: a value, a cached absence, or a fence's prior. */
   boolean answers() {
     return kind == Kind.VALUE || kind == Kind.ABSENT || kind == Kind.PRIOR;
-  }
-
-  /**
-   * Until when (epoch ms of this cache's clock) a read that found this entry waits for a write
-   * fence's release before it loads, or {@code 0}: not a fence marked committing.
-   */
-  long awaitsRelease() {
-    return kind == Kind.FENCE && expiresAt > fetchedAt ? expiresAt : 0;
   }
 
   /** Whether the entry is a value or a cached absence as a load wrote it (not a fence's prior). */

@@ -142,12 +142,10 @@ final class EntryReader<V> {
    * outlived (its writer died, and the server has not expired it yet); both read as a tombstone,
    * so the next load replaces them and the key is never stuck. A standing fence that carries a
    * prior (the value or absence it replaced) which this cache would still answer with, judged as
-   * if it stood alone under the key, reads as {@link Entry.Kind#PRIOR}. Any other standing fence
-   * reads as {@link Entry.Kind#FENCE}; if it is marked committing (a holder's {@code
-   * beforeCommit()}: its release follows the commit), its entry's {@code expiresAt} says until
-   * when a read waits for that release ({@link WriteFences#RELEASE_WAIT_MILLIS} after the mark by
-   * the fence's time, but never more than that from now: a writer's clock ahead does not lengthen
-   * the wait, one behind shortens it), and is its {@code fetchedAt} otherwise.
+   * if it stood alone under the key, reads as {@link Entry.Kind#PRIOR}, unless the fence is marked
+   * committing (a holder's {@code beforeCommit()}: its commit may have happened) and its mark is
+   * outside the commit window ({@link #inCommitWindow}). Any other standing fence reads as {@link
+   * Entry.Kind#FENCE}.
    */
   private Entry<V> fence(String storeKey, byte[] bytes, long fetchedAt, long now,
       StoreItem item) {
@@ -163,21 +161,31 @@ final class EntryReader<V> {
     }
     byte[] prior = Envelope.fencePrior(bytes);
     byte priorKind = prior != null && seal.isValid(prior) ? Envelope.kind(prior) : 0;
-    if (priorKind == Envelope.KIND_VALUE || priorKind == Envelope.KIND_ABSENT) {
+    boolean whole = priorKind == Envelope.KIND_VALUE || priorKind == Envelope.KIND_ABSENT;
+    if (prior != null && !whole) {
+      stats.increment(Counter.CORRUPT_ENTRY);
+      corruptLog.warn("a write fence carries a prior that is not a value nor an absence this"
+          + " version reads (truncated or planted); treating it as a fence without one");
+    } else if (whole && (!Envelope.fenceCommitting(bytes) || inCommitWindow(fetchedAt, now))) {
       Entry<V> replaced = read(storeKey, new StoreItem(prior, item.casToken()), now);
       if (replaced.cached() && now < replaced.expiresAt()) {
         return new Entry<>(Entry.Kind.PRIOR, replaced.value(), replaced.fetchedAt(),
             replaced.expiresAt(), replaced.loadMillis(), item.casToken());
       }
-    } else if (prior != null) {
-      stats.increment(Counter.CORRUPT_ENTRY);
-      corruptLog.warn("a write fence carries a prior that is not a value nor an absence this"
-          + " version reads (truncated or planted); treating it as a fence without one");
     }
-    long waitUntil = Envelope.fenceCommitting(bytes)
-        ? Math.min(fetchedAt, now) + WriteFences.RELEASE_WAIT_MILLIS : fetchedAt;
-    return new Entry<>(Entry.Kind.FENCE, null, fetchedAt, Math.max(fetchedAt, waitUntil), 0,
-        item.casToken());
+    return new Entry<>(Entry.Kind.FENCE, null, fetchedAt, fetchedAt, 0, item.casToken());
+  }
+
+  /**
+   * Whether a fence marked committing at {@code markedAt} (its time: the mark's swap, by the
+   * writer's clock) still answers with its prior at {@code now}: for {@link
+   * WriteFences#COMMIT_WINDOW_MILLIS} after the mark, and never for a mark further ahead of this
+   * clock than {@code maxClockSkew}. So a prior is answered at most the window plus the skew
+   * between the writer's and the reader's clocks after the mark, whether or not the writer's
+   * release lands.
+   */
+  private boolean inCommitWindow(long markedAt, long now) {
+    return now - markedAt < WriteFences.COMMIT_WINDOW_MILLIS && markedAt - now <= maxSkewMillis;
   }
 
   private static <V> Entry<V> corrupt(StoreItem item) {

@@ -22,8 +22,9 @@ package io.sustainablecache.internal;
  *                 cache's {@code invalidateAll} in docs/near-cache.md)
  * 16 or 24   n  payload: a value's codec bytes; none for absences and tombstones; for a write
  *                 fence: a flags byte (bit 0: more than one writer has held it; bit 1: a
- *                 holder is <em>committing</em>, it called {@code beforeCommit()} and its
- *                 release follows the commit), the number of
+ *                 holder is <em>committing</em>, it called {@code beforeCommit()} at the
+ *                 fence's time, and its prior answers reads only for the commit window after
+ *                 it), the number of
  *                 holders h (1 byte, 1 to 255), h holders of 16 bytes each (an id and until when
  *                 that writer holds the fence, epoch milliseconds, both 8 bytes big-endian), then
  *                 the <em>prior</em>: the whole envelope (a value or an absence) that the fence
@@ -222,8 +223,9 @@ public final class Envelope {
 
   /**
    * {@link #encodeFence(long, boolean, long[], long[], byte[], long)} with its committing mark:
-   * {@code committing} says that a holder called {@code beforeCommit()} and its release follows
-   * the commit (readers wait a short bound for it instead of loading).
+   * {@code committing} says that a holder called {@code beforeCommit()} at {@code atMillis}, and
+   * that readers answer with the prior only for a short window after it (the commit and the
+   * release follow at once).
    *
    * @return a new array
    * @throws IllegalArgumentException as the other overload

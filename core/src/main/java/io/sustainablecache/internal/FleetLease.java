@@ -164,7 +164,7 @@ final class FleetLease<V> {
       long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
       long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
       return new LeaseStep.WaitForPeer<>(new CompletableFuture<>(),
-          CacheConfig.millis(ticker) + waitMillis, pollMillis, seen, false);
+          CacheConfig.millis(ticker) + waitMillis, pollMillis, seen);
     });
   }
 
@@ -451,9 +451,7 @@ final class FleetLease<V> {
    * those still without a value, one read of their leases. A holder's write is that miss's step
    * ({@link LeaseStep.Written}); a failure marker (the holder's load failed and its key backs off)
    * is one at once ({@link LeaseStep.Failed}); a flight completed meanwhile skips; at its deadline
-   * a miss loads itself. A wait for a fence's release ({@link LeaseStep.WaitForPeer#release})
-   * reads no lease: the fence replaced by anything but a fence marked committing ends it ({@link
-   * #released}). Never fails: a store error reads as "nothing yet", a scheduler that refuses, or
+   * a miss loads itself. Never fails: a store error reads as "nothing yet", a scheduler that refuses, or
    * anything thrown, loads.
    */
   void awaitPeers(List<Flight<V>> flights, List<LeaseStep.WaitForPeer<V>> waits) {
@@ -502,16 +500,11 @@ final class FleetLease<V> {
           Loaded<V> written = item == null ? null : written(flight, item);
           if (written != null) {
             waits.get(i).decided().complete(new LeaseStep.Written<>(written, 0));
-          } else if (waits.get(i).release()) {
-            if (error == null && released(flight, item)) {
-              waits.get(i).decided().complete(LeaseStep.skip()); // its callers read again
-            }
           } else {
             still.add(i);
           }
         }
         if (still.isEmpty()) {
-          awaitPeers(flights, waits); // the waits for a release still open, if any
           return;
         }
         List<String> leaseKeys = new ArrayList<>(still.size());
@@ -627,23 +620,6 @@ final class FleetLease<V> {
   private long honouredFor(KeyRegistry.Sighting seen) {
     return seen.seenAt() + backoff.longestWait(seen.marker().failures())
         - CacheConfig.millis(ticker);
-  }
-
-  /**
-   * Whether the write fence a fenced miss waits for ({@link LeaseStep.WaitForPeer#release}) was
-   * replaced since its read: the key holds nothing, or anything but a fence marked committing
-   * (a tombstone, a value, a new writer's fence).
-   *
-   * @param item what a poll read, {@code null} for nothing
-   */
-  private boolean released(Flight<V> flight, StoreItem item) {
-    if (item == null) {
-      return true;
-    }
-    if (item.casToken() == flight.casToken) {
-      return false;
-    }
-    return reader.read(flight.storeKey, item, clock.millis()).awaitsRelease() == 0;
   }
 
   /** Another instance's fresh write, if the item is one; {@code null} otherwise. */

@@ -29,9 +29,6 @@ import java.util.function.BiConsumer;
  *   <tr><td>{@code LEASING}</td><td>{@code WAITING_FOR_PEER}</td><td>a miss lost the lease to a
  *       holder that is loading: it waits (a bounded time) for that instance's write (the
  *       pipeline records a failure marker the lease saw in the registry)</td></tr>
- *   <tr><td>{@code REGISTERED}</td><td>{@code WAITING_FOR_PEER}</td><td>a fenced miss found its
- *       fence marked committing: it waits (a bounded time) for the fence's release, polling the
- *       key</td></tr>
  *   <tr><td>{@code REGISTERED}, {@code LEASING}, {@code WAITING_FOR_PEER}</td>
  *       <td>{@code LOADING}</td><td>the pipeline's runner calls the loader (no lease, the lease
  *       won, or the wait for the peer ran out); a lease the step says this instance holds was
@@ -70,10 +67,7 @@ final class Flight<V> {
     REGISTERED,
     /** Taking the key's fleet lease. */
     LEASING,
-    /**
-     * A miss that lost the lease, waiting for the holder's write; or a fenced miss waiting for
-     * the release of a fence marked committing.
-     */
+    /** A miss that lost the lease, waiting for the holder's write. */
     WAITING_FOR_PEER,
     /** The loader was called and its result is pending. */
     LOADING,
@@ -87,8 +81,7 @@ final class Flight<V> {
     /** Whether the table allows {@code this -> to}. */
     boolean mayBecome(State to) {
       return switch (this) {
-        case REGISTERED -> to == LEASING || to == WAITING_FOR_PEER || to == LOADING
-            || to == ENDED;
+        case REGISTERED -> to == LEASING || to == LOADING || to == ENDED;
         case LEASING -> to == WAITING_FOR_PEER || to == LOADING || to == ENDED;
         case WAITING_FOR_PEER -> to == LOADING || to == ENDED;
         case LOADING -> to == WRITING || to == ENDED;

@@ -13,7 +13,7 @@ import org.slf4j.Logger;
  * fleet lease of every flight that writes back ({@link FleetLease}, the requests issued together,
  * so pipelined), acts on each {@link LeaseStep} (load, another instance's write, its failure,
  * skip, or wait for a peer) and hands the winners to the pipeline's loads ({@link Start}), at once
- * or, for those that waited for a peer's write or a fence's release, once their waits ended. It
+ * or, for those that waited for a peer's write, once their waits ended. It
  * never completes a flight with a value of its own and holds no state: what the lease took is
  * recorded on the flight and in the {@link KeyRegistry}. It is also where a flight ends ({@link
  * #end}), since an end releases the lease the flight holds. Thread-safe.
@@ -53,8 +53,7 @@ final class LeaseStage<V> {
    * The one "lease each, load the winners" step: takes the fleet lease of every flight that writes
    * back (all requests issued at once, so pipelined on the connection), acts on what each lease
    * decided, and starts one load of the winners (with the flights that take no lease) on {@code
-   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}), and so are
-   * fenced misses that wait for their fence's release (no lease: they write nothing).
+   * on}. Misses that wait for peers' writes are decided later ({@link #afterPeers}).
    *
    * @return completes once the winners' loader call returned, or nothing is left to load now (for
    *     a refresh thread, which waits for it)
@@ -64,17 +63,8 @@ final class LeaseStage<V> {
     CompletableFuture<Void> launched = new CompletableFuture<>();
     List<Leg<V>> winners = new ArrayList<>(legs.size());
     List<Leg<V>> leased = new ArrayList<>(legs.size());
-    List<Leg<V>> releases = null;
     for (Leg<V> leg : legs) {
-      if (leg.releaseWaitUntil() != 0) {
-        releases = releases == null ? new ArrayList<>() : releases;
-        releases.add(leg);
-      } else {
-        (lease.enabled() && leg.flight().writeBack ? leased : winners).add(leg);
-      }
-    }
-    if (releases != null) {
-      awaitReleases(releases, loader, on);
+      (lease.enabled() && leg.flight().writeBack ? leased : winners).add(leg);
     }
     if (leased.isEmpty()) {
       runs.start(winners, loader, on, launched);
@@ -130,31 +120,6 @@ final class LeaseStage<V> {
           }
         });
     return launched;
-  }
-
-
-  /**
-   * Fenced misses whose fences are marked committing: each waits for its fence's release, polled
-   * with the peers' writes ({@link FleetLease#awaitPeers}), until its bound: the value written
-   * answers it; the fence replaced by anything else ends it unloaded (its callers read the key
-   * again, and load it once, leased and cached, if it is not cached); at the bound it loads
-   * (fenced, as without the mark).
-   */
-  private void awaitReleases(List<Leg<V>> legs, Batch<V> loader, Executor on) {
-    long pollMillis = Math.max(1, WriteFences.RELEASE_WAIT_MILLIS / 20);
-    List<Flight<V>> flights = new ArrayList<>(legs.size());
-    List<LeaseStep.WaitForPeer<V>> steps = new ArrayList<>(legs.size());
-    List<CompletableFuture<LeaseStep<V>>> waits = new ArrayList<>(legs.size());
-    for (Leg<V> leg : legs) {
-      leg.flight().transition(Flight.State.WAITING_FOR_PEER);
-      LeaseStep.WaitForPeer<V> step =
-          LeaseStep.WaitForPeer.forRelease(leg.releaseWaitUntil(), pollMillis);
-      flights.add(leg.flight());
-      steps.add(step);
-      waits.add(step.decided());
-    }
-    afterPeers(legs, waits, loader, on);
-    lease.awaitPeers(flights, steps);
   }
 
   /**

@@ -68,22 +68,10 @@ sealed interface LeaseStep<V> {
    * FleetLease#awaitPeers}, together with the other misses of its batch; {@code decided}
    * completes with the step that ends the wait (another instance's write or failure, load after
    * all, or skip), never failing. {@code seen} is the failure marker known when the wait began
-   * (the polls judge a marker they read against it), or {@code null}. {@code release}: not a
-   * lease's wait but a fenced miss's wait for the release of a write fence marked committing
-   * ({@link #forRelease}): it reads no lease, and the key's change to anything but such a fence
-   * ends it ({@link Skip}: its callers read the key again), or its value answers it ({@link
-   * Written}).
+   * (the polls judge a marker they read against it), or {@code null}.
    */
   record WaitForPeer<V>(java.util.concurrent.CompletableFuture<LeaseStep<V>> decided,
-      long deadline, long pollMillis, KeyRegistry.Sighting seen, boolean release)
-      implements LeaseStep<V> {
-
-    /** A fenced miss's wait for a fence's release until {@code deadline} (ticker ms). */
-    static <V> WaitForPeer<V> forRelease(long deadline, long pollMillis) {
-      return new WaitForPeer<>(new java.util.concurrent.CompletableFuture<>(), deadline,
-          pollMillis, null, true);
-    }
-  }
+      long deadline, long pollMillis, KeyRegistry.Sighting seen) implements LeaseStep<V> {}
 
   /** {@link Load} without the lease: the store failed while taking it (fail open). */
   @SuppressWarnings("unchecked")

@@ -9,36 +9,27 @@ import java.util.concurrent.CompletableFuture;
  * caller's own thread is inside the loader (a synchronous loader run by that very caller: it was
  * never waiting, and when the loader returns late it still hands its caller the value). A caller
  * whose flight's loader call runs on another thread (a batch of several callers' keys, a call on
- * a refresh thread) waits for it as a joined caller does: its load timeout fails it. A fenced
- * miss whose fence is marked committing waits for the fence's release until {@code
- * releaseWaitUntil} (ticker ms; {@code 0}: it does not wait) before it loads ({@link
- * LeaseStage}). A background refresh's leg carries the refresh's span, with an observer: the
- * parent of its lease's and its load's spans.
+ * a refresh thread) waits for it as a joined caller does: its load timeout fails it. A background
+ * refresh's leg carries the refresh's span, with an observer: the parent of its lease's and its
+ * load's spans.
  */
 final class Leg<V> {
   private final Flight<V> flight;
   private final CompletableFuture<Loaded<V>> own;
-  private final long releaseWaitUntil;
   private final CacheObserver.Span refresh;
 
   Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own) {
-    this(flight, own, 0);
-  }
-
-  Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil) {
-    this(flight, own, releaseWaitUntil, null);
+    this(flight, own, null);
   }
 
   /** A refresh's leg: nobody's own; {@code refresh}, its span, or {@code null}. */
   static <V> Leg<V> refresh(Flight<V> flight, CacheObserver.Span refresh) {
-    return new Leg<>(flight, null, 0, refresh);
+    return new Leg<>(flight, null, refresh);
   }
 
-  private Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, long releaseWaitUntil,
-      CacheObserver.Span refresh) {
+  private Leg(Flight<V> flight, CompletableFuture<Loaded<V>> own, CacheObserver.Span refresh) {
     this.flight = flight;
     this.own = own;
-    this.releaseWaitUntil = releaseWaitUntil;
     this.refresh = refresh;
   }
 
@@ -48,10 +39,6 @@ final class Leg<V> {
 
   CompletableFuture<Loaded<V>> own() {
     return own;
-  }
-
-  long releaseWaitUntil() {
-    return releaseWaitUntil;
   }
 
   /** A background refresh's span ({@link CacheObserver.Kind#REFRESH}), or {@code null}. */

@@ -129,9 +129,7 @@ final class LoadPipeline<V> {
         Flight<V> flight = cast(started.flight());
         flight.expectLoadMillis(request.expectedLoadMillis());
         CompletableFuture<Loaded<V>> own = own(flight, caller);
-        long waitMillis = request.releaseWaitUntil() - now;
-        legs.add(new Leg<>(flight, own,
-            waitMillis > 0 ? registry.tickMillis() + waitMillis : 0));
+        legs.add(new Leg<>(flight, own));
         answers.add(own);
       } else if (begin instanceof KeyRegistry.Joined<?> joined) {
         Flight<V> flight = cast(joined.flight());

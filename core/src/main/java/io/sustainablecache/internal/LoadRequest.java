@@ -22,20 +22,9 @@ package io.sustainablecache.internal;
  * @param fenced whether the read found a write fence: a database transaction is changing the
  *     key's data, so the load's result is returned to its callers and never cached, here or in
  *     the store (see {@link Flight#fenced})
- * @param releaseWaitUntil for a read that found a write fence marked committing, until when
- *     (epoch ms of this cache's clock) its load waits for the fence's release, polling the key,
- *     before it loads ({@link Entry#awaitsRelease}); {@code 0} for any other read
  */
 record LoadRequest<V>(String key, String storeKey, long casToken, long tombstoneAt,
-    long expectedLoadMillis, Entry<V> stale, long failedReadMark, boolean fenced,
-    long releaseWaitUntil) {
-
-  /** A request that waits for no fence's release. */
-  LoadRequest(String key, String storeKey, long casToken, long tombstoneAt,
-      long expectedLoadMillis, Entry<V> stale, long failedReadMark, boolean fenced) {
-    this(key, storeKey, casToken, tombstoneAt, expectedLoadMillis, stale, failedReadMark, fenced,
-        0);
-  }
+    long expectedLoadMillis, Entry<V> stale, long failedReadMark, boolean fenced) {
 
   /** The {@link #failedReadMark} of a read that did not fail (or of a refresh). */
   static final long READ_OK = -1;
@@ -57,7 +46,7 @@ record LoadRequest<V>(String key, String storeKey, long casToken, long tombstone
     return new LoadRequest<>(key, storeKey, entry.casToken(),
         entry.kind() == Entry.Kind.TOMBSTONE || fenced ? entry.fetchedAt() : -1,
         answers ? entry.loadMillis() : -1, answers ? entry : null,
-        fenced ? failedReadMark : READ_OK, fenced, entry.awaitsRelease());
+        fenced ? failedReadMark : READ_OK, fenced);
   }
 
   /**

@@ -22,7 +22,7 @@ import java.util.random.RandomGenerator;
 
 /**
  * Write fences around database transactions ({@link SustainableCache#fence}, {@link WriteFence}):
- * placing one, dropping its prior before the commit, and replacing it after the transaction
+ * placing one, marking it committing before the commit, and replacing it after the transaction
  * ended. The protocol is in {@code docs/design.md}, "Writes inside database transactions".
  * Thread-safe.
  *
@@ -32,7 +32,10 @@ import java.util.random.RandomGenerator;
  * key and swaps the fence in with {@code cas} (or {@code add}): a writer joins a fence that stands
  * (one more holder, its own end; the others' ends unchanged), or starts one that carries what the
  * key held as its prior. Until a holder commits, the prior is the database's committed data, and
- * reads answer with it; {@link Fence#beforeCommit} drops it, and so does any commit's release.
+ * reads answer with it; {@link Fence#beforeCommit} marks the fence committing, after which reads
+ * answer with the prior only within {@link #COMMIT_WINDOW_MILLIS} of the mark (the commit and
+ * the release follow at once), and any later change of the fence drops it: at most one committing
+ * window per fence, and no change ever brings a prior back.
  * Like a tombstone, a fence changes the item's token, so no load that read the key before can
  * write. Every change of a fence drops the holders whose end has passed by this writer's clock
  * (writers that died: a live one completes before its end, since {@code fenceTimeout} exceeds
@@ -46,13 +49,14 @@ import java.util.random.RandomGenerator;
 final class WriteFences<V> {
 
   /**
-   * How long, at most, a read that finds a fence marked committing ({@link Fence#beforeCommit})
-   * waits for its release before it loads, milliseconds: one poll of the key per JVM (the key's
-   * flight, which the other reads join), since the release normally lands within the commit and
-   * two round trips; the bound also ends the wait for a release that fails or never comes (a
-   * writer killed after its commit). Counted from the mark, by the fence's time.
+   * How long after a fence was marked committing ({@link Fence#beforeCommit}) reads still answer
+   * with its prior, milliseconds, by the fence's time (the mark's): the writer's commit and its
+   * release (two round trips) normally land well within it, and until the writer's call returns
+   * a read is concurrent with the write. It is also how long a release that fails, or never comes
+   * (a writer killed after its commit), leaves the prior readable (plus the clock skew between
+   * the writer's and the reader's hosts); after it, reads load, fenced, until the fence goes.
    */
-  static final long RELEASE_WAIT_MILLIS = 100;
+  static final long COMMIT_WINDOW_MILLIS = 100;
 
   /** Read-and-swap attempts before placing over a key that keeps changing. */
   private static final int ATTEMPTS = 4;
@@ -459,7 +463,8 @@ final class WriteFences<V> {
      * planted ones do: no key has 255 transactions open at once) first loses the one whose end
      * comes first; should that be a live writer, it is still protected while the fence stands,
      * and its release finds a fence it does not hold, which it leaves to its holders. Not
-     * committing: the new holder's transaction has just begun.
+     * committing: the new holder's transaction has just begun; and without the prior if the
+     * fence was committing (its committer may have committed).
      */
     Holds with(long id, long until) {
       if (holds(id)) { // a swap that landed, though its answer was lost: this hold, renewed
@@ -478,7 +483,7 @@ final class WriteFences<V> {
       long[] moreUntils = java.util.Arrays.copyOf(untils, n + 1);
       moreIds[n] = id;
       moreUntils[n] = until;
-      return new Holds(true, false, moreIds, moreUntils, prior);
+      return new Holds(true, false, moreIds, moreUntils, committing ? null : prior);
     }
 
     Holds withoutPrior() {
@@ -489,17 +494,17 @@ final class WriteFences<V> {
       return new Holds(true, committing, ids, untils, null);
     }
 
-    /** Without the prior, and marked committing: a holder's {@code beforeCommit()}. */
-    Holds committingWithoutPrior() {
-      return new Holds(shared, true, ids, untils, null);
+    /** Marked committing, its prior kept for the commit window: {@code beforeCommit()}. */
+    Holds marked() {
+      return new Holds(shared, true, ids, untils, prior);
     }
 
     /**
      * Not marked committing: what a release leaves to the other holders (whose transactions may
-     * still be open; readers then load rather than wait for a release that may not come soon).
+     * still be open), without the prior if it was marked (its committer may have committed).
      */
     Holds notCommitting() {
-      return committing ? new Holds(shared, false, ids, untils, prior) : this;
+      return committing ? new Holds(shared, false, ids, untils, null) : this;
     }
 
     private Holds filter(java.util.function.IntPredicate keep) {
@@ -569,53 +574,53 @@ final class WriteFences<V> {
       if (unprotected) {
         return; // never placed: the commit owes the key's invalidation
       }
-      Boolean dropped = Waiting.await(dropPrior(0, false), waitNanos, null, (how, failure) -> {
+      Boolean marked = Waiting.await(mark(0), waitNanos, null, (how, failure) -> {
         if (how == Waiting.Unfinished.INTERRUPTED) {
-          return new StoreException("interrupted while the fence of " + key + " dropped its"
-              + " prior", failure);
+          return new StoreException("interrupted while the fence of " + key + " was marked"
+              + " committing", failure);
         }
         stats.increment(Counter.STORE_ERROR);
         writes.refuseUnlessOwing(storeKey, "beforeCommit", new StoreException("the write fence"
-            + " of key " + key + " could not drop the value it replaced before the commit, so"
-            + " reads could still be answered with it after the commit; do not commit",
+            + " of key " + key + " could not be marked committing before the commit, so reads"
+            + " could still be answered with the value it replaced after the commit; do not"
+            + " commit",
             Failures.unwrap(failure)));
         unprotected = true; // the commit owes the key's invalidation
         return null;
       });
-      if (Boolean.FALSE.equals(dropped)) {
-        throw new StoreException("the write fence of key " + key + " kept changing while its"
-            + " prior was dropped (" + ATTEMPTS + " attempts)");
+      if (Boolean.FALSE.equals(marked)) {
+        throw new StoreException("the write fence of key " + key + " kept changing while it was"
+            + " marked committing (" + ATTEMPTS + " attempts)");
       }
     }
 
     /**
-     * Reads the key and swaps in its fence without a prior, if it carries one (whoever holds it:
-     * this commit changes the data it carries), and marked committing if this writer holds it
-     * (readers then wait a short bound for the release instead of loading: see {@link
-     * EntryReader}); {@code true} once no fence with a prior stands. The mark is worth a retry,
-     * not a failure: once no prior stands, a swap that keeps losing leaves the fence unmarked
-     * (its readers load, as without the mark).
-     *
-     * @param priorSeen whether the last attempt read a fence with a prior
+     * Reads the key and, if its fence carries a prior, marks it committing ({@link Holds#marked}:
+     * readers answer with the prior for {@link #COMMIT_WINDOW_MILLIS} from now), if this writer
+     * holds it and no holder marked it before; otherwise swaps in the fence without its prior (a
+     * holder marked it already, and may have committed; or this writer's hold ended, and its
+     * commit changes the data the prior carries). {@code true} once no fence with a prior stands
+     * but this writer's mark; a fence without a prior needs no mark (no change adds one);
+     * {@code false} if every attempt lost its swap.
      */
-    private CompletableFuture<Boolean> dropPrior(int attempt, boolean priorSeen) {
+    private CompletableFuture<Boolean> mark(int attempt) {
       if (attempt == ATTEMPTS) {
-        return CompletableFuture.completedFuture(!priorSeen);
+        return CompletableFuture.completedFuture(false);
       }
       return store.gets(storeKey).thenCompose(found -> {
         StoreItem item = found.orElse(null);
         byte[] fence = item == null ? null : fenceOf(item);
         Holds holds = fence == null ? null : Holds.of(fence);
-        boolean mine = holds != null && holds.holds(holder);
-        if (holds == null || holds.prior() == null && (holds.committing() || !mine)) {
+        if (holds == null || holds.prior() == null) {
           return CompletableFuture.completedFuture(true);
         }
         long now = clock.millis();
-        Holds next = mine ? holds.committingWithoutPrior() : holds.withoutPrior();
+        Holds next = holds.holds(holder) && !holds.committing() ? holds.marked()
+            : holds.withoutPrior();
         return stored(store.cas(storeKey, item.casToken(), encode(storeKey, now, next),
             exptime(holds.until(), now)))
             .thenCompose(done -> done ? CompletableFuture.completedFuture(true)
-                : dropPrior(attempt + 1, holds.prior() != null));
+                : mark(attempt + 1));
       });
     }
 

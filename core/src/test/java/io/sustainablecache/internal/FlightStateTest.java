@@ -17,8 +17,7 @@ import org.junit.jupiter.api.Test;
 final class FlightStateTest {
 
   private static final Map<State, Set<State>> TABLE = Map.of(
-      State.REGISTERED, EnumSet.of(State.LEASING, State.WAITING_FOR_PEER, State.LOADING,
-          State.ENDED),
+      State.REGISTERED, EnumSet.of(State.LEASING, State.LOADING, State.ENDED),
       State.LEASING, EnumSet.of(State.WAITING_FOR_PEER, State.LOADING, State.ENDED),
       State.WAITING_FOR_PEER, EnumSet.of(State.LOADING, State.ENDED),
       State.LOADING, EnumSet.of(State.WRITING, State.ENDED),

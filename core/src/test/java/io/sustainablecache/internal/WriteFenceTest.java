@@ -86,35 +86,6 @@ final class WriteFenceTest {
     return Envelope.kind(raw(key));
   }
 
-  /**
-   * A synchronous read of {@code key} on another thread, while this one moves virtual time on in
-   * steps of 5 ms, up to the bound of a wait for a fence's release and 100 ms more (never near
-   * any other timeout), and runs what falls due until the read returned (a read that found a
-   * fence marked committing waits for its release on the scheduler); its answer. However the two
-   * threads interleave, the read waited at most that bound, or found it passed and loaded.
-   */
-  private String getWhileTimePasses(SustainableCache<String> cache, String key) {
-    CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> cache.get(key, this::db),
-        runnable -> new Thread(runnable, "reader").start());
-    long start = clock.millis();
-    long wallDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
-    while (!read.isDone() && System.nanoTime() < wallDeadline) {
-      if (clock.millis() - start < WriteFences.RELEASE_WAIT_MILLIS + 100) {
-        scheduler.pass(clock, 5, 5);
-      } else {
-        scheduler.runDue();
-      }
-      try {
-        read.get(1, java.util.concurrent.TimeUnit.MILLISECONDS);
-      } catch (java.util.concurrent.TimeoutException notYet) {
-        // the reader runs on
-      } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
-        break; // join() below reports it
-      }
-    }
-    return read.join();
-  }
-
   private CompletableFuture<String> dbAsync(String key) {
     return CompletableFuture.completedFuture(db(key));
   }
@@ -128,7 +99,7 @@ final class WriteFenceTest {
   // Reads before, during and after the fence
 
   @Test
-  void whileTheFenceStands_readsOnEveryHostGetTheValueItReplaced_untilBeforeCommit_thenLoad() {
+  void whileTheFenceStands_readsOnEveryHostGetTheValueItReplaced_throughTheCommitWindow_thenLoad() {
     assertThat(b.get("k", this::db)).isEqualTo("old"); // cached before the transaction
 
     WriteFence<String> fence = a.fence("k");
@@ -146,13 +117,14 @@ final class WriteFenceTest {
     assertThat(b.stats().count("fenced_load")).isZero();
 
     fence.beforeCommit();
-    long committing = clock.millis();
-    assertThat(getWhileTimePasses(b, "k"))
-        .as("from the commit on: a wait for the release, and a load once it is not in time")
+    int tasks = scheduler.pending();
+    assertThat(b.get("k", this::db)).as("the commit step: still the prior, at once")
         .isEqualTo("old");
-    assertThat(clock.millis() - committing).isGreaterThanOrEqualTo(
-        WriteFences.RELEASE_WAIT_MILLIS);
-    assertThat(b.getIfPresent("k")).as("a peek finds nothing cached").isEmpty();
+    assertThat(scheduler.pending()).as("no poll, no wait").isEqualTo(tasks);
+    assertThat(loads).hasValue(1);
+    clock.advanceMillis(WriteFences.COMMIT_WINDOW_MILLIS);
+    assertThat(b.getIfPresent("k")).as("past the window: a peek finds nothing cached").isEmpty();
+    assertThat(b.get("k", this::db)).as("a load, not cached").isEqualTo("old");
     assertThat(kind("k")).as("nothing written over the fence").isEqualTo(Envelope.KIND_FENCE);
     assertThat(loads).hasValue(2);
     assertThat(b.stats().count("fenced_load")).isEqualTo(1);
@@ -794,9 +766,12 @@ final class WriteFenceTest {
       assertThat(clock.millis() - fencedAt).isGreaterThan(1_000);
 
       fence.beforeCommit();
-      getWhileTimePasses(reader, "k"); // waits for the release, then loads
-      getWhileTimePasses(reader, "k"); // past the wait's bound: loads
-      assertThat(loads.get() - loadsBefore).as("after beforeCommit, two reads, two loads")
+      assertThat(reader.get("k", this::db)).as("the commit window: the prior").isEqualTo("old");
+      assertThat(loads.get() - loadsBefore).isZero();
+      clock.advanceMillis(WriteFences.COMMIT_WINDOW_MILLIS);
+      reader.get("k", this::db); // past the window: loads
+      reader.get("k", this::db); // and again: nothing held near
+      assertThat(loads.get() - loadsBefore).as("after the window, two reads, two loads")
           .isEqualTo(2);
       assertThat(reader.stats().count("near_hit")).isEqualTo(nearHits);
 
@@ -883,6 +858,12 @@ final class WriteFenceTest {
   // ---------------------------------------------------------------------------------------------
   // The prior: the value the fence replaced, answered until a holder commits (issue 30)
 
+  /** "old" cached on b, then a's fence of the key (carrying "old" as its prior). */
+  private WriteFence<String> cachedThenFenced() {
+    assertThat(b.get("k", this::db)).isEqualTo("old");
+    return a.fence("k");
+  }
+
   @Test
   void aCommitWithoutBeforeCommit_endsThePriorWithItsRelease() {
     b.get("k", this::db);
@@ -926,34 +907,83 @@ final class WriteFenceTest {
   }
 
   @Test
-  void aWriterJoiningAfterBeforeCommit_findsNoPrior() {
-    b.get("k", this::db);
-    WriteFence<String> first = a.fence("k");
+  void aWriterJoiningAfterBeforeCommit_dropsThePrior_andTheMark_andNoBeforeCommitBringsThemBack() {
+    WriteFence<String> first = cachedThenFenced();
     first.beforeCommit();
+    assertThat(b.get("k", this::db)).as("the first's commit window").isEqualTo("old");
     WriteFence<String> second = b.fence("k");
+    assertThat(Envelope.fencePrior(raw("k"))).as("its committer may have committed").isNull();
+    assertThat(Envelope.fenceCommitting(raw("k"))).isFalse();
+    assertThat(b.get("k", this::db)).as("a load, not the prior").isEqualTo("old");
+    assertThat(loads).hasValue(2);
     row.set("first's");
     first.committed();
+    second.beforeCommit();
+    assertThat(Envelope.fencePrior(raw("k"))).isNull();
     assertThat(a.get("k", this::db)).isEqualTo("first's");
     second.rolledBack();
     assertThat(Envelope.kind(raw("k"))).isEqualTo(Envelope.KIND_TOMBSTONE);
   }
 
   @Test
-  void aReleaseThatCannotLand_afterBeforeCommit_leavesNoPriorToAnswer_onAnyInstance() {
-    b.get("k", this::db);
-    WriteFence<String> fence = a.fence("k");
-    assertThat(b.get("k", this::db)).isEqualTo("old");
+  void aSecondHoldersBeforeCommit_afterTheFirstsMark_dropsThePrior_withoutAWindowOfItsOwn() {
+    WriteFence<String> first = cachedThenFenced();
+    WriteFence<String> second = b.fence("k"); // joined before any mark: the prior stands
+    first.beforeCommit();
+    assertThat(Envelope.fencePrior(raw("k"))).isNotNull();
+    assertThat(b.get("k", this::db)).as("the first's commit window").isEqualTo("old");
+    row.set("first's"); // the first commits
+
+    second.beforeCommit();
+    assertThat(Envelope.fencePrior(raw("k"))).as("the first may have committed").isNull();
+    assertThat(b.get("k", this::db)).as("a load").isEqualTo("first's");
+    assertThat(loads).hasValue(2);
+    first.committed();
+    second.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  @Test
+  void aReleaseThatLeavesAMarkedFenceToAnotherHolder_dropsThePrior() {
+    WriteFence<String> first = cachedThenFenced();
+    WriteFence<String> second = b.fence("k");
+    second.beforeCommit();
+    assertThat(Envelope.fencePrior(raw("k"))).isNotNull();
+    first.rolledBack(); // left to the second, whose commit may have happened
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    assertThat(Envelope.fencePrior(raw("k"))).isNull();
+    assertThat(Envelope.fenceCommitting(raw("k"))).isFalse();
+    row.set("second's");
+    assertThat(b.get("k", this::db)).as("a load, not the prior").isEqualTo("second's");
+    second.committed();
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+  }
+
+  @Test
+  void aReleaseThatCannotLand_leavesThePriorReadable_atMostTheCommitWindowAfterTheMark() {
+    WriteFence<String> fence = cachedThenFenced();
     fence.beforeCommit();
     row.set("new"); // the commit
-    storeOfA.fail(Op.GETS, 1); // the release's read fails: retried later
+    storeOfA.fail(Op.GETS, 1); // the release's read fails: retried 100 ms later
     fence.committed();
-
     assertThat(kind("k")).as("the release did not land").isEqualTo(Envelope.KIND_FENCE);
-    assertThat(b.getIfPresent("k")).isEmpty();
+
+    clock.advanceMillis(WriteFences.COMMIT_WINDOW_MILLIS - 1);
+    assertThat(b.getIfPresent("k")).as("the stated bound: the prior, within the window")
+        .contains("old");
+    assertThat(a.getIfPresent("k")).as("on the writer's instance too").contains("old");
+    clock.advanceMillis(1);
+    assertThat(b.getIfPresent("k")).as("past the window, on every instance").isEmpty();
     assertThat(a.getIfPresent("k")).isEmpty();
-    // (the reads wait for the release's retry 100 ms later, or load at the wait's bound)
-    assertThat(getWhileTimePasses(b, "k")).as("another instance").isEqualTo("new");
-    assertThat(getWhileTimePasses(a, "k")).as("the writer's").isEqualTo("new");
+    assertThat(b.get("k", this::db)).as("another instance loads").isEqualTo("new");
+    assertThat(a.get("k", this::db)).as("the writer's loads").isEqualTo("new");
+    assertThat(kind("k")).as("nothing cached over the fence").isEqualTo(Envelope.KIND_FENCE);
+    assertThat(b.stats().count("fenced_load")).isEqualTo(1);
+
+    scheduler.pass(clock, 100, 10); // the release's retry lands
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    assertThat(b.get("k", this::db)).isEqualTo("new");
+    assertThat(kind("k")).as("cached again").isEqualTo(Envelope.KIND_VALUE);
   }
 
   @Test
@@ -986,12 +1016,15 @@ final class WriteFenceTest {
   void aTruncatedPrior_isCountedCorrupt_andReadsLoadWithoutCaching() {
     long now = clock.millis();
     byte[] value = Envelope.encode(now, now + 60_000, 5, "planted".getBytes());
-    byte[] fence = Envelope.encodeFence(now, false, new long[] {7}, new long[] {now + 10_000},
-        java.util.Arrays.copyOf(value, Envelope.HEADER_SIZE - 1), 0);
-    server.set("f:k", fence, 10).join();
-    assertThat(b.get("k", this::db)).isEqualTo("old");
-    assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
-    assertThat(b.stats().count("corrupt_entry")).isEqualTo(1);
+    for (boolean committing : new boolean[] {false, true}) {
+      byte[] fence = Envelope.encodeFence(now, false, committing, new long[] {7},
+          new long[] {now + 10_000}, java.util.Arrays.copyOf(value, Envelope.HEADER_SIZE - 1), 0);
+      server.set("f:k", fence, 10).join();
+      assertThat(b.get("k", this::db)).isEqualTo("old");
+      assertThat(kind("k")).isEqualTo(Envelope.KIND_FENCE);
+    }
+    assertThat(b.stats().count("corrupt_entry")).isEqualTo(2);
+    assertThat(loads).hasValue(2);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1042,34 +1075,35 @@ final class WriteFenceTest {
     assertThat(a.get("k", this::db)).isEqualTo("live's");
   }
   // ---------------------------------------------------------------------------------------------
-  // The commit step: reads wait for the release of a fence marked committing (issue 30, part 1)
+  // The commit step: a fence marked committing answers with its prior for the commit window
+  // (issue 30)
 
   /** "old" cached on b, then a's fence of the key, marked committing by its beforeCommit(). */
   private WriteFence<String> cachedThenCommitting() {
-    assertThat(b.get("k", this::db)).isEqualTo("old");
-    WriteFence<String> fence = a.fence("k");
+    WriteFence<String> fence = cachedThenFenced();
     fence.beforeCommit();
     return fence;
   }
 
   @Test
-  void aReadDuringTheCommit_waitsForTheRelease_thenTheKeyIsLoadedOnce_andCached() {
+  void aReadDuringTheCommit_isAnsweredWithThePriorAtOnce_andTheKeyIsLoadedOnceAfterTheRelease() {
     WriteFence<String> fence = cachedThenCommitting();
     assertThat(Envelope.fenceCommitting(raw("k"))).as("marked committing").isTrue();
+    assertThat(Envelope.fencePrior(raw("k"))).as("its prior kept").isNotNull();
 
+    int tasks = scheduler.pending();
     CompletableFuture<String> first = b.getAsync("k", this::dbAsync);
     CompletableFuture<String> second = b.getAsync("k", this::dbAsync);
-    scheduler.pass(clock, 50, 5);
-    assertThat(first).as("waiting for the release, not loading").isNotDone();
-    assertThat(second).isNotDone();
+    assertThat(first).as("no wait: the prior").isCompletedWithValue("old");
+    assertThat(second).isCompletedWithValue("old");
+    assertThat(scheduler.pending()).as("no poll").isEqualTo(tasks);
     assertThat(loads).hasValue(1);
+    assertThat(b.stats().count("fenced_hit")).isEqualTo(2);
 
     row.set("new"); // the commit
     fence.committed();
-    scheduler.pass(clock, 10, 5);
 
-    assertThat(first).isCompletedWithValue("new");
-    assertThat(second).isCompletedWithValue("new");
+    assertThat(b.getAsync("k", this::dbAsync)).isCompletedWithValue("new");
     assertThat(loads).as("one load for the write, after its release").hasValue(2);
     assertThat(kind("k")).as("and cached").isEqualTo(Envelope.KIND_VALUE);
     assertThat(b.stats().count("fenced_load")).isZero();
@@ -1078,77 +1112,77 @@ final class WriteFenceTest {
   }
 
   @Test
-  void aReadDuringTheCommit_ofAWriteThatCompletesWithItsValue_isAnsweredWithItWithoutALoad() {
+  void aReadDuringTheCommit_ofAWriteThatCompletesWithItsValue_andAfterIt_loadNothing() {
     WriteFence<String> fence = cachedThenCommitting();
-    CompletableFuture<String> read = b.getAsync("k", this::dbAsync);
-    scheduler.pass(clock, 20, 5);
+    assertThat(b.getAsync("k", this::dbAsync)).isCompletedWithValue("old");
     row.set("new");
     fence.committed("new");
-    scheduler.pass(clock, 10, 5);
 
-    assertThat(read).isCompletedWithValue("new");
+    assertThat(b.getAsync("k", this::dbAsync)).isCompletedWithValue("new");
     assertThat(loads).as("no load: the release wrote the committed value").hasValue(1);
   }
 
   @Test
-  void aReleaseThatFailsDuringTheCommit_endsTheWaitAtItsBound_thenReadsLoadTheCommittedRow() {
+  void aReadAfterTheCommitWindow_loadsFenced_andCachesNothing_untilTheRelease() {
     WriteFence<String> fence = cachedThenCommitting();
-    long committing = clock.millis();
-    CompletableFuture<String> read = b.getAsync("k", this::dbAsync);
-    row.set("new");
-    storeOfA.fail(Op.GETS, 5); // the release's reads fail: retried at 100, 300, 700 ms...
-    fence.committed();
-
-    scheduler.pass(clock, WriteFences.RELEASE_WAIT_MILLIS - 10, 5);
-    assertThat(read).as("within the bound: waiting").isNotDone();
+    clock.advanceMillis(WriteFences.COMMIT_WINDOW_MILLIS - 1);
+    assertThat(b.getAsync("k", this::dbAsync)).isCompletedWithValue("old");
     assertThat(loads).hasValue(1);
-    scheduler.pass(clock, 20, 5);
-    assertThat(read).as("at the bound: loaded, the committed row").isCompletedWithValue("new");
-    assertThat(clock.millis() - committing).isGreaterThanOrEqualTo(
-        WriteFences.RELEASE_WAIT_MILLIS);
+    clock.advanceMillis(1);
+    row.set("new"); // a commit slower than the window
+
+    assertThat(b.getAsync("k", this::dbAsync)).as("a load at once").isCompletedWithValue("new");
     assertThat(loads).hasValue(2);
     assertThat(b.stats().count("fenced_load")).isEqualTo(1);
     assertThat(kind("k")).as("nothing cached over the fence").isEqualTo(Envelope.KIND_FENCE);
-
-    CompletableFuture<String> later = b.getAsync("k", this::dbAsync);
-    assertThat(later).as("past the bound, a read loads at once").isCompletedWithValue("new");
-    assertThat(loads).hasValue(3);
-  }
-
-  @Test
-  void getAllDuringTheCommit_readsTheKeyAgainAfterTheRelease_andLoadsItOnce() {
-    WriteFence<String> fence = cachedThenCommitting();
-    CompletableFuture<Map<String, String>> read = b.getAllAsync(List.of("k", "other"),
-        keys -> {
-          Map<String, String> found = new java.util.HashMap<>();
-          keys.forEach(key -> found.put(key, db(key)));
-          return CompletableFuture.completedFuture(found);
-        });
-    scheduler.pass(clock, 20, 5);
-    assertThat(read).isNotDone();
-    row.set("new");
     fence.committed();
-    scheduler.pass(clock, 10, 5);
-
-    assertThat(read).isCompletedWithValue(Map.of("k", "new", "other", "old"));
-    assertThat(loads).as("other, then k once after the release").hasValue(3);
+    assertThat(b.getAsync("k", this::dbAsync)).isCompletedWithValue("new");
     assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
   }
 
   @Test
-  void aJoiningWriter_clearsTheCommittingMark_soReadsDoNotWaitForItsOpenTransaction() {
-    WriteFence<String> first = a.fence("k");
-    first.beforeCommit();
-    WriteFence<String> second = b.fence("k");
-    assertThat(Envelope.fenceCommitting(raw("k"))).isFalse();
-    assertThat(b.getAsync("k", this::dbAsync)).as("a fenced load at once")
-        .isCompletedWithValue("old");
+  void getAllDuringTheCommit_getsThePrior_andLoadsOnlyTheOtherKeys() {
+    WriteFence<String> fence = cachedThenCommitting();
+    io.sustainablecache.AsyncBulkLoader<String> bulk = keys -> {
+      Map<String, String> found = new java.util.HashMap<>();
+      keys.forEach(key -> found.put(key, db(key)));
+      return CompletableFuture.completedFuture(found);
+    };
+    assertThat(b.getAllAsync(List.of("k", "other"), bulk))
+        .isCompletedWithValue(Map.of("k", "old", "other", "old"));
+    assertThat(loads).as("other only").hasValue(2);
     row.set("new");
-    first.committed();
-    second.beforeCommit();
-    assertThat(Envelope.fenceCommitting(raw("k"))).isTrue();
-    second.committed();
-    assertThat(kind("k")).isEqualTo(Envelope.KIND_TOMBSTONE);
+    fence.committed();
+    assertThat(b.getAllAsync(List.of("k", "other"), bulk))
+        .isCompletedWithValue(Map.of("k", "new", "other", "old"));
+    assertThat(loads).as("k once after the release").hasValue(3);
+    assertThat(kind("k")).isEqualTo(Envelope.KIND_VALUE);
+  }
+
+  @Test
+  void aCommittingFence_answersItsPriorForTheWindowAfterItsTime_andNotIfMarkedTooFarAhead() {
+    WriteFence<String> fence = cachedThenCommitting();
+    byte[] marked = raw("k");
+    long now = clock.millis();
+    long until = Envelope.expiresAt(marked);
+    java.util.function.LongConsumer markAt = at -> server.set("f:k", Envelope.encodeFence(at,
+        false, true, new long[] {7}, new long[] {Math.max(at, until)}, Envelope.fencePrior(marked),
+        Envelope.generation(marked)), 60).join();
+
+    markAt.accept(now - WriteFences.COMMIT_WINDOW_MILLIS + 1);
+    assertThat(b.getIfPresent("k")).as("within the window").contains("old");
+    markAt.accept(now - WriteFences.COMMIT_WINDOW_MILLIS);
+    assertThat(b.getIfPresent("k")).as("past it").isEmpty();
+    markAt.accept(now + 2_000); // the writer's clock 2 s ahead: the window ends 2 s later
+    clock.advanceMillis(2_000 + WriteFences.COMMIT_WINDOW_MILLIS - 1);
+    assertThat(b.getIfPresent("k")).contains("old");
+    clock.advanceMillis(1);
+    assertThat(b.getIfPresent("k")).isEmpty();
+    markAt.accept(clock.millis() + Duration.ofSeconds(30).toMillis() + 1); // beyond maxClockSkew
+    assertThat(b.getIfPresent("k")).as("a mark further ahead than the skew").isEmpty();
+    assertThat(b.stats().count("corrupt_entry")).as("none of them corrupt").isZero();
+    assertThat(loads).hasValue(1);
+    fence.rolledBack();
   }
 
   @Test

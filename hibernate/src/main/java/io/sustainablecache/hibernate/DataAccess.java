@@ -26,8 +26,9 @@ import org.slf4j.LoggerFactory;
  *   <caption>Hibernate's calls and what they do</caption>
  *   <tr><th>call</th><th>READ_ONLY</th><th>NONSTRICT_READ_WRITE</th><th>READ_WRITE</th></tr>
  *   <tr><td>get</td><td colspan="3">{@link SustainableCache#getIfPresent}: a value (under
- *       another transaction's fence until its commit, the value the fence replaced), or a miss
- *       (nothing, a tombstone, a fence from its commit on, a corrupt entry, a store failure); a
+ *       another transaction's fence until its commit, and for at most 100 ms of its commit
+ *       step, the value the fence replaced), or a miss (nothing, a tombstone, a fence past
+ *       that, a corrupt entry, a store failure); a
  *       key the session's own transaction fenced is a miss, so the session reads its own change
  *       from the database</td></tr>
  *   <tr><td>putFromLoad, afterInsert</td><td colspan="3">{@link SustainableCache#putLoaded}

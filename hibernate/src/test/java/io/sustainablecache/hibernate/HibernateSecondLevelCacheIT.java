@@ -229,6 +229,40 @@ class HibernateSecondLevelCacheIT extends SecondLevelCacheFixture {
   }
 
   /**
+   * Issue 30: in the commit step (after the fence's {@code beforeCommit()}, which keeps the value
+   * it replaced readable for the commit window), the writing session still reads its own change,
+   * never the replaced row: a synchronization's {@code beforeCompletion} runs after Hibernate's
+   * before-completion callbacks, so after the mark.
+   */
+  @Test
+  void inTheCommitStep_theWritingSessionStillReadsItsOwnChange() {
+    SessionFactoryImplementor two = factory("none", Map.of());
+    persist(one, Access.READ_WRITE, 1, "A");
+    assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("A");
+    String[] seen = new String[2];
+    try (Session writer = one.openSession()) {
+      Transaction tx = writer.beginTransaction();
+      writer.find(RwCoupon.class, 1L).code("B");
+      writer.flush(); // lockItem: the fence
+      tx.registerSynchronization(new jakarta.transaction.Synchronization() {
+        @Override
+        public void beforeCompletion() {
+          writer.clear();
+          seen[0] = writer.find(RwCoupon.class, 1L).code;
+          seen[1] = Envelope.fenceCommitting(cachedBytes()) ? "marked" : "not";
+        }
+
+        @Override
+        public void afterCompletion(int status) {}
+      });
+      tx.commit();
+    }
+    assertThat(seen[1]).as("the fence, before the synchronization ran").isEqualTo("marked");
+    assertThat(seen[0]).as("the writing session, in the commit step").isEqualTo("B");
+    assertThat(code(two, Access.READ_WRITE, 1)).isEqualTo("B");
+  }
+
+  /**
    * A fence over an entity that was not cached carries no prior (issue 30): readers go to the
    * database while it stands, and cache nothing. (Over a cached entity they are answered with it
    * from the cache: {@code HibernateTwoInstancesIT}.)

@@ -105,21 +105,23 @@ import org.springframework.cache.support.SimpleValueWrapper;
  * TransactionTemplate}, with any {@code PlatformTransactionManager}), {@code evict}, {@code
  * evictIfPresent} and {@code put} fence their key at once ({@link SustainableCache#fence}: until
  * the commit, reads on every instance are answered with the value the fence replaced, which is
- * the database's committed row, without a load; from right before the commit ({@link
- * io.sustainablecache.WriteFence#beforeCommit}) until the fence is released they load without
+ * the database's committed row, without a load, and so they are for at most 100 ms after
+ * right before the commit ({@link io.sustainablecache.WriteFence#beforeCommit}: the commit
+ * window, concurrent with the commit); past it, until the fence is released, they load without
  * caching; no load in flight can write) and complete after the transaction: after a commit the
  * key is invalidated, or holds the value put; after a rollback the fence is removed. So a write
  * costs the database one load of the new row, a read that loads the old row between the change
- * and the commit, on any instance, cannot leave it cached, and after the commit neither the
- * writer nor anyone else reads the old value (other instances with a near cache: within its
- * bound). <b>The transaction reads its own changes</b>: in it, a read of a key it changed misses
+ * and the commit, on any instance, cannot leave it cached, and once the write returned neither
+ * the writer nor anyone else reads the old value (other instances with a near cache: within its
+ * bound; a release that did not land: within the commit window, see {@link
+ * io.sustainablecache.WriteFence}). <b>The transaction reads its own changes</b>: in it, a read of a key it changed misses
  * (a {@code sync} read calls the loader without the cache), so the method reads the database's
  * uncommitted row, not the cached one. When memcached cannot be reached (fails or does not answer),
- * by default the transaction commits all the same: the fence was not placed or could not drop
- * the replaced value, and the key's invalidation is owed and written as soon as the store answers
+ * by default the transaction commits all the same: the fence was not placed or could not be
+ * marked committing, and the key's invalidation is owed and written as soon as the store answers
  * again (see {@link io.sustainablecache.SustainableCacheBuilder#failWritesWhenStoreDown}); with
- * the setting {@code fail-writes-when-store-down=true}, a fence that cannot drop the replaced
- * value before the commit throws from Spring's {@code beforeCommit} ({@link StoreException}), and
+ * the setting {@code fail-writes-when-store-down=true}, a fence that cannot be marked
+ * committing before the commit throws from Spring's {@code beforeCommit} ({@link StoreException}), and
  * the transaction rolls back. Several changes of one key in one transaction fence it once; the last one decides what
  * the commit writes; after a {@code clear} in the transaction every key it changed is
  * invalidated after the commit, whatever came last. A

@@ -94,7 +94,8 @@ final class TransactionalWrites {
 
   /**
    * Whether the current transaction changed (fenced) the key: it reads its own change from the
-   * database, since until its commit the cache answers with the value the fence replaced.
+   * database, since until its commit (and for the commit window after {@code beforeCommit}) the
+   * cache answers with the value the fence replaced. True until the transaction completed.
    *
    * @param key the encoded key
    */
@@ -187,9 +188,10 @@ final class TransactionalWrites {
     }
 
     /**
-     * Right before the commit: every fence stops answering reads with the value it replaced. A
-     * fence whose store does not confirm it throws, and Spring rolls the transaction back: after
-     * a commit, other instances could answer with the replaced value.
+     * Right before the commit: every fence is marked committing, so that it answers reads with
+     * the value it replaced for the commit window only. A fence whose store does not confirm it
+     * throws, and Spring rolls the transaction back: after a commit, other instances could answer
+     * with the replaced value.
      */
     @Override
     public void beforeCommit(boolean readOnly) {

@@ -121,6 +121,47 @@ final class TransactionalSpringCacheTest {
   }
 
   /**
+   * Issue 30: from right before the commit until the fence's release (the commit window), another
+   * request is still answered with the value the fence replaced, without a load (it is concurrent
+   * with the write), while the writing transaction's thread, here after the database commit (an
+   * {@code afterCommit} callback, before the release), still reads its own change. The cache's
+   * clock stands still, so the window does not end.
+   */
+  @Test
+  void inTheCommitWindow_othersGetTheReplacedValue_andTheWriterStillReadsItsOwnChange() {
+    io.sustainablecache.testing.FakeClock clock =
+        io.sustainablecache.testing.FakeClock.atRoundSecond();
+    try (SustainableCacheManager still = SustainableCacheManager.builder(
+        InMemoryStore.create(clock)).defaults(CacheSpec.builder()
+            .settings(CacheSettings.parse("ttl=1m")).codec(ValueCodec.utf8(), String.class)
+            .customizer(builder -> builder.clock(clock).ticker(clock.ticker())).build())
+        .build()) {
+      Cache cache = still.getCache("titles");
+      cache.put(1L, "committed");
+      AtomicReference<String> own = new AtomicReference<>();
+      AtomicReference<String> elsewhere = new AtomicReference<>();
+      table.template().executeWithoutResult(status -> {
+        cache.evict(1L);
+        org.springframework.transaction.support.TransactionSynchronizationManager
+            .registerSynchronization(
+                new org.springframework.transaction.support.TransactionSynchronization() {
+                  @Override
+                  public void afterCommit() {
+                    own.set(cache.get(1L, () -> "the writer's own load"));
+                    elsewhere.set(table.readElsewhere(
+                        () -> cache.get(1L, () -> "loaded elsewhere")));
+                  }
+                });
+      });
+      assertThat(own).as("the writer, in the commit window").hasValue("the writer's own load");
+      assertThat(elsewhere).as("another request, in the commit window").hasValue("committed");
+      assertThat(((SustainableSpringCache) cache).getNativeCache().stats().count("fenced_hit"))
+          .isEqualTo(1);
+      assertThat(cache.get(1L)).as("evicted at the release").isNull();
+    }
+  }
+
+  /**
    * Issue 30: a fence that cannot drop the value it replaced before the commit fails the commit
    * (Spring's {@code beforeCommit}), since other instances could answer with that value after it:
    * the transaction rolls back and the fence is removed.

@@ -70,8 +70,15 @@ public abstract class WriteFenceContract extends ServerContract {
     return store.gets(namespace + ":" + key).join().map(StoreItem::value);
   }
 
+  /**
+   * Issue 30: until {@code beforeCommit()}, and for the commit window after it (100 ms by the
+   * fence's time), the other client's reads are answered with the value the fence replaced; past
+   * the window they load and cache nothing until the release. (Within the window a read may be
+   * late on a loaded machine and load: only what holds either way is asserted there; the time
+   * past the window is a lower bound, waited for.)
+   */
   @Test
-  void aFenceOnOneClient_answersTheOthersReadsWithThePrior_untilBeforeCommit_thenTheyLoad() {
+  void aFenceOnOneClient_answersTheOthersReadsWithThePrior_throughTheCommitWindow_thenTheyLoad() {
     CacheStore storeOfA = newStore();
     SustainableCache<String> a = cache(storeOfA);
     SustainableCache<String> b = cache(newStore());
@@ -82,6 +89,9 @@ public abstract class WriteFenceContract extends ServerContract {
       return row.get();
     };
     assertThat(b.get("k", db)).isEqualTo("old");
+    // the load's write is not awaited by its caller: the fence must find it to carry it
+    await().atMost(Duration.ofSeconds(5)).until(() -> raw(storeOfA, "k")
+        .filter(bytes -> Envelope.kind(bytes) == Envelope.KIND_VALUE).isPresent());
 
     WriteFence<String> fence = a.fence("k");
     assertThat(Envelope.kind(raw(storeOfA, "k").orElseThrow())).isEqualTo(Envelope.KIND_FENCE);
@@ -90,16 +100,24 @@ public abstract class WriteFenceContract extends ServerContract {
     assertThat(loads).as("reads during the transaction: the value the fence replaced")
         .hasValue(1);
     fence.beforeCommit();
+    long marked = System.nanoTime(); // the mark's time is earlier: the window ends before +100 ms
+    assertThat(Envelope.fenceCommitting(raw(storeOfA, "k").orElseThrow())).isTrue();
+    assertThat(Envelope.fencePrior(raw(storeOfA, "k").orElseThrow()))
+        .as("the prior kept for the commit window").isNotNull();
+    assertThat(b.get("k", db)).as("the prior, or past the window a load").isEqualTo("old");
+    await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        .until(() -> System.nanoTime() - marked > TimeUnit.MILLISECONDS.toNanos(100));
+    assertThat(b.getIfPresent("k")).as("past the commit window: nothing cached").isEmpty();
+    int before = loads.get();
     assertThat(b.get("k", db)).isEqualTo("old");
-    assertThat(b.getIfPresent("k")).as("from the commit on: loaded, not cached").isEmpty();
-    assertThat(loads).hasValue(2);
+    assertThat(loads).as("past the commit window: a load").hasValue(before + 1);
 
     row.set("new");
     fence.committed("new");
 
     assertThat(b.get("k", db)).isEqualTo("new");
     assertThat(a.get("k", db)).isEqualTo("new");
-    assertThat(loads).as("the committed value, cached by the release").hasValue(2);
+    assertThat(loads).as("the committed value, cached by the release").hasValue(before + 1);
   }
 
   /**

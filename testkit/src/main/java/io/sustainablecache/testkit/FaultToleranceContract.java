@@ -188,14 +188,7 @@ public abstract class FaultToleranceContract {
     FaultExperiment.Result down = experiment(downFor).run(FaultExperiment.Fault.SERVER_DOWN);
     report(String.format(Locale.ROOT, "server down %.2f s", downFor.toMillis() / 1000.0), down);
 
-    for (FaultExperiment.Phase phase : down.phases()) {
-      assertCallersSawOnlyLoadedValues(phase);
-    }
-    assertRecoveredInTime(down);
-    assertThat(down.duringFault().hitCount()).as("hits while the server was down").isZero();
-    assertThat(down.duringFault().storeErrorCount()).as("store errors while the server was down")
-        .isPositive();
-    assertThat(down.loadsDuringFault()).as("loads while the server was down").isPositive();
+    assertLoadedThroughTheFaultAndRecoveredInTime(down);
     assertLoadsOfAKeyNeverOverlapped(down);
     assertThat(down.reconnectMillis())
         .as("ms until the client held as many connections as before the fault")
@@ -269,14 +262,7 @@ public abstract class FaultToleranceContract {
     report(scenario, result);
     FaultExperiment.Phase faulty = result.faulty();
 
-    for (FaultExperiment.Phase phase : result.phases()) {
-      assertCallersSawOnlyLoadedValues(phase);
-    }
-    assertRecoveredInTime(result);
-    assertThat(result.duringFault().hitCount()).as("hits during the fault").isZero();
-    assertThat(result.duringFault().storeErrorCount()).as("store errors during the fault")
-        .isPositive();
-    assertThat(result.loadsDuringFault()).as("loads during the fault").isPositive();
+    assertLoadedThroughTheFaultAndRecoveredInTime(result);
     assertThat(faulty.maxWaitBeforeLoadNanos())
         .as("the longest wait of a get before it called the loader, ns")
         .isPositive()
@@ -291,6 +277,22 @@ public abstract class FaultToleranceContract {
   }
 
   // -------------------------------------------------------------------------------------------
+
+  /**
+   * Callers saw only the loader's value in every phase; during the fault nothing was served from
+   * the store, store operations failed and the loader answered; caching resumed in time.
+   */
+  private static void assertLoadedThroughTheFaultAndRecoveredInTime(
+      FaultExperiment.Result result) {
+    for (FaultExperiment.Phase phase : result.phases()) {
+      assertCallersSawOnlyLoadedValues(phase);
+    }
+    assertRecoveredInTime(result);
+    assertThat(result.duringFault().hitCount()).as("hits during the fault").isZero();
+    assertThat(result.duringFault().storeErrorCount()).as("store errors during the fault")
+        .isPositive();
+    assertThat(result.loadsDuringFault()).as("loads during the fault").isPositive();
+  }
 
   private static void assertRecoveredInTime(FaultExperiment.Result result) {
     assertThat(result.recoveryMillis())

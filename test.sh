@@ -50,5 +50,6 @@ mvn -B -v
 
 # Two modules at a time: most integration tests wait on the network and on timers, so on two
 # cores the adapters', Hibernate's and the lab's tests overlap, and the model checks
-# (core-model-checks, a minute of CPU that nothing depends on) run beside them (docs/testing.md).
+# (core-model-checks, about 95 s of CPU that nothing depends on) run beside them
+# (docs/testing.md).
 mvn -B -T 2 verify "$@"

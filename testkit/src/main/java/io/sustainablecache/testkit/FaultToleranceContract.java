@@ -190,9 +190,9 @@ public abstract class FaultToleranceContract {
 
     assertLoadedThroughTheFaultAndRecoveredInTime(down);
     assertLoadsOfAKeyNeverOverlapped(down);
-    assertThat(down.reconnectMillis())
-        .as("ms until the client held as many connections as before the fault")
-        .isBetween(0L, RECOVERY_BOUND.toMillis());
+    assertThat(TimeUnit.MILLISECONDS.toNanos(down.reconnectMillis()))
+        .as("ns until the client held as many connections as before the fault (-1 ms: never)")
+        .isBetween(0L, bound(RECOVERY_BOUND, down.recovering()));
 
     await("the cache's refresh threads to end").atMost(THREAD_EXIT_PATIENCE)
         .untilAsserted(() -> assertThat(liveThreadNames(REFRESH_THREAD_PREFIX + namespace + "-"))
@@ -294,11 +294,20 @@ public abstract class FaultToleranceContract {
     assertThat(result.loadsDuringFault()).as("loads during the fault").isPositive();
   }
 
+  /**
+   * Caching resumed within {@link #RECOVERY_BOUND} of the server's return, plus {@link
+   * #LATE_WAKE_UPS} times the latest wake-up seen while it recovered ({@link #bound}): the
+   * recovery waits for the client's reconnect or the node's probe, then a read, a load and a
+   * write, each woken late on a loaded machine (an ARCUS slow server took 2,236 ms once beside
+   * the model checks at load 15; about 1 s on a quiet machine).
+   */
   private static void assertRecoveredInTime(FaultExperiment.Result result) {
-    assertThat(result.recoveryMillis())
-        .as("milliseconds from the server's return until the cache served hits without loads"
-            + " (-1: not within the experiment's patience)")
-        .isBetween(0L, RECOVERY_BOUND.toMillis());
+    assertThat(TimeUnit.MILLISECONDS.toNanos(result.recoveryMillis()))
+        .as("ns from the server's return until the cache served hits without loads (-1 ms: not"
+            + " within the experiment's patience; bound: %d ms and %d times the latest wake-up,"
+            + " %d ms)", RECOVERY_BOUND.toMillis(), LATE_WAKE_UPS,
+            TimeUnit.NANOSECONDS.toMillis(result.recovering().maxLatenessNanos()))
+        .isBetween(0L, bound(RECOVERY_BOUND, result.recovering()));
   }
 
   private static void assertLoadsOfAKeyNeverOverlapped(FaultExperiment.Result result) {

@@ -25,18 +25,19 @@ import java.util.stream.IntStream;
  * runs it on a short preset and asserts on its {@link Result}; the stampede lab's fault suite
  * ({@code --faults}) runs it on a longer one and reports it.
  *
- * <p>A run connects {@link #instances} stores through one proxy, builds a cache over each (one
- * namespace: application instances sharing the store; the sustainable policy, a UTF-8 codec),
- * and drives them with {@link #threads} threads, each issuing {@link #requestsPerSecondPerThread}
- * {@code get}s per second round robin over {@link #keys} keys, with a {@link CountingLoader} as
- * the database. It waits until the caches serve hits without loading (the warm-up) and until
- * {@link #healthyFor} has passed since the load started; injects the fault for {@link #faultFor};
+ * <p>A run connects {@linkplain #instances(int) instances} stores through one proxy, builds a
+ * cache over each (one namespace: application instances sharing the store; the sustainable
+ * policy, a UTF-8 codec), and drives them with {@linkplain #load(int, int, int) threads}, each
+ * issuing a number of {@code get}s per second round robin over the keys, with a {@link
+ * CountingLoader} as the database. It waits until the caches serve hits without loading (the
+ * warm-up) and until the healthy time ({@link #phases}) has passed since the load started;
+ * injects the fault for its time;
  * ends it and measures the recovery: the time until, within one 20 ms polling interval, the
  * caches served hits and called the loader not at all (after a failing loader, also once a load
- * succeeded). It keeps the load on until {@link #afterFor} has passed since the fault ended, then
+ * succeeded). It keeps the load on until the time after the fault has passed since it ended, then
  * closes the caches, the stores and the proxy. Nothing here asserts.
  *
- * <p>Settings are changed in place ({@code experiment.faultFor(...)}); not thread-safe: a run
+ * <p>Settings are changed in place ({@code experiment.phases(...)}); not thread-safe: a run
  * belongs to the thread that called {@link #run}.
  */
 public final class FaultExperiment {
@@ -45,7 +46,7 @@ public final class FaultExperiment {
   public enum Fault {
     /** The proxy refuses new connections and drops the open ones. */
     SERVER_DOWN,
-    /** The proxy forwards every chunk, in both directions, {@link #slowDelay} late. */
+    /** The proxy forwards every chunk, in both directions, {@linkplain FaultExperiment#slowDelay late}. */
     SLOW_SERVER,
     /** The proxy accepts connections and requests and forwards nothing. */
     HANGING_SERVER,
@@ -95,16 +96,16 @@ public final class FaultExperiment {
    * @param instances the caches (application instances) driven
    * @param healthy the load from its start until the fault
    * @param faulty the load during the fault
-   * @param recovering the load from the fault's end until the recovery or, if later, {@link
-   *     #afterFor} after the fault's end
+   * @param recovering the load from the fault's end until the recovery or, if later, the time
+   *     after the fault ({@link FaultExperiment#phases}) has passed
    * @param duringFault the caches' counters during the fault, summed over the instances
    * @param whole the caches' counters over the whole run, summed over the instances
    * @param loadsDuringFault loader calls started during the fault
    * @param loads loader calls over the whole run
    * @param recoveryMillis from the fault's end until caching resumed, or -1 if it did not within
-   *     {@link #recoveryPatience}
+   *     20 s
    * @param reconnectMillis from the recovery until the clients held as many connections to the
-   *     proxy as before the fault, or -1 if they did not within {@link #recoveryPatience}
+   *     proxy as before the fault, or -1 if they did not within 20 s
    * @param connectionsLeftOpen connections through the proxy still open once the caches, the
    *     stores and the proxy were closed
    * @param maxConcurrentLoadsOfOneKey the most loader calls of one key that ran at the same time

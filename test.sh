@@ -2,7 +2,8 @@
 # The tests, as the README runs them: unit and integration tests against a real memcached.
 #
 # Installs memcached when there is no memcached binary (apt-get, with sudo when not root; or
-# Homebrew), prints the versions used, then runs `mvn -B verify` with any arguments given here.
+# Homebrew), prints the versions used, then runs `mvn -B -T 2 verify` with any arguments given
+# here.
 # With CI=true a test that finds no memcached fails instead of being skipped.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -47,4 +48,8 @@ echo "memcached: $memcached_bin ($("$memcached_bin" -V))"
 java -version
 mvn -B -v
 
-mvn -B verify "$@"
+# Two modules at a time: most integration tests wait on the network and on timers, so on two
+# cores the adapters', Hibernate's and the lab's tests overlap, and the model checks
+# (core-model-checks, about 95 s of CPU that nothing depends on) run beside them
+# (docs/testing.md).
+mvn -B -T 2 verify "$@"

@@ -5,24 +5,25 @@ import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.arcus.ArcusStore;
+import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
+import io.sustainablecache.testkit.memcached.FaultExperiment;
 import io.sustainablecache.testkit.memcached.FaultProxy;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import net.spy.memcached.ArcusClient;
 import net.spy.memcached.ConnectionFactoryBuilder;
@@ -30,10 +31,11 @@ import net.spy.memcached.FailureMode;
 
 /**
  * The lab's fault suite ({@code --faults}): the library (SUS, through the ARCUS adapter) under
- * steady load against a real memcached behind the lab's own {@link FaultProxy}, through four
- * faults: the server down, the server slow, the database failing (for one instance, and for
- * four instances sharing the fleet lease, each with its own connection), and a refresh executor
- * saturated by ten thousand keys due at once.
+ * steady load against a real memcached behind a {@link FaultProxy}, through four faults: the
+ * server down, the server slow, the database failing (for one instance, and for four instances
+ * sharing the fleet lease, each with its own connection), and a refresh executor saturated by
+ * ten thousand keys due at once. The first three are the testkit's {@link FaultExperiment}, the
+ * experiment the adapters' fault-tolerance contract asserts on, on a longer preset.
  */
 final class FaultSuite {
 
@@ -43,9 +45,15 @@ final class FaultSuite {
 
   private static final Duration TTL = Duration.ofSeconds(3);
   private static final Duration OPERATION_TIMEOUT = Duration.ofMillis(300);
-  private static final int RATE = 50;
+  /** 50 requests/s in all. */
+  private static final int THREADS = 2;
+  private static final int RATE_PER_THREAD = 25;
   private static final int KEYS = 5;
   private static final long DB_MILLIS = 20;
+  private static final Duration HEALTHY_FOR = Duration.ofSeconds(5);
+  private static final Duration FAULT_FOR = Duration.ofSeconds(10);
+  private static final Duration AFTER_FOR = Duration.ofSeconds(10);
+  private static final Duration SLOW_DELAY = Duration.ofSeconds(2);
 
   /**
    * One scenario's outcome.
@@ -95,12 +103,16 @@ final class FaultSuite {
 
   List<FaultResult> run() {
     List<FaultResult> results = new ArrayList<>();
-    attempt("down", () -> steadyLoadThrough("down", Fault.DOWN), results);
-    attempt("slow", () -> steadyLoadThrough("slow", Fault.SLOW), results);
-    attempt("loader_failing", () -> steadyLoadThrough("loader_failing", Fault.LOADER_FAILING),
+    attempt("down", () -> steadyLoadThrough("down", FaultExperiment.Fault.SERVER_DOWN, 1),
+        results);
+    attempt("slow", () -> steadyLoadThrough("slow", FaultExperiment.Fault.SLOW_SERVER, 1),
+        results);
+    attempt("loader_failing",
+        () -> steadyLoadThrough("loader_failing", FaultExperiment.Fault.LOADER_FAILING, 1),
         results);
     attempt("loader_failing_x4",
-        () -> steadyLoadThrough("loader_failing_x4", Fault.LOADER_FAILING, 4), results);
+        () -> steadyLoadThrough("loader_failing_x4", FaultExperiment.Fault.LOADER_FAILING, 4),
+        results);
     attempt("saturation", this::saturation, results);
     return results;
   }
@@ -155,102 +167,43 @@ final class FaultSuite {
     return b.toString();
   }
 
-  private enum Fault { DOWN, SLOW, LOADER_FAILING }
-
-  private FaultResult steadyLoadThrough(String name, Fault fault) {
-    return steadyLoadThrough(name, fault, 1);
-  }
-
   /**
-   * 50 requests/s over 5 keys for 25 s: 5 s healthy, 10 s of the fault, 10 s healthy again;
-   * round-robin over {@code instances} caches, each over its own connection to the proxy.
+   * The testkit's {@link FaultExperiment} (the one the adapters' fault-tolerance contract
+   * asserts on) on the lab's preset: {@link #THREADS} threads of {@link #RATE_PER_THREAD}
+   * requests/s over {@link #KEYS} keys, {@link #HEALTHY_FOR} healthy, {@link #FAULT_FOR} of the
+   * fault, {@link #AFTER_FOR} healthy again; {@code instances} caches, each over its own ARCUS
+   * client through the proxy, round robin.
    */
-  private FaultResult steadyLoadThrough(String name, Fault fault, int instances) {
-    out.printf("[faults] %-17s %s5 s healthy, 10 s %s, 10 s healthy ... ", name,
-        instances > 1 ? instances + " instances (fleet lease), " : "", describe(fault));
+  private FaultResult steadyLoadThrough(String name, FaultExperiment.Fault fault, int instances) {
+    out.printf("[faults] %-17s %s%d s healthy, %d s %s, %d s healthy ... ", name,
+        instances > 1 ? instances + " instances (fleet lease), " : "", HEALTHY_FOR.toSeconds(),
+        FAULT_FOR.toSeconds(), describe(fault), AFTER_FOR.toSeconds());
     out.flush();
-    AtomicBoolean dbFailing = new AtomicBoolean();
-    LongAdder loads = new LongAdder();
-    AtomicLong faultFrom = new AtomicLong(Long.MAX_VALUE);
-    AtomicLong faultTo = new AtomicLong(Long.MAX_VALUE);
-    java.util.concurrent.ConcurrentHashMap<String, Long> firstFailure =
-        new java.util.concurrent.ConcurrentHashMap<>();
-    LongAdder faultLoads = new LongAdder();
-    Loader<String> db = key -> {
-      loads.increment();
-      long now = System.currentTimeMillis();
-      if (now >= faultFrom.get() && now < faultTo.get()) {
-        faultLoads.increment();
-      }
-      Thread.sleep(DB_MILLIS);
-      if (dbFailing.get()) {
-        firstFailure.putIfAbsent(key, now);
-        throw new IOException("database unavailable");
-      }
-      return key + "@" + System.currentTimeMillis();
-    };
-    List<Connection> connections = new ArrayList<>();
-    List<SustainableCache<String>> caches = new ArrayList<>();
-    try (FaultProxy proxy = FaultProxy.start(memcached)) {
-      for (int i = 0; i < instances; i++) {
-        Connection connection = Connection.to(proxy.address());
-        connections.add(connection);
-        caches.add(SustainableCache.builder(connection.store).namespace("faults-" + name)
-            .ttl(TTL).codec(ValueCodec.utf8()).build());
-      }
-      Driver driver = new Driver(caches, db);
-      long start = System.currentTimeMillis();
-      driver.start();
-      sleepUntil(start + 5_000);
-      switch (fault) {
-        case DOWN -> {
-          proxy.refuse();
-          proxy.dropConnections();
-        }
-        case SLOW -> proxy.delay(Duration.ofSeconds(2));
-        case LOADER_FAILING -> dbFailing.set(true);
-        default -> throw new AssertionError(fault);
-      }
-      faultFrom.set(System.currentTimeMillis());
-      sleepUntil(start + 15_000);
-      long hitsAtRestore = sum(caches, CacheStats::hitCount);
-      long loadsAtRestore = sum(caches, CacheStats::loadSuccessCount);
-      long restoredAt = System.currentTimeMillis();
-      if (fault == Fault.LOADER_FAILING) {
-        dbFailing.set(false);
-      } else {
-        proxy.passThrough();
-      }
-      faultTo.set(restoredAt);
-      // Recovered: reads are answered from the cache again (for a failing database: a fresh
-      // value was loaded and stored).
-      LongSupplier progress = fault == Fault.LOADER_FAILING
-          ? () -> sum(caches, CacheStats::loadSuccessCount) - loadsAtRestore
-          : () -> sum(caches, CacheStats::hitCount) - hitsAtRestore;
-      long recovery = driver.awaitProgress(progress, restoredAt, start + 25_000);
-      sleepUntil(start + 25_000);
-      driver.stop();
-      double perWindow = -1;
-      if (fault == Fault.LOADER_FAILING) {
-        double windows = FailingDbScenario.backoffWindows(firstFailure.values(), restoredAt,
-            1_000, Math.max(1_000, TTL.toMillis()));
-        perWindow = windows == 0 ? 0 : faultLoads.sum() / windows;
-      }
-      FaultResult result = new FaultResult(name, driver.requests.get(), driver.errors.get(),
-          loads.sum(), driver.maxLatency.get(), recovery, sum(caches,
-          s -> s.count("refresh_rejected")), sum(caches, s -> s.count("stale_hit")
-          + s.count("stale_on_error")), instances, faultLoads.sum(), perWindow);
-      out.printf("%d errors, recovery %d ms%n", result.callerErrors(), recovery);
-      return result;
-    } finally {
-      caches.forEach(SustainableCache::close);
-      connections.forEach(Connection::close);
+    Map<CacheStore, Connection> connections = new IdentityHashMap<>();
+    FaultExperiment.Result r = FaultExperiment.through((address, timeout) -> {
+          Connection connection = Connection.to(address, timeout);
+          connections.put(connection.store, connection);
+          return connection.store;
+        }, store -> connections.remove(store).close(), memcached, "faults-" + name)
+        .ttl(TTL).operationTimeout(OPERATION_TIMEOUT).loadTime(Duration.ofMillis(DB_MILLIS))
+        .load(KEYS, THREADS, RATE_PER_THREAD).instances(instances)
+        .phases(HEALTHY_FOR, FAULT_FOR, AFTER_FOR).slowDelay(SLOW_DELAY)
+        .run(fault);
+    double perWindow = -1;
+    if (fault == FaultExperiment.Fault.LOADER_FAILING) {
+      double windows = FailingDbScenario.backoffWindows(r.firstFailureMillis(),
+          r.faultEndMillis(), 1_000, Math.max(1_000, TTL.toMillis()));
+      perWindow = windows == 0 ? 0 : r.loadsDuringFault() / windows;
     }
-  }
-
-  private static long sum(List<SustainableCache<String>> caches,
-      java.util.function.ToLongFunction<CacheStats> counter) {
-    return caches.stream().mapToLong(c -> counter.applyAsLong(c.stats())).sum();
+    FaultResult result = new FaultResult(name,
+        r.phases().stream().mapToLong(FaultExperiment.Phase::requests).sum(),
+        r.phases().stream().mapToLong(FaultExperiment.Phase::callerErrors).sum(), r.loads(),
+        r.phases().stream().mapToLong(FaultExperiment.Phase::maxLatencyMillis).max().orElse(0),
+        r.recoveryMillis(), r.whole().count("refresh_rejected"),
+        r.whole().count("stale_hit") + r.whole().count("stale_on_error"), instances,
+        r.loadsDuringFault(), perWindow);
+    out.printf("%d errors, recovery %d ms%n", result.callerErrors(), result.recoveryMs());
+    return result;
   }
 
   /**
@@ -269,7 +222,7 @@ final class FaultSuite {
       return key + "@" + System.currentTimeMillis();
     };
     try (FaultProxy proxy = FaultProxy.start(memcached);
-        Connection connection = Connection.to(proxy.address());
+        Connection connection = Connection.to(proxy.address(), OPERATION_TIMEOUT);
         SustainableCache<String> cache = SustainableCache.builder(connection.store)
             .namespace("faults-saturation").ttl(Duration.ofSeconds(2))
             .grace(Duration.ofSeconds(10)).codec(ValueCodec.utf8()).refreshThreads(2)
@@ -325,65 +278,13 @@ final class FaultSuite {
     }
   }
 
-  private static String describe(Fault fault) {
+  private static String describe(FaultExperiment.Fault fault) {
     return switch (fault) {
-      case DOWN -> "server down";
-      case SLOW -> "2 s added per direction";
+      case SERVER_DOWN -> "server down";
+      case SLOW_SERVER -> SLOW_DELAY.toSeconds() + " s added per direction";
+      case HANGING_SERVER -> "server hanging";
       case LOADER_FAILING -> "database failing";
     };
-  }
-
-  /**
-   * Open-loop requests at {@link #RATE}/s over {@link #KEYS} keys, round-robin over the caches;
-   * records what callers saw.
-   */
-  private static final class Driver {
-    final AtomicLong requests = new AtomicLong();
-    final AtomicLong errors = new AtomicLong();
-    final AtomicLong maxLatency = new AtomicLong();
-    private final List<SustainableCache<String>> caches;
-    private final Loader<String> db;
-    private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
-    private final ExecutorService workers = Executors.newCachedThreadPool();
-
-    Driver(List<SustainableCache<String>> caches, Loader<String> db) {
-      this.caches = caches;
-      this.db = db;
-    }
-
-    void start() {
-      ticker.scheduleAtFixedRate(() -> {
-        long n = requests.getAndIncrement();
-        String key = "k" + (n % KEYS);
-        SustainableCache<String> cache = caches.get((int) (n / KEYS % caches.size()));
-        workers.execute(() -> {
-          long t0 = System.nanoTime();
-          try {
-            cache.get(key, db);
-          } catch (RuntimeException e) { // CacheLoadException: the loader's error reached us
-            errors.incrementAndGet();
-          }
-          maxLatency.accumulateAndGet((System.nanoTime() - t0) / 1_000_000, Math::max);
-        });
-      }, 0, 1_000 / RATE, TimeUnit.MILLISECONDS);
-    }
-
-    /** Milliseconds from {@code since} until {@code progress} turns positive, or -1. */
-    long awaitProgress(LongSupplier progress, long since, long deadline) {
-      while (System.currentTimeMillis() < deadline) {
-        if (progress.getAsLong() > 0) {
-          return System.currentTimeMillis() - since;
-        }
-        sleepUntil(System.currentTimeMillis() + 5);
-      }
-      return -1;
-    }
-
-    void stop() {
-      ticker.shutdownNow();
-      workers.shutdown();
-      awaitTermination(workers, 30);
-    }
   }
 
   /** An ARCUS client connected to the proxy with the settings the adapter recommends. */
@@ -391,13 +292,13 @@ final class FaultSuite {
     final ArcusClient client;
     final ArcusStore store;
 
-    private Connection(ArcusClient client) {
+    private Connection(ArcusClient client, Duration operationTimeout) {
       this.client = client;
-      this.store = ArcusStore.builder(client).operationTimeout(OPERATION_TIMEOUT).build();
+      this.store = ArcusStore.builder(client).operationTimeout(operationTimeout).build();
     }
 
-    static Connection to(InetSocketAddress address) {
-      return new Connection(client(address, OPERATION_TIMEOUT));
+    static Connection to(InetSocketAddress address, Duration operationTimeout) {
+      return new Connection(client(address, operationTimeout), operationTimeout);
     }
 
     @Override

@@ -16,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /**
- * How long an invalidation fences out older loads (found by {@link PerKeyStateStressTest}).
+ * How long an invalidation fences out older loads (found by {@code PerKeyStateStressTest} (core-model-checks)).
  *
  * <p>{@code invalidate} replaces the item with a tombstone that lives {@code loadTimeout + 10 s},
  * so that a load that read the key before the invalidation (on any host) fails its {@code cas}
@@ -114,7 +114,7 @@ final class InvalidationFenceTest {
   }
 
   /**
-   * Found by {@link PerKeyStateStressTest} (about 1 run in 300): a reader reads a tombstone, is
+   * Found by {@code PerKeyStateStressTest} (core-model-checks) (about 1 run in 300): a reader reads a tombstone, is
    * descheduled, and comes back after the tombstone expired and another reader started a flight
    * from reading nothing. Its stale tombstone supersedes that flight (the conservative rule of
    * {@link KeyRegistry#begin}: counted), and the flight it registers must start at the time of the

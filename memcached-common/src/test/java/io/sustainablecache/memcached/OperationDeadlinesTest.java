@@ -32,6 +32,8 @@ class OperationDeadlinesTest {
 
   private static final OperationName NAME = OperationName.of("TEST", "op");
   private static final Duration TIMEOUT = Duration.ofMillis(50);
+  /** A deadline no test reaches: for steps that must come before it on any machine. */
+  private static final Duration FAR_AWAY = Duration.ofMinutes(10);
   private static final long PATIENCE_SECONDS = 10;
 
   /** A private instance, so that tests do not share a queue with each other or the adapters. */
@@ -99,25 +101,18 @@ class OperationDeadlinesTest {
   }
 
   /**
-   * An operation answered in time is neither failed nor abandoned when its deadline passes.
-   * The deadline has certainly passed once a later operation has timed out (FIFO).
+   * An operation answered before its deadline is neither failed nor abandoned: the deadline
+   * thread lets it go (drops it from its queue, which only that thread does, and idles), so its
+   * deadline can no longer fire. The deadline is ten minutes away, so no descheduling of this
+   * thread makes the answer late.
    */
   @Test
   void anAnsweredOperationIsLeftAlone() throws Exception {
-    OperationDeadlines deadlines = deadlines(TIMEOUT);
-    Probe answered;
-    Probe later;
-    for (int run = 1; ; run++) {
-      long started = System.nanoTime();
-      answered = new Probe(deadlines).started();
-      later = new Probe(deadlines).started();
-      if (answered.answer("value")) {
-        break;
-      }
-      theDeadlineCameFirst(answered, started, run);
-    }
-    assertThat(failure(later)).hasMessage("TEST op timed out after 50 ms");
+    OperationDeadlines deadlines = deadlines(FAR_AWAY);
+    Probe answered = new Probe(deadlines).started();
+    assertThat(answered.answer("value")).isTrue();
 
+    awaitTheDeadlineThreadIdle(deadlines);
     assertThat(answered.get()).isEqualTo("value");
     assertThat(answered.timeouts).hasValue(0);
     assertThat(answered.cancellations).hasValue(0);
@@ -133,22 +128,19 @@ class OperationDeadlinesTest {
     assertThat(failure(probe)).hasMessage("TEST op timed out after 50 ms");
   }
 
+  /**
+   * Cancelling abandons the operation once, on the cancelling thread; the deadline thread then
+   * lets it go without failing or abandoning it again. (Issue 32: with a real 50 ms deadline the
+   * cancel lost to the deadline on a loaded machine; the deadline is ten minutes away now.)
+   */
   @Test
   void cancellingAbandonsTheOperationOnceAndTheDeadlineThenDoesNothing() throws Exception {
-    OperationDeadlines deadlines = deadlines(TIMEOUT);
-    Probe cancelled;
-    Probe later;
-    for (int run = 1; ; run++) {
-      long started = System.nanoTime();
-      cancelled = new Probe(deadlines).started();
-      later = new Probe(deadlines).started();
-      if (cancelled.cancel(true)) {
-        break;
-      }
-      theDeadlineCameFirst(cancelled, started, run);
-    }
+    OperationDeadlines deadlines = deadlines(FAR_AWAY);
+    Probe cancelled = new Probe(deadlines).started();
+
+    assertThat(cancelled.cancel(true)).isTrue();
     assertThat(cancelled.cancel(false)).as("cancelled already").isTrue();
-    assertThat(failure(later)).hasMessage("TEST op timed out after 50 ms");
+    awaitTheDeadlineThreadIdle(deadlines);
 
     assertThat(cancelled).isCancelled();
     assertThat(failure(cancelled)).isInstanceOf(CancellationException.class);
@@ -157,37 +149,25 @@ class OperationDeadlinesTest {
     assertThat(cancelled.abandonedOn).isEqualTo(Thread.currentThread().getName());
   }
 
-  /**
-   * For a test whose step must come before a 50 ms deadline: this run's step came after it,
-   * because the machine held this thread longer than that (a loaded machine). Checks that the
-   * deadline really had passed and failed the operation as it must, so that the test can run
-   * its steps again; fails after 20 such runs in a row.
-   */
-  private static void theDeadlineCameFirst(Probe probe, long startedNanos, int run)
-      throws Exception {
-    assertThat(Duration.ofNanos(System.nanoTime() - startedNanos))
-        .as("a step refused although its deadline had not passed").isGreaterThanOrEqualTo(TIMEOUT);
-    assertThat(failure(probe)).hasMessage("TEST op timed out after 50 ms");
-    assertThat(run).as("runs in a row in which this thread was held past the deadline")
-        .isLessThan(20);
-  }
-
   @Test
   void cancellingAnAnsweredOperationDoesNothing() throws Exception {
-    OperationDeadlines deadlines = deadlines(TIMEOUT);
-    Probe probe;
-    for (int run = 1; ; run++) {
-      long started = System.nanoTime();
-      probe = new Probe(deadlines).started();
-      if (probe.answer("value")) {
-        break;
-      }
-      theDeadlineCameFirst(probe, started, run);
-    }
+    OperationDeadlines deadlines = deadlines(FAR_AWAY);
+    Probe probe = new Probe(deadlines).started();
+    assertThat(probe.answer("value")).isTrue();
 
     assertThat(probe.cancel(true)).isFalse();
     assertThat(probe.get()).isEqualTo("value");
     assertThat(probe.cancellations).hasValue(0);
+  }
+
+  /**
+   * Waits until the deadline thread has emptied its queue: it idles, or has ended after idling.
+   * Only that thread removes operations, and it removes one only once it is complete or failed,
+   * so an operation complete before this returns is never touched by its deadline.
+   */
+  private static void awaitTheDeadlineThreadIdle(OperationDeadlines deadlines) {
+    await().atMost(Duration.ofSeconds(PATIENCE_SECONDS))
+        .until(() -> deadlines.isIdle() || !deadlines.hasThread());
   }
 
   /** Deadlines fire in the order the operations started. */

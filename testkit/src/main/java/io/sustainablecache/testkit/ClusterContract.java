@@ -9,6 +9,7 @@ import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.testing.FixedRandom;
+import io.sustainablecache.testkit.memcached.CountingLoader;
 import io.sustainablecache.testkit.memcached.MemcachedCluster;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,7 @@
 package io.sustainablecache.testkit;
 
 import io.sustainablecache.Loader;
+import io.sustainablecache.testkit.memcached.CountingLoader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -37,7 +38,7 @@ final class LoadLog implements Loader<String> {
   }
 
   @Override
-  public String load(String key) throws InterruptedException {
+  public String load(String key) throws InterruptedException, java.io.IOException {
     loads.add(new Load(System.nanoTime(), key,
         Thread.currentThread().getName().startsWith(refreshThreadPrefix)));
     return database.load(key);

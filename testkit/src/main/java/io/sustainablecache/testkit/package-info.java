@@ -18,7 +18,9 @@
  *       that a test turns into a faulty network at run time: added latency, a hanging server,
  *       dropped connections, refused connections.</li>
  *   <li>{@link io.sustainablecache.testkit.FaultToleranceContract} runs a cache over an adapter
- *       through such faults under steady load (server down, slow, hanging).</li>
+ *       through such faults under steady load (server down, slow, hanging): runs of {@link
+ *       io.sustainablecache.testkit.memcached.FaultExperiment}, which the stampede lab's fault
+ *       suite runs too.</li>
  *   <li>{@link io.sustainablecache.testkit.SustainableCacheContract} runs a cache over an adapter
  *       end to end, including the invalidation races across two hosts. It does not depend on the
  *       adapter beyond what {@link io.sustainablecache.testkit.CacheStoreContract} checks, so

@@ -1,6 +1,4 @@
-package io.sustainablecache.testkit;
-
-import static org.awaitility.Awaitility.await;
+package io.sustainablecache.testkit.memcached;
 
 import io.sustainablecache.Loader;
 import io.sustainablecache.SustainableCache;
@@ -15,8 +13,9 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Steady traffic against a cache: a few threads, each calling {@code get} on a random key at a
- * fixed rate, recording what the callers see phase by phase (a phase is the interval between two
+ * Steady traffic against one cache or several (application instances sharing a store): a few
+ * threads, each calling {@code get} at a fixed rate, round robin over the keys and, a round of
+ * the keys each, over the caches, recording what the callers see phase by phase (a phase is the interval between two
  * calls of {@link #nextPhase()}).
  *
  * <p>Each thread paces itself: it starts a request every {@code 1 / rate} seconds, and when a
@@ -31,47 +30,21 @@ final class SteadyLoad implements AutoCloseable {
 
   private static final Duration STOP_PATIENCE = Duration.ofSeconds(10);
 
-  /** How long the lateness probe parks each time; see {@link Phase#maxLatenessNanos}. */
+  /** How long the lateness probe parks each time; see {@link FaultExperiment.Phase#maxLatenessNanos}. */
   static final Duration PROBE_PARK = Duration.ofMillis(5);
 
-  /**
-   * What the callers saw in one phase.
-   *
-   * @param requests requests started in the phase
-   * @param callerErrors requests that threw anything (the loader used here never throws)
-   * @param wrongValues requests that returned something other than the loader's value
-   * @param maxLatencyNanos the longest request
-   * @param maxWaitBeforeLoadNanos the longest time from a request's start to the moment it called
-   *     the loader on its own thread (a miss it led), or 0 if none did
-   * @param firstError the first exception a caller saw, or {@code null}
-   * @param maxLatenessNanos how late, at most, a thread that parks for {@link #PROBE_PARK} woke
-   *     up in the phase: the machine's scheduling delay, for bounds derived from it
-   */
-  record Phase(long requests, long callerErrors, long wrongValues, long maxLatencyNanos,
-      long maxWaitBeforeLoadNanos, Throwable firstError, long maxLatenessNanos) {
-
-    long maxLatencyMillis() {
-      return TimeUnit.NANOSECONDS.toMillis(maxLatencyNanos);
-    }
-
-    long maxWaitBeforeLoadMillis() {
-      return TimeUnit.NANOSECONDS.toMillis(maxWaitBeforeLoadNanos);
-    }
-  }
-
-  private final SustainableCache<String> cache;
+  private final List<SustainableCache<String>> caches;
   private final List<String> keys;
   private final Loader<String> loader;
   private final long periodNanos;
   private final List<Thread> threads = new ArrayList<>();
-  private final java.util.concurrent.atomic.AtomicInteger nextKey =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger nextKey = new AtomicInteger();
   private final AtomicReference<Recorder> recorder = new AtomicReference<>(new Recorder());
   private volatile boolean running = true;
 
-  private SteadyLoad(SustainableCache<String> cache, List<String> keys, Loader<String> loader,
-      int requestsPerSecondPerThread) {
-    this.cache = cache;
+  private SteadyLoad(List<SustainableCache<String>> caches, List<String> keys,
+      Loader<String> loader, int requestsPerSecondPerThread) {
+    this.caches = List.copyOf(caches);
     this.keys = List.copyOf(keys);
     this.loader = loader;
     this.periodNanos = TimeUnit.SECONDS.toNanos(1) / requestsPerSecondPerThread;
@@ -83,9 +56,9 @@ final class SteadyLoad implements AutoCloseable {
    * @param loader the database: it must return {@link CountingLoader#valueOf} of the key
    * @param threadName the threads' name prefix
    */
-  static SteadyLoad start(SustainableCache<String> cache, List<String> keys,
+  static SteadyLoad start(List<SustainableCache<String>> caches, List<String> keys,
       Loader<String> loader, int threads, int requestsPerSecondPerThread, String threadName) {
-    SteadyLoad load = new SteadyLoad(cache, keys, loader, requestsPerSecondPerThread);
+    SteadyLoad load = new SteadyLoad(caches, keys, loader, requestsPerSecondPerThread);
     for (int i = 0; i < threads; i++) {
       Thread thread = new Thread(load::run, threadName + "-" + i);
       thread.setDaemon(true);
@@ -104,7 +77,7 @@ final class SteadyLoad implements AutoCloseable {
    *
    * @return what the callers saw in the phase that ended
    */
-  Phase nextPhase() {
+  FaultExperiment.Phase nextPhase() {
     Recorder ended = recorder.getAndSet(new Recorder());
     return ended.awaitAndSummarize();
   }
@@ -114,7 +87,7 @@ final class SteadyLoad implements AutoCloseable {
    *
    * @return the last phase
    */
-  Phase stop() {
+  FaultExperiment.Phase stop() {
     running = false;
     for (Thread thread : threads) {
       try {
@@ -168,8 +141,11 @@ final class SteadyLoad implements AutoCloseable {
   private void request() {
     Recorder phase = enterPhase();
     try {
-      // Round robin over the keys, shared by the threads: a repeatable load.
-      String key = keys.get(Math.floorMod(nextKey.getAndIncrement(), keys.size()));
+      // Round robin over the keys, shared by the threads: a repeatable load; each round of the
+      // keys goes to the next cache (the next application instance).
+      int n = nextKey.getAndIncrement();
+      String key = keys.get(Math.floorMod(n, keys.size()));
+      SustainableCache<String> cache = caches.get(Math.floorMod(n / keys.size(), caches.size()));
       Thread caller = Thread.currentThread();
       long started = System.nanoTime();
       try {
@@ -234,13 +210,16 @@ final class SteadyLoad implements AutoCloseable {
       firstError.compareAndSet(null, e);
     }
 
-    Phase awaitAndSummarize() {
-      await("requests of the ending phase to return")
-          .atMost(STOP_PATIENCE)
-          .pollDelay(Duration.ZERO)
-          .pollInterval(Duration.ofMillis(5))
-          .until(() -> inFlight.get() == 0);
-      return new Phase(requests.sum(), errors.sum(), wrongValues.sum(), maxLatency.get(),
+    FaultExperiment.Phase awaitAndSummarize() {
+      long deadline = System.nanoTime() + STOP_PATIENCE.toNanos();
+      while (inFlight.get() > 0) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException("requests of the ending phase did not return within "
+              + STOP_PATIENCE.toSeconds() + " s");
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+      }
+      return new FaultExperiment.Phase(requests.sum(), errors.sum(), wrongValues.sum(), maxLatency.get(),
           maxWaitBeforeLoad.get(), firstError.get(), maxLateness.get());
     }
   }

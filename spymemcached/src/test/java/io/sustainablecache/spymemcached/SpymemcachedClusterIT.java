@@ -5,9 +5,13 @@ import static org.awaitility.Awaitility.await;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testkit.ClusterContract;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import net.spy.memcached.ConnectionObserver;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.MemcachedNode;
@@ -54,7 +58,25 @@ class SpymemcachedClusterIT extends ClusterContract {
     }
     SpymemcachedStore store =
         SpymemcachedStore.builder(client).operationTimeout(operationTimeout).build();
+    long connected = System.nanoTime();
+    List<String> events = new CopyOnWriteArrayList<>();
+    client.addObserver(new ConnectionObserver() {
+      @Override
+      public void connectionEstablished(SocketAddress node, int reconnectCount) {
+        events.add(since(connected) + " ms: connected to " + node);
+      }
+
+      @Override
+      public void connectionLost(SocketAddress node) {
+        events.add(since(connected) + " ms: lost " + node);
+      }
+    });
     return new ClusterClient() {
+      @Override
+      public List<String> connectionEvents() {
+        return List.copyOf(events);
+      }
+
       @Override
       public CacheStore store() {
         return store;
@@ -100,5 +122,9 @@ class SpymemcachedClusterIT extends ClusterContract {
         client.shutdown();
       }
     };
+  }
+
+  private static long since(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nanos);
   }
 }

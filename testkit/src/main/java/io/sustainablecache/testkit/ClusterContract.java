@@ -31,6 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -121,6 +122,15 @@ public abstract class ClusterContract {
 
     /** Whether the client has a working connection to the node now. */
     boolean connectedTo(InetSocketAddress node);
+
+    /**
+     * The connections the client lost and made since it connected, each with its time (for a
+     * failure's message: a survivor whose connection was re-opened under {@code Redistribute}
+     * can come back with an item its keys' writes went around); empty if not recorded.
+     */
+    default List<String> connectionEvents() {
+      return List.of();
+    }
 
     /** Shuts the client down without waiting for dead servers. */
     @Override
@@ -324,6 +334,7 @@ public abstract class ClusterContract {
         ClusterClient client = connect(cluster.addresses(), OPERATION_TIMEOUT);
         SustainableCache<String> reader = nearHost(client.store(), namespace);
         SustainableCache<String> writer = nearHost(client.store(), namespace)) {
+      source.connections = client::connectionEvents;
       Map<String, InetSocketAddress> home = new TreeMap<>();
       keys.forEach(key -> home.put(key, client.nodeOf(namespace + ":" + key)));
       InetSocketAddress sequenceNode = client.nodeOf(sequenceKey);
@@ -468,6 +479,9 @@ public abstract class ClusterContract {
     private final Set<String> unpromised = new HashSet<>();
     private int version;
 
+    /** What the client saw of its connections, for a failure's message; set once connected. */
+    private Supplier<List<String>> connections = List::of;
+
     Source(List<String> keys) {
       keys.forEach(key -> values.put(key, key + "@0"));
     }
@@ -477,8 +491,9 @@ public abstract class ClusterContract {
       String value = cache.get(key, values::get);
       Long changed = returned.get(key);
       if (changed != null && !unpromised.contains(key) && began - changed > NEAR_DELTA_NANOS) {
-        assertThat(value).as("%s read %d ms after its change returned", key,
-            TimeUnit.NANOSECONDS.toMillis(began - changed)).isEqualTo(values.get(key));
+        assertThat(value).as("%s read %d ms after its change returned (the client's"
+            + " connections: %s)", key, TimeUnit.NANOSECONDS.toMillis(began - changed),
+            connections.get()).isEqualTo(values.get(key));
       }
       return value;
     }

@@ -561,12 +561,12 @@ final class WriteFences<V> {
     @Override
     public void beforeCommit() {
       spans.around(Kind.FENCE_BEFORE_COMMIT, key, () -> {
-        dropPriorBeforeCommit();
+        markCommitting();
         return this;
       }, fence -> fence.unprotected ? "unprotected" : "success");
     }
 
-    private void dropPriorBeforeCommit() {
+    private void markCommitting() {
       if (completed.get()) {
         throw new IllegalStateException("the fence of " + key + " was completed already");
       }

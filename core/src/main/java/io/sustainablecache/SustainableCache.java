@@ -543,9 +543,12 @@ public interface SustainableCache<V> extends AutoCloseable {
    *       closeTimeout} again: the write-backs of loads (also one handed to a caller's refresh
    *       executor and not run yet), the fleet lease's deletes and failure markers, {@code put}s
    *       and invalidations that nobody awaited (made on a store thread, or {@link
-   *       BulkPeek#putLoaded}), near-cache log records, and write fences' releases in progress,
-   *       retries after a store failure included. Writes issued while it waits are waited for as
-   *       well. A load still running is not waited for: its write, issued when it ends, may come
+   *       BulkPeek#putLoaded}), near-cache log records, and write fences' releases in progress.
+   *       A release waiting out its back-off after a store failure is retried at once; if that
+   *       fails too it is given up, as from then on is every release that fails (its fence stands
+   *       until the writer's hold ends, at most {@code fenceTimeout} after it was placed), so a
+   *       store that is down costs {@code close()} one more attempt, not the back-off. Writes
+   *       issued while it waits are waited for as well. A load still running is not waited for: its write, issued when it ends, may come
    *       after this returns.</li>
    * </ol>
    * The bound is measured on the cache's {@linkplain SustainableCacheBuilder#scheduler

@@ -245,6 +245,7 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
       generations.close();
     }
     refresher.close(); // first: the refreshes it waits for issue writes too
+    fences.close(); // releases waiting out a back-off after a store failure: retried now, once
     if (!Waiting.allowed(config.store())) {
       return; // the writes are answered on this very thread, once it returns
     }

@@ -12,6 +12,7 @@ import io.sustainablecache.spi.StoreItem;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -108,6 +109,15 @@ final class WriteFences<V> {
    */
   private final ConcurrentHashMap<String, ConcurrentHashMap<Long, Ended>> ended =
       new ConcurrentHashMap<>();
+
+  /**
+   * The releases whose retry waits on its back-off: {@link #close()} runs each at once instead
+   * (a store that failed once may answer now), and a release that fails after {@code close()}
+   * gives up, so that {@code close()} waits for one more round trip, not for a back-off that a
+   * dead store would stretch to {@code fenceTimeout}.
+   */
+  private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
+  private volatile boolean closing;
 
   WriteFences(CacheConfig<V> config, PendingWrites pending, Keys keys, EntryWriter<V> writer,
       CallerWrites<V> writes, KeyRegistry registry, FleetLease<V> lease, StatsCounter stats,
@@ -337,6 +347,34 @@ final class WriteFences<V> {
       registry.detach(storeKey);
     }
     return stored;
+  }
+
+  /**
+   * The cache is closing: every release waiting for its retry is retried now, and a release that
+   * fails from now on is not retried (its fence stands until this writer's hold ends, at most
+   * {@code fenceTimeout} after it was placed, as after a release given up). Idempotent.
+   */
+  void close() {
+    closing = true;
+    retries.forEach(Retry::run);
+  }
+
+  /** A release's retry, run once: by the scheduler after its back-off, or by {@link #close()}. */
+  private final class Retry implements Runnable {
+    private final AtomicBoolean claimed = new AtomicBoolean();
+    private final Runnable attempt;
+
+    Retry(Runnable attempt) {
+      this.attempt = attempt;
+    }
+
+    @Override
+    public void run() {
+      if (claimed.compareAndSet(false, true)) {
+        retries.remove(this);
+        attempt.run();
+      }
+    }
   }
 
   /** Forgets an ended hold, released: its retries end, and {@code close()} no longer waits. */
@@ -715,13 +753,14 @@ final class WriteFences<V> {
       if (failure != null) {
         stats.increment(Counter.STORE_ERROR);
       }
-      if (elapsed + delay >= fenceMillis) {
+      if (elapsed + delay >= fenceMillis || closing) {
         stats.increment(Counter.FENCE_RELEASE_FAILURE);
         Instant until = Instant.ofEpochMilli(clock.millis() + Math.max(0, fenceMillis - elapsed));
         releaseLog.warn("cache " + cacheName + ": the write fence of key " + key + " could not be"
-            + " replaced after " + (failures + 1) + " attempts; this writer's hold ends at the"
-            + " latest " + until + ": until then reads of the key load from the loader and cache"
-            + " nothing", failure == null ? null : Failures.unwrap(failure));
+            + " replaced after " + (failures + 1) + " attempts" + (closing ? " (the cache was"
+            + " closed: not retried)" : "") + "; this writer's hold ends at the latest " + until
+            + ": until then reads of the key load from the loader and cache nothing",
+            failure == null ? null : Failures.unwrap(failure));
         done.complete(null);
         return;
       }
@@ -737,15 +776,21 @@ final class WriteFences<V> {
         done.complete(null); // released by a join or a payment meanwhile
         return;
       }
+      Retry retry = new Retry(() -> {
+        if (isEnded(storeKey, holder)) {
+          attempt(outcome, value, 0, failures + 1, first, done);
+        } else {
+          done.complete(null); // released by a join or a payment meanwhile
+        }
+      });
+      retries.add(retry);
       try {
-        scheduler.schedule(() -> {
-          if (isEnded(storeKey, holder)) {
-            attempt(outcome, value, 0, failures + 1, first, done);
-          } else {
-            done.complete(null); // released by a join or a payment meanwhile
-          }
-        }, delay, TimeUnit.MILLISECONDS);
+        scheduler.schedule(retry, delay, TimeUnit.MILLISECONDS);
+        if (closing) {
+          retry.run(); // close() may have gone over the retries before this one was among them
+        }
       } catch (RejectedExecutionException e) {
+        retries.remove(retry);
         done.complete(null);
         stats.increment(Counter.FENCE_RELEASE_FAILURE);
         releaseLog.warn("cache " + cacheName + ": the write fence of key " + key + " could not be"

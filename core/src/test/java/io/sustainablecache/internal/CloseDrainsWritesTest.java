@@ -186,7 +186,7 @@ final class CloseDrainsWritesTest {
   }
 
   @Test
-  void close_waitsForAFenceReleaseThatIsRetrying_afterAStoreFailure() throws Exception {
+  void close_retriesAFenceReleaseWaitingOutItsBackOff_atOnce_andWaitsForIt() throws Exception {
     DefaultSustainableCache<String> cache = cache();
     cache.put("k", "old");
     WriteFence<String> fence = cache.fence("k");
@@ -196,16 +196,49 @@ final class CloseDrainsWritesTest {
     assertThat(scheduler.pending()).as("the retry, scheduled").isEqualTo(scheduled + 1);
     assertThat(Envelope.kind(item("c:k").orElseThrow().value())).as("the fence stands")
         .isEqualTo(Envelope.KIND_FENCE);
+    long before = clock.ticker().read();
+    Hold reads = hold(Op.GETS); // the retry's read, held: close() waits for it
 
     Thread closer = closeInBackground(cache);
+    assertThat(reads.waiting()).as("the retry, run by close() before its back-off ended")
+        .isEqualTo(1);
     assertThat(closer.isAlive()).as("close() waits for the release in progress").isTrue();
 
-    scheduler.pass(clock, 100, 100); // the retry runs and replaces the fence
+    reads.release();
     awaitReturned(closer);
 
+    assertThat(clock.ticker().read()).as("no time passed: the back-off was not waited out")
+        .isEqualTo(before);
     assertThat(Envelope.kind(item("c:k").orElseThrow().value())).as("the fence, released")
         .isEqualTo(Envelope.KIND_TOMBSTONE);
     assertThat(cache.stats().count("unfinished_at_close")).isZero();
+    assertThat(cache.stats().count("fence_release_failure")).isZero();
+  }
+
+  @Test
+  void close_givesUpAFenceReleaseThatFailsAgain_insteadOfWaitingForAStoreThatIsDown()
+      throws Exception {
+    DefaultSustainableCache<String> cache = cache();
+    cache.put("k", "old");
+    WriteFence<String> fence = cache.fence("k");
+    store.fail(Op.GETS, 2); // the release's read fails, and its retry's too: the store is down
+    fence.committed();
+    long before = clock.ticker().read();
+
+    Thread closer = closeInBackground(cache);
+    awaitReturned(closer);
+
+    assertThat(clock.ticker().read()).as("no time passed: no back-off was waited out")
+        .isEqualTo(before);
+    assertThat(cache.stats().count("fence_release_failure")).as("given up, and counted")
+        .isEqualTo(1);
+    assertThat(cache.stats().count("unfinished_at_close")).isZero();
+    assertThat(Envelope.kind(item("c:k").orElseThrow().value()))
+        .as("the fence stands until the writer's hold ends").isEqualTo(Envelope.KIND_FENCE);
+    scheduler.pass(clock, 10_000, 100); // the retry's timer, had close() not run it
+    assertThat(Envelope.kind(item("c:k").orElseThrow().value()))
+        .as("not retried after the cache closed (the store answers again now)")
+        .isEqualTo(Envelope.KIND_FENCE);
   }
 
   @Test

@@ -160,7 +160,7 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
       throw e;
     }
     return OpenedStore.of(store, description, AdapterSettings.drainThenShutdown("ARCUS",
-        settings.shutdownTimeout(), client::waitForQueues, client::shutdown));
+        settings.shutdownTimeout(), timeout, client::waitForQueues, client::shutdown));
   }
 
   /** The {@link #SERVERS} option: {@code null} if unset. */

@@ -226,7 +226,10 @@ public interface CacheStoreFactory {
     /**
      * How long {@link OpenedStore#close()} lets the client send what it still has queued before
      * it shuts the client down (memcached clients' {@code waitForQueues}): zero shuts it down at
-     * once, dropping what is queued.
+     * once, dropping what is queued. The memcached adapters wait no longer than twice the
+     * operation timeout either: by then every operation the store issued was answered, or failed
+     * at its deadline and was cancelled, and only a server that is down or hung is left to wait
+     * for.
      *
      * @return the bound; {@link #DEFAULT_SHUTDOWN_TIMEOUT} unless set
      */

@@ -88,28 +88,36 @@ public final class AdapterSettings {
   /**
    * What an adapter's {@link CacheStoreFactory.OpenedStore#close()} runs: lets the client send
    * what it still has queued (a cache's last write-backs and lease releases, which nobody waits
-   * for) and answer it, at most {@code timeout}, then shuts the client down. A client that could
-   * not drain in time (a server slow or down), was shut down already, or a thread that was
-   * interrupted is logged at WARN and shut down all the same; nothing is thrown.
+   * for) and answer it, then shuts the client down. It waits at most {@code shutdownTimeout},
+   * and at most twice {@code operationTimeout}: by then every operation the store issued before
+   * the call was answered, or failed at its deadline and was cancelled (so the client never sends
+   * it), and what is left to wait for is only the client's own barrier on a server that is down or
+   * hung, which answers no sooner for waiting. A client that could not drain in time, was shut
+   * down already, or a thread that was interrupted is logged at WARN and shut down all the same;
+   * nothing is thrown.
    *
    * @param client names the client in the warning, e.g. {@code "spymemcached"}
-   * @param timeout how long to wait for the queues; zero shuts down at once
+   * @param shutdownTimeout how long to wait for the queues at most; zero shuts down at once
+   * @param operationTimeout the store's and the client's operation timeout
    * @param drain the client's {@code waitForQueues}
    * @param shutdown the client's immediate {@code shutdown()}
    * @return the closing action
    */
-  public static Runnable drainThenShutdown(String client, Duration timeout, Drain drain,
-      Runnable shutdown) {
+  public static Runnable drainThenShutdown(String client, Duration shutdownTimeout,
+      Duration operationTimeout, Drain drain, Runnable shutdown) {
     requireNonNull(client, "client");
-    requireNonNull(timeout, "timeout");
+    requireNonNull(shutdownTimeout, "shutdownTimeout");
+    requireNonNull(operationTimeout, "operationTimeout");
     requireNonNull(drain, "drain");
     requireNonNull(shutdown, "shutdown");
+    Duration twice = operationTimeout.multipliedBy(2);
+    Duration timeout = twice.compareTo(shutdownTimeout) < 0 ? twice : shutdownTimeout;
     return () -> {
       try {
         if (!timeout.isZero() && !drain.waitForQueues(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-          LOG.warn("the {} client still had operations queued after the shutdown timeout ({});"
-              + " they are dropped (keys load again; other instances may wait out a fleet"
-              + " lease)", client, timeout);
+          LOG.warn("the {} client did not drain its queues in {} (a server down or hung); what"
+              + " it still holds is dropped (keys load again; other instances may wait out a"
+              + " fleet lease)", client, describe(timeout));
         }
       } catch (RuntimeException e) { // shut down already, or interrupted while waiting
         if (e.getCause() instanceof InterruptedException) {

@@ -60,40 +60,61 @@ class AdapterSettingsTest {
   @Test
   void drainThenShutdown_drainsWithTheBound_thenShutsDown() {
     List<String> calls = new ArrayList<>();
-    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(3), (timeout, unit) -> {
-      calls.add("drain " + unit.toMillis(timeout) + " ms");
-      return true;
-    }, () -> calls.add("shutdown")).run();
+    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(3), Duration.ofSeconds(2),
+        (timeout, unit) -> {
+          calls.add("drain " + unit.toMillis(timeout) + " ms");
+          return true;
+        }, () -> calls.add("shutdown")).run();
     assertThat(calls).containsExactly("drain 3000 ms", "shutdown");
+  }
+
+  /**
+   * Past twice the operation timeout every operation queued before the drain was answered or
+   * cancelled at its deadline: a server down or hung would only hold the client's barrier.
+   */
+  @Test
+  void drainThenShutdown_waitsNoLongerThanTwiceTheOperationTimeout() {
+    List<String> calls = new ArrayList<>();
+    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(5), Duration.ofMillis(700),
+        (timeout, unit) -> {
+          calls.add("drain " + unit.toMillis(timeout) + " ms");
+          return false;
+        }, () -> calls.add("shutdown")).run();
+    assertThat(calls).containsExactly("drain 1400 ms", "shutdown");
   }
 
   @Test
   void drainThenShutdown_shutsDownAllTheSame_whenTheDrainTimesOutOrFails() {
     List<String> calls = new ArrayList<>();
-    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), (timeout, unit) -> false,
+    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), Duration.ofSeconds(1),
+        (timeout, unit) -> false,
         () -> calls.add("shutdown after a timeout")).run();
-    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), (timeout, unit) -> {
-      throw new IllegalStateException("Shutting down");
-    }, () -> calls.add("shutdown after a failure")).run();
+    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), Duration.ofSeconds(1),
+        (timeout, unit) -> {
+          throw new IllegalStateException("Shutting down");
+        }, () -> calls.add("shutdown after a failure")).run();
     assertThat(calls).containsExactly("shutdown after a timeout", "shutdown after a failure");
   }
 
   @Test
   void drainThenShutdown_withZero_shutsDownAtOnce() {
     List<String> calls = new ArrayList<>();
-    AdapterSettings.drainThenShutdown("test", Duration.ZERO, (timeout, unit) -> {
-      calls.add("drain");
-      return true;
-    }, () -> calls.add("shutdown")).run();
+    AdapterSettings.drainThenShutdown("test", Duration.ZERO, Duration.ofSeconds(1),
+        (timeout, unit) -> {
+          calls.add("drain");
+          return true;
+        }, () -> calls.add("shutdown")).run();
     assertThat(calls).containsExactly("shutdown");
   }
 
   @Test
   void drainThenShutdown_keepsTheInterruptOfAThreadInterruptedWhileDraining() {
     try {
-      AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), (timeout, unit) -> {
-        throw new RuntimeException("Interrupted waiting for queues", new InterruptedException());
-      }, () -> { }).run();
+      AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(1), Duration.ofSeconds(1),
+          (timeout, unit) -> {
+            throw new RuntimeException("Interrupted waiting for queues",
+                new InterruptedException());
+          }, () -> { }).run();
       assertThat(Thread.currentThread().isInterrupted()).isTrue();
     } finally {
       Thread.interrupted();

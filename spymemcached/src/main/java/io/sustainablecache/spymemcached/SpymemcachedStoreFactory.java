@@ -88,7 +88,7 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
       throw e;
     }
     return OpenedStore.of(store, "spymemcached to " + settings.addresses(),
-        AdapterSettings.drainThenShutdown("spymemcached", settings.shutdownTimeout(),
+        AdapterSettings.drainThenShutdown("spymemcached", settings.shutdownTimeout(), timeout,
             client::waitForQueues, client::shutdown));
   }
 

@@ -34,7 +34,8 @@ import java.util.function.BiConsumer;
  *       won, or the wait for the peer ran out); a lease the step says this instance holds was
  *       recorded on the flight by the pipeline ({@link #holdLease}) before</td></tr>
  *   <tr><td>{@code LOADING}</td><td>{@code WRITING}</td><td>the load delivered a value that is
- *       written back: the write is issued</td></tr>
+ *       written back: the write is issued, and the flight stays registered until the store
+ *       answers it (a caller whose read missed the store meanwhile joins it for its value)</td></tr>
  *   <tr><td>any but {@code ENDED}</td><td>{@code ENDED}</td><td>{@code LoadPipeline.end}: loaded
  *       and written (or not written: no write back, fenced, voided), failed, another instance's
  *       write or failure taken, or not loaded (a refresh that lost the lease or was refused);
@@ -71,7 +72,7 @@ final class Flight<V> {
     WAITING_FOR_PEER,
     /** The loader was called and its result is pending. */
     LOADING,
-    /** Loaded; the write is being issued. */
+    /** Loaded; the write is issued and not answered yet. */
     WRITING,
     /** Ended and deregistered: terminal. */
     ENDED;

@@ -511,6 +511,7 @@ final class LoadPipeline<V> {
   }
 
   private void write(Flight<V> flight, Loaded<V> loaded) {
+    CompletableFuture<Void> written = null;
     try {
       if (flight.voided()) {
         stats.increment(Counter.STALE_SET_DISCARD);
@@ -522,7 +523,7 @@ final class LoadPipeline<V> {
         slowLoadLog.warn("a load took longer than the shortest entry lifetime (ttl + grace) or"
             + " fenceTimeout; its value was returned but not cached");
       } else {
-        writer.writeLoad(flight.storeKey, loaded, flight.casToken).thenAccept(stored -> {
+        written = writer.writeLoad(flight.storeKey, loaded, flight.casToken).thenAccept(stored -> {
           if (stored) {
             stats.increment(Counter.LOAD_WRITTEN);
             if (flight.origin == Flight.Origin.REFRESH) {
@@ -532,7 +533,15 @@ final class LoadPipeline<V> {
         });
       }
     } finally {
-      leases.end(flight, Ending.SUCCEEDED);
+      if (written == null) {
+        leases.end(flight, Ending.SUCCEEDED);
+      } else {
+        // Ended once the write has landed (or failed): until then a read misses the store, and
+        // joins this flight for its value instead of loading the key again (issue 30: a reload
+        // of a hot key cost 1.6 loads a write when this ended as the write was issued). The
+        // lease is released after the write as before, now after its answer.
+        written.whenComplete((nothing, failure) -> leases.end(flight, Ending.SUCCEEDED));
+      }
     }
   }
 

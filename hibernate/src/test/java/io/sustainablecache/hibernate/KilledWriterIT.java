@@ -44,8 +44,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>H2 over TCP, so that the killed JVM's transaction holds the row until its connection drops
  * (then the database rolls it back), as a real database does. Runs over spymemcached only: what
- * it checks is the fence's holders across processes, which the
- * adapters' {@code WriteFenceContract} covers on both.
+ * it checks is the fence's holders across processes, which {@code WriteFenceContract} covers
+ * over real memcached, and the adapters' store contracts cover the operations it uses on both.
  */
 class KilledWriterIT {
 

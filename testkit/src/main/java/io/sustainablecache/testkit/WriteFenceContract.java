@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Timeout;
  * WriteFenceTest}.
  *
  * <p>Subclasses name the adapter's {@link StoreConnector}; every store and cache a test opens is
- * closed after it.
+ * closed after it. The project runs it over one adapter (spymemcached): it checks the core's
+ * fence over a store, and both adapters pass {@link CacheStoreContract}, whose operations are all
+ * the fence uses.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class WriteFenceContract extends ServerContract {

@@ -71,7 +71,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * reads its own change (its {@code @Cacheable} read of the key it evicted, inside it).
  *
  * <p>Over one adapter only (spymemcached, this starter's): what it measures is the fence's
- * protocol and Spring's transaction callbacks, which the adapters' contracts cover on both.
+ * protocol and Spring's transaction callbacks; the adapters' store contracts cover the operations
+ * the fence uses on both.
  */
 final class TransactionalWriteLoadsIT {
 

@@ -548,8 +548,8 @@ public interface SustainableCache<V> extends AutoCloseable {
    *       fails too it is given up, as from then on is every release that fails (its fence stands
    *       until the writer's hold ends, at most {@code fenceTimeout} after it was placed), so a
    *       store that is down costs {@code close()} one more attempt, not the back-off. Writes
-   *       issued while it waits are waited for as well. A load still running is not waited for: its write, issued when it ends, may come
-   *       after this returns.</li>
+   *       issued while it waits are waited for as well. A load still running is not waited
+   *       for: its write, issued when it ends, may come after this returns.</li>
    * </ol>
    * The bound is measured on the cache's {@linkplain SustainableCacheBuilder#scheduler
    * scheduler} (so on an injected ticker in tests), backed by the wall clock. What the store has

@@ -35,7 +35,8 @@ import java.util.function.BiConsumer;
  *       recorded on the flight by the pipeline ({@link #holdLease}) before</td></tr>
  *   <tr><td>{@code LOADING}</td><td>{@code WRITING}</td><td>the load delivered a value that is
  *       written back: the write is issued, and the flight stays registered until the store
- *       answers it (a caller whose read missed the store meanwhile joins it for its value)</td></tr>
+ *       answers it (a caller whose read missed the store meanwhile joins it for its
+ *       value)</td></tr>
  *   <tr><td>any but {@code ENDED}</td><td>{@code ENDED}</td><td>{@code LoadPipeline.end}: loaded
  *       and written (or not written: no write back, fenced, voided), failed, another instance's
  *       write or failure taken, or not loaded (a refresh that lost the lease or was refused);

@@ -94,9 +94,14 @@ public abstract class CacheStoreFactoryContract {
           .addresses(List.of(proxy.address().getHostString() + ":" + proxy.address().getPort()))
           .operationTimeout(Duration.ofMillis(200)).shutdownTimeout(shutdownTimeout).build());
       String key = "factory-hung-" + Long.toHexString(System.nanoTime());
-      opened.store().set(key, new byte[] {1}, 60).get(5, TimeUnit.SECONDS);
-      proxy.blackhole();
-      opened.store().set(key, new byte[] {2}, 60); // queued, never answered
+      try {
+        opened.store().set(key, new byte[] {1}, 60).get(5, TimeUnit.SECONDS);
+        proxy.blackhole();
+        opened.store().set(key, new byte[] {2}, 60); // queued, never answered
+      } catch (Exception | AssertionError e) {
+        opened.close();
+        throw e;
+      }
 
       long started = System.nanoTime();
       opened.close();

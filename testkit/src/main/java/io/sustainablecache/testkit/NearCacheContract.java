@@ -138,10 +138,10 @@ public abstract class NearCacheContract extends ServerContract {
       long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       // an incr may wrap the planted 2^64 - 1 to 0 first (memcached pads it with spaces to the
       // old length), which the next poll replaces as well
-      while (!freshSequence(raw.gets(sequenceKey).join().orElseThrow().value())) {
+      for (byte[] seen = raw.gets(sequenceKey).join().orElseThrow().value(); !freshSequence(seen);
+          seen = raw.gets(sequenceKey).join().orElseThrow().value()) {
         assertThat(System.nanoTime()).as("replaced by a fresh sequence (2^40 to 2^50) within 10 s,"
-            + " now %s", new String(raw.gets(sequenceKey).join().orElseThrow().value(),
-            StandardCharsets.US_ASCII)).isLessThan(giveUp);
+            + " now %s", new String(seen, StandardCharsets.US_ASCII)).isLessThan(giveUp);
         sleep(5);
       }
       awaitNearHit(a, key);

@@ -1,5 +1,6 @@
 package io.sustainablecache.hibernate;
 
+import io.sustainablecache.CacheObserver;
 import io.sustainablecache.CacheSettings;
 import io.sustainablecache.CacheStats;
 import io.sustainablecache.KeyPolicy;
@@ -64,6 +65,13 @@ import org.slf4j.LoggerFactory;
  *       region's meters, tagged {@code cache=<region name>} and {@code cache.manager=hibernate},
  *       removed when the session factory closes (needs {@code
  *       sustainable-cache-micrometer})</td><td>none</td></tr>
+ *   <tr><td>{@value #OBSERVER}</td><td>a {@link CacheObserver} instance that every region's
+ *       cache tells of its slow steps, for tracing. Hibernate runs the loads itself, so a
+ *       region's steps are the write fences of {@code READ_WRITE} updates and deletes (placed,
+ *       marked before the commit, released), each with its time and outcome. Micrometer:
+ *       {@code SustainableCacheObservations.observer(observationRegistry)} of {@code
+ *       sustainable-cache-micrometer} (Spring Boot passes its {@code CacheObserver}
+ *       bean)</td><td>none</td></tr>
  * </table>
  *
  * <p>Access types: {@code READ_ONLY}, {@code NONSTRICT_READ_WRITE} and {@code READ_WRITE} (the
@@ -99,6 +107,11 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
    * io.sustainablecache.SustainableCacheBuilder#entryKey}.
    */
   public static final String ENTRY_KEYS = "hibernate.cache.sustainable.entry-keys";
+  /**
+   * The property that gives a {@link CacheObserver} instance to every region's cache, for
+   * tracing (see {@link io.sustainablecache.SustainableCacheBuilder#observer}).
+   */
+  public static final String OBSERVER = "hibernate.cache.sustainable.observer";
   /** The settings under {@value #SETTINGS}. */
   public static final String DEFAULT_SETTINGS = "ttl=10m, max-clock-skew=2s";
   private static final Logger LOG = LoggerFactory.getLogger(SustainableCacheRegionFactory.class);
@@ -111,6 +124,8 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
   private volatile Map<String, Object> configValues;
   private volatile ClassLoader classLoader;
   private volatile RegionMeters meters;
+  /** {@value #OBSERVER}; {@code null}: none. */
+  private volatile CacheObserver observer;
   /** The entry keys, the signing key first; empty for none. */
   private volatile List<byte[]> entryKeys;
 
@@ -130,6 +145,17 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
     this.entryKeys = entryKeys(values.get(ENTRY_KEYS), store);
     Object registry = values.get(METER_REGISTRY);
     this.meters = registry == null ? null : RegionMeters.of(registry);
+    this.observer = observer(values.get(OBSERVER));
+  }
+
+  /** The observer of {@value #OBSERVER}: an instance, or none. */
+  static CacheObserver observer(Object setting) {
+    if (setting == null || setting instanceof CacheObserver) {
+      return (CacheObserver) setting;
+    }
+    throw new CacheException(OBSERVER + " must be an io.sustainablecache.CacheObserver instance"
+        + " (with Micrometer: SustainableCacheObservations.observer(observationRegistry)), not a "
+        + setting.getClass().getName());
   }
 
   /**
@@ -280,12 +306,14 @@ public final class SustainableCacheRegionFactory extends AbstractRegionFactory {
       CacheSettings region = farOnly ? withoutNearCache(merged) : merged;
       SustainableCache<Object> cache;
       try {
-        cache = signed(SustainableCache.builder(store), entryKeys)
+        SustainableCacheBuilder<Object> builder = signed(SustainableCache.builder(store),
+            entryKeys)
             .namespace(StoreKeys.namespace(namespacePrefix, name))
             .settings(region)
             .keyPolicy(KeyPolicy.HASH)
-            .codec(codec)
-            .build();
+            .codec(codec);
+        CacheObserver traced = observer;
+        cache = (traced == null ? builder : builder.observer(traced)).build();
       } catch (IllegalArgumentException | IllegalStateException e) {
         throw new CacheException("region " + name + ": " + e.getMessage(), e);
       }

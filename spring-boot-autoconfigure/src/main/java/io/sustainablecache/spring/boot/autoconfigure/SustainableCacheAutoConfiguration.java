@@ -310,8 +310,10 @@ public final class SustainableCacheAutoConfiguration {
    * Hibernate's second-level cache, when {@code sustainable-cache-hibernate} and Spring Boot's
    * Hibernate support are on the class path: the store bean (the one this auto-configuration
    * opened, or the user's) becomes the provider's {@value SustainableCacheRegionFactory#STORE},
-   * unless the JPA properties already set one; with Micrometer, the application's registry
-   * becomes its {@value SustainableCacheRegionFactory#METER_REGISTRY}. The provider itself is
+   * unless the JPA properties already set one; so does the {@link CacheObserver} bean (the
+   * regions' write fences are then traced), as its {@value SustainableCacheRegionFactory#OBSERVER};
+   * with Micrometer, the application's registry becomes its {@value
+   * SustainableCacheRegionFactory#METER_REGISTRY}. The provider itself is
    * chosen by the user ({@code
    * spring.jpa.properties.hibernate.cache.region.factory_class=sustainable}); without that
    * setting the store is handed over and not used.
@@ -324,10 +326,13 @@ public final class SustainableCacheAutoConfiguration {
 
     @Bean
     HibernatePropertiesCustomizer sustainableCacheHibernateStore(ObjectProvider<CacheStore> store,
-        SustainableCacheProperties sustainable) {
+        ObjectProvider<CacheObserver> observer, SustainableCacheProperties sustainable) {
       return properties -> {
         if (!properties.containsKey(SustainableCacheRegionFactory.STORE)) {
           store.ifUnique(s -> properties.put(SustainableCacheRegionFactory.STORE, s));
+        }
+        if (!properties.containsKey(SustainableCacheRegionFactory.OBSERVER)) {
+          observer.ifUnique(o -> properties.put(SustainableCacheRegionFactory.OBSERVER, o));
         }
         if (!sustainable.getEntryKeys().isEmpty()) { // the regions sign as the caches do
           properties.putIfAbsent(SustainableCacheRegionFactory.ENTRY_KEYS,

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import io.sustainablecache.CacheObserver;
 import io.sustainablecache.hibernate.SustainableCacheRegionFactory;
 import io.sustainablecache.spi.CacheStore;
 import io.sustainablecache.testing.InMemoryStore;
@@ -21,9 +23,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Issue 22: the store bean (and the meter registry) handed to Hibernate's second-level cache
- * provider through {@link HibernatePropertiesCustomizer}s, when the Hibernate module is on the
- * class path.
+ * Issue 22: the store bean (and the meter registry, and the cache observer: issue 31 §6) handed
+ * to Hibernate's second-level cache provider through {@link HibernatePropertiesCustomizer}s, when
+ * the Hibernate module is on the class path.
  */
 final class HibernateStoreAutoConfigurationTest {
 
@@ -50,6 +52,14 @@ final class HibernateStoreAutoConfigurationTest {
     @Bean
     MeterRegistry meterRegistry() {
       return REGISTRY;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class WithObservationRegistry {
+    @Bean
+    ObservationRegistry observationRegistry() {
+      return ObservationRegistry.create();
     }
   }
 
@@ -114,6 +124,20 @@ final class HibernateStoreAutoConfigurationTest {
       assertThat(customized(context, Map.of(SustainableCacheRegionFactory.METER_REGISTRY, mine)))
           .containsEntry(SustainableCacheRegionFactory.METER_REGISTRY, mine);
     });
+  }
+
+  @Test
+  void theCacheObserverBean_becomesTheProvidersObserver_unlessTheJpaPropertiesNameOne() {
+    runner.withUserConfiguration(WithStore.class, WithObservationRegistry.class).run(context -> {
+      CacheObserver observer = context.getBean(CacheObserver.class);
+      assertThat(customized(context, Map.of()))
+          .containsEntry(SustainableCacheRegionFactory.OBSERVER, observer);
+      CacheObserver mine = step -> outcome -> { };
+      assertThat(customized(context, Map.of(SustainableCacheRegionFactory.OBSERVER, mine)))
+          .containsEntry(SustainableCacheRegionFactory.OBSERVER, mine);
+    });
+    runner.withUserConfiguration(WithStore.class).run(context -> assertThat(
+        customized(context, Map.of())).doesNotContainKey(SustainableCacheRegionFactory.OBSERVER));
   }
 
   @Test

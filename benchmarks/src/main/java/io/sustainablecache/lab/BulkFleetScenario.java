@@ -185,7 +185,6 @@ final class BulkFleetScenario {
         + (lease ? "-on" : "-off");
     int members = options.processes();
     long gapMillis = 1_000L + 4L * options.dbMillis();
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<Process> processes = new ArrayList<>();
     List<Path> parts = new ArrayList<>();
     for (int i = 0; i < members; i++) {
@@ -194,14 +193,12 @@ final class BulkFleetScenario {
         Files.deleteIfExists(Path.of(part + suffix));
       }
       parts.add(part);
-      List<String> command = List.of(java, "-Xmx256m", "-cp", System.getProperty(
-          "java.class.path"), BulkFleetScenario.class.getName(),
+      processes.add(ChildJvm.start(List.of("-Xmx256m"), BulkFleetScenario.class, List.of(
           address.getHostString() + ":" + address.getPort(), namespace,
           Long.toString(gapMillis), Integer.toString(i), Integer.toString(options.keys()),
           Integer.toString(options.dbMillis()), Integer.toString(options.rounds()),
-          lease ? "on" : "off", part.toString());
-      processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(dir.resolve(namespace + "-member" + i + ".log").toFile()).start());
+          lease ? "on" : "off", part.toString()),
+          dir.resolve(namespace + "-member" + i + ".log")));
     }
     try { // each JVM started, connected and warmed up: the first round's instant
       for (int i = 0; i < members; i++) {

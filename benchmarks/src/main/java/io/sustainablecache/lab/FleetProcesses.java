@@ -1,7 +1,6 @@
 package io.sustainablecache.lab;
 
 import io.sustainablecache.arcus.ArcusStore;
-import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -49,8 +48,6 @@ final class FleetProcesses {
         .nextLong() & 0xFFFFFFFFL);
     // JVM start and the client connection take a second or two on a small machine.
     long startAt = System.currentTimeMillis() + 2_000L + 500L * members;
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classPath = System.getProperty("java.class.path");
     context.out().printf("[fleet] %s ... ", config.describe());
     context.out().flush();
     long wallStart = System.nanoTime();
@@ -60,17 +57,14 @@ final class FleetProcesses {
       Path part = dir.resolve(config.name() + "-seed" + config.seed() + "-member" + i + ".txt");
       Files.deleteIfExists(part);
       parts.add(part);
-      List<String> command = List.of(java, "-Xmx256m", "-cp", classPath,
-          FleetProcesses.class.getName(), address.getHostString() + ":" + address.getPort(),
+      processes.add(ChildJvm.start(List.of("-Xmx256m"), FleetProcesses.class, List.of(
+          address.getHostString() + ":" + address.getPort(),
           namespace, Long.toString(startAt), Integer.toString(i), Integer.toString(members),
           Integer.toString(config.tps()), Integer.toString(config.ttlSeconds()),
           Integer.toString(config.dbMillis()), Integer.toString(config.periods()),
           Boolean.FALSE.equals(config.lease()) ? "off" : "on", Long.toString(config.seed()),
-          part.toString());
-      File log = dir.resolve(config.name() + "-seed" + config.seed() + "-member" + i + ".log")
-          .toFile();
-      processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(log).start());
+          part.toString()),
+          dir.resolve(config.name() + "-seed" + config.seed() + "-member" + i + ".log")));
     }
     long limit = config.durationMillis() + 120_000;
     for (int i = 0; i < members; i++) {

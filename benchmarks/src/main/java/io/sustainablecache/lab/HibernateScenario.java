@@ -99,8 +99,7 @@ final class HibernateScenario {
                            1000 --seconds 2 --warm 0 --readers 1 --near-bound 250, and fewer
                            runs: churn without a second-level cache (read-write), sustainable
                            and sustainable-near (both access types), jcache-caffeine
-                           (read-write only); multiload sustainable only; the reader JVM with
-                           the C1 compiler only
+                           (read-write only); multiload sustainable only
         --phases LIST      reads,churn,multiload (default: all three)
         --churn LIST       the churn phase's runs, PROVIDER:ACCESS,... (e.g.
                            sustainable:nonstrict-read-write,sustainable:read-write; default:
@@ -389,7 +388,7 @@ final class HibernateScenario {
     try (MemcachedCluster memcached = MemcachedCluster.start(1);
         ReaderJvms jvms = options.phases().contains("reads") || options.phases()
             .contains("churn") ? new ReaderJvms(dir.resolve("hibernate-readers"),
-            options.readers(), options.smoke()) : null) {
+            options.readers()) : null) {
       readerJvms = jvms;
       InetSocketAddress address = memcached.address(0);
       for (int r = 0; r < options.repeat(); r++) {
@@ -583,31 +582,21 @@ final class HibernateScenario {
     final List<Process> processes = new ArrayList<>();
     private final int[] runs;
 
-    /**
-     * Starts {@code readers} JVMs; {@code quickStart}: the C1 compiler only and the serial
-     * collector, for runs of a second or two (slower reading, less CPU spent compiling).
-     */
-    ReaderJvms(Path dir, int readers, boolean quickStart) throws IOException {
+    /** Starts {@code readers} JVMs. */
+    ReaderJvms(Path dir, int readers) throws IOException {
       this.dir = dir;
       this.runs = new int[readers];
       Files.createDirectories(dir);
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
       for (int r = 0; r < readers; r++) {
         for (int n = 0; Files.deleteIfExists(dir.resolve("control-" + r + "." + n)); n++) {
           // the control files of an earlier scenario in the same directory
         }
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx384m"));
-        if (quickStart) {
-          command.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
-        }
-        command.addAll(List.of("-Dorg.jboss.logging.provider=slf4j",
+        processes.add(ChildJvm.start(List.of("-Xmx384m", "-Dorg.jboss.logging.provider=slf4j",
             "-Dorg.slf4j.simpleLogger.log.org.hibernate=error",
             "-Dorg.slf4j.simpleLogger.log.net.spy.memcached=error",
-            "-Dnet.spy.log.LoggerImpl=net.spy.memcached.compat.log.SLF4JLogger",
-            "-cp", System.getProperty("java.class.path"), HibernateReader.class.getName(),
-            dir.resolve("control-" + r).toString()));
-        processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(dir.resolve("reader-" + r + ".log").toFile()).start());
+            "-Dnet.spy.log.LoggerImpl=net.spy.memcached.compat.log.SLF4JLogger"),
+            HibernateReader.class, List.of(dir.resolve("control-" + r).toString()),
+            dir.resolve("reader-" + r + ".log")));
       }
     }
 

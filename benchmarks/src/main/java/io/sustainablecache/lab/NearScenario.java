@@ -347,17 +347,14 @@ final class NearScenario {
           .collect(Collectors.joining(","));
       long startAt = System.currentTimeMillis() + 2_500L + 400L * options.readers();
       List<Process> readers = new ArrayList<>();
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
       for (int r = 0; r < options.readers(); r++) {
         String addresses = r == 0 && proxy != null ? text(proxy.address()) : all;
-        List<String> command = List.of(java, "-Xmx384m", "-cp",
-            System.getProperty("java.class.path"), NearReader.class.getName(), mode, addresses,
-            text(db.address(0)), namespace, Integer.toString(HOT_KEYS), Long.toString(bound),
-            Integer.toString(options.rate()), Integer.toString(options.seconds()),
-            Long.toString(startAt), Long.toString(options.seed() + r),
-            dir.resolve("reader-" + r).toString());
-        readers.add(new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(dir.resolve("reader-" + r + ".log").toFile()).start());
+        readers.add(ChildJvm.start(List.of("-Xmx384m"), NearReader.class, List.of(mode,
+            addresses, text(db.address(0)), namespace, Integer.toString(HOT_KEYS),
+            Long.toString(bound), Integer.toString(options.rate()),
+            Integer.toString(options.seconds()), Long.toString(startAt),
+            Long.toString(options.seed() + r), dir.resolve("reader-" + r).toString()),
+            dir.resolve("reader-" + r + ".log")));
       }
       Writer writer = new Writer(cluster, db, namespace, mode.equals("near"), bound);
       long[] fault = writer.run(startAt, options.seconds(), run, cluster, proxy, readers.get(0),

@@ -456,33 +456,23 @@ final class TxHotScenario {
         int threads, long queryMillis, long seed, int hold, int writes, long intervalMillis)
         throws IOException {
       String cacheAddress = cache.getHostString() + ":" + cache.getPort();
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      String classPath = System.getProperty("java.class.path");
       List<Process> processes = new ArrayList<>();
       List<String> prefixes = new ArrayList<>();
       for (int r = 0; r < jvms; r++) {
         String prefix = dir.resolve("reader-" + r).toString();
         clean(prefix);
-        List<String> command = new ArrayList<>(List.of(java));
-        command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", classPath, TxReader.class.getName(), cacheAddress,
+        processes.add(ChildJvm.start(jvmOptions, TxReader.class, List.of(cacheAddress,
             jdbcUrl, namespace, "1", Long.toString(queryMillis), Integer.toString(rate / jvms),
             Integer.toString(readSeconds), Long.toString(seed * 100 + r), prefix, "0",
-            Integer.toString(threads), "true"));
-        processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(Path.of(prefix + ".log").toFile()).start());
+            Integer.toString(threads), "true"), Path.of(prefix + ".log")));
         prefixes.add(prefix);
       }
       String writerPrefix = dir.resolve("writer").toString();
       if (!mode.equals("none")) {
         clean(writerPrefix);
-        List<String> command = new ArrayList<>(List.of(java));
-        command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", classPath, TxHotWriter.class.getName(), cacheAddress,
+        processes.add(ChildJvm.start(jvmOptions, TxHotWriter.class, List.of(cacheAddress,
             jdbcUrl, namespace, mode, Integer.toString(hold), Integer.toString(writes),
-            writerPrefix, Long.toString(intervalMillis)));
-        processes.add(new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(Path.of(writerPrefix + ".log").toFile()).start());
+            writerPrefix, Long.toString(intervalMillis)), Path.of(writerPrefix + ".log")));
         prefixes.add(writerPrefix);
       }
       try {

@@ -379,20 +379,17 @@ final class TxScenario {
     InetSocketAddress address = memcached.address(0);
     int readSeconds = options.seconds() + (int) (TAIL_MILLIS / 1000);
     List<Process> readers = new ArrayList<>();
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     for (int r = 0; r < options.readers(); r++) {
       for (String suffix : List.of(".ready", ".go", ".reads", ".stats")) {
         Files.deleteIfExists(dir.resolve("reader-" + r + suffix));
       }
-      List<String> command = List.of(java, "-Xmx256m", "-cp",
-          System.getProperty("java.class.path"), TxReader.class.getName(),
+      readers.add(ChildJvm.start(List.of("-Xmx256m"), TxReader.class, List.of(
           address.getHostString() + ":" + address.getPort(), jdbcUrl, namespace,
           Integer.toString(options.keys()), Long.toString(options.queryMillis()),
           Integer.toString(options.rate()), Integer.toString(readSeconds),
           Long.toString(seed * 100 + r),
-          dir.resolve("reader-" + r).toString(), Long.toString(options.nearMillis()));
-      readers.add(new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(dir.resolve("reader-" + r + ".log").toFile()).start());
+          dir.resolve("reader-" + r).toString(), Long.toString(options.nearMillis())),
+          dir.resolve("reader-" + r + ".log")));
     }
     Writers writers = new Writers(mode, address, jdbcUrl, namespace, seed);
     try {

@@ -52,4 +52,4 @@ mvn -B -v
 # timers, so the adapters', Hibernate's and the lab's tests overlap, and the model checks
 # (core-model-checks, about 95 s of CPU that nothing depends on) run beside them; the root pom
 # lists the modules in the order the longest chain needs them (docs/testing.md).
-mvn -B -T 3 verify "$@"
+mvn -B -T 4 verify -Djmh.jar.skip=true "$@"

@@ -101,6 +101,8 @@ class KilledWriterIT {
     InetSocketAddress memcached = MemcachedServer.shared().address();
     List<String> command = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        // it lives seconds: the test JVMs' own compiler and collector (the root pom's argLine)
+        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
         "-cp", System.getProperty("java.class.path"),
         "-Dnet.spy.log.LoggerImpl=net.spy.memcached.compat.log.SLF4JLogger"));
     String client = System.getProperty(Hibernates.CLIENT);

@@ -703,6 +703,15 @@ final class WriteFences<V> {
         // is paid; the release still runs (a fence may have landed unseen), without being awaited
         writes.oweAfterCommit(storeKey, "the commit of a write fence");
       }
+      // This JVM's loads of the key that started under the fence, or before the commit, may
+      // have read the old row, and a read that fails on the store could share them (within the
+      // near cache's bound): voided here, before the release is sent, whether it lands, fails or
+      // leaves the fence to another holder. Not after it landed: a load registered from here on
+      // began after the transaction ended (this runs after it), so it reads the row as
+      // committed, and the first reader's reload after the release landed is the write's one
+      // load; voided, the next reader loads the row again (1.6 loads per write in
+      // TransactionalWriteLoadsIT, 2026-11-30; ReloadDuringReleaseTest).
+      registry.detach(storeKey);
       CompletableFuture<Void> first = new CompletableFuture<>();
       CompletableFuture<Void> done = new CompletableFuture<>();
       done.whenComplete((nothing, failure) -> forgetEnded(storeKey, holder));
@@ -710,12 +719,6 @@ final class WriteFences<V> {
       attempt(outcome, value, 0, 0, first, done);
       if (!unprotected) {
         awaitFirst(first);
-      }
-      if (outcome == Outcome.COMMITTED) {
-        // this JVM's loads registered before the commit may have read the old row; a release
-        // that failed, is on its way or left the fence to another holder did not void them, and
-        // a read that fails on the store could share them (within the near cache's bound)
-        registry.detach(storeKey);
       }
     }
 
@@ -858,13 +861,12 @@ final class WriteFences<V> {
     }
 
     /**
-     * After the fence was replaced: voids this JVM's loads of the key (they started under the
-     * fence) and records the change in the near cache's log. A failed record is counted and
-     * otherwise ignored: the fence's own record made every near cache drop the key, and none
-     * held it since.
+     * After the fence was replaced: records the change in the near cache's log (this JVM's loads
+     * of the key were voided before the release was sent: {@link #end}). A failed record is
+     * counted and otherwise ignored: the fence's own record made every near cache drop the key,
+     * and none held it since.
      */
     private CompletableFuture<Boolean> changed() {
-      registry.detach(storeKey);
       stats.increment(Counter.INVALIDATION);
       return writes.recorded(storeKey, "the fence's release").handle((done, failure) -> true);
     }

@@ -163,8 +163,9 @@ final class FleetLease<V> {
       long expected = expectedLoadMillis(flight);
       long waitMillis = Math.min(loadTimeoutMillis / 2, 2 * expected + WAIT_MARGIN_MILLIS);
       long pollMillis = Math.max(MIN_POLL_MILLIS, expected / 4);
-      return new LeaseStep.WaitForPeer<>(new CompletableFuture<>(),
-          CacheConfig.millis(ticker) + waitMillis, pollMillis, seen);
+      long now = CacheConfig.millis(ticker);
+      return new LeaseStep.WaitForPeer<>(new CompletableFuture<>(), now, now + waitMillis,
+          pollMillis, seen);
     });
   }
 
@@ -469,7 +470,7 @@ final class FleetLease<V> {
         wait.decided().complete(LeaseStep.load()); // no write in time: load ourselves
       } else {
         open.add(i);
-        delay = Math.min(delay, Math.min(wait.pollMillis(), wait.deadline() - now));
+        delay = Math.min(delay, Math.min(pollDelay(wait, now), wait.deadline() - now));
       }
     }
     if (open.isEmpty()) {
@@ -480,6 +481,19 @@ final class FleetLease<V> {
     } catch (RejectedExecutionException e) {
       open.forEach(i -> waits.get(i).decided().complete(LeaseStep.load()));
     }
+  }
+
+  /**
+   * How long a wait sleeps before its next poll: as long as it has waited, between {@link
+   * #MIN_POLL_MILLIS} and its {@code pollMillis} (a quarter of the expected load). So a holder's
+   * write is seen within about half the time waited even when the expected load time is this
+   * instance's guess ({@link LoadTimes#DEFAULT_MILLIS}, 1 s, until it loads once itself: an
+   * instance that keeps losing the lease never does), at a few more reads of a slow load's key:
+   * before, every wait polled a quarter of the guess, and a 10 ms load's peers waited 250 ms for
+   * it (the lab's 3-JVM hot-key runs: p99 225 to 280 ms after each write, issue 30).
+   */
+  private static long pollDelay(LeaseStep.WaitForPeer<?> wait, long now) {
+    return Math.max(MIN_POLL_MILLIS, Math.min(wait.pollMillis(), now - wait.begun()));
   }
 
   /** One poll of {@link #awaitPeers}: the items, then the leases of those still waiting. */

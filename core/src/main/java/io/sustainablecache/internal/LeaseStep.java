@@ -64,14 +64,16 @@ sealed interface LeaseStep<V> {
 
   /**
    * A miss lost the lease to a holder that is loading: wait for its write, polled on the
-   * scheduler every {@code pollMillis} until {@code deadline} (ticker ms) by {@link
-   * FleetLease#awaitPeers}, together with the other misses of its batch; {@code decided}
-   * completes with the step that ends the wait (another instance's write or failure, load after
-   * all, or skip), never failing. {@code seen} is the failure marker known when the wait began
-   * (the polls judge a marker they read against it), or {@code null}.
+   * scheduler by {@link FleetLease#awaitPeers} from {@code begun} until {@code deadline} (ticker
+   * ms), together with the other misses of its batch, at intervals that grow with the time waited
+   * up to {@code pollMillis}; {@code decided} completes with the step that ends the wait (another
+   * instance's write or failure, load after all, or skip), never failing. {@code seen} is the
+   * failure marker known when the wait began (the polls judge a marker they read against it), or
+   * {@code null}.
    */
   record WaitForPeer<V>(java.util.concurrent.CompletableFuture<LeaseStep<V>> decided,
-      long deadline, long pollMillis, KeyRegistry.Sighting seen) implements LeaseStep<V> {}
+      long begun, long deadline, long pollMillis, KeyRegistry.Sighting seen)
+      implements LeaseStep<V> {}
 
   /** {@link Load} without the lease: the store failed while taking it (fail open). */
   @SuppressWarnings("unchecked")

@@ -710,7 +710,7 @@ final class WriteFences<V> {
       // began after the transaction ended (this runs after it), so it reads the row as
       // committed, and the first reader's reload after the release landed is the write's one
       // load; voided, the next reader loads the row again (1.6 loads per write in
-      // TransactionalWriteLoadsIT, 2026-11-30; ReloadDuringReleaseTest).
+      // TransactionalWriteLoadsIT, 2026-11-30; ReadDuringWriteBackTest).
       registry.detach(storeKey);
       CompletableFuture<Void> first = new CompletableFuture<>();
       CompletableFuture<Void> done = new CompletableFuture<>();

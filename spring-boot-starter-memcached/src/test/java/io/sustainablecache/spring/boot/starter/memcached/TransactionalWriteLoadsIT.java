@@ -89,7 +89,7 @@ final class TransactionalWriteLoadsIT {
    * missed while the first reload's write was on its way (the flight now stays registered until
    * its write is answered: ReadDuringWriteBackTest), and a reload that began between the
    * release's landing and its answer, which the release voided (now voided before the release is
-   * sent: ReloadDuringReleaseTest). 1.00 in 6 runs since, 3 of them beside four busy loops; 1.5
+   * sent: ReadDuringWriteBackTest). 1.00 in 6 runs since, 3 of them beside four busy loops; 1.5
    * is a margin, not an expected cost.
    */
   private static final double MAX_RELOADS_PER_WRITE = 1.5;

@@ -107,7 +107,7 @@ final class SettingText {
 
   /**
    * A duration: a number with a unit ({@code ms}, {@code s}, {@code m}, {@code h}, {@code d}) or
-   * ISO-8601.
+   * ISO-8601; {@code 0} needs none (the docs turn settings off with {@code =0}).
    *
    * @throws IllegalArgumentException if it is neither, or too long for a {@link Duration}
    */
@@ -121,6 +121,9 @@ final class SettingText {
   }
 
   private static Duration parseDuration(String t) {
+    if (t.equals("0")) {
+      return Duration.ZERO;
+    }
     if (t.startsWith("p") || t.startsWith("-p")) {
       return Duration.parse(t.toUpperCase(Locale.ROOT));
     }

@@ -96,6 +96,18 @@ class CacheSettingsTest {
     assertThat(CacheSettings.parse("ttl=" + text).ttl()).hasValue(Duration.parse(expected));
   }
 
+  /**
+   * The docs turn a setting off with {@code =0} ({@code invalidate-all-bound=0}): zero needs no
+   * unit, any other number does.
+   */
+  @Test
+  void zeroNeedsNoUnit_otherNumbersDo() {
+    assertThat(CacheSettings.parse("invalidate-all-bound=0")
+        .get(CacheSettings.INVALIDATE_ALL_BOUND)).hasValue(Duration.ZERO);
+    assertThatIllegalArgumentException().isThrownBy(() -> CacheSettings.parse("grace=5"))
+        .withMessageContaining("a duration is a number with a unit");
+  }
+
   @Test
   void policies() {
     assertThat(CacheSettings.parse("refresh-policy=none").get(CacheSettings.REFRESH_POLICY))

@@ -51,7 +51,8 @@ import org.knowm.xchart.style.Styler;
  * over a local Caffeine cache in each JVM.
  *
  * <p>The lab starts one memcached process ({@link MemcachedCluster}) and an H2 TCP server holding
- * {@code lab_item}: 10,000 versioned rows ({@link LabItem}). Three phases:
+ * {@code lab_item}: 10,000 versioned rows ({@link LabItem}). Three phases, and a fourth when
+ * asked:
  *
  * <ul>
  *   <li><b>reads</b>: reader JVMs ({@link HibernateReader}, each its own {@code
@@ -72,6 +73,10 @@ import org.knowm.xchart.style.Styler;
  *       waited for, its store operations and the reads among them (see {@link RoundTripStore}),
  *       SQL statements, second-level cache hits; for this project's providers also through {@code
  *       SustainableHibernate.findMultiple} (rows {@code <provider> +SustainableHibernate}).</li>
+ *   <li><b>hang</b> ({@code --phases hang}): the reads phase's readers while memcached is stopped
+ *       ({@code SIGSTOP}) for {@code --hang} seconds: reads per second and latency of the reads
+ *       that began while it was, this project's provider against no second-level cache (issue
+ *       31 §1: a hung node must cost a read no more than the database's own time).</li>
  * </ul>
  *
  * Exits 1 if a run of this project's provider had a read older than the bound or a stale entity
@@ -91,6 +96,9 @@ final class HibernateScenario {
                    entities after quiescence
         multiload  session.findMultiple of 100 ids, 90 cached (and this project's providers
                    through SustainableHibernate.findMultiple): store round trips, SQL statements
+        hang       (only when asked) the reads phase's readers while memcached is stopped
+                   (SIGSTOP) for --hang s: reads/s and p50/p99 of the reads that began while
+                   it was, this project's provider against no second-level cache
       Writes hibernate-reads.csv, hibernate-churn.csv, hibernate-multiload.csv, hibernate.txt and
       charts/hibernate-reads.png under --out.
 
@@ -100,7 +108,7 @@ final class HibernateScenario {
                            runs: churn without a second-level cache (read-write), sustainable
                            and sustainable-near (both access types), jcache-caffeine
                            (read-write only); multiload sustainable only
-        --phases LIST      reads,churn,multiload (default: all three)
+        --phases LIST      reads,churn,multiload,hang (default: the first three)
         --churn LIST       the churn phase's runs, PROVIDER:ACCESS,... (e.g.
                            sustainable:nonstrict-read-write,sustainable:read-write; default:
                            sustainable, sustainable-near and jcache-caffeine under both access
@@ -113,6 +121,8 @@ final class HibernateScenario {
         --writers N        writer threads of the churn phase (default 2; each transaction finds
                            the entity, changes it and commits after 5-20 ms)
         --near-bound MS    the near region's bound (default 1000)
+        --hang N           seconds memcached is stopped in the hang phase (default 10; needs
+                           --seconds of at least --warm + N + 2)
         --repeat N         run each configuration N times (seeds S, S+1, ...); tables show
                            medians, the CSV files every run
         --out DIR          (default lab-results)   --no-charts   --seed N (default 42)
@@ -145,7 +155,9 @@ final class HibernateScenario {
     }
   }
 
-  static final List<String> PHASES = List.of("reads", "churn", "multiload");
+  static final List<String> PHASES = List.of("reads", "churn", "multiload", "hang");
+  /** The phases run without {@code --phases}. */
+  static final List<String> DEFAULT_PHASES = List.of("reads", "churn", "multiload");
   static final List<String> ACCESS_TYPES = List.of("nonstrict-read-write", "read-write");
   static final int MULTILOAD_IDS = 100;
   static final int MULTILOAD_CACHED = 90;
@@ -156,7 +168,7 @@ final class HibernateScenario {
   /** The options; {@code smoke} for {@code --smoke}: the churn runs of {@link #churnRuns}. */
   record Options(List<String> phases, int seconds, int warm, int entities, double zipf,
       int readers, int threads, int writers, long nearMillis, int repeat, Path out,
-      boolean charts, long seed, boolean smoke, List<ChurnRun> churn) {
+      boolean charts, long seed, boolean smoke, List<ChurnRun> churn, int hang) {
 
     /**
      * The churn phase's runs: each access type with this project's provider without and with its
@@ -200,6 +212,8 @@ final class HibernateScenario {
   private final Options options;
   private final PrintStream out;
   private ReaderJvms readerJvms;
+  /** The scenario's memcached, which the hang phase stops and resumes. */
+  private MemcachedCluster memcached;
 
   private HibernateScenario(Options options, PrintStream out) {
     this.options = options;
@@ -224,8 +238,9 @@ final class HibernateScenario {
   }
 
   static Options parse(String[] args) {
-    List<String> phases = PHASES;
+    List<String> phases = DEFAULT_PHASES;
     int seconds = 12;
+    int hang = 10;
     int warm = 4;
     int entities = 10_000;
     double zipf = 1.0;
@@ -274,6 +289,7 @@ final class HibernateScenario {
         case "--threads" -> threads = number(args, ++i, arg);
         case "--writers" -> writers = number(args, ++i, arg);
         case "--near-bound" -> nearMillis = number(args, ++i, arg);
+        case "--hang" -> hang = number(args, ++i, arg);
         case "--repeat" -> repeat = number(args, ++i, arg);
         case "--out" -> out = Path.of(NearScenario.value(args, ++i, arg));
         case "--no-charts" -> charts = false;
@@ -283,13 +299,18 @@ final class HibernateScenario {
       }
     }
     if (readers < 1 || threads < 1 || writers < 1 || entities < MULTILOAD_IDS || warm < 0
-        || seconds <= warm || repeat < 1 || nearMillis < 1) {
+        || seconds <= warm || repeat < 1 || nearMillis < 1 || hang < 1) {
       throw new IllegalArgumentException("--hibernate needs a reader, a thread, a"
           + " writer, " + MULTILOAD_IDS + " or more entities, more seconds than --warm, a"
-          + " positive --near-bound and --repeat 1 or more");
+          + " positive --near-bound, a positive --hang and --repeat 1 or more");
+    }
+    if (phases.contains("hang") && seconds < warm + hang + 2) {
+      throw new IllegalArgumentException("--phases hang needs --seconds of at least --warm +"
+          + " --hang + 2 (the hang begins 1 s after the warm-up and ends 1 s before the run): "
+          + seconds + " < " + (warm + hang + 2));
     }
     return new Options(phases, seconds, warm, entities, zipf, readers, threads, writers,
-        nearMillis, repeat, out, charts, seed, smoke, churn);
+        nearMillis, repeat, out, charts, seed, smoke, churn, hang);
   }
 
   /** {@code --churn}'s value: {@code provider:access} pairs, comma-separated. */
@@ -387,9 +408,10 @@ final class HibernateScenario {
         + ";LOCK_TIMEOUT=10000";
     try (MemcachedCluster memcached = MemcachedCluster.start(1);
         ReaderJvms jvms = options.phases().contains("reads") || options.phases()
-            .contains("churn") ? new ReaderJvms(dir.resolve("hibernate-readers"),
-            options.readers()) : null) {
+            .contains("churn") || options.phases().contains("hang")
+            ? new ReaderJvms(dir.resolve("hibernate-readers"), options.readers()) : null) {
       readerJvms = jvms;
+      this.memcached = memcached;
       InetSocketAddress address = memcached.address(0);
       for (int r = 0; r < options.repeat(); r++) {
         long seed = options.seed() + r;
@@ -403,6 +425,12 @@ final class HibernateScenario {
           for (ChurnRun run : options.churnRuns()) {
             results.get("churn").add(readers("churn", run.provider(), run.access(), seed,
                 address, jdbcUrl));
+          }
+        }
+        if (options.phases().contains("hang")) {
+          for (Provider provider : List.of(Provider.NONE, Provider.SUSTAINABLE)) {
+            results.get("hang").add(readers("hang", provider, "read-write", seed, address,
+                jdbcUrl));
           }
         }
         if (options.phases().contains("multiload")) {
@@ -473,6 +501,8 @@ final class HibernateScenario {
       throws IOException, SQLException, InterruptedException {
     boolean churn = phase.equals("churn");
     String config = provider.label + (churn ? " " + access : "");
+    long hungFrom = 0;
+    long hungTo = 0;
     out.printf("[%s %s, seed %d] ... ", phase, config, seed);
     out.flush();
     table(jdbcUrl);
@@ -503,6 +533,15 @@ final class HibernateScenario {
       long startAt = System.currentTimeMillis() + 100;
       for (int r = 0; r < readers.size(); r++) {
         signal(dir.resolve("reader-" + r + ".go"), Long.toString(startAt));
+      }
+      if (phase.equals("hang")) { // memcached stopped (SIGSTOP) 1 s after the warm-up
+        FaultSuite.sleepUntil(startAt + TimeUnit.SECONDS.toMillis(options.warm() + 1L));
+        hungFrom = System.nanoTime();
+        memcached.pause(0);
+        FaultSuite.sleepUntil(startAt + TimeUnit.SECONDS.toMillis(options.warm() + 1L
+            + options.hang()));
+        hungTo = System.nanoTime();
+        memcached.resume(0);
       }
       if (writers != null) {
         writers.run(startAt, startAt + TimeUnit.SECONDS.toMillis(options.seconds()));
@@ -568,6 +607,20 @@ final class HibernateScenario {
     figures.put("p50_ms", LabRun.percentile(sorted, 0.50) / 1e6);
     figures.put("p99_ms", LabRun.percentile(sorted, 0.99) / 1e6);
     figures.put("failed_reads", (double) sums[1]);
+    if (phase.equals("hang")) {
+      long[] hung = new long[reads.size];
+      int n = 0;
+      for (int i = 0; i < reads.size; i++) {
+        if (reads.starts[i] >= hungFrom && reads.starts[i] < hungTo) {
+          hung[n++] = reads.latencies[i];
+        }
+      }
+      hung = Arrays.copyOf(hung, n);
+      Arrays.sort(hung);
+      figures.put("hung_reads_per_s", n / ((hungTo - hungFrom) / 1e9));
+      figures.put("hung_p50_ms", LabRun.percentile(hung, 0.50) / 1e6);
+      figures.put("hung_p99_ms", LabRun.percentile(hung, 0.99) / 1e6);
+    }
     Row row = new Row(config, seed, figures);
     out.printf(Locale.ROOT, "%,.0f reads/s, %,.0f SQL/s%s%n", readsPerSecond,
         statementsPerSecond, churn ? String.format(Locale.ROOT, ", %,.0f writes, %,.0f older"
@@ -812,6 +865,10 @@ final class HibernateScenario {
       case "churn" -> String.format(Locale.ROOT, "%nchurn: the same readers while %d writer"
           + " threads update entities (Zipf) in transactions (commit after 5-20 ms)%n",
           options.writers());
+      case "hang" -> String.format(Locale.ROOT, "%nhang: the same readers (READ_WRITE) while"
+          + " memcached is stopped (SIGSTOP) for %d s, from 1 s after the warm-up; hung_*: the"
+          + " reads that began while it was; none: no second-level cache, the baseline%n",
+          options.hang());
       default -> String.format(Locale.ROOT, "%nfindMultiple of %d ids, %d cached (READ_WRITE)%n",
           MULTILOAD_IDS, MULTILOAD_CACHED);
     });

@@ -50,6 +50,21 @@ final class HibernateScenarioTest {
   }
 
   @Test
+  void hang_onlyWhenAsked_andTheRunMustHoldTheWarmUpTheHangAndASecondEitherSide() {
+    assertThat(HibernateScenario.parse(new String[] {"--hibernate"}).phases())
+        .doesNotContain("hang");
+    HibernateScenario.Options hang = HibernateScenario.parse(new String[] {"--hibernate",
+        "--phases", "hang", "--seconds", "16", "--warm", "3", "--hang", "10"});
+    assertThat(hang.phases()).containsExactly("hang");
+    assertThat(hang.hang()).isEqualTo(10);
+    assertThatThrownBy(() -> HibernateScenario.parse(new String[] {"--hibernate", "--phases",
+        "hang", "--seconds", "14", "--warm", "3", "--hang", "10"}))
+        .hasMessageContaining("--phases hang needs --seconds of at least --warm + --hang + 2");
+    assertThatThrownBy(() -> HibernateScenario.parse(new String[] {"--hibernate", "--hang",
+        "0"})).hasMessageContaining("a positive --hang");
+  }
+
+  @Test
   void smoke_runsOnlyWhatTheIntegrationTestAsserts_noCacheFirst() {
     HibernateScenario.Options smoke = HibernateScenario.parse(new String[] {"--hibernate",
         "--smoke", "--seconds", "3"});

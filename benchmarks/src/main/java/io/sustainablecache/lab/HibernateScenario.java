@@ -538,10 +538,13 @@ final class HibernateScenario {
         FaultSuite.sleepUntil(startAt + TimeUnit.SECONDS.toMillis(options.warm() + 1L));
         hungFrom = System.nanoTime();
         memcached.pause(0);
-        FaultSuite.sleepUntil(startAt + TimeUnit.SECONDS.toMillis(options.warm() + 1L
-            + options.hang()));
-        hungTo = System.nanoTime();
-        memcached.resume(0);
+        try {
+          FaultSuite.sleepUntil(startAt + TimeUnit.SECONDS.toMillis(options.warm() + 1L
+              + options.hang()));
+        } finally {
+          hungTo = System.nanoTime();
+          memcached.resume(0);
+        }
       }
       if (writers != null) {
         writers.run(startAt, startAt + TimeUnit.SECONDS.toMillis(options.seconds()));

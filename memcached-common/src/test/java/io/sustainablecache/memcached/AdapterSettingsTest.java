@@ -57,30 +57,23 @@ class AdapterSettingsTest {
     assertThat(AdapterSettings.describe(Duration.parse(duration))).isEqualTo(text);
   }
 
-  @Test
-  void drainThenShutdown_drainsWithTheBound_thenShutsDown() {
-    List<String> calls = new ArrayList<>();
-    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(3), Duration.ofSeconds(2),
-        (timeout, unit) -> {
-          calls.add("drain " + unit.toMillis(timeout) + " ms");
-          return true;
-        }, () -> calls.add("shutdown")).run();
-    assertThat(calls).containsExactly("drain 3000 ms", "shutdown");
-  }
-
   /**
-   * Past twice the operation timeout every operation queued before the drain was answered or
-   * cancelled at its deadline: a server down or hung would only hold the client's barrier.
+   * The drain waits the shutdown timeout, but no longer than twice the operation timeout: past
+   * that every operation queued before the drain was answered or cancelled at its deadline, and a
+   * server down or hung would only hold the client's barrier. Then the client is shut down,
+   * drained or not.
    */
-  @Test
-  void drainThenShutdown_waitsNoLongerThanTwiceTheOperationTimeout() {
+  @ParameterizedTest
+  @CsvSource({"PT3S, PT2S, true, 3000", "PT5S, PT0.7S, false, 1400"})
+  void drainThenShutdown_drainsWithTheShorterBound_thenShutsDown(String shutdownTimeout,
+      String operationTimeout, boolean drained, long drainMillis) {
     List<String> calls = new ArrayList<>();
-    AdapterSettings.drainThenShutdown("test", Duration.ofSeconds(5), Duration.ofMillis(700),
-        (timeout, unit) -> {
+    AdapterSettings.drainThenShutdown("test", Duration.parse(shutdownTimeout),
+        Duration.parse(operationTimeout), (timeout, unit) -> {
           calls.add("drain " + unit.toMillis(timeout) + " ms");
-          return false;
+          return drained;
         }, () -> calls.add("shutdown")).run();
-    assertThat(calls).containsExactly("drain 1400 ms", "shutdown");
+    assertThat(calls).containsExactly("drain " + drainMillis + " ms", "shutdown");
   }
 
   @Test

@@ -520,8 +520,9 @@ public final class SustainableCacheBuilder<V> {
    * How a store node that stopped answering is treated: after two of its operations failed in a row
    * (timed out, typically: a hung server or a partition), its operations fail at once, without
    * being sent, so reads of its keys go to the loader at once instead of waiting an operation
-   * timeout each; every {@code interval} one operation is sent as a probe, and the first that
-   * succeeds makes the node's operations go out again. One breaker per node where the store
+   * timeout each; every {@code interval} the breaker sends a read of its own to the node as a
+   * probe (no caller waits for it), and the first operation that succeeds makes the node's
+   * operations go out again. One breaker per node where the store
    * names its nodes ({@link io.sustainablecache.spi.CacheStore#nodes()}: the memcached adapters
    * with {@code FailureMode.Cancel}), else one for the whole store. Each cache has its own
    * breakers. Default: 500 ms (the node is used again at most 500 ms plus a round trip after it

@@ -74,8 +74,8 @@ final class OutageScenarioIT {
       assertThat(phase.apply("reads")).as(down + "\n" + report).isGreaterThan(100);
     }
     // killed, a read loads, and may share a load begun up to 50 ms before it (the outage
-    // reuse). Not asserted for the hang: a read in flight when memcached resumes (the probe) may
-    // get the entry it held since the hang began (docs/results.md, "Through an outage")
+    // reuse). Not asserted for the hang: the reads of the first milliseconds after memcached
+    // resumes may get the entry it held since the hang began (docs/failures.md)
     assertThat(phases.get("killed").apply("stale_past_reuse")).as(report).isZero();
     assertThat(committed + failed).as(report).isGreaterThanOrEqualTo(20);
     assertThat(committed / (committed + failed)).as(report)

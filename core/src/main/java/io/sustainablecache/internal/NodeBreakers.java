@@ -29,12 +29,14 @@ import java.util.function.Supplier;
  * often: a hung server, a partition), the node's breaker opens: its operations fail at once with
  * a {@link StoreException} and are not sent, so reads of its keys go to the loader without
  * waiting an operation timeout each, and writes are skipped as after any store failure. Every
- * {@code probeInterval} one operation is let through as the probe (and a probe that fails puts
- * the next one an interval after its failure); the first operation of the node that succeeds
- * (the probe's, or a late answer) closes the breaker. A failure of an
- * operation sent before the breaker last closed does not count. So a hung node costs each cache
- * two operation timeouts (and one per probe interval for the probing caller), and the cache is
- * served from the node again at most {@code probeInterval} plus a round trip after it answers.
+ * {@code probeInterval} the breaker probes the node with a read of its own ({@code gets} of the
+ * key of the operation that found the probe due, which fails at once like the others): no caller
+ * waits for a probe, and nothing a caller asked for is sent while the node is out (a probe that
+ * fails puts the next one an interval after its failure). The first operation of the node that
+ * succeeds (a probe, or a late answer) closes the breaker. A failure of an operation sent before
+ * the breaker last closed does not count. So a hung node costs each cache two operation
+ * timeouts, and the cache is served from the node again at most {@code probeInterval} plus a
+ * round trip after it answers.
  *
  * <p>Time is the cache's {@link Ticker}; nothing here blocks or schedules. A success costs one
  * volatile read per operation (the breaker's state); a failure takes the breaker's lock.
@@ -137,15 +139,19 @@ final class NodeBreakers extends DelegatingStore {
   }
 
   private <T> CompletableFuture<T> guarded(String key, Supplier<CompletableFuture<T>> operation) {
-    return guarded(breakerOf(routing(), key), operation);
+    return guarded(breakerOf(routing(), key), operation, () -> store.gets(key));
   }
 
+  /**
+   * Sends {@code operation} if {@code breaker} admits it, else fails at once; {@code probe} reads
+   * the operation's key on the same node, sent instead when the breaker's probe is due.
+   */
   private <T> CompletableFuture<T> guarded(Breaker breaker,
-      Supplier<CompletableFuture<T>> operation) {
+      Supplier<CompletableFuture<T>> operation, Supplier<? extends CompletableFuture<?>> probe) {
     if (breaker == null) {
       return operation.get();
     }
-    long epoch = breaker.admit(ticker.read());
+    long epoch = breaker.admit(ticker.read(), probe);
     if (epoch < 0) {
       stats.increment(Counter.STORE_REJECTED);
       return CompletableFuture.failedFuture(breaker.refusal());
@@ -210,7 +216,7 @@ final class NodeBreakers extends DelegatingStore {
       }
       Long epoch = admitted.get(breaker);
       if (epoch == null) {
-        epoch = breaker == refusing ? -1L : breaker.admit(now);
+        epoch = breaker == refusing ? -1L : breaker.admit(now, () -> store.gets(key));
         if (epoch >= 0) {
           admitted.put(breaker, epoch);
         }
@@ -340,40 +346,46 @@ final class NodeBreakers extends DelegatingStore {
       this.breaker = breaker;
     }
 
+    /** {@code operation} on {@code key} through the breaker, which probes with a read of it. */
+    private <T> CompletableFuture<T> keyed(String key, Supplier<CompletableFuture<T>> operation) {
+      return guarded(breaker, operation, () -> node.gets(key));
+    }
+
     @Override
     public CompletableFuture<Optional<StoreItem>> gets(String key) {
-      return guarded(breaker, () -> node.gets(key));
+      return keyed(key, () -> node.gets(key));
     }
 
     @Override
     public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
-      return guarded(breaker, () -> node.getsAll(keys));
+      return keys.isEmpty() ? node.getsAll(keys)
+          : guarded(breaker, () -> node.getsAll(keys), () -> node.gets(keys.iterator().next()));
     }
 
     @Override
     public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
-      return guarded(breaker, () -> node.add(key, value, exptime));
+      return keyed(key, () -> node.add(key, value, exptime));
     }
 
     @Override
     public CompletableFuture<Void> set(String key, byte[] value, int exptime) {
-      return guarded(breaker, () -> node.set(key, value, exptime));
+      return keyed(key, () -> node.set(key, value, exptime));
     }
 
     @Override
     public CompletableFuture<CasOutcome> cas(String key, long casToken, byte[] value,
         int exptime) {
-      return guarded(breaker, () -> node.cas(key, casToken, value, exptime));
+      return keyed(key, () -> node.cas(key, casToken, value, exptime));
     }
 
     @Override
     public CompletableFuture<Boolean> delete(String key) {
-      return guarded(breaker, () -> node.delete(key));
+      return keyed(key, () -> node.delete(key));
     }
 
     @Override
     public CompletableFuture<Long> incr(String key, int delta, long initial, int exptime) {
-      return guarded(breaker, () -> node.incr(key, delta, initial, exptime));
+      return keyed(key, () -> node.incr(key, delta, initial, exptime));
     }
 
     @Override
@@ -411,11 +423,15 @@ final class NodeBreakers extends DelegatingStore {
       this.node = node;
     }
 
-    /** The epoch an operation starting now is sent in, or -1 if it must fail at once. */
-    long admit(long now) {
+    /**
+     * The epoch an operation starting now is sent in, or -1 if it must fail at once; when the
+     * breaker is open and its probe due, sends {@code probe} first (its answer is the breaker's).
+     */
+    long admit(long now, Supplier<? extends CompletableFuture<?>> probe) {
       if (!open) {
         return epoch;
       }
+      long sentIn;
       synchronized (this) {
         if (!open) {
           return epoch;
@@ -423,9 +439,17 @@ final class NodeBreakers extends DelegatingStore {
         if (now - nextProbe < 0) {
           return -1;
         }
-        nextProbe = now + probeNanos; // this operation is the probe
-        return epoch;
+        nextProbe = now + probeNanos;
+        sentIn = epoch;
       }
+      CompletableFuture<?> sent;
+      try {
+        sent = probe.get();
+      } catch (RuntimeException thrown) { // a store that throws instead of failing its future
+        sent = CompletableFuture.failedFuture(thrown);
+      }
+      sent.whenComplete((value, failure) -> completed(sentIn, failure));
+      return -1;
     }
 
     /** An operation sent in {@code sentIn} completed, with {@code failure} or without. */

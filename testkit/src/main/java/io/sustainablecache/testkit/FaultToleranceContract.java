@@ -227,8 +227,8 @@ public abstract class FaultToleranceContract {
 
   /**
    * Issue 31: the server hangs under steady load. After its first operations timed out, gets
-   * stop waiting for it (its operations fail at once and the loader answers), one operation per
-   * probe interval probes it, and hits return once it answers. Measured without a wall-clock
+   * stop waiting for it (its operations fail at once and the loader answers), the cache probes
+   * it once per probe interval, and hits return once it answers. Measured without a wall-clock
    * bound on a single get: if every get waited for the operation timeout, the {@value #THREADS}
    * paced threads could complete at most one get per timeout each during the hang; they must
    * complete more than twice that, and at least one operation must have failed without being

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -18,6 +19,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -38,9 +41,14 @@ import java.util.function.Supplier;
  * timeouts, and the cache is served from the node again at most {@code probeInterval} plus a
  * round trip after it answers.
  *
- * <p>Time is the cache's {@link Ticker}; nothing here blocks or schedules. A success costs one
- * volatile read per operation (the breaker's state); a failure takes the breaker's lock.
- * Thread-safe.
+ * <p>While every breaker is closed with no failure counted (the normal case), an operation is
+ * sent without finding its node (which costs the adapters a look at their client's node list and
+ * a hash of the key): its key is routed only if it fails, or if by the time it succeeds some
+ * breaker counts a failure (a success ends a node's run of failures), to the node that key
+ * belongs to then. So a healthy cache pays two volatile reads per operation here.
+ *
+ * <p>Time is the cache's {@link Ticker}; nothing here blocks or schedules. A failure takes the
+ * breaker's lock. Thread-safe.
  */
 final class NodeBreakers extends DelegatingStore {
 
@@ -62,6 +70,15 @@ final class NodeBreakers extends DelegatingStore {
   private final Breaker whole;
   /** The store's last node snapshot and its breakers by index; {@code null} without nodes. */
   private volatile Routing routing;
+  /**
+   * The breakers that are open or count a failure: while none, operations are sent unrouted.
+   */
+  private final AtomicInteger troubled = new AtomicInteger();
+  /**
+   * How many times a breaker closed after it was open. An operation is sent in the value it read
+   * before it was sent; a failure of one sent before its breaker last closed does not count.
+   */
+  private final AtomicLong closes = new AtomicLong();
 
   private NodeBreakers(CacheStore store, Duration probeInterval, Ticker ticker,
       StatsCounter stats) {
@@ -133,13 +150,27 @@ final class NodeBreakers extends DelegatingStore {
     if (routing == null) {
       return whole;
     }
+    if (routing.breakers.length == 1) {
+      return routing.breakers[0]; // the store's current list has one node: no key to hash
+    }
     int node = routing.nodes.nodeOf(key);
     // A key the snapshot no longer routes: the client's list changed since; no breaker holds it.
     return node < 0 ? null : routing.breakers[node];
   }
 
   private <T> CompletableFuture<T> guarded(String key, Supplier<CompletableFuture<T>> operation) {
-    return guarded(breakerOf(routing(), key), operation, () -> store.gets(key));
+    if (troubled.get() != 0) {
+      return guarded(breakerOf(routing(), key), operation, () -> store.gets(key));
+    }
+    long sentIn = closes.get();
+    return reported(operation.get(), failure -> {
+      if (failure != null || troubled.get() != 0) {
+        Breaker breaker = breakerOf(routing(), key);
+        if (breaker != null) {
+          breaker.completed(sentIn, failure);
+        }
+      }
+    });
   }
 
   /**
@@ -151,12 +182,12 @@ final class NodeBreakers extends DelegatingStore {
     if (breaker == null) {
       return operation.get();
     }
-    long epoch = breaker.admit(ticker.read(), probe);
-    if (epoch < 0) {
+    long sentIn = closes.get();
+    if (!breaker.admit(ticker.read(), probe)) {
       stats.increment(Counter.STORE_REJECTED);
       return CompletableFuture.failedFuture(breaker.refusal());
     }
-    return reported(operation.get(), failure -> breaker.completed(epoch, failure));
+    return reported(operation.get(), failure -> breaker.completed(sentIn, failure));
   }
 
   /**
@@ -201,9 +232,25 @@ final class NodeBreakers extends DelegatingStore {
     if (keys.isEmpty()) {
       return store.getsAll(keys);
     }
+    long sentIn = closes.get();
+    if (troubled.get() == 0) {
+      return reported(store.getsAll(keys), failure -> {
+        if (failure != null || troubled.get() != 0) {
+          Routing routing = routing();
+          Map<String, Breaker> sentKeys = new HashMap<>();
+          for (String key : keys) {
+            Breaker breaker = breakerOf(routing, key);
+            if (breaker != null) {
+              sentKeys.put(key, breaker);
+            }
+          }
+          report(sentKeys, sentIn, failure);
+        }
+      });
+    }
     Routing routing = routing();
     long now = ticker.read();
-    Map<Breaker, Long> admitted = new HashMap<>(); // the epoch each node's part was sent in
+    Set<Breaker> admitted = new HashSet<>();
     Map<String, Breaker> sentKeys = new LinkedHashMap<>();
     Set<String> refused = new LinkedHashSet<>();
     Breaker refusing = null;
@@ -214,14 +261,14 @@ final class NodeBreakers extends DelegatingStore {
         unrouted.add(key);
         continue;
       }
-      Long epoch = admitted.get(breaker);
-      if (epoch == null) {
-        epoch = breaker == refusing ? -1L : breaker.admit(now, () -> store.gets(key));
-        if (epoch >= 0) {
-          admitted.put(breaker, epoch);
+      boolean sent = admitted.contains(breaker);
+      if (!sent && breaker != refusing) {
+        sent = breaker.admit(now, () -> store.gets(key));
+        if (sent) {
+          admitted.add(breaker);
         }
       }
-      if (epoch < 0) {
+      if (!sent) {
         refusing = breaker;
         refused.add(key);
         stats.increment(Counter.STORE_REJECTED);
@@ -230,7 +277,7 @@ final class NodeBreakers extends DelegatingStore {
       }
     }
     if (refused.isEmpty()) {
-      return record(store.getsAll(keys), admitted, sentKeys);
+      return record(store.getsAll(keys), sentKeys, sentIn);
     }
     if (sentKeys.isEmpty() && unrouted.isEmpty()) {
       return CompletableFuture.failedFuture(refusing.refusal());
@@ -238,7 +285,7 @@ final class NodeBreakers extends DelegatingStore {
     List<String> sent = new ArrayList<>(sentKeys.keySet());
     sent.addAll(unrouted);
     StoreException refusal = refusing.refusal();
-    return record(store.getsAll(sent), admitted, sentKeys).handle((found, failure) -> {
+    return record(store.getsAll(sent), sentKeys, sentIn).handle((found, failure) -> {
       Map<String, StoreItem> read = found;
       Set<String> failed = new LinkedHashSet<>(refused);
       if (failure != null) {
@@ -257,23 +304,30 @@ final class NodeBreakers extends DelegatingStore {
 
   /** Tells each node's breaker how its part of a bulk read went, and returns the read. */
   private CompletableFuture<Map<String, StoreItem>> record(
-      CompletableFuture<Map<String, StoreItem>> read, Map<Breaker, Long> admitted,
-      Map<String, Breaker> sentKeys) {
-    return reported(read, failure -> {
-      Set<Breaker> failedNodes = new java.util.HashSet<>();
-      if (failure != null && Failures.unwrap(failure) instanceof PartialReadException partial) {
-        for (String key : partial.failedKeys()) {
-          Breaker breaker = sentKeys.get(key);
-          if (breaker != null) {
-            failedNodes.add(breaker);
-          }
+      CompletableFuture<Map<String, StoreItem>> read, Map<String, Breaker> sentKeys,
+      long sentIn) {
+    return reported(read, failure -> report(sentKeys, sentIn, failure));
+  }
+
+  /**
+   * Tells the breaker of each key sent in one bulk read, sent in {@code sentIn}, how its node's
+   * part went: failed if any of its keys did (every key, for a failure that is not partial).
+   */
+  private static void report(Map<String, Breaker> sentKeys, long sentIn, Throwable failure) {
+    Set<Breaker> failedNodes = new HashSet<>();
+    if (failure != null && Failures.unwrap(failure) instanceof PartialReadException partial) {
+      for (String key : partial.failedKeys()) {
+        Breaker breaker = sentKeys.get(key);
+        if (breaker != null) {
+          failedNodes.add(breaker);
         }
-      } else if (failure != null) {
-        failedNodes.addAll(admitted.keySet());
       }
-      admitted.forEach((breaker, epoch) ->
-          breaker.completed(epoch, failedNodes.contains(breaker) ? failure : null));
-    });
+    } else if (failure != null) {
+      failedNodes.addAll(sentKeys.values());
+    }
+    for (Breaker breaker : new HashSet<>(sentKeys.values())) {
+      breaker.completed(sentIn, failedNodes.contains(breaker) ? failure : null);
+    }
   }
 
   @Override
@@ -414,8 +468,8 @@ final class NodeBreakers extends DelegatingStore {
     private volatile boolean open;
     /** Failures in a row; read without the lock by a success, written under it. */
     private volatile int failures;
-    /** Changes each time the breaker closes; failures of operations sent before do not count. */
-    private volatile long epoch;
+    /** The value of {@code closes} when it last closed; guarded by this. */
+    private long closedAt;
     /** When the next probe may go, ticker nanos; guarded by this. */
     private long nextProbe;
 
@@ -424,23 +478,22 @@ final class NodeBreakers extends DelegatingStore {
     }
 
     /**
-     * The epoch an operation starting now is sent in, or -1 if it must fail at once; when the
-     * breaker is open and its probe due, sends {@code probe} first (its answer is the breaker's).
+     * Whether an operation starting now is sent, not failed at once; when the breaker is open
+     * and its probe due, sends {@code probe} (its answer is the breaker's).
      */
-    long admit(long now, Supplier<? extends CompletableFuture<?>> probe) {
+    boolean admit(long now, Supplier<? extends CompletableFuture<?>> probe) {
       if (!open) {
-        return epoch;
+        return true;
       }
-      long sentIn;
+      long sentIn = closes.get();
       synchronized (this) {
         if (!open) {
-          return epoch;
+          return true;
         }
         if (now - nextProbe < 0) {
-          return -1;
+          return false;
         }
         nextProbe = now + probeNanos;
-        sentIn = epoch;
       }
       CompletableFuture<?> sent;
       try {
@@ -449,7 +502,7 @@ final class NodeBreakers extends DelegatingStore {
         sent = CompletableFuture.failedFuture(thrown);
       }
       sent.whenComplete((value, failure) -> completed(sentIn, failure));
-      return -1;
+      return false;
     }
 
     /** An operation sent in {@code sentIn} completed, with {@code failure} or without. */
@@ -462,7 +515,7 @@ final class NodeBreakers extends DelegatingStore {
         return; // a cancelled operation says nothing about the node
       }
       synchronized (this) {
-        if (sentIn != epoch) {
+        if (sentIn < closedAt) {
           return;
         }
         if (open) { // a probe failed: the next one an interval from now, one probe at a time
@@ -472,7 +525,10 @@ final class NodeBreakers extends DelegatingStore {
           }
           return;
         }
-        if (++failures >= FAILURES_TO_OPEN) {
+        if (failures++ == 0) {
+          troubled.incrementAndGet();
+        }
+        if (failures >= FAILURES_TO_OPEN) {
           open = true;
           nextProbe = ticker.read() + probeNanos;
           Log.LOGGER.warn("Store node {} failed {} operations in a row (last: {}); its operations"
@@ -487,10 +543,13 @@ final class NodeBreakers extends DelegatingStore {
       boolean reopened;
       synchronized (this) {
         reopened = open;
-        failures = 0;
+        if (failures != 0) {
+          failures = 0;
+          troubled.decrementAndGet();
+        }
         if (open) {
           open = false;
-          epoch++;
+          closedAt = closes.incrementAndGet();
         }
       }
       if (reopened) {

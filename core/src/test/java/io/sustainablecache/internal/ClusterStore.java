@@ -31,6 +31,7 @@ final class ClusterStore implements CacheStore {
   private final FakeClock clock;
   private final List<Node> nodes = new ArrayList<>();
   private Snapshot snapshot;
+  private volatile long nodesAsked;
 
   ClusterStore(FakeClock clock, int size) {
     this.clock = clock;
@@ -150,8 +151,14 @@ final class ClusterStore implements CacheStore {
     return nodes.get(node).operations;
   }
 
+  /** How many times {@link #nodes()} was called: what finding a key's node costs a caller. */
+  long nodesAsked() {
+    return nodesAsked;
+  }
+
   @Override
   public Optional<StoreNodes> nodes() {
+    nodesAsked++;
     return Optional.of(snapshot);
   }
 

@@ -205,11 +205,7 @@ final class HungNodeTest {
   @Test
   void aDeadNodeOfACluster_isOutAlone_andItsKeysOfAGetAllAreNotSent() {
     ClusterStore cluster = new ClusterStore(clock, 3);
-    ManualScheduler scheduler = ManualScheduler.on(clock.ticker());
-    try (SustainableCache<String> cache = SustainableCache.builder(cluster).namespace("c")
-        .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
-        .clock(clock).ticker(clock.ticker()).scheduler(scheduler)
-        .random(FixedRandom.neverEarly(new SplittableRandom(31))).build()) {
+    try (SustainableCache<String> cache = clusterCache(cluster)) {
       String on0 = cluster.keyOn(0, "c", "k");
       String on1 = cluster.keyOn(1, "c", "k");
       Loader<String> sync = key -> key + "#" + loads.incrementAndGet();
@@ -235,6 +231,41 @@ final class HungNodeTest {
       cache.get(on0, sync); // the probe answers
       assertThat(cache.storeNodeStates().values()).containsExactly(false, false, false);
     }
+  }
+
+  @Test
+  void whileEveryNodeAnswers_noKeyIsRouted_andAFailureIsChargedToItsNode_aSuccessEndingItsRun() {
+    ClusterStore cluster = new ClusterStore(clock, 3);
+    try (SustainableCache<String> cache = clusterCache(cluster)) {
+      String on0 = cluster.keyOn(0, "c", "k");
+      String on1 = cluster.keyOn(1, "c", "k");
+      Loader<String> sync = key -> key + "#" + loads.incrementAndGet();
+      long asked = cluster.nodesAsked();
+      for (int i = 0; i < 5; i++) {
+        cache.get(on0, sync);
+        cache.get(on1, sync);
+      }
+      assertThat(cluster.nodesAsked()).as("nodes found while every node answers").isEqualTo(asked);
+
+      cluster.kill(0);
+      assertThat(cache.getIfPresent(on0)).isEmpty(); // a failure, charged to node 0 once routed
+      assertThat(cluster.nodesAsked()).isGreaterThan(asked);
+      cluster.heal(0);
+      assertThat(cache.getIfPresent(on0)).contains(on0 + "#1"); // a success: the run ends
+      cluster.kill(0);
+      assertThat(cache.getIfPresent(on0)).isEmpty(); // one failure in a row again: still in
+      assertThat(cache.storeNodeStates().values()).containsExactly(false, false, false);
+      assertThat(cache.getIfPresent(on0)).isEmpty(); // two in a row: out
+      assertThat(cache.storeNodeStates().values()).containsExactly(true, false, false);
+      assertThat(cache.getIfPresent(on1)).contains(on1 + "#2"); // node 1 is not charged
+    }
+  }
+
+  private SustainableCache<String> clusterCache(ClusterStore cluster) {
+    return SustainableCache.builder(cluster).namespace("c").ttl(Duration.ofMinutes(10))
+        .codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock).ticker(clock.ticker())
+        .scheduler(ManualScheduler.on(clock.ticker()))
+        .random(FixedRandom.neverEarly(new SplittableRandom(31))).build();
   }
 
   /**

@@ -28,6 +28,10 @@ import java.util.random.RandomGenerator;
  */
 public final class SustainableCacheBuilder<V> {
 
+  // Why this class is over 700 lines: three fifths of it is the Javadoc of the settings users
+  // write (unit, range, default, what each changes), the one place users read them; the code is
+  // a setter per setting, each one line into CacheSettings, and build()'s checks of combinations.
+
   private final CacheStore store;
   /** The settings set so far: each setter adds its row ({@link CacheSettings#adding}). */
   private CacheSettings settings = CacheSettings.empty();

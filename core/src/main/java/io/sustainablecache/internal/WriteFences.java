@@ -46,6 +46,13 @@ import java.util.random.RandomGenerator;
  * fence this writer no longer holds (its end passed and another stands) is left to its holders,
  * marked shared and without its prior after a commit; anything else after a commit is replaced
  * by a tombstone (the fence expired: loads may have cached what the transaction changed).
+ *
+ * <p>Why this class is over 700 lines: about a fifth is documentation, and it holds one
+ * protocol whose parts share this instance's state of a key's holds (the holds it ended, its
+ * owed releases and their retries): the fence's envelope ({@link Holds}, its format and the
+ * rules that drop ended holders), placing, and each writer's {@link Fence} (before-commit,
+ * release, payment of what it owes). Split, each part would reach into the others' maps, and
+ * the argument in {@code docs/design.md} would be spread over three files.
  */
 final class WriteFences<V> {
 

@@ -54,6 +54,8 @@ final class HungNodeTest {
         .build();
   }
 
+  private final Loader<String> sync = key -> key + "#" + loads.incrementAndGet();
+
   private AsyncLoader<String> loader() {
     return key -> CompletableFuture.completedFuture(key + "#" + loads.incrementAndGet());
   }
@@ -96,11 +98,7 @@ final class HungNodeTest {
   @Test
   void aWriteThatFindsTheProbeDue_isNotSent_andTheProbeIsARead() {
     try (SustainableCache<String> cache = cache()) {
-      store.hang();
-      for (String key : List.of("a", "b")) {
-        cache.getAsync(key, loader());
-        store.timeOutAll();
-      }
+      hangAndTimeOutTwoReads(cache);
       clock.advance(PROBE);
       int gets = store.gets.get();
       int sent = store.sent.get();
@@ -116,11 +114,7 @@ final class HungNodeTest {
   @Test
   void aProbeThatTimesOut_keepsTheNodeOut_forAnotherInterval() {
     try (SustainableCache<String> cache = cache()) {
-      store.hang();
-      for (String key : List.of("a", "b")) {
-        cache.getAsync(key, loader());
-        store.timeOutAll();
-      }
+      hangAndTimeOutTwoReads(cache);
       clock.advance(PROBE);
       assertThat(cache.getAsync("p", loader())).isCompletedWithValue("p#3"); // sends the probe
       clock.advance(Duration.ofMillis(700));
@@ -202,13 +196,13 @@ final class HungNodeTest {
   // -------------------------------------------------------------------------------------------
   // A cluster: one node out, the others served
 
+  private final ClusterStore cluster = new ClusterStore(clock, 3);
+  private final String on0 = cluster.keyOn(0, "c", "k");
+  private final String on1 = cluster.keyOn(1, "c", "k");
+
   @Test
   void aDeadNodeOfACluster_isOutAlone_andItsKeysOfAGetAllAreNotSent() {
-    ClusterStore cluster = new ClusterStore(clock, 3);
-    try (SustainableCache<String> cache = clusterCache(cluster)) {
-      String on0 = cluster.keyOn(0, "c", "k");
-      String on1 = cluster.keyOn(1, "c", "k");
-      Loader<String> sync = key -> key + "#" + loads.incrementAndGet();
+    try (SustainableCache<String> cache = clusterCache()) {
       cache.get(on0, sync);
       cache.get(on1, sync);
       cluster.kill(0);
@@ -235,11 +229,7 @@ final class HungNodeTest {
 
   @Test
   void whileEveryNodeAnswers_noKeyIsRouted_andAFailureIsChargedToItsNode_aSuccessEndingItsRun() {
-    ClusterStore cluster = new ClusterStore(clock, 3);
-    try (SustainableCache<String> cache = clusterCache(cluster)) {
-      String on0 = cluster.keyOn(0, "c", "k");
-      String on1 = cluster.keyOn(1, "c", "k");
-      Loader<String> sync = key -> key + "#" + loads.incrementAndGet();
+    try (SustainableCache<String> cache = clusterCache()) {
       long asked = cluster.nodesAsked();
       for (int i = 0; i < 5; i++) {
         cache.get(on0, sync);
@@ -261,7 +251,17 @@ final class HungNodeTest {
     }
   }
 
-  private SustainableCache<String> clusterCache(ClusterStore cluster) {
+  /** Hangs the store and times out two reads: the node is out. */
+  private void hangAndTimeOutTwoReads(SustainableCache<String> cache) {
+    store.hang();
+    for (String key : List.of("a", "b")) {
+      cache.getAsync(key, loader());
+      store.timeOutAll();
+    }
+    assertThat(cache.storeNodeStates()).containsEntry("store", true);
+  }
+
+  private SustainableCache<String> clusterCache() {
     return SustainableCache.builder(cluster).namespace("c").ttl(Duration.ofMinutes(10))
         .codec(ValueCodec.utf8()).refreshExecutor(executor).clock(clock).ticker(clock.ticker())
         .scheduler(ManualScheduler.on(clock.ticker()))

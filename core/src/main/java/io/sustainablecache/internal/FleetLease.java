@@ -272,13 +272,7 @@ final class FleetLease<V> {
   private CompletableFuture<Taken> acquire(Flight<V> flight, KeyRegistry.LeaseKnowledge memo,
       Rereads rereads) {
     long now = clock.millis();
-    long leaseMillis = leaseMillis(flight);
-    int exptime = (int) ((leaseMillis + 999) / 1000) + 1;
-    // The server drops it between exptime - 1 and exptime seconds from now: until the later
-    // bound this instance still regards it as its own (at worst a duplicate load).
-    long until = now + exptime * 1000L;
-    Claim claim = new Claim(keys.leaseKey(flight.storeKey), values.holder(until), exptime, until,
-        now);
+    Claim claim = claim(flight, now);
     CompletableFuture<Taken> taken;
     if (memo.heldUntil() > now) {
       // ours, kept after a failed load: read it (normally our marker) instead of adding; gone
@@ -289,6 +283,41 @@ final class FleetLease<V> {
       taken = add(flight, memo, claim, rereads);
     }
     return taken.exceptionally(error -> failedOpen(error, null));
+  }
+
+  /** This instance's claim to the lease of {@code flight}'s key, made at {@code now}. */
+  private Claim claim(Flight<V> flight, long now) {
+    long leaseMillis = leaseMillis(flight);
+    int exptime = (int) ((leaseMillis + 999) / 1000) + 1;
+    // The server drops it between exptime - 1 and exptime seconds from now: until the later
+    // bound this instance still regards it as its own (at worst a duplicate load).
+    long until = now + exptime * 1000L;
+    return new Claim(keys.leaseKey(flight.storeKey), values.holder(until), exptime, until, now);
+  }
+
+  /**
+   * A poll of a waiting miss found neither a value nor a lease: it takes the lease as a miss
+   * does ({@code add}, the item read again behind it). Won, it loads (or takes the value the
+   * re-read found: the holder wrote and released between the poll's two reads); lost to another
+   * miss that took it first, or failing on the store, it waits on (the store failing: its
+   * deadline still loads). Before (2026-11-30), such a miss waited for its deadline: after a
+   * memcached hang in the lab's {@code --outage}, every reader thread of both reader JVMs waited
+   * 235 to 250 ms at once, two or three times in the seconds after the resume.
+   */
+  private void takeOver(Flight<V> flight, LeaseStep.WaitForPeer<V> wait) {
+    Claim claim = claim(flight, clock.millis());
+    add(flight, KeyRegistry.LeaseKnowledge.of(0, 0, 0, wait.seen()), claim, null)
+        .whenComplete((taken, error) -> {
+          LeaseStep<V> step = error != null ? null : taken.written() != null
+              ? new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil())
+              : taken.won() && taken.heldUntil() != 0 ? taken.loads()
+              : taken.marked() ? readLostLease(flight, taken.seen()) : null;
+          if (step != null) {
+            wait.decided().complete(step);
+          } else {
+            wait.takingOver().set(false); // another miss holds it now: wait for its write
+          }
+        });
   }
 
   /**
@@ -451,8 +480,9 @@ final class FleetLease<V> {
    * host), one read of all their items (a {@code getsAll}; a {@code gets} for one key), and, for
    * those still without a value, one read of their leases. A holder's write is that miss's step
    * ({@link LeaseStep.Written}); a failure marker (the holder's load failed and its key backs off)
-   * is one at once ({@link LeaseStep.Failed}); a flight completed meanwhile skips; at its deadline
-   * a miss loads itself. Never fails: a store error reads as "nothing yet", a scheduler that refuses, or
+   * is one at once ({@link LeaseStep.Failed}); a flight completed meanwhile skips; a poll that
+   * finds neither a value nor a lease takes the lease ({@link #takeOver}); at its deadline a miss
+   * loads itself. Never fails: a store error reads as "nothing yet", a scheduler that refuses, or
    * anything thrown, loads.
    */
   void awaitPeers(List<Flight<V>> flights, List<LeaseStep.WaitForPeer<V>> waits) {
@@ -529,12 +559,22 @@ final class FleetLease<V> {
                 : Failures.unwrap(leaseError) instanceof PartialReadException partialLeases
                 ? partialLeases.found() : null;
             for (int i : still) {
+              LeaseStep.WaitForPeer<V> wait = waits.get(i);
               StoreItem current = leases != null
                   ? leases.get(keys.leaseKey(flights.get(i).storeKey)) : null;
+              if (current == null && leases != null) {
+                // no value and no lease: the holder released it without writing (its write
+                // kept out by a change, or failed), or a change deleted it, or the holder wrote
+                // and released between this poll's two reads: take the lease
+                if (wait.takingOver().compareAndSet(false, true)) {
+                  takeOver(flights.get(i), wait);
+                }
+                continue;
+              }
               LeaseStep<V> step = current == null ? null
-                  : readLease(flights.get(i), current, waits.get(i).seen());
+                  : readLease(flights.get(i), current, wait.seen());
               if (step != null) { // the holder failed meanwhile
-                waits.get(i).decided().complete(step);
+                wait.decided().complete(step);
               }
             }
             awaitPeers(flights, waits);

@@ -69,11 +69,19 @@ sealed interface LeaseStep<V> {
    * up to {@code pollMillis}; {@code decided} completes with the step that ends the wait (another
    * instance's write or failure, load after all, or skip), never failing. {@code seen} is the
    * failure marker known when the wait began (the polls judge a marker they read against it), or
-   * {@code null}.
+   * {@code null}. {@code takingOver}: set while the miss tries to take a lease that a poll found
+   * gone with no value written ({@link FleetLease}'s {@code takeOver}).
    */
   record WaitForPeer<V>(java.util.concurrent.CompletableFuture<LeaseStep<V>> decided,
-      long begun, long deadline, long pollMillis, KeyRegistry.Sighting seen)
-      implements LeaseStep<V> {}
+      long begun, long deadline, long pollMillis, KeyRegistry.Sighting seen,
+      java.util.concurrent.atomic.AtomicBoolean takingOver) implements LeaseStep<V> {
+
+    WaitForPeer(java.util.concurrent.CompletableFuture<LeaseStep<V>> decided, long begun,
+        long deadline, long pollMillis, KeyRegistry.Sighting seen) {
+      this(decided, begun, deadline, pollMillis, seen,
+          new java.util.concurrent.atomic.AtomicBoolean());
+    }
+  }
 
   /** {@link Load} without the lease: the store failed while taking it (fail open). */
   @SuppressWarnings("unchecked")

@@ -2,6 +2,7 @@ package io.sustainablecache.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CacheStore;
@@ -14,6 +15,7 @@ import io.sustainablecache.testing.ManualScheduler;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -80,15 +82,9 @@ final class LeaseWaitPollTest {
     SustainableCache<String> writer = instance(ManualScheduler.on(clock.ticker()));
     CompletableFuture<String> rowOfA = new CompletableFuture<>();
     CompletableFuture<String> readOfA = a.getAsync("k", key -> rowOfA); // holds the lease
-    AtomicInteger loadsOfPeers = new AtomicInteger();
-    CompletableFuture<String> readOfB = b.getAsync("k", key -> CompletableFuture.completedFuture(
-        "b" + loadsOfPeers.incrementAndGet()));
-    CompletableFuture<String> readOfC = c.getAsync("k", key -> CompletableFuture.completedFuture(
-        "c" + loadsOfPeers.incrementAndGet()));
-    for (int ms = 0; ms < 20; ms++) { // A's lease stands: B and C wait, and do not load
-      schedulerOfB.pass(clock, 1, 1);
-      schedulerOfC.runDue();
-    }
+    CompletableFuture<String> readOfB = b.getAsync("k", peerLoader("b"));
+    CompletableFuture<String> readOfC = c.getAsync("k", peerLoader("c"));
+    passBoth(schedulerOfC, 20, () -> false); // A's lease stands: B and C wait, and do not load
     assertThat(readOfB).isNotDone();
     assertThat(readOfC).isNotDone();
     assertThat(loadsOfPeers).hasValue(0);
@@ -97,12 +93,7 @@ final class LeaseWaitPollTest {
     rowOfA.complete("a"); // A's load answers its callers; its write is kept out
     assertThat(readOfA).isCompletedWithValue("a");
 
-    long waited = 0;
-    while (!(readOfB.isDone() && readOfC.isDone()) && waited < 5_000) {
-      schedulerOfB.pass(clock, 1, 1);
-      schedulerOfC.runDue();
-      waited++;
-    }
+    long waited = passBoth(schedulerOfC, 5_000, () -> readOfB.isDone() && readOfC.isDone());
     // each peer's read began before the change, so neither may cache what it loads: the first
     // to take the lease loads and releases it without writing too, and the other takes it then.
     // One load each, as at their deadlines, one after the other, never together
@@ -139,28 +130,38 @@ final class LeaseWaitPollTest {
     SustainableCache<String> c = instance(schedulerOfC);
     CompletableFuture<String> rowOfA = new CompletableFuture<>();
     CompletableFuture<String> readOfA = a.getAsync("k", key -> rowOfA); // holds the lease
-    AtomicInteger loadsOfPeers = new AtomicInteger();
-    CompletableFuture<String> readOfB = b.getAsync("k", key -> CompletableFuture.completedFuture(
-        "b" + loadsOfPeers.incrementAndGet()));
-    CompletableFuture<String> readOfC = c.getAsync("k", key -> CompletableFuture.completedFuture(
-        "c" + loadsOfPeers.incrementAndGet()));
-    for (int ms = 0; ms < 20; ms++) {
-      schedulerOfB.pass(clock, 1, 1);
-      schedulerOfC.runDue();
-    }
+    CompletableFuture<String> readOfB = b.getAsync("k", peerLoader("b"));
+    CompletableFuture<String> readOfC = c.getAsync("k", peerLoader("c"));
+    passBoth(schedulerOfC, 20, () -> false);
     rowOfA.complete("a"); // answers A's callers; its write fails, and it releases the lease
     assertThat(readOfA).isCompletedWithValue("a");
 
-    long waited = 0;
-    while (!(readOfB.isDone() && readOfC.isDone()) && waited < 5_000) {
-      schedulerOfB.pass(clock, 1, 1);
-      schedulerOfC.runDue();
-      waited++;
-    }
+    long waited = passBoth(schedulerOfC, 5_000, () -> readOfB.isDone() && readOfC.isDone());
     assertThat(loadsOfPeers).as("loads of B and C together").hasValue(1);
     String loaded = readOfB.join().startsWith("b") ? readOfB.join() : readOfC.join();
     assertThat(readOfB).isCompletedWithValue(loaded);
     assertThat(readOfC).isCompletedWithValue(loaded);
     assertThat(waited).as("ms from the release to both peers' answers").isLessThanOrEqualTo(60);
+  }
+
+  private final AtomicInteger loadsOfPeers = new AtomicInteger();
+
+  /** A peer's loader: its name and the peers' load count so far. */
+  private AsyncLoader<String> peerLoader(String peer) {
+    return key -> CompletableFuture.completedFuture(peer + loadsOfPeers.incrementAndGet());
+  }
+
+  /**
+   * Passes up to {@code millis} ms, one at a time, running what is due on B's scheduler and on
+   * {@code schedulerOfC}, until {@code done}; returns the ms passed.
+   */
+  private long passBoth(ManualScheduler schedulerOfC, long millis, BooleanSupplier done) {
+    long passed = 0;
+    while (!done.getAsBoolean() && passed < millis) {
+      schedulerOfB.pass(clock, 1, 1);
+      schedulerOfC.runDue();
+      passed++;
+    }
+    return passed;
   }
 }

@@ -350,10 +350,14 @@ final class SustainableSpringCacheTest {
         .keysAwaitingInvalidation()).isEqualTo(1);
     failing.heal();
     // the store failed operations in a row, so it is out until a probe answers (issue 31): the
-    // first operation after the probe interval is the probe
+    // first operation after the probe interval fails at once and sends the cache's own probe,
+    // which the healed store answers
     assertThat(((SustainableSpringCache) cache).getNativeCache().storeNodeStates())
         .containsEntry("store", true);
     clock.advance(Duration.ofMillis(500));
+    assertThat(cache.get("k", String.class)).isNull(); // not sent: the probe went instead
+    assertThat(((SustainableSpringCache) cache).getNativeCache().storeNodeStates())
+        .containsEntry("store", false);
     cache.put("k", "v"); // a change that landed after the debt settles it
     assertThat(cache.get("k", String.class)).isEqualTo("v");
   }

@@ -31,8 +31,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Hibernate over H2 with its second-level cache in a real memcached (each adapter: the spymemcached
- * and the ARCUS failsafe executions of this module run every IT once each): each
+ * Hibernate over H2 with its second-level cache in a real memcached (over spymemcached; over a
+ * real ArcusClient, Hibernate runs end to end in the lab's {@code HibernateScenarioIT}): each
  * access type read, updated, deleted and rolled back; two session factories over one memcached as
  * two instances of a service; bad bytes under a region's keys; memcached down. Statements are
  * counted with Hibernate's statistics.

@@ -24,9 +24,9 @@ final class Hibernates {
   private Hibernates() {}
 
   /**
-   * The system property naming the adapter the integration tests run over ({@code spymemcached}
-   * or {@code arcus}: one failsafe execution each, each with only its adapter on the class path);
-   * unset, the only adapter on the class path.
+   * The system property naming the adapter the integration tests run over ({@code spymemcached},
+   * the module's failsafe configuration; Hibernate over ARCUS runs in the lab's {@code
+   * HibernateScenarioIT}); unset, the only adapter on the class path.
    */
   static final String CLIENT = "sustainable-cache.it.client";
 

@@ -533,7 +533,7 @@ final class NodeBreakers extends DelegatingStore {
           nextProbe = ticker.read() + probeNanos;
           Log.LOGGER.warn("Store node {} failed {} operations in a row (last: {}); its operations"
               + " fail at once, so reads of its keys load without waiting, until it answers a"
-              + " probe (one operation every {} ms)", node, failures,
+              + " probe (a read the cache sends every {} ms)", node, failures,
               Failures.unwrap(failure).getMessage(), probeNanos / 1_000_000);
         }
       }

@@ -312,10 +312,14 @@ final class FleetLease<V> {
               ? new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil())
               : taken.won() && taken.heldUntil() != 0 ? taken.loads()
               : taken.marked() ? readLostLease(flight, taken.seen()) : null;
-          if (step != null) {
-            wait.decided().complete(step);
-          } else {
+          if (step == null) {
             wait.takingOver().set(false); // another miss holds it now: wait for its write
+          } else if ((flight.completed() || !wait.decided().complete(step))
+              && step.heldUntil() != 0) {
+            // the wait ended meanwhile (its deadline, or its flight completed elsewhere): the
+            // lease taken for it would stand with nobody to release it
+            wait.decided().complete(LeaseStep.skip());
+            store.delete(claim.leaseKey());
           }
         });
   }

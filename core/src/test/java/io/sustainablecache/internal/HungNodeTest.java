@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
  * Issue 31, parts 1 and 3: a node that hangs, fails or answers again, in virtual time. After two
  * operations of a node failed in a row its operations fail at once (reads load without waiting),
  * the breaker sends a read of its own as the probe once per probe interval (no caller waits for
- * it), and the first answer makes the node used again; while reads fail, the loader runs at most once per {@code outageReuse} per key.
+ * it), and the first answer makes the node used again; while reads fail, the loader runs at
+ * most once per {@code outageReuse} per key.
  */
 final class HungNodeTest {
 

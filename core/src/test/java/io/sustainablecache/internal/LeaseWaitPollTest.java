@@ -13,7 +13,10 @@ import io.sustainablecache.testing.InMemoryStore;
 import io.sustainablecache.testing.ManualExecutor;
 import io.sustainablecache.testing.ManualScheduler;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
@@ -142,6 +145,60 @@ final class LeaseWaitPollTest {
     assertThat(readOfB).isCompletedWithValue(loaded);
     assertThat(readOfC).isCompletedWithValue(loaded);
     assertThat(waited).as("ms from the release to both peers' answers").isLessThanOrEqualTo(60);
+  }
+
+  /**
+   * A takeover whose {@code add} is answered after the wait ended (its deadline passed meanwhile,
+   * and the miss loaded without the lease) releases the lease it took: otherwise it would stand
+   * with nobody to release it, and every other instance's miss would wait out its deadline.
+   */
+  @Test
+  void aTakeoverAnsweredAfterItsWaitEnded_releasesTheLeaseItTook() {
+    AtomicInteger heldAdds = new AtomicInteger();
+    List<Runnable> answerAdds = new CopyOnWriteArrayList<>();
+    AtomicBoolean hold = new AtomicBoolean();
+    CacheStore slowLeaseAdds = new ForwardingStore(store) {
+      @Override
+      public CompletableFuture<Boolean> add(String key, byte[] value, int exptime) {
+        if (!hold.get() || key.equals("n:k")) {
+          return super.add(key, value, exptime);
+        }
+        heldAdds.incrementAndGet();
+        CompletableFuture<Boolean> later = new CompletableFuture<>();
+        answerAdds.add(() -> super.add(key, value, exptime).whenComplete((added, failure) -> {
+          if (failure != null) {
+            later.completeExceptionally(failure);
+          } else {
+            later.complete(added);
+          }
+        }));
+        return later;
+      }
+    };
+    SustainableCache<String> a = instance(ManualScheduler.on(clock.ticker()));
+    SustainableCache<String> b = SustainableCache.builder(slowLeaseAdds).namespace("n")
+        .ttl(Duration.ofMinutes(1)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(schedulerOfB).refreshExecutor(new ManualExecutor()).build();
+    SustainableCache<String> writer = instance(ManualScheduler.on(clock.ticker()));
+    CompletableFuture<String> rowOfA = new CompletableFuture<>();
+    a.getAsync("k", key -> rowOfA); // holds the lease
+    CompletableFuture<String> readOfB = b.getAsync("k", peerLoader("b"));
+    schedulerOfB.pass(clock, 20, 1);
+    hold.set(true); // B's next lease add (its takeover) is answered only when the test says
+    writer.invalidate("k"); // the lease deleted, a tombstone
+    rowOfA.complete("a"); // A's write is kept out
+
+    long waited = 0;
+    while (!readOfB.isDone() && waited < 5_000) { // the takeover's add stays unanswered
+      schedulerOfB.pass(clock, 1, 1);
+      waited++;
+    }
+    assertThat(heldAdds).as("B's takeover was sent").hasValue(1);
+    assertThat(readOfB.join()).as("B loaded at its deadline, without the lease").startsWith("b");
+
+    answerAdds.forEach(Runnable::run); // the add lands now: B holds a lease for a wait that ended
+    assertThat(store.gets("n:k" + Keys.INTERNAL_MARK + "lease").join())
+        .as("the lease B took, released").isEmpty();
   }
 
   private final AtomicInteger loadsOfPeers = new AtomicInteger();

@@ -145,16 +145,7 @@ final class FleetLease<V> {
   CompletableFuture<LeaseStep<V>> beforeMiss(Flight<V> flight,
       KeyRegistry.LeaseKnowledge memo, Rereads rereads) {
     return acquire(flight, memo, rereads).thenApply(taken -> {
-      if (taken.written() != null) {
-        return new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil());
-      }
-      if (taken.won()) {
-        return taken.loads();
-      }
-      if (flight.completed()) { // timed out, or voided and answered, meanwhile
-        return LeaseStep.<V>skip(taken.seen()); // a marker met is seen all the same
-      }
-      LeaseStep<V> step = taken.marked() ? readLostLease(flight, taken.seen()) : null;
+      LeaseStep<V> step = stepOf(flight, taken);
       if (step != null) {
         return step;
       }
@@ -285,6 +276,25 @@ final class FleetLease<V> {
     return taken.exceptionally(error -> failedOpen(error, null));
   }
 
+  /**
+   * What taking the lease decided for {@code flight}: another instance's write, a load (holding
+   * the lease, or without it when the store failed), skip (the flight completed meanwhile), the
+   * holder's failure in force; or {@code null}: lost to a holder that is loading, wait for its
+   * write.
+   */
+  private LeaseStep<V> stepOf(Flight<V> flight, Taken taken) {
+    if (taken.written() != null) {
+      return new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil());
+    }
+    if (taken.won()) {
+      return taken.loads();
+    }
+    if (flight.completed()) { // timed out, or voided and answered, meanwhile
+      return LeaseStep.<V>skip(taken.seen()); // a marker met is seen all the same
+    }
+    return taken.marked() ? readLostLease(flight, taken.seen()) : null;
+  }
+
   /** This instance's claim to the lease of {@code flight}'s key, made at {@code now}. */
   private Claim claim(Flight<V> flight, long now) {
     long leaseMillis = leaseMillis(flight);
@@ -297,28 +307,25 @@ final class FleetLease<V> {
 
   /**
    * A poll of a waiting miss found neither a value nor a lease: it takes the lease as a miss
-   * does ({@code add}, the item read again behind it). Won, it loads (or takes the value the
-   * re-read found: the holder wrote and released between the poll's two reads); lost to another
-   * miss that took it first, or failing on the store, it waits on (the store failing: its
-   * deadline still loads). Before (2026-11-30), such a miss waited for its deadline: after a
-   * memcached hang in the lab's {@code --outage}, every reader thread of both reader JVMs waited
-   * 235 to 250 ms at once, two or three times in the seconds after the resume.
+   * does ({@code add}, the item read again behind it), and is decided as a miss is ({@link
+   * #stepOf}): won, it loads (or takes the value the re-read found: the holder wrote and released
+   * between the poll's two reads); the store failing, it loads without the lease; lost to another
+   * miss that took it first, it waits on. Before (2026-11-30), such a miss waited for its
+   * deadline: after a memcached hang in the lab's {@code --outage}, every reader thread of both
+   * reader JVMs waited 235 to 250 ms at once, two or three times in the seconds after the
+   * resume.
    */
   private void takeOver(Flight<V> flight, LeaseStep.WaitForPeer<V> wait) {
     Claim claim = claim(flight, clock.millis());
     add(flight, KeyRegistry.LeaseKnowledge.of(0, 0, 0, wait.seen()), claim, null)
-        .whenComplete((taken, error) -> {
-          LeaseStep<V> step = error != null ? null : taken.written() != null
-              ? new LeaseStep.Written<V>(taken.writtenValue(), taken.heldUntil())
-              : taken.won() && taken.heldUntil() != 0 ? taken.loads()
-              : taken.marked() ? readLostLease(flight, taken.seen()) : null;
+        .exceptionally(error -> failedOpen(error, null))
+        .thenAccept(taken -> {
+          LeaseStep<V> step = stepOf(flight, taken);
           if (step == null) {
             wait.takingOver().set(false); // another miss holds it now: wait for its write
-          } else if ((flight.completed() || !wait.decided().complete(step))
-              && step.heldUntil() != 0) {
-            // the wait ended meanwhile (its deadline, or its flight completed elsewhere): the
-            // lease taken for it would stand with nobody to release it
-            wait.decided().complete(LeaseStep.skip());
+          } else if (!wait.decided().complete(step) && step.heldUntil() != 0) {
+            // the wait ended meanwhile (its deadline, or its flight completed): the lease taken
+            // for it would stand with nobody to release it
             store.delete(claim.leaseKey());
           }
         });

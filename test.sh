@@ -2,7 +2,7 @@
 # The tests, as the README runs them: unit and integration tests against a real memcached.
 #
 # Installs memcached when there is no memcached binary (apt-get, with sudo when not root; or
-# Homebrew), prints the versions used, then runs `mvn -B -T 4 verify -Djmh.jar.skip=true` with any
+# Homebrew), prints the versions used, then runs `mvn -B -T 4 verify -Dshaded.jars.skip=true` with any
 # arguments given here.
 # With CI=true a test that finds no memcached fails instead of being skipped.
 set -euo pipefail
@@ -51,6 +51,6 @@ mvn -B -v
 # Four modules at a time on two cores: most integration tests wait on the network and on
 # timers, so the adapters', Hibernate's and the lab's tests overlap; the model checks
 # (core-model-checks: about two minutes of CPU that nothing depends on) run beside them at a
-# lower scheduling priority, on the CPU the others leave. No JMH jar (docs/jmh.md builds it): no
-# test runs it. Where the time goes: docs/testing.md.
-mvn -B -T 4 verify -Djmh.jar.skip=true "$@"
+# lower scheduling priority, on the CPU the others leave. No shaded jars (the lab's and JMH's;
+# `mvn package` builds them): no test runs them. Where the time goes: docs/testing.md.
+mvn -B -T 4 verify -Dshaded.jars.skip=true "$@"

@@ -39,6 +39,24 @@ final class Failures {
   }
 
   /**
+   * The failure of a future that completed exceptionally, as {@link
+   * java.util.concurrent.CompletableFuture#get} reports it (a {@link
+   * java.util.concurrent.CancellationException} thrown, a {@link
+   * java.util.concurrent.CompletionException} unwrapped), without the {@link
+   * java.util.concurrent.ExecutionException} that {@code get} creates, nor the {@code
+   * CompletionException} a dependent stage would: each walks the caller's stack (Hibernate's is
+   * deep), which every operation a store node's breaker refused paid.
+   */
+  static Throwable failureOf(java.util.concurrent.CompletableFuture<?> failed) {
+    Throwable thrown = failed.handle((value, failure) -> failure).join();
+    if (thrown instanceof java.util.concurrent.CancellationException cancelled) {
+      throw cancelled;
+    }
+    return thrown instanceof java.util.concurrent.CompletionException && thrown.getCause() != null
+        ? thrown.getCause() : thrown;
+  }
+
+  /**
    * The exception a caller gets for {@code failure} (a {@link
    * java.util.concurrent.CompletionException} is unwrapped first); never {@code null}.
    */

@@ -464,6 +464,7 @@ final class NodeBreakers extends DelegatingStore {
    */
   private final class Breaker {
     private final String node;
+    private final String refusalMessage;
     /** Read without the lock on every operation; written under it. */
     private volatile boolean open;
     /** Failures in a row; read without the lock by a success, written under it. */
@@ -475,6 +476,8 @@ final class NodeBreakers extends DelegatingStore {
 
     Breaker(String node) {
       this.node = node;
+      this.refusalMessage = "store node " + node + " did not answer its last " + FAILURES_TO_OPEN
+          + " operations; failed at once, not sent, until it answers a probe";
     }
 
     /**
@@ -558,8 +561,25 @@ final class NodeBreakers extends DelegatingStore {
     }
 
     StoreException refusal() {
-      return new StoreException("store node " + node + " did not answer its last "
-          + FAILURES_TO_OPEN + " operations; failed at once, not sent, until it answers a probe");
+      return new Refusal(refusalMessage);
+    }
+  }
+
+  /**
+   * An operation an open breaker failed at once. Without a stack trace, which every refused
+   * operation would otherwise pay for with a walk through its caller's frames (Hibernate's are
+   * deep); its message says where it came from.
+   */
+  private static final class Refusal extends StoreException {
+    private static final long serialVersionUID = 1L;
+
+    Refusal(String message) {
+      super(message);
+    }
+
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
     }
   }
 }

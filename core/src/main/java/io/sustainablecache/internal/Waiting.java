@@ -46,18 +46,23 @@ final class Waiting {
       BiFunction<Unfinished, Throwable, RuntimeException> onEnd) {
     Unfinished how;
     Throwable failure;
-    try {
-      return here == null ? future.get(nanos, TimeUnit.NANOSECONDS) : here.drive(future, nanos);
-    } catch (ExecutionException e) {
+    if (here == null && future.isCompletedExceptionally()) { // a refusal, say: no wait
       how = Unfinished.FAILED;
-      failure = e.getCause();
-    } catch (TimeoutException e) {
-      how = Unfinished.TIMED_OUT;
-      failure = e;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      how = Unfinished.INTERRUPTED;
-      failure = e;
+      failure = Failures.failureOf(future);
+    } else {
+      try {
+        return here == null ? future.get(nanos, TimeUnit.NANOSECONDS) : here.drive(future, nanos);
+      } catch (ExecutionException e) {
+        how = Unfinished.FAILED;
+        failure = e.getCause();
+      } catch (TimeoutException e) {
+        how = Unfinished.TIMED_OUT;
+        failure = e;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        how = Unfinished.INTERRUPTED;
+        failure = e;
+      }
     }
     RuntimeException thrown = onEnd.apply(how, failure);
     if (thrown != null) {

@@ -1,9 +1,11 @@
 package io.sustainablecache.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sustainablecache.AsyncLoader;
 import io.sustainablecache.Loader;
+import io.sustainablecache.ReadStart;
 import io.sustainablecache.RefreshPolicyTest;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
@@ -253,6 +255,49 @@ final class HungNodeTest {
   }
 
   /** Hangs the store and times out two reads: the node is out. */
+  @Test
+  void whileTheNodeIsOut_aRefusalWalksNoStack_andAPutLoadedEncodesNothing() {
+    AtomicInteger encodes = new AtomicInteger();
+    ValueCodec<String> counting = new ValueCodec<>() {
+      @Override
+      public byte[] encode(String value) {
+        encodes.incrementAndGet();
+        return ValueCodec.utf8().encode(value);
+      }
+
+      @Override
+      public String decode(byte[] bytes, int offset, int length) {
+        return ValueCodec.utf8().decode(bytes, offset, length);
+      }
+    };
+    try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("h")
+        .ttl(Duration.ofMinutes(10)).codec(counting).refreshExecutor(executor).clock(clock)
+        .ticker(clock.ticker()).scheduler(ManualScheduler.on(clock.ticker()))
+        .random(RefreshPolicyTest.fixed(0.5)).build()) {
+      hangAndTimeOutTwoReads(cache);
+      int encoded = encodes.get();
+      int sent = store.sent.get();
+      // Hibernate's putFromLoad while the node is out: refused at once, before the value is
+      // encoded, with the breaker's own exception, which carries no stack trace (each refused
+      // operation would otherwise walk the caller's frames)
+      assertThatThrownBy(() -> cache.putLoaded("x", "loaded", ReadStart.now(clock,
+          clock.ticker())))
+          .isInstanceOf(StoreException.class)
+          .hasMessageContaining("failed at once, not sent")
+          .satisfies(refusal -> assertThat(refusal.getStackTrace()).isEmpty());
+      assertThat(encodes.get()).isEqualTo(encoded);
+      assertThat(cache.getIfPresent("x")).isEmpty(); // refused too: a miss
+      assertThat(store.sent.get()).isEqualTo(sent);
+
+      clock.advance(PROBE);
+      cache.getIfPresent("x"); // sends the probe
+      store.answer(); // the node answers: a putLoaded is encoded and written again
+      assertThat(cache.putLoaded("x", "loaded", ReadStart.now(clock, clock.ticker()))).isTrue();
+      assertThat(encodes.get()).isEqualTo(encoded + 1);
+      assertThat(cache.getIfPresent("x")).contains("loaded");
+    }
+  }
+
   private void hangAndTimeOutTwoReads(SustainableCache<String> cache) {
     store.hang();
     for (String key : List.of("a", "b")) {

@@ -234,12 +234,15 @@ final class CallerWrites<V> {
   /** A read of the key for a conditional write, failing (counted) as the caller is told. */
   private CompletableFuture<Optional<StoreItem>> read(String storeKey, String operation) {
     CompletableFuture<Optional<StoreItem>> read = new CompletableFuture<>();
-    store.gets(storeKey).whenComplete((found, failure) -> {
+    // handle, not whenComplete: the stage whenComplete returns would wrap a failure in a
+    // CompletionException (a stack walk) that nobody reads
+    store.gets(storeKey).handle((found, failure) -> {
       if (failure == null) {
         read.complete(found);
       } else {
         read.completeExceptionally(storeFailure(failure, operation));
       }
+      return null;
     });
     return read;
   }

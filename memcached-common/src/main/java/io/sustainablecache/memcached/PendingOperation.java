@@ -194,7 +194,12 @@ public abstract class PendingOperation<T> extends CompletableFuture<T> {
   public boolean cancel(boolean mayInterruptIfRunning) {
     // The same outcome as CompletableFuture.cancel, but only the call that completes the future
     // abandons the operation (CompletableFuture.cancel also answers true when it was cancelled
-    // before).
+    // before). Like it, nothing is made for a future already complete: the cache cancels every
+    // read it stopped waiting for, answered or not, and a CancellationException's stack walk
+    // through the caller's frames was paid by every synchronous store read.
+    if (isDone()) {
+      return isCancelled();
+    }
     boolean cancelled = completeExceptionally(new CancellationException());
     if (cancelled) {
       abandonQuietly(false);

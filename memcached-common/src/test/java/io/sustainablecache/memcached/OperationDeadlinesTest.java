@@ -101,6 +101,37 @@ class OperationDeadlinesTest {
   }
 
   /**
+   * Cancelling an operation that was already answered changes nothing and makes nothing: the
+   * cache cancels every read it stopped waiting for, answered or not, and a {@link
+   * CancellationException} made there (a stack walk through the caller's frames) was paid by
+   * every synchronous store read. Measured as this thread's allocated bytes for 10,000 such
+   * cancels, after 1,000 to warm up: one exception with its stack trace is hundreds of bytes.
+   */
+  @Test
+  void cancellingAnAnsweredOperation_leavesItsValue_andAllocatesNothing() throws Exception {
+    OperationDeadlines deadlines = deadlines(FAR_AWAY);
+    Probe probe = new Probe(deadlines).started();
+    assertThat(probe.answer("v")).isTrue();
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    long thread = Thread.currentThread().getId();
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(probe.cancel(false)).isFalse();
+    }
+    long before = threads.getThreadAllocatedBytes(thread);
+    boolean cancelled = false;
+    for (int i = 0; i < 10_000; i++) {
+      cancelled |= probe.cancel(false);
+    }
+    long allocated = threads.getThreadAllocatedBytes(thread) - before;
+
+    assertThat(cancelled).isFalse();
+    assertThat(probe.get()).isEqualTo("v");
+    assertThat(probe.cancellations).hasValue(0);
+    assertThat(allocated).as("bytes for 10,000 cancels").isLessThan(10_000);
+  }
+
+  /**
    * An operation answered before its deadline is neither failed nor abandoned: the deadline
    * thread lets it go (drops it from its queue, which only that thread does, and idles), so its
    * deadline can no longer fire. The deadline is ten minutes away, so no descheduling of this

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,9 +38,11 @@ import java.util.function.Supplier;
  * waits for a probe, and nothing a caller asked for is sent while the node is out (a probe that
  * fails puts the next one an interval after its failure). The first operation of the node that
  * succeeds (a probe, or a late answer) closes the breaker. A failure of an operation sent before
- * the breaker last closed does not count. So a hung node costs each cache two operation
- * timeouts, and the cache is served from the node again at most {@code probeInterval} plus a
- * round trip after it answers.
+ * the breaker last closed does not count. The breakers of a store's nodes are shared by every
+ * cache over that store instance (with the same ticker and probe interval; {@link Health}), so a
+ * hung node costs the caches over one store two operation timeouts in all, not two each, and
+ * they are served from the node again at most {@code probeInterval} plus a round trip after it
+ * answers. Each cache counts the operations refused to it.
  *
  * <p>While every breaker is closed with no failure counted (the normal case), an operation is
  * sent without finding its node (which costs the adapters a look at their client's node list and
@@ -58,38 +61,21 @@ final class NodeBreakers extends DelegatingStore {
   /** The id of the one breaker of a store that names no nodes. */
   static final String WHOLE_STORE = "store";
 
-  private final Ticker ticker;
-  private final long probeNanos;
   private final StatsCounter stats;
-  /**
-   * Every breaker made so far, by node id in the order first seen; the whole store's under
-   * {@link #WHOLE_STORE}. Guarded by itself: changed only when the node list changes.
-   */
-  private final Map<String, Breaker> byId = new LinkedHashMap<>();
+  /** The breakers of the store's nodes, shared with every other cache over the same store. */
+  private final Health health;
   /** The whole store's breaker; {@code null} for a store that names its nodes. */
   private final Breaker whole;
   /** The store's last node snapshot and its breakers by index; {@code null} without nodes. */
   private volatile Routing routing;
-  /**
-   * The breakers that are open or count a failure: while none, operations are sent unrouted.
-   */
-  private final AtomicInteger troubled = new AtomicInteger();
-  /**
-   * How many times a breaker closed after it was open. An operation is sent in the value it read
-   * before it was sent; a failure of one sent before its breaker last closed does not count.
-   */
-  private final AtomicLong closes = new AtomicLong();
 
   private NodeBreakers(CacheStore store, Duration probeInterval, Ticker ticker,
       StatsCounter stats) {
     super(store);
-    this.ticker = ticker;
-    this.probeNanos = probeInterval.toNanos();
     this.stats = stats;
-    if (routing() == null) { // the nodes known at start have their breakers from the start
-      byId.put(WHOLE_STORE, new Breaker(WHOLE_STORE));
-    }
-    this.whole = byId.get(WHOLE_STORE);
+    this.health = Health.of(store, ticker, probeInterval.toNanos());
+    // the nodes known at start have their breakers from the start
+    this.whole = routing() == null ? health.breaker(WHOLE_STORE) : null;
   }
 
   /**
@@ -106,8 +92,8 @@ final class NodeBreakers extends DelegatingStore {
    */
   Map<String, Boolean> states() {
     Map<String, Boolean> states = new LinkedHashMap<>();
-    synchronized (byId) {
-      byId.forEach((id, breaker) -> states.put(id, breaker.open));
+    synchronized (health.byId) {
+      health.byId.forEach((id, breaker) -> states.put(id, breaker.open));
     }
     return states;
   }
@@ -132,10 +118,8 @@ final class NodeBreakers extends DelegatingStore {
     List<String> ids = nodes.ids();
     Breaker[] breakers = new Breaker[ids.size()];
     CacheStore[] pinned = new CacheStore[ids.size()];
-    synchronized (byId) {
-      for (int i = 0; i < breakers.length; i++) {
-        breakers[i] = byId.computeIfAbsent(ids.get(i), Breaker::new);
-      }
+    for (int i = 0; i < breakers.length; i++) {
+      breakers[i] = health.breaker(ids.get(i));
     }
     for (int i = 0; i < breakers.length; i++) {
       pinned[i] = new Pinned(nodes.on(i), breakers[i]);
@@ -159,12 +143,12 @@ final class NodeBreakers extends DelegatingStore {
   }
 
   private <T> CompletableFuture<T> guarded(String key, Supplier<CompletableFuture<T>> operation) {
-    if (troubled.get() != 0) {
+    if (health.troubled.get() != 0) {
       return guarded(breakerOf(routing(), key), operation, () -> store.gets(key));
     }
-    long sentIn = closes.get();
+    long sentIn = health.closes.get();
     return reported(operation.get(), failure -> {
-      if (failure != null || troubled.get() != 0) {
+      if (failure != null || health.troubled.get() != 0) {
         Breaker breaker = breakerOf(routing(), key);
         if (breaker != null) {
           breaker.completed(sentIn, failure);
@@ -182,8 +166,8 @@ final class NodeBreakers extends DelegatingStore {
     if (breaker == null) {
       return operation.get();
     }
-    long sentIn = closes.get();
-    if (!breaker.admit(ticker.read(), probe)) {
+    long sentIn = health.closes.get();
+    if (!breaker.admit(health.ticker.read(), probe)) {
       stats.increment(Counter.STORE_REJECTED);
       return CompletableFuture.failedFuture(breaker.refusal());
     }
@@ -232,10 +216,10 @@ final class NodeBreakers extends DelegatingStore {
     if (keys.isEmpty()) {
       return store.getsAll(keys);
     }
-    long sentIn = closes.get();
-    if (troubled.get() == 0) {
+    long sentIn = health.closes.get();
+    if (health.troubled.get() == 0) {
       return reported(store.getsAll(keys), failure -> {
-        if (failure != null || troubled.get() != 0) {
+        if (failure != null || health.troubled.get() != 0) {
           Routing routing = routing();
           Map<String, Breaker> sentKeys = new HashMap<>();
           for (String key : keys) {
@@ -249,7 +233,7 @@ final class NodeBreakers extends DelegatingStore {
       });
     }
     Routing routing = routing();
-    long now = ticker.read();
+    long now = health.ticker.read();
     Set<Breaker> admitted = new HashSet<>();
     Map<String, Breaker> sentKeys = new LinkedHashMap<>();
     Set<String> refused = new LinkedHashSet<>();
@@ -462,7 +446,8 @@ final class NodeBreakers extends DelegatingStore {
    * One node's breaker. Closed: operations are sent, failures in a row counted. Open: operations
    * fail at once, except one probe per probe interval. Any success closes it.
    */
-  private final class Breaker {
+  private static final class Breaker {
+    private final Health health;
     private final String node;
     private final String refusalMessage;
     /** Read without the lock on every operation; written under it. */
@@ -474,7 +459,8 @@ final class NodeBreakers extends DelegatingStore {
     /** When the next probe may go, ticker nanos; guarded by this. */
     private long nextProbe;
 
-    Breaker(String node) {
+    Breaker(Health health, String node) {
+      this.health = health;
       this.node = node;
       this.refusalMessage = "store node " + node + " did not answer its last " + FAILURES_TO_OPEN
           + " operations; failed at once, not sent, until it answers a probe";
@@ -488,7 +474,7 @@ final class NodeBreakers extends DelegatingStore {
       if (!open) {
         return true;
       }
-      long sentIn = closes.get();
+      long sentIn = health.closes.get();
       synchronized (this) {
         if (!open) {
           return true;
@@ -496,7 +482,7 @@ final class NodeBreakers extends DelegatingStore {
         if (now - nextProbe < 0) {
           return false;
         }
-        nextProbe = now + probeNanos;
+        nextProbe = now + health.probeNanos;
       }
       CompletableFuture<?> sent;
       try {
@@ -522,22 +508,22 @@ final class NodeBreakers extends DelegatingStore {
           return;
         }
         if (open) { // a probe failed: the next one an interval from now, one probe at a time
-          long next = ticker.read() + probeNanos;
+          long next = health.ticker.read() + health.probeNanos;
           if (next - nextProbe > 0) {
             nextProbe = next;
           }
           return;
         }
         if (failures++ == 0) {
-          troubled.incrementAndGet();
+          health.troubled.incrementAndGet();
         }
         if (failures >= FAILURES_TO_OPEN) {
           open = true;
-          nextProbe = ticker.read() + probeNanos;
+          nextProbe = health.ticker.read() + health.probeNanos;
           Log.LOGGER.warn("Store node {} failed {} operations in a row (last: {}); its operations"
               + " fail at once, so reads of its keys load without waiting, until it answers a"
               + " probe (a read the cache sends every {} ms)", node, failures,
-              Failures.unwrap(failure).getMessage(), probeNanos / 1_000_000);
+              Failures.unwrap(failure).getMessage(), health.probeNanos / 1_000_000);
         }
       }
     }
@@ -548,11 +534,11 @@ final class NodeBreakers extends DelegatingStore {
         reopened = open;
         if (failures != 0) {
           failures = 0;
-          troubled.decrementAndGet();
+          health.troubled.decrementAndGet();
         }
         if (open) {
           open = false;
-          closedAt = closes.incrementAndGet();
+          closedAt = health.closes.incrementAndGet();
         }
       }
       if (reopened) {
@@ -562,6 +548,66 @@ final class NodeBreakers extends DelegatingStore {
 
     StoreException refusal() {
       return new Refusal(refusalMessage);
+    }
+  }
+
+  /**
+   * The breakers of one store's nodes and what they count, shared by every cache over that store
+   * instance with the same ticker and probe interval (each Hibernate region and each Spring cache
+   * is a cache): so a node that stops answering costs the application its first two timeouts
+   * once, not once per cache, and is logged once. Holds the store weakly (the registry's key):
+   * a store nobody uses any more is not kept by it. Thread-safe.
+   */
+  private static final class Health {
+    /** Every store's, by store; guarded by itself. */
+    private static final Map<CacheStore, List<Health>> OF_STORES = new WeakHashMap<>();
+
+    private final java.lang.ref.WeakReference<CacheStore> store;
+    private final Ticker ticker;
+    private final long probeNanos;
+    /**
+     * Every breaker made so far, by node id in the order first seen; the whole store's under
+     * {@link #WHOLE_STORE}. Guarded by itself: changed only when the node list changes.
+     */
+    private final Map<String, Breaker> byId = new LinkedHashMap<>();
+    /**
+     * The breakers that are open or count a failure: while none, operations are sent unrouted.
+     */
+    private final AtomicInteger troubled = new AtomicInteger();
+    /**
+     * How many times a breaker closed after it was open. An operation is sent in the value it
+     * read before it was sent; a failure of one sent before its breaker last closed does not
+     * count.
+     */
+    private final AtomicLong closes = new AtomicLong();
+
+    private Health(CacheStore store, Ticker ticker, long probeNanos) {
+      this.store = new java.lang.ref.WeakReference<>(store);
+      this.ticker = ticker;
+      this.probeNanos = probeNanos;
+    }
+
+    /** The health of {@code store}'s nodes, made on the first call for that store. */
+    static Health of(CacheStore store, Ticker ticker, long probeNanos) {
+      synchronized (OF_STORES) {
+        List<Health> known = OF_STORES.computeIfAbsent(store, s -> new ArrayList<>(1));
+        for (Health health : known) { // the same instance, not an equal one
+          if (health.store.get() == store && health.ticker == ticker
+              && health.probeNanos == probeNanos) {
+            return health;
+          }
+        }
+        Health made = new Health(store, ticker, probeNanos);
+        known.add(made);
+        return made;
+      }
+    }
+
+    /** The breaker of the node {@code id}, made on first use. */
+    Breaker breaker(String id) {
+      synchronized (byId) {
+        return byId.computeIfAbsent(id, node -> new Breaker(this, node));
+      }
     }
   }
 

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * operations of a node failed in a row its operations fail at once (reads load without waiting),
  * the breaker sends a read of its own as the probe once per probe interval (no caller waits for
  * it), and the first answer makes the node used again; while reads fail, the loader runs at
- * most once per {@code outageReuse} per key.
+ * most once per {@code outageReuse} per key. The caches over one store share its breakers.
  */
 final class HungNodeTest {
 
@@ -255,6 +255,36 @@ final class HungNodeTest {
   }
 
   /** Hangs the store and times out two reads: the node is out. */
+  /**
+   * Two caches over one store (two Hibernate regions, two Spring caches): the timeouts of one
+   * take the node out for both, so the other's first read does not wait; each cache counts its
+   * own refusals, and the first answer brings the node back for both.
+   */
+  @Test
+  void theCachesOverOneStore_shareItsBreakers_soAHungNodeCostsTwoTimeoutsInAll() {
+    try (SustainableCache<String> first = cache();
+        SustainableCache<String> second = SustainableCache.builder(store).namespace("h2")
+            .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+            .clock(clock).ticker(clock.ticker()).scheduler(ManualScheduler.on(clock.ticker()))
+            .random(RefreshPolicyTest.fixed(0.5)).build()) {
+      hangAndTimeOutTwoReads(first);
+      assertThat(second.storeNodeStates()).containsExactly(Map.entry("store", true));
+      int sent = store.sent.get();
+      CompletableFuture<String> read = second.getAsync("z", loader());
+      assertThat(read).isCompletedWithValue("z#3"); // not sent: loaded at once
+      assertThat(store.sent.get()).isEqualTo(sent);
+      assertThat(second.stats().count("store_rejected")).isEqualTo(1);
+      assertThat(first.stats().count("store_rejected")).isZero();
+
+      clock.advance(PROBE);
+      second.getIfPresent("z"); // its probe, for both
+      assertThat(store.sent.get()).isEqualTo(sent + 1);
+      store.answer();
+      assertThat(first.storeNodeStates()).containsExactly(Map.entry("store", false));
+      assertThat(second.storeNodeStates()).containsExactly(Map.entry("store", false));
+    }
+  }
+
   @Test
   void whileTheNodeIsOut_aRefusalWalksNoStack_andAPutLoadedEncodesNothing() {
     AtomicInteger encodes = new AtomicInteger();

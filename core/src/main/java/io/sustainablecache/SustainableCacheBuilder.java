@@ -530,9 +530,9 @@ public final class SustainableCacheBuilder<V> {
    * names its nodes ({@link io.sustainablecache.spi.CacheStore#nodes()}: the memcached adapters
    * with {@code FailureMode.Cancel}), else one for the whole store. The caches built over one
    * store instance with the same ticker and interval share its breakers, so a node's first two
-   * timeouts are paid once, not by every cache. Default: 500 ms (the node is used again at most 500 ms plus a round trip after it
-   * answers). {@link Duration#ZERO} turns the breakers off: every operation waits for the store
-   * up to its operation timeout.
+   * timeouts are paid once, not by every cache. Default: 500 ms (the node is used again at most
+   * 500 ms plus a round trip after it answers). {@link Duration#ZERO} turns the breakers off:
+   * every operation waits for the store up to its operation timeout.
    *
    * @param interval zero to 1 minute
    * @return this builder

@@ -198,14 +198,14 @@ final class CallerWrites<V> {
 
   private CompletableFuture<Boolean> putLoaded(String storeKey, V value, ReadStart readStart,
       Optional<StoreItem> seen) {
-    CompletableFuture<Optional<StoreItem>> read = seen == null
-        ? read(storeKey, "putLoaded") : CompletableFuture.completedFuture(seen);
-    if (read.isCompletedExceptionally()) { // refused at once (its node is out): nothing to encode
-      return CompletableFuture.failedFuture(Failures.failureOf(read));
-    }
     byte[] bytes = writer.encodePut(storeKey, value, clock.millis()); // too large: fails here
     ReadBegan began = new ReadBegan(readStart.instant().toEpochMilli() - maxClockSkewMillis,
         readStart.tickOn(ticker));
+    CompletableFuture<Optional<StoreItem>> read = seen == null
+        ? read(storeKey, "putLoaded") : CompletableFuture.completedFuture(seen);
+    if (read.isCompletedExceptionally()) { // refused at once (its node is out): its failure as
+      return CompletableFuture.failedFuture(Failures.failureOf(read)); // it is, not wrapped
+    }
     return putUnless(storeKey, bytes, began, 0, read).thenApply(Optional::isEmpty);
   }
 

@@ -7,11 +7,13 @@ import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.spi.StoreNodes;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -84,6 +86,11 @@ final class NodeBreakers extends DelegatingStore {
   static CacheStore of(CacheStore store, Duration probeInterval, Ticker ticker,
       StatsCounter stats) {
     return probeInterval.isZero() ? store : new NodeBreakers(store, probeInterval, ticker, stats);
+  }
+
+  /** How many sets of shared breakers the registry holds for {@code store}; for the tests. */
+  static int sharedCount(CacheStore store) {
+    return Health.count(store);
   }
 
   /**
@@ -555,14 +562,18 @@ final class NodeBreakers extends DelegatingStore {
    * The breakers of one store's nodes and what they count, shared by every cache over that store
    * instance with the same ticker and probe interval (each Hibernate region and each Spring cache
    * is a cache): so a node that stops answering costs the application its first two timeouts
-   * once, not once per cache, and is logged once. Holds the store weakly (the registry's key):
-   * a store nobody uses any more is not kept by it. Thread-safe.
+   * once, not once per cache, and is logged once. Holds the store weakly (the registry's key),
+   * and the registry holds it weakly: the caches that use it keep it. Thread-safe.
    */
   private static final class Health {
-    /** Every store's, by store; guarded by itself. */
-    private static final Map<CacheStore, List<Health>> OF_STORES = new WeakHashMap<>();
+    /**
+     * Every store's, by store, each held weakly: a health no cache uses any more (its caches
+     * closed and collected, say each with a ticker of its own) is dropped. Guarded by itself.
+     */
+    private static final Map<CacheStore, List<WeakReference<Health>>> OF_STORES =
+        new WeakHashMap<>();
 
-    private final java.lang.ref.WeakReference<CacheStore> store;
+    private final WeakReference<CacheStore> store;
     private final Ticker ticker;
     private final long probeNanos;
     /**
@@ -582,7 +593,7 @@ final class NodeBreakers extends DelegatingStore {
     private final AtomicLong closes = new AtomicLong();
 
     private Health(CacheStore store, Ticker ticker, long probeNanos) {
-      this.store = new java.lang.ref.WeakReference<>(store);
+      this.store = new WeakReference<>(store);
       this.ticker = ticker;
       this.probeNanos = probeNanos;
     }
@@ -590,16 +601,32 @@ final class NodeBreakers extends DelegatingStore {
     /** The health of {@code store}'s nodes, made on the first call for that store. */
     static Health of(CacheStore store, Ticker ticker, long probeNanos) {
       synchronized (OF_STORES) {
-        List<Health> known = OF_STORES.computeIfAbsent(store, s -> new ArrayList<>(1));
-        for (Health health : known) { // the same instance, not an equal one
-          if (health.store.get() == store && health.ticker == ticker
-              && health.probeNanos == probeNanos) {
+        List<WeakReference<Health>> known =
+            OF_STORES.computeIfAbsent(store, s -> new ArrayList<>(1));
+        for (Iterator<WeakReference<Health>> each = known.iterator(); each.hasNext(); ) {
+          Health health = each.next().get();
+          if (health == null) {
+            each.remove();
+          } else if (health.store.get() == store && health.ticker == ticker // the same store,
+              && health.probeNanos == probeNanos) { // not an equal one
             return health;
           }
         }
         Health made = new Health(store, ticker, probeNanos);
-        known.add(made);
+        known.add(new WeakReference<>(made));
         return made;
+      }
+    }
+
+    /** How many healths of {@code store} the registry holds now, pruning those collected. */
+    static int count(CacheStore store) {
+      synchronized (OF_STORES) {
+        List<WeakReference<Health>> known = OF_STORES.get(store);
+        if (known == null) {
+          return 0;
+        }
+        known.removeIf(health -> health.get() == null);
+        return known.size();
       }
     }
 

@@ -8,6 +8,7 @@ import io.sustainablecache.Loader;
 import io.sustainablecache.ReadStart;
 import io.sustainablecache.RefreshPolicyTest;
 import io.sustainablecache.SustainableCache;
+import io.sustainablecache.Ticker;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CasOutcome;
 import io.sustainablecache.spi.StoreException;
@@ -28,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -286,12 +288,13 @@ final class HungNodeTest {
   }
 
   @Test
-  void whileTheNodeIsOut_aRefusalWalksNoStack_andAPutLoadedEncodesNothing() {
-    AtomicInteger encodes = new AtomicInteger();
-    ValueCodec<String> counting = new ValueCodec<>() {
+  void whileTheNodeIsOut_aRefusalWalksNoStack_andAnUnencodableValueIsStillAnIllegalArgument() {
+    ValueCodec<String> picky = new ValueCodec<>() {
       @Override
       public byte[] encode(String value) {
-        encodes.incrementAndGet();
+        if (value.equals("unencodable")) {
+          throw new IllegalArgumentException("not cacheable: " + value);
+        }
         return ValueCodec.utf8().encode(value);
       }
 
@@ -301,31 +304,60 @@ final class HungNodeTest {
       }
     };
     try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("h")
-        .ttl(Duration.ofMinutes(10)).codec(counting).refreshExecutor(executor).clock(clock)
+        .ttl(Duration.ofMinutes(10)).codec(picky).refreshExecutor(executor).clock(clock)
         .ticker(clock.ticker()).scheduler(ManualScheduler.on(clock.ticker()))
         .random(RefreshPolicyTest.fixed(0.5)).build()) {
       hangAndTimeOutTwoReads(cache);
-      int encoded = encodes.get();
       int sent = store.sent.get();
-      // Hibernate's putFromLoad while the node is out: refused at once, before the value is
-      // encoded, with the breaker's own exception, which carries no stack trace (each refused
-      // operation would otherwise walk the caller's frames)
+      // Hibernate's putFromLoad while the node is out: refused at once with the breaker's own
+      // exception, which carries no stack trace (each refused operation would otherwise walk
+      // the caller's frames)
       assertThatThrownBy(() -> cache.putLoaded("x", "loaded", ReadStart.now(clock,
           clock.ticker())))
           .isInstanceOf(StoreException.class)
           .hasMessageContaining("failed at once, not sent")
           .satisfies(refusal -> assertThat(refusal.getStackTrace()).isEmpty());
-      assertThat(encodes.get()).isEqualTo(encoded);
+      // a value that cannot be cached is refused as such, node out or not, and reads nothing
+      assertThatThrownBy(() -> cache.putLoaded("y", "unencodable", ReadStart.now(clock,
+          clock.ticker())))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not cacheable");
       assertThat(cache.getIfPresent("x")).isEmpty(); // refused too: a miss
       assertThat(store.sent.get()).isEqualTo(sent);
 
       clock.advance(PROBE);
       cache.getIfPresent("x"); // sends the probe
-      store.answer(); // the node answers: a putLoaded is encoded and written again
+      store.answer(); // the node answers: a putLoaded is written again
       assertThat(cache.putLoaded("x", "loaded", ReadStart.now(clock, clock.ticker()))).isTrue();
-      assertThat(encodes.get()).isEqualTo(encoded + 1);
       assertThat(cache.getIfPresent("x")).contains("loaded");
+      int gets = store.gets.get();
+      assertThatThrownBy(() -> cache.putLoaded("y", "unencodable", ReadStart.now(clock,
+          clock.ticker()))).isInstanceOf(IllegalArgumentException.class);
+      assertThat(store.gets.get()).isEqualTo(gets); // refused before its read
     }
+  }
+
+  /**
+   * The caches over one store share its breakers while they are in use, and no longer: a cache
+   * with a ticker of its own, closed and collected, leaves nothing in the registry.
+   */
+  @Test
+  void theSharedBreakers_areDroppedOnceNoCacheUsesThem() {
+    int before = NodeBreakers.sharedCount(store);
+    for (int i = 0; i < 20; i++) {
+      Ticker own = () -> clock.ticker().read(); // a ticker of its own: breakers of their own
+      try (SustainableCache<String> cache = SustainableCache.builder(store).namespace("t" + i)
+          .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).refreshExecutor(executor)
+          .clock(clock).ticker(own).scheduler(ManualScheduler.on(own)).build()) {
+        // its own, beside those of the caches closed before it not collected yet
+        assertThat(NodeBreakers.sharedCount(store)).isBetween(before + 1, before + i + 1);
+      }
+    }
+    // closed and unreachable: collected, and dropped at the next lookup
+    Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+        .until(() -> {
+          System.gc();
+          return NodeBreakers.sharedCount(store) == before;
+        });
   }
 
   private void hangAndTimeOutTwoReads(SustainableCache<String> cache) {

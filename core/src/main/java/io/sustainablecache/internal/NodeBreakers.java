@@ -127,8 +127,6 @@ final class NodeBreakers extends DelegatingStore {
     CacheStore[] pinned = new CacheStore[ids.size()];
     for (int i = 0; i < breakers.length; i++) {
       breakers[i] = health.breaker(ids.get(i));
-    }
-    for (int i = 0; i < breakers.length; i++) {
       pinned[i] = new Pinned(nodes.on(i), breakers[i]);
     }
     Routing made = new Routing(nodes, breakers, new GuardedNodes(nodes, pinned));
@@ -195,13 +193,16 @@ final class NodeBreakers extends DelegatingStore {
         return super.cancel(mayInterruptIfRunning);
       }
     };
-    sent.whenComplete((value, failure) -> {
+    // handle, not whenComplete: the stage whenComplete returns would wrap a failure in a
+    // CompletionException (a stack walk) that nobody reads
+    sent.handle((value, failure) -> {
       report.accept(failure);
       if (failure != null) {
         result.completeExceptionally(failure);
       } else {
         result.complete(value);
       }
+      return null;
     });
     return result;
   }
@@ -497,7 +498,10 @@ final class NodeBreakers extends DelegatingStore {
       } catch (RuntimeException thrown) { // a store that throws instead of failing its future
         sent = CompletableFuture.failedFuture(thrown);
       }
-      sent.whenComplete((value, failure) -> completed(sentIn, failure));
+      sent.handle((value, failure) -> {
+        completed(sentIn, failure);
+        return null;
+      });
       return false;
     }
 

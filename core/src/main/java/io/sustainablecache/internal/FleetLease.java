@@ -52,6 +52,11 @@ import org.slf4j.Logger;
  * comes in as a {@link KeyRegistry.LeaseKnowledge} the pipeline read, and what the lease took
  * goes out in the step (the lease held, until when; a failure marker seen), which the pipeline
  * records on the flight and in the registry. Thread-safe.
+ *
+ * <p>Why this class is over 700 lines: a third of it is documentation, and it is one protocol
+ * whose steps read and write the same lease item: taking it (add, contest, take over), waiting
+ * for its holder (the polls), and judging another instance's failure marker under it. Split,
+ * each part would need the others' rules for what a lease value means.
  */
 final class FleetLease<V> {
 
@@ -79,7 +84,8 @@ final class FleetLease<V> {
   private final RateLimitedLog invalidLeaseLog;
   private final RateLimitedLog outlivedMarkerLog;
 
-  FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, StatsCounter stats, LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
+  FleetLease(CacheConfig<V> config, Keys keys, EntryReader<V> reader, StatsCounter stats,
+      LoadTimes loadTimes, RateLimitedLog storeErrorLog) {
     this.loadTimes = loadTimes;
     this.enabled = config.fleetLease();
     this.store = config.store();
@@ -183,7 +189,8 @@ final class FleetLease<V> {
     }
     // dropped by the server between exptime - 1 and exptime s from now, not before leaseUntil
     int exptime = (int) ((failure.leaseUntil() - now + 999) / 1000) + 1;
-    store.set(leaseKey, values.failureMarker(failure, flight.casToken), exptime).exceptionally(error -> {
+    store.set(leaseKey, values.failureMarker(failure, flight.casToken), exptime)
+        .exceptionally(error -> {
       stats.increment(Counter.STORE_ERROR);
       storeErrorLog.warn("marking a fleet lease as failed failed; other instances may retry the"
           + " failing load before this one's back-off ends", Failures.unwrap(error));
@@ -252,8 +259,8 @@ final class FleetLease<V> {
    * a failed load ({@link KeyRegistry.LeaseKnowledge#heldUntil}) it skips the {@code add} and
    * starts with the read: its marker is normally there. Taking over its own marker rewrites it as
    * a holder value, so the other instances judge the retry as any holder (they wait for its write
-   * or its next marker) rather than by how long they have honoured the marker. A winner reads the item
-   * once more: if another instance wrote the key since this instance's read, it releases the
+   * or its next marker) rather than by how long they have honoured the marker. A winner reads the
+   * item once more: if another instance wrote the key since this instance's read, it releases the
    * lease at once and that value is what was taken: nothing is loaded. A store failure lets the
    * instance load without the lease (fail open).
    *
@@ -310,10 +317,8 @@ final class FleetLease<V> {
    * does ({@code add}, the item read again behind it), and is decided as a miss is ({@link
    * #stepOf}): won, it loads (or takes the value the re-read found: the holder wrote and released
    * between the poll's two reads); the store failing, it loads without the lease; lost to another
-   * miss that took it first, it waits on. Before (2026-11-30), such a miss waited for its
-   * deadline: after a memcached hang in the lab's {@code --outage}, every reader thread of both
-   * reader JVMs waited 235 to 250 ms at once, two or three times in the seconds after the
-   * resume.
+   * miss that took it first, it waits on (rather than for its deadline: after a memcached hang,
+   * every reader would wait that long at once).
    */
   private void takeOver(Flight<V> flight, LeaseStep.WaitForPeer<V> wait) {
     Claim claim = claim(flight, clock.millis());
@@ -529,9 +534,7 @@ final class FleetLease<V> {
    * #MIN_POLL_MILLIS} and its {@code pollMillis} (a quarter of the expected load). So a holder's
    * write is seen within about half the time waited even when the expected load time is this
    * instance's guess ({@link LoadTimes#DEFAULT_MILLIS}, 1 s, until it loads once itself: an
-   * instance that keeps losing the lease never does), at a few more reads of a slow load's key:
-   * before, every wait polled a quarter of the guess, and a 10 ms load's peers waited 250 ms for
-   * it (the lab's 3-JVM hot-key runs: p99 225 to 280 ms after each write, issue 30).
+   * instance that keeps losing the lease never does), at a few more reads of a slow load's key.
    */
   private static long pollDelay(LeaseStep.WaitForPeer<?> wait, long now) {
     return Math.max(MIN_POLL_MILLIS, Math.min(wait.pollMillis(), now - wait.begun()));
@@ -545,9 +548,7 @@ final class FleetLease<V> {
     readAll(storeKeys).whenComplete((read, error) -> {
       try {
         // a read that failed for some keys only: the others' items (the failed ones wait on)
-        Map<String, StoreItem> items = error == null ? read
-            : Failures.unwrap(error) instanceof PartialReadException partial ? partial.found()
-            : null;
+        Map<String, StoreItem> items = found(read, error);
         List<Integer> still = new ArrayList<>(open.size());
         for (int i : open) {
           Flight<V> flight = flights.get(i);
@@ -566,9 +567,7 @@ final class FleetLease<V> {
         still.forEach(i -> leaseKeys.add(keys.leaseKey(flights.get(i).storeKey)));
         readAll(leaseKeys).whenComplete((leasesRead, leaseError) -> {
           try {
-            Map<String, StoreItem> leases = leaseError == null ? leasesRead
-                : Failures.unwrap(leaseError) instanceof PartialReadException partialLeases
-                ? partialLeases.found() : null;
+            Map<String, StoreItem> leases = found(leasesRead, leaseError);
             for (int i : still) {
               LeaseStep.WaitForPeer<V> wait = waits.get(i);
               StoreItem current = leases != null
@@ -597,6 +596,15 @@ final class FleetLease<V> {
         open.forEach(i -> waits.get(i).decided().complete(LeaseStep.load()));
       }
     });
+  }
+
+  /**
+   * What a read of items found: all it read, or, if it failed for some keys only ({@link
+   * PartialReadException}), the others' items; {@code null} if it failed.
+   */
+  private static Map<String, StoreItem> found(Map<String, StoreItem> read, Throwable error) {
+    return error == null ? read : Failures.unwrap(error) instanceof PartialReadException partial
+        ? partial.found() : null;
   }
 
   /** Reads items: a {@code getsAll}, or a {@code gets} for one key (as a single miss did). */
@@ -663,9 +671,9 @@ final class FleetLease<V> {
 
   /**
    * Another instance's failure marker as this instance has seen it: the sighting it knew ({@code
-   * known}, or {@code null}) if that is the same marker, else first seen now (ticker ms), remembered while the marker can still be
-   * in force (its end lies at most the longest back-off of its failure count + a tick + the skew
-   * after now, and it counts for the skew after its end).
+   * known}, or {@code null}) if that is the same marker, else first seen now (ticker ms),
+   * remembered while the marker can still be in force (its end lies at most the longest back-off
+   * of its failure count + a tick + the skew after now, and it counts for the skew after its end).
    */
   private KeyRegistry.Sighting sight(FailureMarker marker, KeyRegistry.Sighting known) {
     if (known != null && known.marker().sameAs(marker)) {

@@ -32,8 +32,8 @@ import java.util.Map;
  *       one</td></tr>
  *   <tr><td>{@code load_failure}</td><td>keys whose load threw, failed or timed out</td></tr>
  *   <tr><td>{@code absent_load}</td><td>successful loads that found no value</td></tr>
- *   <tr><td>{@code load_time_millis}</td><td>the summed duration of all loads, milliseconds on
- *       the cache's ticker</td></tr>
+ *   <tr><td>{@code load_time_millis}</td><td>the summed duration of all loader calls (a bulk
+ *       call's once), milliseconds on the cache's ticker</td></tr>
  *   <tr><td>{@code load_timeout}</td><td>loads that did not finish within the load timeout (also
  *       {@code load_failure})</td></tr>
  *   <tr><td>{@code bulk_load}</td><td>bulk loader calls</td></tr>
@@ -282,8 +282,9 @@ public final class CacheStats {
   }
 
   /**
-   * The summed duration of all loads, milliseconds on the cache's ticker ({@code
-   * "load_time_millis"}).
+   * The summed duration of all loader calls, milliseconds on the cache's ticker ({@code
+   * "load_time_millis"}): a bulk call's time counts once, so divide by {@code
+   * count("loader_call")}, not by {@link #loadCount()} (which counts keys), for a call's mean.
    *
    * @return a non-negative number of milliseconds
    */

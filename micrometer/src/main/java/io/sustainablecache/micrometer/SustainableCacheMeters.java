@@ -25,7 +25,10 @@ public final class SustainableCacheMeters {
    */
   public static final String GETS = "cache.gets";
 
-  /** Micrometer's {@code cache.puts}: values stored by {@code put} and {@code putIfAbsent}. */
+  /**
+   * Micrometer's {@code cache.puts}: entries added, by {@code put} and {@code putIfAbsent} and the
+   * loaded values written (as Micrometer's Caffeine binder counts its loads here).
+   */
   public static final String PUTS = "cache.puts";
 
   /**
@@ -36,15 +39,17 @@ public final class SustainableCacheMeters {
   public static final String EVICTIONS = "cache.evictions";
 
   /**
-   * Loader calls, tagged {@code result=success} (with a value or with "no value") and {@code
-   * result=failure} (threw, failed or timed out): the queries the database saw. As Micrometer's
-   * Caffeine binder names them.
+   * Keys loaded, tagged {@code result=success} (with a value or with "no value") and {@code
+   * result=failure} (threw, failed or timed out); a bulk call counts each of its keys ({@link
+   * #LOADER_CALLS} counts the calls: the queries the database saw). Named as Micrometer's Caffeine
+   * binder names its loads.
    */
   public static final String LOADS = "cache.load";
 
   /**
-   * A function timer of the loader calls: count = loads, total time = {@code
-   * CacheStats.totalLoadTimeMillis} (on the cache's clock).
+   * A function timer of the loader calls: count = loader calls ({@link #LOADER_CALLS}: a bulk call
+   * once), total time = {@code CacheStats.totalLoadTimeMillis} (their summed duration, on the
+   * cache's ticker), so its mean is the time of one call.
    */
   public static final String LOAD_DURATION = "cache.load.duration";
 

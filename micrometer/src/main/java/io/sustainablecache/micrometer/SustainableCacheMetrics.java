@@ -111,7 +111,7 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
     counter(registry, cache, SustainableCacheMeters.LOADER_CALLS, null,
         s -> s.count("loader_call"), "Loader calls (a bulk call counts once)");
     FunctionTimer.<SustainableCache<?>>builder(SustainableCacheMeters.LOAD_DURATION, cache,
-            c -> c.stats().loadCount(), c -> c.stats().totalLoadTimeMillis(),
+            c -> c.stats().count("loader_call"), c -> c.stats().totalLoadTimeMillis(),
             TimeUnit.MILLISECONDS)
         .tags(getTagsWithCacheName())
         .description("Time spent in loader calls")

@@ -16,7 +16,10 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -172,6 +175,25 @@ final class SustainableCacheMetricsTest {
         .tags("cache", "books").functionTimer();
     assertThat(duration.count()).isEqualTo(4);
     assertThat(duration.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(40);
+  }
+
+  @Test
+  void aBulkLoaderCall_isOneCallOfTheLoadTimer_whileTheLoadsCountItsKeys() {
+    SustainableCacheMetrics.monitor(registry, cache, "books");
+    Map<String, String> loaded = cache.getAll(List.of("a", "b", "c"), keys -> {
+      clock.advance(Duration.ofMillis(30)); // one call of 30 ms for the three keys
+      Map<String, String> values = new HashMap<>();
+      keys.forEach(key -> values.put(key, key.toUpperCase(Locale.ROOT)));
+      return values;
+    });
+
+    assertThat(loaded).containsOnlyKeys("a", "b", "c");
+    assertThat(count(SustainableCacheMeters.LOADS, "result", "success")).isEqualTo(3);
+    assertThat(count(SustainableCacheMeters.LOADER_CALLS)).isEqualTo(1);
+    FunctionTimer duration = registry.get(SustainableCacheMeters.LOAD_DURATION)
+        .tags("cache", "books").functionTimer();
+    assertThat(duration.count()).as("the loader calls, not the keys").isEqualTo(1);
+    assertThat(duration.mean(TimeUnit.MILLISECONDS)).as("one call's time").isEqualTo(30);
   }
 
   @Test

@@ -145,15 +145,15 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     }
     int maxKeyLength = settings.maxKeyLength() > 0 ? settings.maxKeyLength()
         : viaZooKeeper ? ARCUS_MAX_KEY_LENGTH : 0;
-    ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout)
-        .prefixFlush(arcusServers == null ? viaZooKeeper : arcusServers);
-    if (maxKeyLength > 0) {
-      builder.maxKeyLength(maxKeyLength);
-    }
-    AdapterSettings.awaitConnected("ARCUS", () -> client.getAvailableServers().size(),
-        client.getAvailableServers().size() + client.getUnavailableServers().size());
     CacheStore store;
-    try {
+    try { // a setting the adapter refuses shuts the client it started down
+      ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout)
+          .prefixFlush(arcusServers == null ? viaZooKeeper : arcusServers);
+      if (maxKeyLength > 0) {
+        builder.maxKeyLength(maxKeyLength);
+      }
+      AdapterSettings.awaitConnected("ARCUS", () -> client.getAvailableServers().size(),
+          client.getAvailableServers().size() + client.getUnavailableServers().size());
       store = builder.build();
     } catch (RuntimeException e) {
       client.shutdown();

@@ -281,8 +281,9 @@ public interface CacheStoreFactory {
       /**
        * The operation timeout.
        *
-       * @param timeout positive, at most a day (each adapter accepts less: see its own limits),
-       *     or {@code null} for the adapter's default
+       * @param timeout positive, at most a day, or {@code null} for the adapter's default; an
+       *     adapter refuses values past its own limit when the store is opened (the memcached
+       *     and ARCUS adapters: 10 minutes), shutting down any client it started
        * @return this builder
        * @throws IllegalArgumentException if zero, negative or longer than a day
        */
@@ -299,7 +300,8 @@ public interface CacheStoreFactory {
       /**
        * The longest key.
        *
-       * @param bytes positive, or 0 for the adapter's default
+       * @param bytes positive, or 0 for the adapter's default; an adapter refuses values past
+       *     its own limit when the store is opened (spymemcached: 250, ARCUS: 4000)
        * @return this builder
        * @throws IllegalArgumentException if negative
        */

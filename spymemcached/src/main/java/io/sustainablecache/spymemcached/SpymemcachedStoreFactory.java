@@ -74,14 +74,15 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
     } catch (IOException e) {
       throw new StoreException("could not create a spymemcached client for " + servers, e);
     }
-    SpymemcachedStore.Builder builder = SpymemcachedStore.builder(client).operationTimeout(timeout);
-    if (settings.maxKeyLength() > 0) {
-      builder.maxKeyLength(settings.maxKeyLength());
-    }
-    AdapterSettings.awaitConnected("spymemcached", () -> client.getAvailableServers().size(),
-        client.getAvailableServers().size() + client.getUnavailableServers().size());
     CacheStore store;
-    try {
+    try { // a setting the adapter refuses shuts the client it started down
+      SpymemcachedStore.Builder builder =
+          SpymemcachedStore.builder(client).operationTimeout(timeout);
+      if (settings.maxKeyLength() > 0) {
+        builder.maxKeyLength(settings.maxKeyLength());
+      }
+      AdapterSettings.awaitConnected("spymemcached", () -> client.getAvailableServers().size(),
+          client.getAvailableServers().size() + client.getUnavailableServers().size());
       store = builder.build();
     } catch (RuntimeException e) {
       client.shutdown();

@@ -13,8 +13,10 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -125,6 +127,29 @@ public abstract class CacheStoreFactoryContract {
 
     assertThatThrownBy(() -> factory().open(settings))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no-such-option");
+  }
+
+  /**
+   * A setting the adapter refuses that the factory's own settings accept (an operation timeout
+   * past the adapters' 10 minutes) fails the start with an {@link IllegalArgumentException}
+   * naming it, and leaves no client behind: the client started before the check is shut down,
+   * its I/O thread ends. (Before, it ran on for the life of the JVM.)
+   */
+  @Test
+  void aSettingTheAdapterRefuses_failsTheStart_andLeavesNoClientRunning() {
+    InetSocketAddress server = MemcachedServer.shared().address();
+    Set<Thread> before = Thread.getAllStackTraces().keySet();
+    CacheStoreFactory.Settings settings = CacheStoreFactory.Settings.builder()
+        .addresses(List.of(server.getHostString() + ":" + server.getPort()))
+        .operationTimeout(Duration.ofHours(1)).build();
+
+    assertThatThrownBy(() -> factory().open(settings))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("operationTimeout");
+    // both clients name their I/O thread so; shut down, it ends within moments
+    Awaitility.await("the started client's I/O thread ends").atMost(Duration.ofSeconds(30))
+        .until(() -> Thread.getAllStackTraces().keySet().stream()
+            .noneMatch(thread -> !before.contains(thread)
+                && thread.getName().startsWith("Memcached IO over")));
   }
 
   private static InetSocketAddress closedPort() {

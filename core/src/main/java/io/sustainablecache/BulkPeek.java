@@ -14,6 +14,9 @@ import java.util.concurrent.CompletableFuture;
  * <p><b>Thread-safety:</b> immutable apart from the writes it issues; safe to share between
  * threads. <b>Nulls:</b> no method accepts or returns {@code null}.
  *
+ * <p><b>Implementations:</b> this library's; a test double or a decorator may implement it too,
+ * but later releases may add methods to it (with default implementations where they can).
+ *
  * @param <V> the value type
  */
 public interface BulkPeek<V> {

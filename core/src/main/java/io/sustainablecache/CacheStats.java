@@ -345,7 +345,9 @@ public final class CacheStats {
   }
 
   /**
-   * The difference between this snapshot and an earlier one, counter by counter.
+   * The difference between this snapshot and an earlier one, counter by counter, each at least
+   * 0 (as Caffeine's {@code minus}): snapshots passed in the wrong order, or of two caches, give
+   * zeros where the counts would fall, never a negative count.
    *
    * @param earlier a snapshot taken before this one from the same cache; never {@code null}
    * @return the activity between the two snapshots
@@ -355,7 +357,7 @@ public final class CacheStats {
     requireNonNull(earlier, "earlier");
     long[] diff = new long[values.length];
     for (int i = 0; i < diff.length; i++) {
-      diff[i] = values[i] - earlier.values[i];
+      diff[i] = Math.max(0, values[i] - earlier.values[i]);
     }
     return new CacheStats(diff);
   }

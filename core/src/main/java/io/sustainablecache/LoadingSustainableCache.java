@@ -29,6 +29,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p><b>Thread-safety:</b> thread-safe. <b>Nulls:</b> no method accepts or returns {@code null}.
  *
+ * <p><b>Implementations:</b> this library's; a test double or a decorator may implement it too,
+ * but later releases may add methods to it (with default implementations where they can).
+ *
  * @param <V> the value type
  */
 public interface LoadingSustainableCache<V> extends SustainableCache<V> {

@@ -87,6 +87,9 @@ import java.util.concurrent.CompletableFuture;
  * with its namespace and rejects (or, with {@link KeyPolicy#HASH}, hashes) keys the store cannot
  * hold.
  *
+ * <p><b>Implementations:</b> this library's; a test double or a decorator may implement it too,
+ * but later releases may add methods to it (with default implementations where they can).
+ *
  * @param <V> the value type
  */
 public interface SustainableCache<V> extends AutoCloseable {

@@ -58,6 +58,9 @@ package io.sustainablecache;
  *
  * <p>Thread-safe; the first completion wins, a second one throws {@link IllegalStateException}.
  *
+ * <p><b>Implementations:</b> this library's; a test double or a decorator may implement it too,
+ * but later releases may add methods to it (with default implementations where they can).
+ *
  * @param <V> the type of the cached values
  */
 public interface WriteFence<V> {

@@ -70,6 +70,9 @@ class CacheStatsTest {
     assertThat(interval.toString()).isEqualTo("CacheStats{hit=3, near_hit=3}");
     assertThat(interval.hashCode()).isEqualTo(
         CacheStats.of(Map.of("hit", 3L, "near_hit", 3L)).hashCode());
+    // in the wrong order: zeros, never a negative count (every accessor promises one)
+    assertThat(earlier.minus(later)).isEqualTo(CacheStats.empty());
+    assertThat(earlier.minus(later).hitCount()).isZero();
   }
 
   @Test

@@ -2,9 +2,12 @@ package io.sustainablecache.spi;
 
 /**
  * A {@link CacheStore} operation failed: the server is unreachable, did not answer within the
- * operation timeout, or refused the request. The cache treats it as a miss (reads) or a skipped
- * write, counts it in {@link io.sustainablecache.CacheStats#storeErrorCount()} and never lets it
- * reach a caller of {@link io.sustainablecache.SustainableCache#get}.
+ * operation timeout, or refused the request. Counted in {@link
+ * io.sustainablecache.CacheStats#storeErrorCount()}. A read treats it as a miss and a refresh's
+ * or a load's write is skipped, so it never reaches a caller of the reads ({@code get}, {@code
+ * find}, {@code getAll} and their asynchronous forms); the writes whose Javadoc names it ({@code
+ * put}, {@code putIfAbsent}, {@code invalidate}, {@code invalidateAll}, a fence's steps) throw it,
+ * or complete with it, when the store refuses them.
  */
 public class StoreException extends RuntimeException {
 

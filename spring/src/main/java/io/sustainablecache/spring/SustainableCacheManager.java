@@ -121,9 +121,9 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
    *
    * @param name the cache name; never {@code null}
    * @return the cache, or {@code null} if the manager is not dynamic and has no such cache
-   * @throws IllegalStateException if the cache would have no TTL or no value codec, or shares its
-   *     namespace with another cache; the message names the cache and how to configure it
-   * @throws IllegalArgumentException if its settings are invalid (the core's message)
+   * @throws IllegalStateException if the cache cannot be built: it would have no TTL or no value
+   *     codec, shares its namespace with another cache, or its settings are invalid; the message
+   *     names the cache and what to configure, and the cause is the core's exception, if any
    */
   @Override
   public Cache getCache(String name) {

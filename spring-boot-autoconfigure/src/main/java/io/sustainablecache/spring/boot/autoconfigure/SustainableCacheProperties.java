@@ -8,9 +8,12 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * The {@code sustainable-cache.*} properties. Durations take Spring Boot's formats ({@code 30s},
- * {@code 5m}, {@code PT1H}; a bare number is milliseconds). Unset values fall back to the per-cache
- * defaults at the top level, then to the core's defaults (see {@code SustainableCacheBuilder}).
+ * The {@code sustainable-cache.*} properties. The store's durations ({@code operation-timeout},
+ * {@code shutdown-timeout}) take Spring Boot's formats ({@code 30s}, {@code 5m}, {@code PT1H}; a
+ * bare number is milliseconds); the cache settings under {@code settings.*} take the core's
+ * ({@code CacheSettings}: {@code 30s}, {@code 5m}, {@code 500ms}, {@code PT1H}; a bare number is
+ * refused, except {@code 0}). Unset values fall back to the per-cache defaults at the top level,
+ * then to the core's defaults (see {@code SustainableCacheBuilder}).
  *
  * <pre>
  * sustainable-cache.addresses=cache1:11211,cache2:11211

@@ -38,7 +38,7 @@ import java.util.function.Function;
  * <table>
  *   <caption>Spec keys</caption>
  *   <tr><th>key</th><th>value</th></tr>
- *   <tr><td>{@code ttl}, {@code grace}, {@code absent-ttl}, {@code load-timeout},
+ *   <tr><td>{@code ttl}, {@code grace}, {@code no-value-ttl}, {@code load-timeout},
  *       {@code max-clock-skew}, {@code close-timeout}, {@code fence-timeout}, {@code
  *       invalidate-all-bound}, {@code store-probe-interval}, {@code outage-reuse}</td><td>a
  *       duration</td></tr>
@@ -115,9 +115,9 @@ public final class CacheSettings {
   static final Setting<Boolean> FLEET_LEASE = bool("fleet-lease",
       s -> Policies.inBackground(s.resolved(REFRESH_POLICY)));
 
-  /** {@link SustainableCacheBuilder#absentTtl}: the TTL. */
-  static final Setting<Duration> ABSENT_TTL =
-      duration("absent-ttl", Duration.ZERO, MAX_TTL, s -> s.resolved(TTL));
+  /** {@link SustainableCacheBuilder#noValueTtl}: the TTL. */
+  static final Setting<Duration> NO_VALUE_TTL =
+      duration("no-value-ttl", Duration.ZERO, MAX_TTL, s -> s.resolved(TTL));
 
   /** {@link SustainableCacheBuilder#loadTimeout}: 30 s. */
   static final Setting<Duration> LOAD_TIMEOUT =

@@ -25,13 +25,13 @@ import java.util.Map;
  *       stale values, cached absences and near hits included</td></tr>
  *   <tr><td>{@code stale_hit}</td><td>hits with a value past its logical expiry (within the
  *       grace period) while a background refresh was requested</td></tr>
- *   <tr><td>{@code absent_hit}</td><td>hits on a key cached as having no value</td></tr>
+ *   <tr><td>{@code no_value_hit}</td><td>hits on a key cached as having no value</td></tr>
  *   <tr><td>{@code miss}</td><td>reads that had to load or wait for a load (per key for bulk
  *       reads)</td></tr>
  *   <tr><td>{@code load_success}</td><td>keys a loader loaded, with a value or without
  *       one</td></tr>
  *   <tr><td>{@code load_failure}</td><td>keys whose load threw, failed or timed out</td></tr>
- *   <tr><td>{@code absent_load}</td><td>successful loads that found no value</td></tr>
+ *   <tr><td>{@code no_value_load}</td><td>successful loads that found no value</td></tr>
  *   <tr><td>{@code load_time_millis}</td><td>the summed duration of all loader calls (a bulk
  *       call's once), milliseconds on the cache's ticker</td></tr>
  *   <tr><td>{@code load_timeout}</td><td>loads that did not finish within the load timeout (also

@@ -19,7 +19,7 @@ public interface Loader<V> {
    *
    * @param key the caller's key, without the cache's namespace; never {@code null}
    * @return the value, or {@code null} if there is none: the absence is cached for {@code
-   *     absentTtl}, {@link SustainableCache#find} returns empty and {@link SustainableCache#get}
+   *     noValueTtl}, {@link SustainableCache#find} returns empty and {@link SustainableCache#get}
    *     throws {@link CacheLoadException}
    * @throws Exception on failure: on a miss the caller receives it wrapped in a {@link
    *     CacheLoadException}; in a background refresh it is logged, counted and the cached value

@@ -50,7 +50,7 @@ public sealed interface Lookup<V> permits Lookup.Hit, Lookup.NoValue, Lookup.Not
   /**
    * The key is cached as having no value: a load returned {@code null} (a bulk load left the key
    * out) or {@link SustainableCache#putNoValue} was called, less than {@link
-   * SustainableCacheBuilder#absentTtl absentTtl} ago. {@link SustainableCache#get} would fail
+   * SustainableCacheBuilder#noValueTtl noValueTtl} ago. {@link SustainableCache#get} would fail
    * for it without calling its loader; {@link SustainableCache#find} would answer empty.
    *
    * @param <V> the value type

@@ -31,7 +31,7 @@ import java.util.concurrent.CompletableFuture;
  * <h2>Absent values</h2>
  * A loader returns {@code null} (an asynchronous one completes with {@code null}; a bulk loader
  * leaves the key out of its map) when there is no value for a key. The cache remembers that for
- * {@link SustainableCacheBuilder#absentTtl absentTtl} like any other entry, so requests for ids
+ * {@link SustainableCacheBuilder#noValueTtl noValueTtl} like any other entry, so requests for ids
  * that do not exist stop reaching the database. {@link #find} returns such a key as empty; {@link
  * #get}, whose result is never {@code null}, throws {@link CacheLoadException}. The peeks, which
  * never load: {@link #getIfPresent} answers empty for it as for nothing cached, and {@link
@@ -140,7 +140,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    *
    * @param key the caller's key, as for {@link #get}
    * @param loader computes the value on a miss or refresh; returns {@code null} when there is none,
-   *     which is cached for {@link SustainableCacheBuilder#absentTtl absentTtl}
+   *     which is cached for {@link SustainableCacheBuilder#noValueTtl noValueTtl}
    * @return the value, or empty if there is none
    * @throws IllegalArgumentException if the key is invalid
    * @throws NullPointerException if an argument is {@code null}
@@ -306,9 +306,9 @@ public interface SustainableCache<V> extends AutoCloseable {
 
   /**
    * Caches that the key has no value, as a load returning {@code null} does: for {@code
-   * absentTtl}, {@link #get} fails with {@link CacheLoadException}, {@link #find} answers empty,
+   * noValueTtl}, {@link #get} fails with {@link CacheLoadException}, {@link #find} answers empty,
    * and neither calls its loader (a refresh may, as for a loaded absence). A load in flight in
-   * this JVM will not overwrite it. With {@code absentTtl} zero, absences are not cached and this
+   * this JVM will not overwrite it. With {@code noValueTtl} zero, absences are not cached and this
    * invalidates the key.
    *
    * @param key the caller's key, as for {@link #get}

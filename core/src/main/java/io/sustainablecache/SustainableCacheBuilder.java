@@ -407,13 +407,13 @@ public final class SustainableCacheBuilder<V> {
    * this as their TTL. {@link Duration#ZERO} caches nothing: every read of such a key calls the
    * loader. Default: the {@link #ttl}.
    *
-   * @param absentTtl zero or positive, at most 365 days
+   * @param noValueTtl zero or positive, at most 365 days
    * @return this builder
    * @throws IllegalArgumentException if out of range
    * @throws IllegalStateException if already set
    */
-  public SustainableCacheBuilder<V> absentTtl(Duration absentTtl) {
-    return set(CacheSettings.ABSENT_TTL, absentTtl);
+  public SustainableCacheBuilder<V> noValueTtl(Duration noValueTtl) {
+    return set(CacheSettings.NO_VALUE_TTL, noValueTtl);
   }
 
   /**
@@ -958,7 +958,7 @@ public final class SustainableCacheBuilder<V> {
         .serveStaleOnError(settings.resolved(CacheSettings.SERVE_STALE_ON_ERROR))
         .maxClockSkew(settings.resolved(CacheSettings.MAX_CLOCK_SKEW))
         .loadTimeout(settings.resolved(CacheSettings.LOAD_TIMEOUT))
-        .absentTtl(settings.resolved(CacheSettings.ABSENT_TTL))
+        .noValueTtl(settings.resolved(CacheSettings.NO_VALUE_TTL))
         .ttlJitter(settings.resolved(CacheSettings.TTL_JITTER))
         .fleetLease(settings.resolved(CacheSettings.FLEET_LEASE))
         .coalesceMaxBatchSize(coalesce.maxBatchSize())

@@ -138,14 +138,14 @@ final class CacheApiTest {
     try (SustainableCache<String> cache = builder().build()) {
       cache.find("k", key -> null);
       assertThat(cache.getIfPresent("k")).isEmpty();
-      assertThat(cache.stats().count("absent_hit")).isEqualTo(1);
+      assertThat(cache.stats().count("no_value_hit")).isEqualTo(1);
     }
   }
 
   @Test
-  void absentTtlZero_cachesNoAbsence() {
+  void noValueTtlZero_cachesNoAbsence() {
     AtomicInteger loads = new AtomicInteger();
-    try (SustainableCache<String> cache = builder().absentTtl(Duration.ZERO).build()) {
+    try (SustainableCache<String> cache = builder().noValueTtl(Duration.ZERO).build()) {
       for (int i = 0; i < 3; i++) {
         assertThat(cache.find("k", key -> {
           loads.incrementAndGet();
@@ -239,8 +239,8 @@ final class CacheApiTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0S");
     assertThatThrownBy(() -> builder().loadTimeout(Duration.ofDays(2)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT48H");
-    assertThatThrownBy(() -> builder().absentTtl(Duration.ofSeconds(-1)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("absentTtl");
+    assertThatThrownBy(() -> builder().noValueTtl(Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("noValueTtl");
     assertThatThrownBy(() -> builder().ttlJitter(0.6))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0.6");
     assertThatThrownBy(() -> builder().ttlJitter(Double.NaN))

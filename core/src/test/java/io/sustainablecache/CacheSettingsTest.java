@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class CacheSettingsTest {
 
   private static final String EVERY_SETTING = "ttl=PT10M, grace=PT1M,"
-      + " refresh-policy=sustainable:1.5:0.2, fleet-lease=false, absent-ttl=PT30S,"
+      + " refresh-policy=sustainable:1.5:0.2, fleet-lease=false, no-value-ttl=PT30S,"
       + " load-timeout=PT5S, refresh-threads=8, refresh-queue-capacity=500,"
       + " failure-backoff=PT0.5S:PT20S, serve-stale-on-error=false, max-clock-skew=PT2S,"
       + " ttl-jitter=0.1, max-value-size=65536, coalesce=20:PT0.002S,"
@@ -160,7 +160,7 @@ class CacheSettingsTest {
    * it was an {@code ArithmeticException}.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"ttl=%s", "grace=%s", "absent-ttl=%s", "load-timeout=%s",
+  @ValueSource(strings = {"ttl=%s", "grace=%s", "no-value-ttl=%s", "load-timeout=%s",
       "max-clock-skew=%s", "close-timeout=%s", "failure-backoff=%s", "failure-backoff=1s:%s",
       "coalesce=100:%s", "near-cache=1000:%s", "near-cache=1000:%s:0.5"})
   void aDurationTooLongForADuration_isAnIllegalArgument_namingThePair(String form) {
@@ -291,7 +291,7 @@ class CacheSettingsTest {
     assertThat(config.coalesceMaxWait()).isEqualTo(Duration.ofMillis(1));
     CacheConfig<?> defaults = SustainableCache.builder(InMemoryStore.create())
         .namespace("n").ttl(Duration.ofMinutes(2)).config(ValueCodec.utf8());
-    assertThat(config.absentTtl()).isEqualTo(defaults.absentTtl());
+    assertThat(config.noValueTtl()).isEqualTo(defaults.noValueTtl());
     assertThat(config.loadTimeout()).isEqualTo(defaults.loadTimeout());
     assertThat(config.serveStaleOnError()).isEqualTo(defaults.serveStaleOnError());
   }

@@ -88,8 +88,8 @@ class CacheStatsTest {
 
       assertThat(stats.hitCount()).isEqualTo(2);
       assertThat(stats.missCount()).isEqualTo(2);
-      assertThat(stats.count("absent_hit")).isEqualTo(1);
-      assertThat(stats.count("absent_load")).isEqualTo(1);
+      assertThat(stats.count("no_value_hit")).isEqualTo(1);
+      assertThat(stats.count("no_value_load")).isEqualTo(1);
       assertThat(stats.count("loader_call")).isEqualTo(2);
       assertThat(stats.loadSuccessCount()).isEqualTo(2);
     }

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 final class CachedAbsenceTest {
 
   private static final Duration TTL = Duration.ofSeconds(10);
-  private static final Duration ABSENT_TTL = Duration.ofSeconds(3);
+  private static final Duration NO_VALUE_TTL = Duration.ofSeconds(3);
 
   private final FakeClock clock = FakeClock.atRoundSecond();
   private final InMemoryStore store = InMemoryStore.create(clock);
@@ -37,7 +37,7 @@ final class CachedAbsenceTest {
 
   @Test
   void lookup_tellsNoValueFromNothingCached_andNeverLoads() throws Exception {
-    try (SustainableCache<String> cache = builder().absentTtl(ABSENT_TTL).build()) {
+    try (SustainableCache<String> cache = builder().noValueTtl(NO_VALUE_TTL).build()) {
       assertThat(cache.lookup("k")).isEqualTo(new Lookup.NotCached<>());
       assertThat(cache.lookupAsync("k").get()).isEqualTo(new Lookup.NotCached<>());
 
@@ -55,7 +55,7 @@ final class CachedAbsenceTest {
 
   @Test
   void putNoValue_cachesNoValueForTheAbsentTtl_overAnOldValue() {
-    try (SustainableCache<String> cache = builder().absentTtl(ABSENT_TTL).build()) {
+    try (SustainableCache<String> cache = builder().noValueTtl(NO_VALUE_TTL).build()) {
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
       cache.putNoValue("k");
 
@@ -65,7 +65,7 @@ final class CachedAbsenceTest {
           .isInstanceOf(CacheLoadException.class).hasMessageContaining("no value");
       assertThat(loads).as("no load while no value is cached").hasValue(1);
 
-      clock.advance(ABSENT_TTL.plusSeconds(3)); // past the absent TTL and its grace
+      clock.advance(NO_VALUE_TTL.plusSeconds(3)); // past the absent TTL and its grace
       assertThat(cache.lookup("k")).isEqualTo(new Lookup.NotCached<>());
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
       assertThat(loads).hasValue(2);
@@ -74,7 +74,7 @@ final class CachedAbsenceTest {
 
   @Test
   void withAbsencesNotCached_putNoValueInvalidates() {
-    try (SustainableCache<String> cache = builder().absentTtl(Duration.ZERO).build()) {
+    try (SustainableCache<String> cache = builder().noValueTtl(Duration.ZERO).build()) {
       cache.put("k", "old");
       cache.putNoValue("k");
       assertThat(cache.lookup("k")).isEqualTo(new Lookup.NotCached<>());

@@ -22,7 +22,7 @@ final class LongDurationsTest {
   @Test
   void everyDurationSetter_rejectsAHugeValueWithAClearError() {
     List<Consumer<SustainableCacheBuilder<byte[]>>> setters = List.of(
-        b -> b.ttl(HUGE), b -> b.grace(HUGE), b -> b.absentTtl(HUGE),
+        b -> b.ttl(HUGE), b -> b.grace(HUGE), b -> b.noValueTtl(HUGE),
         b -> b.failureBackoff(HUGE), b -> b.failureBackoff(Duration.ofSeconds(1), HUGE),
         b -> b.maxClockSkew(HUGE), b -> b.loadTimeout(HUGE), b -> b.closeTimeout(HUGE),
         b -> b.coalesce(10, HUGE));
@@ -40,7 +40,7 @@ final class LongDurationsTest {
     Duration year = CacheSettings.MAX_TTL;
     try (SustainableCache<byte[]> cache = SustainableCache.builder(store).clock(clock)
         .ticker(clock.ticker())
-        .ttl(year).grace(year).absentTtl(year).failureBackoff(year, year).maxClockSkew(year)
+        .ttl(year).grace(year).noValueTtl(year).failureBackoff(year, year).maxClockSkew(year)
         .loadTimeout(CacheSettings.MAX_TIMEOUT).build()) {
       assertThat(cache.get("k", key -> new byte[] {1})).containsExactly(1);
       cache.put("p", new byte[] {2});

@@ -143,7 +143,7 @@ final class SustainableCacheBuilderTest {
     assertThat(minute.grace()).isEqualTo(Duration.ofSeconds(6));
     assertThat(minute.policy()).isEqualTo(RefreshPolicy.sustainable());
     assertThat(minute.fleetLease()).isTrue();
-    assertThat(minute.absentTtl()).isEqualTo(Duration.ofMinutes(1));
+    assertThat(minute.noValueTtl()).isEqualTo(Duration.ofMinutes(1));
     assertThat(minute.loadTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(minute.executor()).isNull();
     assertThat(minute.refreshThreads()).isEqualTo(4);

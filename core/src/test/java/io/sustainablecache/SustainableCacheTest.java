@@ -346,8 +346,8 @@ public final class SustainableCacheTest {
     assertThat(loads).as("the absence was cached: the second loader never ran").hasValue(1);
     assertThat(Envelope.kind(store.gets("test:k").join().orElseThrow().value()))
         .isEqualTo(Envelope.KIND_ABSENT);
-    assertThat(cache.stats().count("absent_hit")).isEqualTo(1);
-    assertThat(cache.stats().count("absent_load")).isEqualTo(1);
+    assertThat(cache.stats().count("no_value_hit")).isEqualTo(1);
+    assertThat(cache.stats().count("no_value_load")).isEqualTo(1);
   }
 
   @Test

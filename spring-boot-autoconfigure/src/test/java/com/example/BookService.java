@@ -15,7 +15,7 @@ public class BookService {
 
   @Cacheable(cacheNames = "books", sync = true) // sync = true: the method becomes the loader
   public Book book(long id) {
-    return repository.findById(id); // null: cached as "no value" for absent-ttl
+    return repository.findById(id); // null: cached as "no value" for no-value-ttl
   }
 
   @CacheEvict(cacheNames = "books")

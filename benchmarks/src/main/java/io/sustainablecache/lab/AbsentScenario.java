@@ -9,7 +9,7 @@ import java.util.List;
  * {@code --scenario absent}: the "cache penetration" of seed 004. 1,000 ids with a row (Zipf
  * 0.99) and 100 ids without one; 20 % of 1,000 req/s ask for the latter; one instance, TTL 10 s,
  * DB 20 ms, 7 periods (6 measured). SUS with negative caching (the default: a loader's "no
- * value" is cached for {@code absentTtl} = the TTL) against {@code absentTtl(Duration.ZERO)},
+ * value" is cached for {@code noValueTtl} = the TTL) against {@code noValueTtl(Duration.ZERO)},
  * and plain demand-fill code (which does not cache "no row") for reference: database loads for
  * the absent ids.
  */
@@ -43,9 +43,9 @@ final class AbsentScenario implements Scenarios.Scenario {
         o.dbSlowdown(), o.refreshThreads(), o.refreshQueue(), o.seed(), o.lease());
     RunConfig.Tweaks absent = RunConfig.Tweaks.NONE.absent(ABSENT_SHARE, ABSENT_IDS, null);
     return List.of(
-        base.with(absent.variant("absentTtl = TTL (default)")),
+        base.with(absent.variant("noValueTtl = TTL (default)")),
         base.with(absent.absent(ABSENT_SHARE, ABSENT_IDS, Duration.ZERO)
-            .variant("absentTtl = 0")),
+            .variant("noValueTtl = 0")),
         new RunConfig(LabPolicy.Kind.NONE, 1, tps, ttl, db, periods, keys, 0.99, o.dbSlowdown(),
             o.refreshThreads(), o.refreshQueue(), o.seed(), null)
             .with(absent.variant("plain demand-fill")));
@@ -63,10 +63,10 @@ final class AbsentScenario implements Scenarios.Scenario {
           r.totals().absentHits(), r.errors(), r.p99Ms()));
     }
     String table = Scenarios.table(List.of("variant", "requests", "absent_requests",
-        "absent_loads", "absent_loads/s", "absent_loads/request", "other_loads/s", "misses",
-        "absent_hits", "errors", "p99_ms"), rows)
+        "no_value_loads", "no_value_loads/s", "no_value_loads/request", "other_loads/s", "misses",
+        "no_value_hits", "errors", "p99_ms"), rows)
         + """
-        after warm-up; absent_loads: database queries for ids without a row; misses exclude each
+        after warm-up; no_value_loads: database queries for ids without a row; misses exclude each
         id's first fill.
         """;
     return new Scenarios.Report("absent", RunResult.CSV_HEADER,

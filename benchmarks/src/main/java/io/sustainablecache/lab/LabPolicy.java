@@ -201,8 +201,8 @@ interface LabPolicy extends AutoCloseable {
       if (ctx.lease() != null) {
         builder.fleetLease(ctx.lease());
       }
-      if (ctx.tweaks().absentTtl() != null) {
-        builder.absentTtl(ctx.tweaks().absentTtl());
+      if (ctx.tweaks().noValueTtl() != null) {
+        builder.noValueTtl(ctx.tweaks().noValueTtl());
       }
       if (ctx.tweaks().ttlJitter() > 0) {
         builder.ttlJitter(ctx.tweaks().ttlJitter());

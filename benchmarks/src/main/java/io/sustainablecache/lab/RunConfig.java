@@ -34,7 +34,7 @@ record RunConfig(LabPolicy.Kind policy, int instances, int tps, int ttlSeconds, 
    * @param warmupPeriods TTL periods not measured at the start (1, or 0 after a preload)
    * @param absentShare the share of requests for ids that do not exist
    * @param absentIds how many such ids, requested uniformly
-   * @param absentTtl the caches' {@code absentTtl}, or {@code null} for the default (the TTL)
+   * @param noValueTtl the caches' {@code noValueTtl}, or {@code null} for the default (the TTL)
    * @param ttlJitter the caches' {@code ttlJitter}
    * @param preload whether instance 0 loads every key with one {@code getAll} at the start
    * @param failFromMillis start of the database's failure window, ms after the run's start (-1:
@@ -43,7 +43,7 @@ record RunConfig(LabPolicy.Kind policy, int instances, int tps, int ttlSeconds, 
    * @param measureHeap whether to measure the used heap after GC at the end of the run
    */
   record Tweaks(String variant, int warmupPeriods, double absentShare, int absentIds,
-      java.time.Duration absentTtl, double ttlJitter, boolean preload, long failFromMillis,
+      java.time.Duration noValueTtl, double ttlJitter, boolean preload, long failFromMillis,
       long failToMillis, boolean measureHeap) {
 
     static final Tweaks NONE = new Tweaks("", 1, 0, 0, null, 0, false, -1, -1, false);
@@ -57,7 +57,7 @@ record RunConfig(LabPolicy.Kind policy, int instances, int tps, int ttlSeconds, 
     }
 
     Tweaks variant(String label) {
-      return new Tweaks(label, warmupPeriods, absentShare, absentIds, absentTtl, ttlJitter,
+      return new Tweaks(label, warmupPeriods, absentShare, absentIds, noValueTtl, ttlJitter,
           preload, failFromMillis, failToMillis, measureHeap);
     }
 
@@ -67,17 +67,17 @@ record RunConfig(LabPolicy.Kind policy, int instances, int tps, int ttlSeconds, 
     }
 
     Tweaks preloaded(double jitter) {
-      return new Tweaks(variant, 0, absentShare, absentIds, absentTtl, jitter, true,
+      return new Tweaks(variant, 0, absentShare, absentIds, noValueTtl, jitter, true,
           failFromMillis, failToMillis, measureHeap);
     }
 
     Tweaks failing(long fromMillis, long toMillis) {
-      return new Tweaks(variant, warmupPeriods, absentShare, absentIds, absentTtl, ttlJitter,
+      return new Tweaks(variant, warmupPeriods, absentShare, absentIds, noValueTtl, ttlJitter,
           preload, fromMillis, toMillis, measureHeap);
     }
 
     Tweaks heap() {
-      return new Tweaks(variant, warmupPeriods, absentShare, absentIds, absentTtl, ttlJitter,
+      return new Tweaks(variant, warmupPeriods, absentShare, absentIds, noValueTtl, ttlJitter,
           preload, failFromMillis, failToMillis, true);
     }
   }

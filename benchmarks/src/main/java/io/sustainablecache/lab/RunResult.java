@@ -68,7 +68,7 @@ record RunResult(RunConfig config, long requests, long misses, long refreshWaits
 
     Totals plus(CacheStats s) {
       return new Totals(staleHits + s.count("stale_hit") + s.count("stale_on_error"),
-          absentHits + s.count("absent_hit"), leaseWon + s.count("lease_won"),
+          absentHits + s.count("no_value_hit"), leaseWon + s.count("lease_won"),
           leaseLost + s.count("lease_lost"), failureRemembered + s.count("failure_remembered"),
           refreshBackoff + s.count("refresh_backoff"), bulkLoads + s.count("bulk_load"));
     }

@@ -60,7 +60,7 @@ public final class StampedeLab {
                              loads/s, wasted refreshes, heap); virtual time only
           getall             pages of 100 keys: getAll vs 100 gets (round trips, loader calls,
                              pages/s; real time) and coalesced background refreshes (virtual)
-          absent             20 % of requests for 1,000 ids without a row: absentTtl = TTL vs 0
+          absent             20 % of requests for 1,000 ids without a row: noValueTtl = TTL vs 0
           failingdb          the database fails for 10 s: loader calls per key per back-off
                              window, 1 and 4 instances, lease on and off
           jitter             10,000 keys loaded by one getAll, then 3 TTL periods of traffic:

@@ -55,7 +55,7 @@ public final class CacheConfig<V> {
   private final boolean serveStaleOnError;
   private final Duration maxClockSkew;
   private final Duration loadTimeout;
-  private final Duration absentTtl;
+  private final Duration noValueTtl;
   private final double ttlJitter;
   private final boolean fleetLease;
   private final int coalesceMaxBatchSize;
@@ -96,7 +96,7 @@ public final class CacheConfig<V> {
     this.serveStaleOnError = required(b.serveStaleOnError, "serveStaleOnError");
     this.maxClockSkew = required(b.maxClockSkew, "maxClockSkew");
     this.loadTimeout = required(b.loadTimeout, "loadTimeout");
-    this.absentTtl = required(b.absentTtl, "absentTtl");
+    this.noValueTtl = required(b.noValueTtl, "noValueTtl");
     this.ttlJitter = required(b.ttlJitter, "ttlJitter");
     this.fleetLease = required(b.fleetLease, "fleetLease");
     this.coalesceMaxBatchSize = required(b.coalesceMaxBatchSize, "coalesceMaxBatchSize");
@@ -227,8 +227,8 @@ public final class CacheConfig<V> {
   }
 
   /** How long a key is cached as having no value. */
-  public Duration absentTtl() {
-    return absentTtl;
+  public Duration noValueTtl() {
+    return noValueTtl;
   }
 
   /** The share of the TTL by which written entries' expiry varies. */
@@ -385,7 +385,7 @@ public final class CacheConfig<V> {
   @Override
   public String toString() {
     return "namespace=" + namespace + ", ttl=" + ttl + ", grace=" + grace + ", policy=" + policy
-        + ", codec=" + codec + ", absentTtl=" + absentTtl + ", loadTimeout=" + loadTimeout
+        + ", codec=" + codec + ", noValueTtl=" + noValueTtl + ", loadTimeout=" + loadTimeout
         + ", fleetLease=" + fleetLease
         + (nearMaximumSize == 0 ? "" : ", nearCache=" + nearMaximumSize
             + (nearBoundedByBytes ? "B" : "") + ":" + nearStaleness
@@ -419,7 +419,7 @@ public final class CacheConfig<V> {
     private Boolean serveStaleOnError;
     private Duration maxClockSkew;
     private Duration loadTimeout;
-    private Duration absentTtl;
+    private Duration noValueTtl;
     private Double ttlJitter;
     private Boolean fleetLease;
     private Integer coalesceMaxBatchSize;
@@ -461,7 +461,7 @@ public final class CacheConfig<V> {
       this.serveStaleOnError = c.serveStaleOnError;
       this.maxClockSkew = c.maxClockSkew;
       this.loadTimeout = c.loadTimeout;
-      this.absentTtl = c.absentTtl;
+      this.noValueTtl = c.noValueTtl;
       this.ttlJitter = c.ttlJitter;
       this.fleetLease = c.fleetLease;
       this.coalesceMaxBatchSize = c.coalesceMaxBatchSize;
@@ -591,9 +591,9 @@ public final class CacheConfig<V> {
       return this;
     }
 
-    /** Sets {@link CacheConfig#absentTtl()}. */
-    public Builder<V> absentTtl(Duration absentTtl) {
-      this.absentTtl = absentTtl;
+    /** Sets {@link CacheConfig#noValueTtl()}. */
+    public Builder<V> noValueTtl(Duration noValueTtl) {
+      this.noValueTtl = noValueTtl;
       return this;
     }
 

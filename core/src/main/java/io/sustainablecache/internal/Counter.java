@@ -9,11 +9,11 @@ import io.sustainablecache.CacheStats;
 enum Counter {
   HIT,
   STALE_HIT,
-  ABSENT_HIT,
+  NO_VALUE_HIT,
   MISS,
   LOAD_SUCCESS,
   LOAD_FAILURE,
-  ABSENT_LOAD,
+  NO_VALUE_LOAD,
   LOAD_TIME_MILLIS,
   LOAD_TIMEOUT,
   BULK_LOAD,

@@ -31,7 +31,7 @@ final class EntryReader<V> {
 
   private final ValueCodec<V> codec;
   private final long ttlMillis;
-  private final long absentTtlMillis;
+  private final long noValueTtlMillis;
   private final long maxSkewMillis;
   private final long fenceMillis;
   private final StatsCounter stats;
@@ -76,7 +76,7 @@ final class EntryReader<V> {
     this.generation = generation;
     this.codec = config.codec();
     this.ttlMillis = config.ttl().toMillis();
-    this.absentTtlMillis = config.absentTtl().toMillis();
+    this.noValueTtlMillis = config.noValueTtl().toMillis();
     this.maxSkewMillis = config.maxClockSkew().toMillis();
     this.fenceMillis = config.fenceTimeout().toMillis();
     this.stats = stats;
@@ -111,7 +111,7 @@ final class EntryReader<V> {
       return new Entry<>(Entry.Kind.TOMBSTONE, null, fetchedAt, fetchedAt, 0, item.casToken());
     }
     long expiresAt = trustedExpiry(bytes, fetchedAt, now,
-        kind == Envelope.KIND_ABSENT ? absentTtlMillis : ttlMillis);
+        kind == Envelope.KIND_ABSENT ? noValueTtlMillis : ttlMillis);
     int loadMillis = Envelope.loadMillis(bytes);
     if (kind == Envelope.KIND_ABSENT) {
       return new Entry<>(Entry.Kind.ABSENT, null, fetchedAt, expiresAt, loadMillis,

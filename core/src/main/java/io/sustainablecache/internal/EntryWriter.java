@@ -34,7 +34,7 @@ final class EntryWriter<V> {
   private final RandomGenerator random;
   private final StatsCounter stats;
   private final long ttlMillis;
-  private final long absentTtlMillis;
+  private final long noValueTtlMillis;
   private final long graceMillis;
   private final double ttlJitter;
   private final int maxValueSize;
@@ -64,15 +64,15 @@ final class EntryWriter<V> {
     this.stats = stats;
     this.storeErrorLog = storeErrorLog;
     this.ttlMillis = config.ttl().toMillis();
-    this.absentTtlMillis = config.absentTtl().toMillis();
+    this.noValueTtlMillis = config.noValueTtl().toMillis();
     this.graceMillis = config.grace().toMillis();
     this.ttlJitter = config.ttlJitter();
     this.maxValueSize = config.maxValueSize();
     this.tombstoneLifetimeMillis = Math.max(config.lifetimeMillis(),
         config.loadTimeout().toMillis() + TOMBSTONE_MARGIN_MILLIS);
     long shortestValue = shortest(ttlMillis) + graceMillis;
-    long shortestEntry = absentTtlMillis == 0 ? shortestValue
-        : Math.min(shortestValue, shortest(absentTtlMillis) + graceMillis);
+    long shortestEntry = noValueTtlMillis == 0 ? shortestValue
+        : Math.min(shortestValue, shortest(noValueTtlMillis) + graceMillis);
     // a write fence that is never released (its writer died after the commit, or its release
     // failed) leaves the key empty once it expired: fenceTimeout after it was placed
     this.fenceMillis = Math.min(shortestEntry, config.fenceTimeout().toMillis());
@@ -115,10 +115,10 @@ final class EntryWriter<V> {
     long ttl;
     try {
       if (loaded.value() == null) {
-        if (absentTtlMillis == 0) {
+        if (noValueTtlMillis == 0) {
           return CompletableFuture.completedFuture(false); // absences are not cached
         }
-        ttl = jittered(absentTtlMillis);
+        ttl = jittered(noValueTtlMillis);
         bytes = seal.seal(Envelope.encodeAbsent(loaded.fetchedAt(), loaded.fetchedAt() + ttl,
             loaded.loadMillis(), generation));
       } else {
@@ -178,14 +178,14 @@ final class EntryWriter<V> {
     return bytes;
   }
 
-  /** Whether "no value" is cached at all ({@code absentTtl} is not zero). */
+  /** Whether "no value" is cached at all ({@code noValueTtl} is not zero). */
   boolean cachesAbsence() {
-    return absentTtlMillis != 0;
+    return noValueTtlMillis != 0;
   }
 
-  /** Encodes "no value" given by the caller ({@code putNoValue}), for {@code absentTtl}. */
+  /** Encodes "no value" given by the caller ({@code putNoValue}), for {@code noValueTtl}. */
   byte[] encodeAbsentPut(String storeKey, long now) {
-    return seal.seal(Envelope.encodeAbsent(now, now + jittered(absentTtlMillis), 0,
+    return seal.seal(Envelope.encodeAbsent(now, now + jittered(noValueTtlMillis), 0,
         callerGeneration(storeKey)));
   }
 

@@ -38,7 +38,7 @@ final class StatsCounter {
   void hit(Counter counter, Decision.Action action, Entry<?> entry) {
     increment(counter);
     if (entry.value() == null) {
-      increment(Counter.ABSENT_HIT);
+      increment(Counter.NO_VALUE_HIT);
     }
     if (entry.kind() == Entry.Kind.PRIOR) {
       increment(Counter.FENCED_HIT);
@@ -56,7 +56,7 @@ final class StatsCounter {
   void recordLoad(long millis, boolean absent) {
     increment(Counter.LOAD_SUCCESS);
     if (absent) {
-      increment(Counter.ABSENT_LOAD);
+      increment(Counter.NO_VALUE_LOAD);
     }
     add(Counter.LOAD_TIME_MILLIS, millis);
   }

@@ -121,7 +121,7 @@ final class BulkLoadsTest {
     assertThat(cache.getAll(List.of("a", "missing1"), db)).containsExactly(Map.entry("a", "a!"));
     assertThat(calls).hasSize(1);
     assertThat(cache.find("missing1", key -> "x")).isEmpty();
-    assertThat(cache.stats().count("absent_hit")).isEqualTo(2);
+    assertThat(cache.stats().count("no_value_hit")).isEqualTo(2);
   }
 
   @Test

@@ -513,7 +513,7 @@ final class PerKeyStateTest {
 
   @Test
   void absentKeysAreCachedAndRefreshedLikeValues() {
-    SustainableCache<String> cache = cache(builder().absentTtl(Duration.ofSeconds(2)));
+    SustainableCache<String> cache = cache(builder().noValueTtl(Duration.ofSeconds(2)));
     assertThat(cache.find("missing", key -> {
       loads.incrementAndGet();
       return null;

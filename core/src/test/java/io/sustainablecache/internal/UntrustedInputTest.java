@@ -231,7 +231,7 @@ final class UntrustedInputTest {
   @Test
   void anAbsenceClaimingALongLifetime_expiresAfterTheAbsentTtl() {
     try (SustainableCache<String> cache = SustainableCache.builder(store).ttl(TTL)
-        .absentTtl(Duration.ofSeconds(1)).refreshPolicy(RefreshPolicy.none())
+        .noValueTtl(Duration.ofSeconds(1)).refreshPolicy(RefreshPolicy.none())
         .codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker()).build()) {
       long now = clock.millis();
       store.set("k", Envelope.encodeAbsent(now, Envelope.MAX_TIMESTAMP, 1), 3600).join();

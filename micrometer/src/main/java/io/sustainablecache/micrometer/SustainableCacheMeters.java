@@ -66,7 +66,7 @@ public final class SustainableCacheMeters {
   public static final String STALE_HITS = "cache.stale.hits";
 
   /** Hits answered from a cached absence ("no value", negative caching). */
-  public static final String ABSENT_HITS = "cache.absent.hits";
+  public static final String NO_VALUE_HITS = "cache.no.value.hits";
 
   /** Reads answered with a stale value because reloading it failed ({@code none}/PER). */
   public static final String STALE_ON_ERROR = "cache.stale.on.error";

@@ -123,8 +123,8 @@ public final class SustainableCacheMetrics extends CacheMeterBinder<SustainableC
         "Reads failed with the key's remembered load failure during its back-off");
     counter(registry, cache, SustainableCacheMeters.STALE_HITS, null,
         s -> s.count("stale_hit"), "Hits served past the TTL while the entry refreshes");
-    counter(registry, cache, SustainableCacheMeters.ABSENT_HITS, null,
-        s -> s.count("absent_hit"), "Hits on a cached absence (no value)");
+    counter(registry, cache, SustainableCacheMeters.NO_VALUE_HITS, null,
+        s -> s.count("no_value_hit"), "Hits on a cached absence (no value)");
     counter(registry, cache, SustainableCacheMeters.STALE_ON_ERROR, null,
         s -> s.count("stale_on_error"), "Stale values served because a reload failed");
     counter(registry, cache, SustainableCacheMeters.REFRESH_REQUESTS, "scheduled",

@@ -201,7 +201,7 @@ final class SustainableCacheMetricsTest {
     SustainableCacheMetrics.monitor(registry, cache, "books");
     assertThat(cache.find("none", k -> null)).isEmpty();
     assertThat(cache.find("none", k -> "x")).isEmpty();
-    assertThat(count(SustainableCacheMeters.ABSENT_HITS)).isEqualTo(1);
+    assertThat(count(SustainableCacheMeters.NO_VALUE_HITS)).isEqualTo(1);
 
     cache.get("a", k -> "A");
     clock.advance(Duration.ofSeconds(11)); // past the TTL, within the grace period

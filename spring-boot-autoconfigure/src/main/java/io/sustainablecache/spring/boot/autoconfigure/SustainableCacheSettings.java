@@ -16,7 +16,7 @@ public class SustainableCacheSettings {
   /**
    * The cache settings, by the keys of io.sustainablecache.CacheSettings: ttl (required here or
    * per cache), grace, refresh-policy (sustainable, sustainable:beta:ttlFraction, xfetch:beta or
-   * none), fleet-lease, absent-ttl, load-timeout, refresh-threads, refresh-queue-capacity,
+   * none), fleet-lease, no-value-ttl, load-timeout, refresh-threads, refresh-queue-capacity,
    * failure-backoff (base or base:max), serve-stale-on-error, fail-writes-when-store-down (true:
    * a change whose invalidation cannot reach the store rolls back instead of committing with its
    * invalidation owed), max-clock-skew, ttl-jitter, max-value-size, coalesce (maxBatchSize or

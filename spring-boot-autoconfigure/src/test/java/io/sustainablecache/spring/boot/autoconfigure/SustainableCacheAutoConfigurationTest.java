@@ -344,7 +344,7 @@ final class SustainableCacheAutoConfigurationTest {
         .withPropertyValues(
             "sustainable-cache.settings.ttl=30s",
             "sustainable-cache.settings.grace=5s",
-            "sustainable-cache.settings.absent-ttl=2s",
+            "sustainable-cache.settings.no-value-ttl=2s",
             "sustainable-cache.settings.load-timeout=3s",
             "sustainable-cache.settings.fleet-lease=false",
             "sustainable-cache.namespace-prefix=svc.",
@@ -367,7 +367,7 @@ final class SustainableCacheAutoConfigurationTest {
               .containsExactlyInAnyOrder("books", "legacy", "titles", "names");
           CacheSpec books = manager.specOf("books");
           assertThat(books.settings()).isEqualTo(CacheSettings.parse("ttl=5m, grace=5s,"
-              + " refresh-policy=sustainable, fleet-lease=false, absent-ttl=2s, load-timeout=3s,"
+              + " refresh-policy=sustainable, fleet-lease=false, no-value-ttl=2s, load-timeout=3s,"
               + " refresh-threads=2, refresh-queue-capacity=16, failure-backoff=1s:10s"));
           assertThat(books.codec()).get().isInstanceOf(JacksonCodec.class);
           assertThat(books.valueType()).contains(Book.class);
@@ -376,7 +376,7 @@ final class SustainableCacheAutoConfigurationTest {
           assertThat(manager.specOf("titles").codec()).contains(ValueCodec.utf8());
           assertThat(manager.specOf("names").codec()).contains(ValueCodec.utf8());
           assertThat(manager.specOf("other").settings()).isEqualTo(CacheSettings.parse(
-              "ttl=30s, grace=5s, refresh-policy=xfetch:2, fleet-lease=false, absent-ttl=2s,"
+              "ttl=30s, grace=5s, refresh-policy=xfetch:2, fleet-lease=false, no-value-ttl=2s,"
               + " load-timeout=3s, refresh-threads=2, refresh-queue-capacity=16"));
 
           Cache legacy = manager.getCache("legacy");
@@ -395,7 +395,7 @@ final class SustainableCacheAutoConfigurationTest {
     every.put("grace", "5s");
     every.put("refresh-policy", "xfetch:2");
     every.put("fleet-lease", "false");
-    every.put("absent-ttl", "2s");
+    every.put("no-value-ttl", "2s");
     every.put("load-timeout", "3s");
     every.put("refresh-threads", "2");
     every.put("refresh-queue-capacity", "16");

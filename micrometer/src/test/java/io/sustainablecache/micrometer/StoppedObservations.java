@@ -12,16 +12,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The observations a registry stopped, in the order they stopped (a handler of every context),
- * and what the tests read of them. Thread-safe.
+ * and what the tests read of them. Thread-safe. Public for the ARCUS module's {@code
+ * ArcusObservationsIT}, which reads it from this module's test jar.
  */
-final class StoppedObservations implements ObservationHandler<Observation.Context> {
+public final class StoppedObservations implements ObservationHandler<Observation.Context> {
 
   private final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
 
   private StoppedObservations() {}
 
   /** Records the observations {@code registry} stops from now on. */
-  static StoppedObservations in(ObservationRegistry registry) {
+  public static StoppedObservations in(ObservationRegistry registry) {
     StoppedObservations recorder = new StoppedObservations();
     registry.observationConfig().observationHandler(recorder);
     return recorder;
@@ -42,12 +43,13 @@ final class StoppedObservations implements ObservationHandler<Observation.Contex
     return List.copyOf(stopped);
   }
 
-  void clear() {
+  /** Forgets the observations stopped so far. */
+  public void clear() {
     stopped.clear();
   }
 
   /** The observations of {@code name} stopped so far, in order. */
-  List<Observation.Context> named(String name) {
+  public List<Observation.Context> named(String name) {
     return stopped.stream().filter(c -> name.equals(c.getName())).toList();
   }
 
@@ -59,13 +61,13 @@ final class StoppedObservations implements ObservationHandler<Observation.Contex
   }
 
   /** The context of the observation's parent, or {@code null} for a root. */
-  static Object parentOf(Observation.ContextView context) {
+  public static Object parentOf(Observation.ContextView context) {
     ObservationView parent = context.getParentObservation();
     return parent == null ? null : parent.getContextView();
   }
 
   /** A low-cardinality value of the observation, or {@code null}. */
-  static String low(Observation.ContextView context, String key) {
+  public static String low(Observation.ContextView context, String key) {
     KeyValue value = context.getLowCardinalityKeyValue(key);
     return value == null ? null : value.getValue();
   }

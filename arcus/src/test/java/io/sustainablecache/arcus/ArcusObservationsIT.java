@@ -1,6 +1,5 @@
-package io.sustainablecache.micrometer;
+package io.sustainablecache.arcus;
 
-import static io.sustainablecache.micrometer.StoppedObservations.high;
 import static io.sustainablecache.micrometer.StoppedObservations.low;
 import static io.sustainablecache.micrometer.StoppedObservations.parentOf;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,6 +11,8 @@ import io.sustainablecache.RefreshPolicy;
 import io.sustainablecache.SustainableCache;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.WriteFence;
+import io.sustainablecache.micrometer.StoppedObservations;
+import io.sustainablecache.micrometer.SustainableCacheObservations;
 import io.sustainablecache.spi.CacheStoreFactory;
 import io.sustainablecache.testing.FixedRandom;
 import io.sustainablecache.testkit.memcached.MemcachedServer;
@@ -21,18 +22,22 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The observations over a real memcached (its own process, through the spymemcached adapter): a
- * write fence's three steps in a transaction's observation, and a background refresh on the
- * cache's own refresh thread with its lease and load, as a tracing backend would receive them.
+ * The micrometer module's observations over a real memcached (its own process, through this
+ * adapter, opened by {@link ArcusStoreFactory} with the server's address): a write fence's three
+ * steps in a transaction's observation, and a background refresh on the cache's own refresh
+ * thread with its lease and load, as a tracing backend would receive them. It lives here, not in
+ * the micrometer module, so that the micrometer module needs no adapter and waits for no
+ * adapter's ITs in a parallel build; {@link StoppedObservations} comes from that module's test
+ * jar.
  */
-final class SustainableCacheObservationsIT {
+final class ArcusObservationsIT {
 
   /** The store's operation timeout: every round trip of the steps below ends within it. */
   private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(1);
   private static final Duration LOAD_TIMEOUT = Duration.ofSeconds(5);
 
   private final MemcachedServer server = MemcachedServer.startLocal();
-  private final CacheStoreFactory.OpenedStore store = CacheStoreFactory.find("spymemcached", null)
+  private final CacheStoreFactory.OpenedStore store = CacheStoreFactory.find("arcus", null)
       .open(CacheStoreFactory.Settings.builder()
           .addresses(List.of(server.address().getHostString() + ":" + server.address().getPort()))
           .operationTimeout(OPERATION_TIMEOUT).build());

@@ -97,7 +97,7 @@ public interface CacheObserver {
    */
   final class Step {
     private final Kind kind;
-    private final String cache;
+    private final String namespace;
     private final Collection<String> keys;
     private final boolean background;
     private final Span parent;
@@ -106,16 +106,17 @@ public interface CacheObserver {
      * Describes a step; the cache makes them.
      *
      * @param kind what begins
-     * @param cache the cache's namespace, empty for none
+     * @param namespace the cache's namespace, empty for none
      * @param keys the caller's keys the step is for, not copied (an unmodifiable view)
      * @param background whether it runs apart from any caller (see {@link #background()})
      * @param parent the span it belongs to, or {@code null}: the current one of this thread
-     * @throws NullPointerException if {@code kind}, {@code cache} or {@code keys} is {@code null}
+     * @throws NullPointerException if {@code kind}, {@code namespace} or {@code keys} is {@code
+     *     null}
      */
-    public Step(Kind kind, String cache, Collection<String> keys, boolean background,
+    public Step(Kind kind, String namespace, Collection<String> keys, boolean background,
         Span parent) {
       this.kind = requireNonNull(kind, "kind");
-      this.cache = requireNonNull(cache, "cache");
+      this.namespace = requireNonNull(namespace, "namespace");
       this.keys = requireNonNull(keys, "keys");
       this.background = background;
       this.parent = parent;
@@ -135,8 +136,8 @@ public interface CacheObserver {
      *
      * @return the namespace; empty for a cache without one, never {@code null}
      */
-    public String cache() {
-      return cache;
+    public String namespace() {
+      return namespace;
     }
 
     /**
@@ -173,7 +174,7 @@ public interface CacheObserver {
 
     @Override
     public String toString() {
-      return "Step[" + kind + ", cache=" + cache + ", keys=" + keys.size()
+      return "Step[" + kind + ", namespace=" + namespace + ", keys=" + keys.size()
           + (background ? ", background" : "") + "]";
     }
   }

@@ -595,11 +595,11 @@ public final class ArcusStore extends MemcachedStore {
      * ArcusClient.createArcusClient}), whose servers are ARCUS servers, and to {@code false} for
      * one created with server addresses; set it when those addresses are ARCUS servers.
      *
-     * @param arcusServers whether every server knows {@code flush_prefix}
+     * @param supported whether every server knows {@code flush_prefix}
      * @return this builder
      */
-    public Builder prefixFlush(boolean arcusServers) {
-      this.prefixFlush = arcusServers;
+    public Builder prefixFlush(boolean supported) {
+      this.prefixFlush = supported;
       return this;
     }
 

@@ -24,10 +24,10 @@ import net.spy.memcached.ConnectionFactoryBuilder;
  * ARCUS's 4000-byte keys unless {@code maxKeyLength} says otherwise, and sends {@code
  * flush_prefix} ({@code invalidateAll} of a cache without a generation); to server addresses it
  * does not, since a plain memcached server rejects the command, unless the option {@value
- * #SERVERS} says the servers are ARCUS servers.
+ * #PREFIX_FLUSH} says the servers are ARCUS servers, which know it.
  *
  * <p>Its {@linkplain Settings#options() options} (Spring Boot binds them from {@code
- * sustainable-cache.arcus.zookeeper}, {@code .service-code} and {@code .servers}):
+ * sustainable-cache.arcus.zookeeper}, {@code .service-code} and {@code .prefix-flush}):
  * <table>
  *   <caption>Options of the ARCUS adapter</caption>
  *   <tr><th>key</th><th>value</th></tr>
@@ -35,11 +35,11 @@ import net.spy.memcached.ConnectionFactoryBuilder;
  *       host:port[,host:port...]}; instead of addresses, and with a service code</td></tr>
  *   <tr><td>{@value #SERVICE_CODE}</td><td>the ARCUS service code (the cluster's name in
  *       ZooKeeper); only with {@value #ZOOKEEPER}</td></tr>
- *   <tr><td>{@value #SERVERS}</td><td>{@code true} or {@code false}: whether the servers are
- *       ARCUS servers, which know {@code flush_prefix}. Unset: {@code true} through ZooKeeper,
- *       {@code false} for addresses</td></tr>
+ *   <tr><td>{@value #PREFIX_FLUSH}</td><td>{@code true} or {@code false}: whether the servers
+ *       know {@code flush_prefix} (ARCUS servers do, plain memcached does not). Unset: {@code
+ *       true} through ZooKeeper, {@code false} for addresses</td></tr>
  * </table>
- * Any other key, a blank ensemble or service code, or a {@value #SERVERS} that is neither
+ * Any other key, a blank ensemble or service code, or a {@value #PREFIX_FLUSH} that is neither
  * {@code true} nor {@code false} is refused with an {@link IllegalArgumentException} naming it.
  *
  * <p>The {@link OpenedStore} it returns closes by letting the client send and have answered what
@@ -59,10 +59,13 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
   /** The option naming the ARCUS service code, with {@link #ZOOKEEPER}. */
   public static final String SERVICE_CODE = "arcus.service-code";
 
-  /** The option saying whether the servers are ARCUS servers: {@code true} or {@code false}. */
-  public static final String SERVERS = "arcus.servers";
+  /**
+   * The option saying whether the servers know {@code flush_prefix} (are ARCUS servers): {@code
+   * true} or {@code false}; {@link ArcusStore.Builder#prefixFlush} as an option.
+   */
+  public static final String PREFIX_FLUSH = "arcus.prefix-flush";
 
-  private static final List<String> OPTIONS = List.of(ZOOKEEPER, SERVICE_CODE, SERVERS);
+  private static final List<String> OPTIONS = List.of(ZOOKEEPER, SERVICE_CODE, PREFIX_FLUSH);
 
   /** The client's and store's operation timeout unless configured. */
   static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(700);
@@ -99,7 +102,7 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     }
     String zk = options.get(ZOOKEEPER);
     String serviceCode = options.get(SERVICE_CODE);
-    Boolean arcusServers = arcusServers(options.get(SERVERS), settings);
+    Boolean prefixFlush = prefixFlush(options.get(PREFIX_FLUSH), settings);
     boolean viaZooKeeper = zk != null;
     if (viaZooKeeper == !settings.addresses().isEmpty()) {
       throw new IllegalArgumentException("ARCUS needs either a ZooKeeper ensemble (" + ZOOKEEPER
@@ -148,7 +151,7 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     CacheStore store;
     try { // a setting the adapter refuses shuts the client it started down
       ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout)
-          .prefixFlush(arcusServers == null ? viaZooKeeper : arcusServers);
+          .prefixFlush(prefixFlush == null ? viaZooKeeper : prefixFlush);
       if (maxKeyLength > 0) {
         builder.maxKeyLength(maxKeyLength);
       }
@@ -163,15 +166,15 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
         settings.shutdownTimeout(), timeout, client::waitForQueues, client::shutdown));
   }
 
-  /** The {@link #SERVERS} option: {@code null} if unset. */
-  private static Boolean arcusServers(String value, Settings settings) {
+  /** The {@link #PREFIX_FLUSH} option: {@code null} if unset. */
+  private static Boolean prefixFlush(String value, Settings settings) {
     if (value == null) {
       return null;
     }
     if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
       return Boolean.valueOf(value);
     }
-    throw new IllegalArgumentException("option " + SERVERS + " of the ARCUS adapter must be true"
+    throw new IllegalArgumentException("option " + PREFIX_FLUSH + " of the ARCUS adapter must be true"
         + " or false, was \"" + value + "\": " + settings);
   }
 

@@ -30,8 +30,8 @@ class ArcusStoreFactoryIT extends CacheStoreFactoryContract {
    */
   @Test
   void itsOptions_areCheckedWhenOpened_namingTheWrongOne() {
-    assertThatIllegalArgumentException().isThrownBy(() -> open(ArcusStoreFactory.SERVERS, "yes"))
-        .withMessageContaining("option arcus.servers of the ARCUS adapter must be true or false,"
+    assertThatIllegalArgumentException().isThrownBy(() -> open(ArcusStoreFactory.PREFIX_FLUSH, "yes"))
+        .withMessageContaining("option arcus.prefix-flush of the ARCUS adapter must be true or false,"
             + " was \"yes\"");
     assertThatIllegalArgumentException()
         .isThrownBy(() -> open(ArcusStoreFactory.SERVICE_CODE, "test"))
@@ -40,7 +40,7 @@ class ArcusStoreFactoryIT extends CacheStoreFactoryContract {
         .withMessageContaining("arcus.zookeeper").withMessageContaining("blank");
     assertThatIllegalArgumentException().isThrownBy(() -> open("arcus.zookeper", "zk:2181"))
         .withMessageContaining("unknown option \"arcus.zookeper\"")
-        .withMessageContaining("arcus.zookeeper, arcus.service-code, arcus.servers");
+        .withMessageContaining("arcus.zookeeper, arcus.service-code, arcus.prefix-flush");
   }
 
   private void open(String key, String value) {

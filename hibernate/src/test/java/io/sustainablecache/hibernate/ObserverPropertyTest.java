@@ -32,7 +32,7 @@ final class ObserverPropertyTest {
         + ";DB_CLOSE_DELAY=-1");
     List<Ended> ended = new CopyOnWriteArrayList<>();
     CacheObserver observer = step -> outcome -> ended.add(
-        new Ended(step.kind(), step.cache(), outcome));
+        new Ended(step.kind(), step.namespace(), outcome));
     try (SessionFactoryImplementor factory = Hibernates.sessionFactory(database, "create",
         InMemoryStore.create(), prefix, Map.of(SustainableCacheRegionFactory.OBSERVER, observer),
         RwCoupon.class)) {

@@ -24,7 +24,7 @@ import java.util.Collection;
  * }</pre>
  *
  * <p>The observations ({@link #getName()}) and their key values: every one has the
- * low-cardinality {@value #CACHE} (the cache's namespace; {@code none} without one) and {@value
+ * low-cardinality {@value #NAMESPACE} (the cache's namespace; {@code none} without one) and {@value
  * #OUTCOME} (how it ended: the words of {@link CacheObserver.Kind}), and the high-cardinality
  * {@value #KEY} (the caller's key, when the step is for one key) and {@value #KEYS} (how many
  * keys).
@@ -38,7 +38,7 @@ import java.util.Collection;
 public enum SustainableCacheObservations implements ObservationDocumentation {
 
   /**
-   * {@code sustainable.cache.load}: one loader call. Low-cardinality keys: {@value #CACHE},
+   * {@code sustainable.cache.load}: one loader call. Low-cardinality keys: {@value #NAMESPACE},
    * {@value #OUTCOME} ({@code success}, {@code failure}) and {@value #THREAD} ({@code caller}: on
    * the thread of the synchronous caller that waits for it; {@code background}: on a refresh
    * thread).
@@ -67,8 +67,12 @@ public enum SustainableCacheObservations implements ObservationDocumentation {
    */
   FENCE("sustainable.cache.fence", CacheObserver.Kind.FENCE);
 
-  /** The low-cardinality key of the cache's namespace ({@code none} without one). */
-  public static final String CACHE = "cache";
+  /**
+   * The low-cardinality key of the cache's namespace ({@code none} without one): not {@code
+   * cache}, which the meters ({@link SustainableCacheMeters#TAG_CACHE}) give the cache's name
+   * (in Spring, the namespace is a prefix and the derived name).
+   */
+  public static final String NAMESPACE = "cache.namespace";
 
   /** The low-cardinality key of how the step ended. */
   public static final String OUTCOME = "outcome";
@@ -103,9 +107,9 @@ public enum SustainableCacheObservations implements ObservationDocumentation {
 
   @Override
   public KeyName[] getLowCardinalityKeyNames() {
-    return this == LOAD ? KeyName.merge(keys(CACHE, OUTCOME), keys(THREAD))
-        : this == FENCE ? KeyName.merge(keys(CACHE, OUTCOME), keys(FENCE_STEP))
-        : keys(CACHE, OUTCOME);
+    return this == LOAD ? KeyName.merge(keys(NAMESPACE, OUTCOME), keys(THREAD))
+        : this == FENCE ? KeyName.merge(keys(NAMESPACE, OUTCOME), keys(FENCE_STEP))
+        : keys(NAMESPACE, OUTCOME);
   }
 
   @Override
@@ -140,7 +144,8 @@ public enum SustainableCacheObservations implements ObservationDocumentation {
         observation.parentObservation(span.observation);
       }
     });
-    observation.lowCardinalityKeyValue(CACHE, step.cache().isEmpty() ? "none" : step.cache());
+    observation.lowCardinalityKeyValue(NAMESPACE,
+        step.namespace().isEmpty() ? "none" : step.namespace());
     if (doc == LOAD) {
       observation.lowCardinalityKeyValue(THREAD, step.background() ? "background" : "caller");
     } else if (doc == FENCE) {

@@ -60,7 +60,7 @@ final class SustainableCacheObservationsTest {
 
     Observation.Context load = stopped.only(SustainableCacheObservations.LOAD.getName());
     assertThat(parentOf(load)).isSameAs(request.getContext());
-    assertThat(low(load, SustainableCacheObservations.CACHE)).isEqualTo("books");
+    assertThat(low(load, SustainableCacheObservations.NAMESPACE)).isEqualTo("books");
     assertThat(low(load, SustainableCacheObservations.OUTCOME)).isEqualTo("success");
     assertThat(low(load, SustainableCacheObservations.THREAD)).isEqualTo("caller");
     assertThat(high(load, SustainableCacheObservations.KEY))
@@ -167,9 +167,9 @@ final class SustainableCacheObservationsTest {
   @Test
   void theDocumentedKeyNames_areTheOnesSet() {
     assertThat(SustainableCacheObservations.LOAD.getLowCardinalityKeyNames())
-        .extracting(k -> k.asString()).containsExactly("cache", "outcome", "thread");
+        .extracting(k -> k.asString()).containsExactly("cache.namespace", "outcome", "thread");
     assertThat(SustainableCacheObservations.FENCE.getLowCardinalityKeyNames())
-        .extracting(k -> k.asString()).containsExactly("cache", "outcome", "fence.step");
+        .extracting(k -> k.asString()).containsExactly("cache.namespace", "outcome", "fence.step");
     assertThat(SustainableCacheObservations.LEASE.getHighCardinalityKeyNames())
         .extracting(k -> k.asString()).containsExactly("key", "keys");
   }

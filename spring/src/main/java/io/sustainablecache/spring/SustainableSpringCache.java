@@ -335,7 +335,9 @@ public final class SustainableSpringCache implements Cache {
    *
    * @param ids the ids, of the registered loader's id type
    * @param <K> the type of the ids
-   * @param <V> the type of the values
+   * @param <V> the type of the registered loader's values; not checked (as Spring's {@code
+   *     Cache.get(Object)} result is cast by its caller): another type fails with a {@link
+   *     ClassCastException} where a value is used
    * @return the ids that have a value, with their values, in the iteration order of {@code ids}
    * @throws IllegalStateException if no bulk loader was registered for this cache
    * @throws IllegalArgumentException if an id is not of the loader's id type

@@ -69,7 +69,8 @@ public final class FakeClock implements InstantSource {
   }
 
   /**
-   * Lets time pass: moves the wall clock and the ticker forward by the same amount.
+   * Lets time pass: moves the wall clock and the ticker forward by the same amount, in whole
+   * milliseconds (the clock's resolution: a remainder under a millisecond is dropped, for both).
    *
    * @param duration how far; not negative, at most {@code Long.MAX_VALUE} milliseconds
    * @throws IllegalArgumentException if negative

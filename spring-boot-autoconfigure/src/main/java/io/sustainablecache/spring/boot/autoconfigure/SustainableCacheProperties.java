@@ -334,28 +334,29 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
     private String serviceCode;
 
     /**
-     * Whether the servers given by address are ARCUS servers, which know flush_prefix (Spring's
-     * clear() and @CacheEvict(allEntries = true)). Unset: true through ZooKeeper, false for
-     * addresses (a plain memcached rejects the command and the client re-opens the connection).
+     * Whether the servers know flush_prefix, as ARCUS servers do (Spring's clear() and
+     * @CacheEvict(allEntries = true) of a cache without a generation). Unset: true through
+     * ZooKeeper, false for addresses (a plain memcached rejects the command and the client
+     * re-opens the connection).
      */
-    private Boolean servers;
+    private Boolean prefixFlush;
 
     /**
-     * Whether the servers are ARCUS servers.
+     * Whether the servers know {@code flush_prefix}.
      *
      * @return the setting, or {@code null} for the default
      */
-    public Boolean getServers() {
-      return servers;
+    public Boolean getPrefixFlush() {
+      return prefixFlush;
     }
 
     /**
-     * Sets whether the servers are ARCUS servers.
+     * Sets whether the servers know {@code flush_prefix}.
      *
-     * @param servers {@code true} for ARCUS servers given by address
+     * @param prefixFlush {@code true} for ARCUS servers given by address
      */
-    public void setServers(Boolean servers) {
-      this.servers = servers;
+    public void setPrefixFlush(Boolean prefixFlush) {
+      this.prefixFlush = prefixFlush;
     }
 
     /**
@@ -397,7 +398,7 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
     /**
      * The settings that are set, as the ARCUS adapter's store factory options ({@code
      * ArcusStoreFactory}: {@code arcus.zookeeper}, {@code arcus.service-code}, {@code
-     * arcus.servers}, the same names as these properties'); another adapter refuses them.
+     * arcus.prefix-flush}, the same names as these properties'); another adapter refuses them.
      */
     Map<String, String> options() {
       Map<String, String> options = new LinkedHashMap<>();
@@ -407,8 +408,8 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
       if (serviceCode != null) {
         options.put("arcus.service-code", serviceCode);
       }
-      if (servers != null) {
-        options.put("arcus.servers", servers.toString());
+      if (prefixFlush != null) {
+        options.put("arcus.prefix-flush", prefixFlush.toString());
       }
       return options;
     }

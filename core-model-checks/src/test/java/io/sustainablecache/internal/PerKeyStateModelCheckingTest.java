@@ -55,15 +55,15 @@ import org.junit.jupiter.api.Test;
 public final class PerKeyStateModelCheckingTest {
 
   /**
-   * Random scenarios per model, besides the three hand-written ones; each scenario is explored
-   * under {@link #INTERLEAVINGS_PER_SCENARIO} interleavings. Sized for the build: an interleaving
-   * of a few cache operations costs about a second of CPU (in a profile of 2026-11-29, 41 % of
-   * the samples were Lincheck's object tracker, whose cost grows with the objects an interleaving
-   * allocates), and the model check of the synchronous model took 125 s of the suite's 12 min
-   * under 28 interleavings per scenario. The build explores the hand-written races and one random
-   * scenario per model (Lincheck draws them from a fixed seed, so every build the same one);
-   * {@code -Dsustainablecache.test.scale=3} (see {@link LincheckScenarios#SCALE}) explores three,
-   * each under three times the interleavings.
+   * Random scenarios per model, besides the hand-written ones; each scenario is explored under
+   * {@link #INTERLEAVINGS_PER_SCENARIO} interleavings. Sized for the build: most of a model
+   * check's CPU is Lincheck instrumenting and first running each code path, not the
+   * interleavings (the synchronous model's Maven run alone: 23 s of CPU with one interleaving per
+   * scenario, 43 s with 8, 45 s with 12; 2026-11-30), and 41 % of its samples are Lincheck's
+   * object tracker, whose lookups scan the objects an interleaving created. The build explores
+   * the hand-written races and one random scenario per model (Lincheck draws them from a fixed
+   * seed, so every build the same one); {@code -Dsustainablecache.test.scale=3} (see {@link
+   * LincheckScenarios#SCALE}) explores three, each under three times the interleavings.
    */
   private static final int RANDOM_SCENARIOS = 1 * LincheckScenarios.SCALE;
   private static final int INTERLEAVINGS_PER_SCENARIO = 12 * LincheckScenarios.SCALE;

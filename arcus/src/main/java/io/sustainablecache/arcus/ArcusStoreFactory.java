@@ -174,8 +174,8 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
       return Boolean.valueOf(value);
     }
-    throw new IllegalArgumentException("option " + PREFIX_FLUSH + " of the ARCUS adapter must be true"
-        + " or false, was \"" + value + "\": " + settings);
+    throw new IllegalArgumentException("option " + PREFIX_FLUSH + " of the ARCUS adapter must be"
+        + " true or false, was \"" + value + "\": " + settings);
   }
 
   @Override

@@ -30,9 +30,10 @@ class ArcusStoreFactoryIT extends CacheStoreFactoryContract {
    */
   @Test
   void itsOptions_areCheckedWhenOpened_namingTheWrongOne() {
-    assertThatIllegalArgumentException().isThrownBy(() -> open(ArcusStoreFactory.PREFIX_FLUSH, "yes"))
-        .withMessageContaining("option arcus.prefix-flush of the ARCUS adapter must be true or false,"
-            + " was \"yes\"");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> open(ArcusStoreFactory.PREFIX_FLUSH, "yes"))
+        .withMessageContaining("option arcus.prefix-flush of the ARCUS adapter must be true or"
+            + " false, was \"yes\"");
     assertThatIllegalArgumentException()
         .isThrownBy(() -> open(ArcusStoreFactory.SERVICE_CODE, "test"))
         .withMessageContaining("arcus.service-code").withMessageContaining("arcus.zookeeper");

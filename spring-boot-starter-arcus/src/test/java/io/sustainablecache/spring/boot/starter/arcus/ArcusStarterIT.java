@@ -135,9 +135,9 @@ final class ArcusStarterIT {
   /**
    * Issue 21: Spring's {@code clear()} is a new generation of the cache's namespace (the core's
    * default {@code invalidate-all-bound}), so it works on servers given by address whatever
-   * {@code sustainable-cache.arcus.prefix-flush} says, and sends no {@code flush_prefix} (which this
-   * plain memcached would answer with {@code ERROR}: before, {@code clear()} was refused, or with
-   * {@code arcus.prefix-flush=true} failed with that answer).
+   * {@code sustainable-cache.arcus.prefix-flush} says, and sends no {@code flush_prefix} (which
+   * this plain memcached would answer with {@code ERROR}: before, {@code clear()} was refused, or
+   * with {@code arcus.prefix-flush=true} failed with that answer).
    */
   @Test
   void clearOnServersGivenByAddress_isANewGeneration_whateverTheyAreSaidToBe() {

@@ -303,14 +303,19 @@ final class NodeBreakers extends DelegatingStore {
 
   /**
    * Tells the breaker of each key sent in one bulk read, sent in {@code sentIn}, how its node's
-   * part went: failed if any of its keys did (every key, for a failure that is not partial).
+   * part went: failed if any of its keys did (every key, for a failure that is not partial). The
+   * one breaker of a store that names no nodes stands for all of its servers: a read that failed
+   * for some keys only shows the store answering, and counts as its success. (Under spymemcached's
+   * {@code Redistribute} the keys of a server that just died fail while its client moves them;
+   * counted against the whole store, two such near-log polls took every key out for a probe
+   * interval, and the changes made meanwhile reached neither the store nor the log.)
    */
-  private static void report(Map<String, Breaker> sentKeys, long sentIn, Throwable failure) {
+  private void report(Map<String, Breaker> sentKeys, long sentIn, Throwable failure) {
     Set<Breaker> failedNodes = new HashSet<>();
     if (failure != null && Failures.unwrap(failure) instanceof PartialReadException partial) {
       for (String key : partial.failedKeys()) {
         Breaker breaker = sentKeys.get(key);
-        if (breaker != null) {
+        if (breaker != null && breaker != whole) {
           failedNodes.add(breaker);
         }
       }

@@ -232,6 +232,40 @@ final class HungNodeTest {
     }
   }
 
+  /**
+   * A store that names no nodes (spymemcached with {@code Redistribute}) has one breaker for all
+   * of its servers: bulk reads that fail for some keys only (a dead server's, while its client
+   * moves them) show the store answering, and do not take every key out; a bulk read that fails
+   * whole still counts. (ClusterContract's near-cache test over {@code Redistribute} once failed
+   * so: two near-log polls that failed for one key each opened the whole store's breaker.)
+   */
+  @Test
+  void aStoreThatNamesNoNodes_isNotTakenOut_byBulkReadsThatFailForSomeKeysOnly() {
+    PartlyFailingStore partly = new PartlyFailingStore(InMemoryStore.create(clock));
+    try (SustainableCache<String> cache = SustainableCache.builder(partly).namespace("p")
+        .ttl(Duration.ofMinutes(10)).codec(ValueCodec.utf8()).clock(clock).ticker(clock.ticker())
+        .scheduler(ManualScheduler.on(clock.ticker())).refreshExecutor(executor)
+        .random(FixedRandom.neverEarly()).build()) {
+      io.sustainablecache.BulkLoader<String> bulk = keys -> keys.stream().collect(
+          java.util.stream.Collectors.toMap(k -> k, k -> k + "#" + loads.incrementAndGet()));
+      partly.failing = "p:a";
+      for (int i = 0; i < 3; i++) { // three bulk reads, each failing for "a" only
+        clock.advance(Duration.ofSeconds(1)); // past the outage reuse of a's last load
+        assertThat(cache.getAll(List.of("a", "b"), bulk)).containsOnlyKeys("a", "b");
+      }
+      assertThat(partly.partialReads.get()).isEqualTo(3);
+      assertThat(cache.storeNodeStates()).containsExactly(Map.entry("store", false));
+      assertThat(cache.stats().count("store_rejected")).isZero();
+
+      partly.failing = "*"; // every key fails: two such reads in a row take the store out
+      for (int i = 0; i < 2; i++) {
+        clock.advance(Duration.ofSeconds(1));
+        cache.getAll(List.of("a", "b"), bulk);
+      }
+      assertThat(cache.storeNodeStates()).containsExactly(Map.entry("store", true));
+    }
+  }
+
   @Test
   void whileEveryNodeAnswers_noKeyIsRouted_andAFailureIsChargedToItsNode_aSuccessEndingItsRun() {
     try (SustainableCache<String> cache = clusterCache()) {
@@ -381,6 +415,37 @@ final class HungNodeTest {
    * test times it out or lets the delegate answer it; while failing, fails every operation at
    * once. Counts what it was sent.
    */
+  /**
+   * Fails bulk reads for one store key ({@code failing}: a {@link
+   * io.sustainablecache.spi.PartialReadException} with the others' items), or for every key
+   * ({@code "*"}), as a store that names no nodes does while its client moves a dead server's
+   * keys.
+   */
+  private static final class PartlyFailingStore extends ForwardingStore {
+    volatile String failing = "";
+    final AtomicInteger partialReads = new AtomicInteger();
+
+    PartlyFailingStore(InMemoryStore delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public CompletableFuture<Map<String, StoreItem>> getsAll(Collection<String> keys) {
+      if (failing.equals("*")) {
+        return CompletableFuture.failedFuture(new StoreException("every server failed"));
+      }
+      if (!keys.contains(failing)) {
+        return super.getsAll(keys);
+      }
+      List<String> others = keys.stream().filter(key -> !key.equals(failing)).toList();
+      return super.getsAll(others).thenCompose(found -> {
+        partialReads.incrementAndGet();
+        return CompletableFuture.failedFuture(new io.sustainablecache.spi.PartialReadException(
+            "the server of " + failing + " is not connected", null, found, List.of(failing)));
+      });
+    }
+  }
+
   private static final class HangingStore extends ForwardingStore {
     final ConcurrentLinkedQueue<CompletableFuture<?>> pending = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();

@@ -59,10 +59,10 @@ public final class PerKeyStateModelCheckingTest {
    * {@link #INTERLEAVINGS_PER_SCENARIO} interleavings. Sized for the build: most of a model
    * check's CPU is Lincheck instrumenting and first running each code path, not the
    * interleavings (the synchronous model's Maven run alone: 23 s of CPU with one interleaving per
-   * scenario, 43 s with 8, 45 s with 12; 2026-11-30), and 41 % of its samples are Lincheck's
-   * object tracker, whose lookups scan the objects an interleaving created. The build explores
-   * the hand-written races and one random scenario per model (Lincheck draws them from a fixed
-   * seed, so every build the same one); {@code -Dsustainablecache.test.scale=3} (see {@link
+   * scenario, 43 s with 8, 45 to 48 s with 12; 2026-11-30), and 41 % of its samples are
+   * Lincheck's object tracker, whose lookups scan the objects an interleaving created. The build
+   * explores the hand-written races and one random scenario per model (Lincheck draws them from a
+   * fixed seed, so every build the same one); {@code -Dsustainablecache.test.scale=3} (see {@link
    * LincheckScenarios#SCALE}) explores three, each under three times the interleavings.
    */
   private static final int RANDOM_SCENARIOS = 1 * LincheckScenarios.SCALE;

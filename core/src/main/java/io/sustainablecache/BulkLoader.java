@@ -21,7 +21,7 @@ public interface BulkLoader<V> {
    *
    * @param keys the caller's keys to load, without the namespace; never empty, not modifiable
    * @return a map from key to value; a key left out (or mapped to {@code null}) has no value and
-   *     is cached as absent; keys that were not asked for are ignored; never {@code null}
+   *     is cached as "no value"; keys that were not asked for are ignored; never {@code null}
    * @throws Exception on failure: every caller waiting for one of these keys receives it wrapped
    *     in a {@link CacheLoadException}
    */

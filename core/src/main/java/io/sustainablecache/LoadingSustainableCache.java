@@ -17,8 +17,9 @@ import java.util.concurrent.CompletableFuture;
  * maximum wait. Misses from {@link #get}, {@link #getAsync}, {@link #getAll} and the background
  * refreshes of every thread join the same batches. Every key of a call takes the fleet lease and
  * is fenced as a single key's load is ({@code invalidate} during a call voids that key's load; a
- * read that starts after {@code invalidate} returned never sees the value loaded before). A key the
- * loader leaves out is cached as absent. Concurrent misses of one key share one load, as always.
+ * read that starts after {@code invalidate} returned never sees the value loaded before). A key
+ * the loader leaves out is cached as "no value". Concurrent misses of one key share one load, as
+ * always.
  * A call runs on the thread of the miss that starts it (a miss of an idle cache, or the one that
  * fills a batch), whose caller is the loader and waits for it as a plain cache's caller waits for
  * its own loader; a batch that starts later runs on a refresh thread. Every other caller waits at

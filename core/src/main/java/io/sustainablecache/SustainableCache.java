@@ -185,7 +185,7 @@ public interface SustainableCache<V> extends AutoCloseable {
    *
    * @param keys the caller's keys, as for {@link #get}; duplicates are read once
    * @param loader loads the keys that missed, all at once; keys it leaves out of its map have no
-   *     value (cached as absent)
+   *     value (cached as "no value")
    * @return the keys that have a value, with their values, in the iteration order of {@code
    *     keys}; keys without a value are left out
    * @throws IllegalArgumentException if a key is invalid

@@ -835,7 +835,7 @@ public final class SustainableCacheBuilder<V> {
    * getAsync(key)} and {@code getAll(keys)} load with {@code loader}, and concurrent misses of
    * different keys, from any thread, {@code getAll} and background refreshes alike, are coalesced
    * into few calls of it (see {@link #coalesce(int)}). Each key of a call is leased and fenced as a
-   * single key's load is; a key the loader leaves out is cached as absent.
+   * single key's load is; a key the loader leaves out is cached as "no value".
    *
    * @param loader the bulk loader, called on the thread of the miss that starts a batch (a miss
    *     of an idle cache, or the one that fills a batch), or on a refresh thread for a batch that

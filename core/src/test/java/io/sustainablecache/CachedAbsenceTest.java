@@ -65,7 +65,7 @@ final class CachedAbsenceTest {
           .isInstanceOf(CacheLoadException.class).hasMessageContaining("no value");
       assertThat(loads).as("no load while no value is cached").hasValue(1);
 
-      clock.advance(NO_VALUE_TTL.plusSeconds(3)); // past the absent TTL and its grace
+      clock.advance(NO_VALUE_TTL.plusSeconds(3)); // past the no-value TTL and its grace
       assertThat(cache.lookup("k")).isEqualTo(new Lookup.NotCached<>());
       assertThat(cache.get("k", this::load)).isEqualTo("loaded k");
       assertThat(loads).hasValue(2);

@@ -118,6 +118,11 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
           + " in ZooKeeper: set " + ZOOKEEPER + " too, or leave it out: " + settings);
     }
     Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
+    // the adapter's limits, before a client is started (the builder checks them again)
+    AdapterSettings.checkOperationTimeout(timeout);
+    if (settings.maxKeyLength() > 0) {
+      AdapterSettings.checkMaxKeyLength(settings.maxKeyLength(), ARCUS_MAX_KEY_LENGTH);
+    }
     ConnectionFactoryBuilder connection = ArcusStore.recommendedSettings()
         .setOpTimeout(timeout.toMillis());
     ArcusClient client;
@@ -158,8 +163,8 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
       AdapterSettings.awaitConnected("ARCUS", () -> client.getAvailableServers().size(),
           client.getAvailableServers().size() + client.getUnavailableServers().size());
       store = builder.build();
-    } catch (RuntimeException e) {
-      client.shutdown();
+    } catch (RuntimeException | Error e) {
+      AdapterSettings.shutDownAfter(e, client::shutdown);
       throw e;
     }
     return OpenedStore.of(store, description, AdapterSettings.drainThenShutdown("ARCUS",

@@ -302,7 +302,7 @@ class DefaultSustainableCache<V> implements SustainableCache<V> {
   final V valueOrThrow(Object answer) {
     if (answer == Answer.absent()) {
       throw new CacheLoadException("the key has no value: its loader found none (cached as"
-          + " absent for noValueTtl); use find() for keys that may not exist", null);
+          + " \"no value\" for noValueTtl); use find() for keys that may not exist", null);
     }
     return (V) answer;
   }

@@ -15,7 +15,7 @@ import org.slf4j.Logger;
  * rate-limited warning: the read is a miss and the next load overwrites them. An {@link Error}
  * thrown by the codec propagates to the one caller whose read hit it; no state is left behind.
  * Envelope times are not trusted beyond this cache's own configuration: a value never counts as
- * fresh for longer than the TTL (an absence for longer than the absent TTL) after its load time,
+ * fresh for longer than the TTL (an absence for longer than the no-value TTL) after its load time,
  * and an entry loaded further in the future than the allowed clock skew counts as expired. In a
  * cache with a near cache or {@code invalidateAllBound}, an entry of another {@linkplain
  * Generation generation} than the namespace's (of the key's node) reads as a tombstone; a write fence reads as a fence in every

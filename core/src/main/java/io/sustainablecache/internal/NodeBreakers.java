@@ -29,7 +29,9 @@ import java.util.function.Supplier;
 /**
  * Stops waiting for a node that does not answer (issue 31, part 1): a decorator of the cache's
  * store, below everything else, with one breaker per node of the store ({@link
- * CacheStore#nodes()}), or one for the whole store when it names no nodes.
+ * CacheStore#nodes()}), or one for the whole store when it names no nodes. A bulk read that
+ * fails for some keys only is a failure of their nodes; for the whole store's breaker it is a
+ * success, the store having answered for the other keys.
  *
  * <p>After {@value #FAILURES_TO_OPEN} operations of a node have failed in a row (timed out, most
  * often: a hung server, a partition), the node's breaker opens: its operations fail at once with
@@ -305,17 +307,18 @@ final class NodeBreakers extends DelegatingStore {
    * Tells the breaker of each key sent in one bulk read, sent in {@code sentIn}, how its node's
    * part went: failed if any of its keys did (every key, for a failure that is not partial). The
    * one breaker of a store that names no nodes stands for all of its servers: a read that failed
-   * for some keys only shows the store answering, and counts as its success. (Under spymemcached's
-   * {@code Redistribute} the keys of a server that just died fail while its client moves them;
-   * counted against the whole store, two such near-log polls took every key out for a probe
-   * interval, and the changes made meanwhile reached neither the store nor the log.)
+   * for some of the keys sent only, the store answering for the others, is its success
+   * (docs/failures.md).
    */
   private void report(Map<String, Breaker> sentKeys, long sentIn, Throwable failure) {
     Set<Breaker> failedNodes = new HashSet<>();
     if (failure != null && Failures.unwrap(failure) instanceof PartialReadException partial) {
-      for (String key : partial.failedKeys()) {
+      Collection<String> failedKeys = partial.failedKeys();
+      boolean answered = whole != null
+          && sentKeys.keySet().stream().anyMatch(key -> !failedKeys.contains(key));
+      for (String key : failedKeys) {
         Breaker breaker = sentKeys.get(key);
-        if (breaker != null && breaker != whole) {
+        if (breaker != null && !(breaker == whole && answered)) {
           failedNodes.add(breaker);
         }
       }

@@ -236,8 +236,9 @@ final class HungNodeTest {
    * A store that names no nodes (spymemcached with {@code Redistribute}) has one breaker for all
    * of its servers: bulk reads that fail for some keys only (a dead server's, while its client
    * moves them) show the store answering, and do not take every key out; a bulk read that fails
-   * whole still counts. (ClusterContract's near-cache test over {@code Redistribute} once failed
-   * so: two near-log polls that failed for one key each opened the whole store's breaker.)
+   * whole still counts, and so does one that names every key it was sent as failed.
+   * (ClusterContract's near-cache test over {@code Redistribute} once failed so: two near-log
+   * polls that failed for one key each opened the whole store's breaker.)
    */
   @Test
   void aStoreThatNamesNoNodes_isNotTakenOut_byBulkReadsThatFailForSomeKeysOnly() {
@@ -257,8 +258,8 @@ final class HungNodeTest {
       assertThat(cache.storeNodeStates()).containsExactly(Map.entry("store", false));
       assertThat(cache.stats().count("store_rejected")).isZero();
 
-      partly.failing = "*"; // every key fails: two such reads in a row take the store out
-      for (int i = 0; i < 2; i++) {
+      for (String every : List.of("*", "**")) { // failed whole, then "partly" for every key
+        partly.failing = every;
         clock.advance(Duration.ofSeconds(1));
         cache.getAll(List.of("a", "b"), bulk);
       }
@@ -411,15 +412,10 @@ final class HungNodeTest {
   }
 
   /**
-   * A store that answers through its delegate, or, while hung, holds every operation until the
-   * test times it out or lets the delegate answer it; while failing, fails every operation at
-   * once. Counts what it was sent.
-   */
-  /**
    * Fails bulk reads for one store key ({@code failing}: a {@link
-   * io.sustainablecache.spi.PartialReadException} with the others' items), or for every key
-   * ({@code "*"}), as a store that names no nodes does while its client moves a dead server's
-   * keys.
+   * io.sustainablecache.spi.PartialReadException} with the others' items), as a store that names
+   * no nodes does while its client moves a dead server's keys; for every key ({@code "*"}); or
+   * for every key as a partial read naming them all ({@code "**"}, which the SPI does not do).
    */
   private static final class PartlyFailingStore extends ForwardingStore {
     volatile String failing = "";
@@ -434,6 +430,10 @@ final class HungNodeTest {
       if (failing.equals("*")) {
         return CompletableFuture.failedFuture(new StoreException("every server failed"));
       }
+      if (failing.equals("**")) {
+        return CompletableFuture.failedFuture(new io.sustainablecache.spi.PartialReadException(
+            "every key failed", null, Map.of(), List.copyOf(keys)));
+      }
       if (!keys.contains(failing)) {
         return super.getsAll(keys);
       }
@@ -446,6 +446,11 @@ final class HungNodeTest {
     }
   }
 
+  /**
+   * A store that answers through its delegate, or, while hung, holds every operation until the
+   * test times it out or lets the delegate answer it; while failing, fails every operation at
+   * once. Counts what it was sent.
+   */
   private static final class HangingStore extends ForwardingStore {
     final ConcurrentLinkedQueue<CompletableFuture<?>> pending = new ConcurrentLinkedQueue<>();
     final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();

@@ -154,6 +154,22 @@ public final class AdapterSettings {
   }
 
   /**
+   * Shuts down a client that a store factory started before {@code failure} ended the start: a
+   * failure of the shutdown itself is added to {@code failure} as suppressed, so the start's own
+   * failure is the one thrown.
+   *
+   * @param failure what ended the start; never {@code null}
+   * @param shutdown the client's shutdown
+   */
+  public static void shutDownAfter(Throwable failure, Runnable shutdown) {
+    try {
+      shutdown.run();
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+    }
+  }
+
+  /**
    * Checks a maximum key length against the limit of the client or server behind an adapter.
    *
    * @param bytes the configured length in bytes

@@ -49,7 +49,8 @@ public final class SustainableCacheMeters {
   /**
    * A function timer of the loader calls: count = loader calls ({@link #LOADER_CALLS}: a bulk call
    * once), total time = {@code CacheStats.totalLoadTimeMillis} (their summed duration, on the
-   * cache's ticker), so its mean is the time of one call.
+   * cache's ticker), so its mean is the time of one call; a call is counted when it starts and
+   * its time added when it ends, so calls still running lower the mean until they end.
    */
   public static final String LOAD_DURATION = "cache.load.duration";
 

@@ -121,9 +121,10 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
    *
    * @param name the cache name; never {@code null}
    * @return the cache, or {@code null} if the manager is not dynamic and has no such cache
-   * @throws IllegalStateException if the cache cannot be built: it would have no TTL or no value
-   *     codec, shares its namespace with another cache, or its settings are invalid; the message
-   *     names the cache and what to configure, and the cause is the core's exception, if any
+   * @throws IllegalStateException if the manager is closed and the cache does not exist yet, or
+   *     if the cache cannot be built: it would have no TTL or no value codec, shares its
+   *     namespace with another cache, or its settings are invalid; the message names the cache
+   *     and what to configure, and the cause is the core's exception, if any
    */
   @Override
   public Cache getCache(String name) {
@@ -464,10 +465,10 @@ public final class SustainableCacheManager implements CacheManager, AutoCloseabl
     /**
      * Whether the caches hold {@code null} values, Spring's {@code allowNullValues} convention
      * (as {@code ConcurrentMapCacheManager} and {@code CaffeineCacheManager}). A {@code null} is
-     * cached as "no value" for the cache's absent TTL ({@link
+     * cached as "no value" for the cache's no-value TTL ({@link
      * io.sustainablecache.SustainableCache#putNoValue}) and read back as a {@code ValueWrapper}
      * holding {@code null}; so a plain {@code @Cacheable} method that returns {@code null} runs
-     * once per absent TTL, not on every call. Without, {@code put(key, null)} and a {@code null}
+     * once per no-value TTL, not on every call. Without, {@code put(key, null)} and a {@code null}
      * from a {@code sync} loader fail with {@link IllegalArgumentException}, as in Spring's own
      * caches. Default: {@code true}.
      *

@@ -45,7 +45,7 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *   <caption>Spring operations and what they do</caption>
  *   <tr><th>Spring</th><th>here</th></tr>
  *   <tr><td>{@code get(key, Callable)}</td><td>{@link SustainableCache#find}: the callable is the
- *       loader; a {@code null} result is cached as "no value" for the absent TTL and returned as
+ *       loader; a {@code null} result is cached as "no value" for the no-value TTL and returned as
  *       {@code null} (without {@code allowNullValues}: {@link IllegalArgumentException}); a
  *       loader exception (or a timeout, or a failure remembered during the back-off) is thrown
  *       as {@link Cache.ValueRetrievalException} whose cause is the loader's exception</td></tr>
@@ -57,7 +57,7 @@ import org.springframework.cache.support.SimpleValueWrapper;
  *       "no value" reads as a miss and the future holds the plain value. {@code retrieve(key)}
  *       never blocks its caller</td></tr>
  *   <tr><td>{@code put(key, value)}</td><td>{@link SustainableCache#put}; {@code put(key, null)}
- *       caches "no value" for the absent TTL ({@link SustainableCache#putNoValue}), so the old
+ *       caches "no value" for the no-value TTL ({@link SustainableCache#putNoValue}), so the old
  *       value does not outlive the {@code null} (without {@code allowNullValues}: {@link
  *       IllegalArgumentException}). Store failures are thrown with a near cache, else
  *       counted (see below). <b>In a transaction</b>: {@link SustainableCache#fence} at once,

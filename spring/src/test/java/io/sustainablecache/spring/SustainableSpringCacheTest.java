@@ -180,7 +180,7 @@ final class SustainableSpringCacheTest {
 
   /**
    * Issue 15: Spring's allowNullValues convention. A plain {@code @Cacheable} method returning
-   * null is put as null, and must not run again until the absent TTL has passed.
+   * null is put as null, and must not run again until the no-value TTL has passed.
    */
   @Test
   void putOfNullCachesNoValue_andReplacesTheOldValue() {
@@ -191,7 +191,7 @@ final class SustainableSpringCacheTest {
     assertThat(cache.get("k", String.class)).isNull();
     assertThat(cache.get("k", this::load)).isNull();
     assertThat(loads).hasValue(0);
-    clock.advance(TTL.plusSeconds(3)); // the absent TTL is the TTL here; past its grace too
+    clock.advance(TTL.plusSeconds(3)); // the no-value TTL is the TTL here; past its grace too
     assertThat(cache.get("k")).isNull();
     assertThat(cache.get("k", this::load)).isEqualTo("v1");
   }

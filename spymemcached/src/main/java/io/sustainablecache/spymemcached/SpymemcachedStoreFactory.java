@@ -50,7 +50,7 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
       throw new IllegalArgumentException("spymemcached takes no options, was given "
           + settings.options().keySet() + (settings.options().keySet().stream()
               .anyMatch(key -> key.startsWith("arcus."))
-              ? ": arcus.* options (ZooKeeper, service code, ARCUS servers) are the ARCUS"
+              ? ": arcus.* options (ZooKeeper, service code, prefix flush) are the ARCUS"
                   + " adapter's, sustainable-cache-arcus; plain memcached is reached by address"
               : "") + ": " + settings);
     }
@@ -66,6 +66,12 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
           + " (expected host:port each): " + e.getMessage(), e);
     }
     Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
+    // the adapter's limits, before a client is started (the builder checks them again)
+    AdapterSettings.checkOperationTimeout(timeout);
+    if (settings.maxKeyLength() > 0) {
+      AdapterSettings.checkMaxKeyLength(settings.maxKeyLength(),
+          SpymemcachedStore.MEMCACHED_MAX_KEY_LENGTH);
+    }
     MemcachedClient client;
     try {
       client = new MemcachedClient(SpymemcachedStore.recommendedSettings()
@@ -84,8 +90,8 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
       AdapterSettings.awaitConnected("spymemcached", () -> client.getAvailableServers().size(),
           client.getAvailableServers().size() + client.getUnavailableServers().size());
       store = builder.build();
-    } catch (RuntimeException e) {
-      client.shutdown();
+    } catch (RuntimeException | Error e) {
+      AdapterSettings.shutDownAfter(e, client::shutdown);
       throw e;
     }
     return OpenedStore.of(store, "spymemcached to " + settings.addresses(),

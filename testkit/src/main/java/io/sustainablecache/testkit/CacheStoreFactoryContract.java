@@ -132,8 +132,8 @@ public abstract class CacheStoreFactoryContract {
   /**
    * A setting the adapter refuses that the factory's own settings accept (an operation timeout
    * past the adapters' 10 minutes) fails the start with an {@link IllegalArgumentException}
-   * naming it, and leaves no client behind: the client started before the check is shut down,
-   * its I/O thread ends. (Before, it ran on for the life of the JVM.)
+   * naming it, and leaves no client behind: no client's I/O thread runs on. (Before, the client
+   * was started before the check and ran on for the life of the JVM.)
    */
   @Test
   void aSettingTheAdapterRefuses_failsTheStart_andLeavesNoClientRunning() {

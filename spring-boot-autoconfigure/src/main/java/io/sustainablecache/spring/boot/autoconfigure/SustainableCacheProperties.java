@@ -64,7 +64,7 @@ public class SustainableCacheProperties extends SustainableCacheSettings {
 
   /**
    * Whether the caches hold null values (Spring's allowNullValues): a null is cached as "no
-   * value" for the absent TTL and read back as a cached null.
+   * value" for the no-value TTL and read back as a cached null.
    */
   private boolean allowNullValues = true;
 

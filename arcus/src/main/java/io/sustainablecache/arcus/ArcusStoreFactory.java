@@ -117,12 +117,8 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
       throw new IllegalArgumentException("a service code (" + SERVICE_CODE + ") names a cluster"
           + " in ZooKeeper: set " + ZOOKEEPER + " too, or leave it out: " + settings);
     }
-    Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
-    // the adapter's limits, before a client is started (the builder checks them again)
-    AdapterSettings.checkOperationTimeout(timeout);
-    if (settings.maxKeyLength() > 0) {
-      AdapterSettings.checkMaxKeyLength(settings.maxKeyLength(), ARCUS_MAX_KEY_LENGTH);
-    }
+    Duration timeout =
+        AdapterSettings.checkBeforeStart(settings, DEFAULT_TIMEOUT, ARCUS_MAX_KEY_LENGTH);
     ConnectionFactoryBuilder connection = ArcusStore.recommendedSettings()
         .setOpTimeout(timeout.toMillis());
     ArcusClient client;
@@ -154,7 +150,7 @@ public final class ArcusStoreFactory implements CacheStoreFactory {
     int maxKeyLength = settings.maxKeyLength() > 0 ? settings.maxKeyLength()
         : viaZooKeeper ? ARCUS_MAX_KEY_LENGTH : 0;
     CacheStore store;
-    try { // a setting the adapter refuses shuts the client it started down
+    try { // a failure from here on shuts the started client down
       ArcusStore.Builder builder = ArcusStore.builder(client).operationTimeout(timeout)
           .prefixFlush(prefixFlush == null ? viaZooKeeper : prefixFlush);
       if (maxKeyLength > 0) {

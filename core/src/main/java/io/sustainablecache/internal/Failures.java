@@ -52,8 +52,7 @@ final class Failures {
     if (thrown instanceof java.util.concurrent.CancellationException cancelled) {
       throw cancelled;
     }
-    return thrown instanceof java.util.concurrent.CompletionException && thrown.getCause() != null
-        ? thrown.getCause() : thrown;
+    return unwrap(thrown);
   }
 
   /**

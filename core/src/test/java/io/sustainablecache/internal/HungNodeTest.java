@@ -11,6 +11,7 @@ import io.sustainablecache.SustainableCache;
 import io.sustainablecache.Ticker;
 import io.sustainablecache.ValueCodec;
 import io.sustainablecache.spi.CasOutcome;
+import io.sustainablecache.spi.PartialReadException;
 import io.sustainablecache.spi.StoreException;
 import io.sustainablecache.spi.StoreItem;
 import io.sustainablecache.testing.FakeClock;
@@ -412,10 +413,10 @@ final class HungNodeTest {
   }
 
   /**
-   * Fails bulk reads for one store key ({@code failing}: a {@link
-   * io.sustainablecache.spi.PartialReadException} with the others' items), as a store that names
-   * no nodes does while its client moves a dead server's keys; for every key ({@code "*"}); or
-   * for every key as a partial read naming them all ({@code "**"}, which the SPI does not do).
+   * Fails bulk reads for one store key ({@code failing}: a {@link PartialReadException} with the
+   * others' items), as a store that names no nodes does while its client moves a dead server's
+   * keys; for every key ({@code "*"}); or for every key as a partial read naming them all ({@code
+   * "**"}, which the SPI does not do).
    */
   private static final class PartlyFailingStore extends ForwardingStore {
     volatile String failing = "";
@@ -431,7 +432,7 @@ final class HungNodeTest {
         return CompletableFuture.failedFuture(new StoreException("every server failed"));
       }
       if (failing.equals("**")) {
-        return CompletableFuture.failedFuture(new io.sustainablecache.spi.PartialReadException(
+        return CompletableFuture.failedFuture(new PartialReadException(
             "every key failed", null, Map.of(), List.copyOf(keys)));
       }
       if (!keys.contains(failing)) {
@@ -440,7 +441,7 @@ final class HungNodeTest {
       List<String> others = keys.stream().filter(key -> !key.equals(failing)).toList();
       return super.getsAll(others).thenCompose(found -> {
         partialReads.incrementAndGet();
-        return CompletableFuture.failedFuture(new io.sustainablecache.spi.PartialReadException(
+        return CompletableFuture.failedFuture(new PartialReadException(
             "the server of " + failing + " is not connected", null, found, List.of(failing)));
       });
     }

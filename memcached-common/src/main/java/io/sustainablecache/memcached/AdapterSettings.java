@@ -154,6 +154,26 @@ public final class AdapterSettings {
   }
 
   /**
+   * A store factory's operation timeout, after checking it and the maximum key length against the
+   * adapter's limits, before the factory starts a client (its store's builder checks them again).
+   *
+   * @param settings the factory's settings
+   * @param defaultTimeout the adapter's timeout when none is set
+   * @param maxKeyLimit the adapter's limit in bytes for {@code settings.maxKeyLength()}
+   * @return the timeout to use
+   * @throws IllegalArgumentException as {@link #checkOperationTimeout} and {@link
+   *     #checkMaxKeyLength} (a key length of 0 means the adapter's default)
+   */
+  public static Duration checkBeforeStart(CacheStoreFactory.Settings settings,
+      Duration defaultTimeout, int maxKeyLimit) {
+    Duration timeout = checkOperationTimeout(settings.operationTimeout().orElse(defaultTimeout));
+    if (settings.maxKeyLength() > 0) {
+      checkMaxKeyLength(settings.maxKeyLength(), maxKeyLimit);
+    }
+    return timeout;
+  }
+
+  /**
    * Shuts down a client that a store factory started before {@code failure} ended the start: a
    * failure of the shutdown itself is added to {@code failure} as suppressed, so the start's own
    * failure is the one thrown.

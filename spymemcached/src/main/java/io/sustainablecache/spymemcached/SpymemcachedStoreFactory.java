@@ -65,13 +65,8 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
       throw new IllegalArgumentException("invalid server addresses " + settings.addresses()
           + " (expected host:port each): " + e.getMessage(), e);
     }
-    Duration timeout = settings.operationTimeout().orElse(DEFAULT_TIMEOUT);
-    // the adapter's limits, before a client is started (the builder checks them again)
-    AdapterSettings.checkOperationTimeout(timeout);
-    if (settings.maxKeyLength() > 0) {
-      AdapterSettings.checkMaxKeyLength(settings.maxKeyLength(),
-          SpymemcachedStore.MEMCACHED_MAX_KEY_LENGTH);
-    }
+    Duration timeout = AdapterSettings.checkBeforeStart(settings, DEFAULT_TIMEOUT,
+        SpymemcachedStore.MEMCACHED_MAX_KEY_LENGTH);
     MemcachedClient client;
     try {
       client = new MemcachedClient(SpymemcachedStore.recommendedSettings()
@@ -81,7 +76,7 @@ public final class SpymemcachedStoreFactory implements CacheStoreFactory {
       throw new StoreException("could not create a spymemcached client for " + servers, e);
     }
     CacheStore store;
-    try { // a setting the adapter refuses shuts the client it started down
+    try { // a failure from here on shuts the started client down
       SpymemcachedStore.Builder builder =
           SpymemcachedStore.builder(client).operationTimeout(timeout);
       if (settings.maxKeyLength() > 0) {
